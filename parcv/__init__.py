@@ -1,0 +1,42 @@
+"""parcv: distributed parallel cross-validation and model selection.
+
+One task graph of (outer fold, inner fold, candidate) fits for k-fold CV,
+search with refit (Architecture A) and nested CV (Architecture C), run
+serially or on a local process pool, with scikit-learn's numbers.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from parcv.api import cross_validate, nested_cv, search
+from parcv.backends import LocalBackend, SerialBackend
+from parcv.errors import BackendError, FitFailedError, ParcvError, PlanMismatchError
+from parcv.records import Record, Unit
+from parcv.results import CVResult, NestedResult, SearchResult
+from parcv.space import RandomSpace
+from parcv.splits import ThreeWayHoldOut
+from parcv.summary import ScoreSummary, Selection, summarize_scores
+
+__all__ = [
+    "BackendError",
+    "CVResult",
+    "FitFailedError",
+    "LocalBackend",
+    "NestedResult",
+    "ParcvError",
+    "PlanMismatchError",
+    "RandomSpace",
+    "Record",
+    "ScoreSummary",
+    "SearchResult",
+    "Selection",
+    "SerialBackend",
+    "ThreeWayHoldOut",
+    "Unit",
+    "__version__",
+    "cross_validate",
+    "nested_cv",
+    "search",
+    "summarize_scores",
+]

@@ -1,0 +1,148 @@
+"""The local backend: a joblib (loky) process pool on this machine."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Hashable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from parcv.data import Dataset
+from parcv.errors import BackendError
+from parcv.plan import Plan
+from parcv.records import Record, Unit
+
+__all__ = ["LocalBackend", "check_n_jobs"]
+
+# Per worker process: the last payload it loaded, so each worker reads the data once per run.
+_LOADED: dict[str, tuple[Plan, Dataset]] = {}
+
+
+def _load_payload(path: str, threads: int | None) -> tuple[Plan, Dataset]:
+    if path not in _LOADED:
+        import cloudpickle
+        import joblib
+        from threadpoolctl import threadpool_limits
+
+        # Set once per worker and run: the cap stays in force for this process.
+        threadpool_limits(limits=threads)
+        _LOADED.clear()
+        stored = joblib.load(path, mmap_mode="r")
+        _LOADED[path] = (cloudpickle.loads(stored["plan"]), stored["data"])
+    return _LOADED[path]
+
+
+def _run_chunk(path: str, units: tuple[Unit, ...], threads: int | None) -> list[Record]:
+    from parcv.work import run_units
+
+    plan, data = _load_payload(path, threads)
+    return run_units(plan, data, units)
+
+
+def check_n_jobs(n_jobs: Any) -> int:
+    """Resolve ``n_jobs`` (None or -1: every core; -2: all but one) to a count."""
+    from joblib import cpu_count
+
+    if n_jobs is None:
+        return int(cpu_count())
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a positive int, or -1 for every core; got {n_jobs!r}.")
+    if n_jobs < 0:
+        return max(1, int(cpu_count()) + 1 + n_jobs)
+    return n_jobs
+
+
+class _LocalExecutor:
+    chunk_seconds = 0.05
+
+    def __init__(self, pool: Any, path: str, n_workers: int, threads: int | None) -> None:
+        self._pool, self._path, self._threads = pool, path, threads
+        self.n_workers = n_workers
+        self._futures: dict[Future[list[Record]], int] = {}
+        self._count = 0
+
+    def submit(self, units: tuple[Unit, ...]) -> Hashable:
+        self._count += 1
+        try:
+            future = self._pool.submit(_run_chunk, self._path, units, self._threads)
+        except Exception as err:  # the pool broke (a worker died)
+            raise BackendError(f"the local process pool cannot take work: {err}") from err
+        self._futures[future] = self._count
+        return self._count
+
+    def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
+        done, _ = wait(list(self._futures), return_when=FIRST_COMPLETED)
+        for future in done:
+            ticket = self._futures.pop(future)
+            try:
+                records = future.result()
+            except Exception as err:
+                raise BackendError(
+                    f"a local worker process failed outside any fit ({type(err).__name__}: "
+                    f"{err}); finished results are kept, run again to complete."
+                ) from err
+            yield ticket, records
+
+    def cancel(self) -> None:
+        for future in self._futures:
+            future.cancel()
+        self._futures.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class LocalBackend:
+    """Run units on a pool of local worker processes (joblib's loky).
+
+    The plan and the data are written once to a temporary file that every
+    worker memory-maps; tasks carry only unit keys.
+
+    Parameters
+    ----------
+    n_jobs : int or None, default=None
+        Worker processes; ``None`` or -1 uses every core.
+    threads : int or None, default=1
+        Cap on BLAS/OpenMP threads inside each worker.
+    idle_timeout : float, default=30
+        Seconds an idle worker pool lives on for the next call before its
+        processes exit by themselves (joblib keeps them 300 s).
+
+    Examples
+    --------
+    >>> LocalBackend(n_jobs=2).n_jobs
+    2
+    """
+
+    n_jobs: int | None = None
+    threads: int | None = 1
+    idle_timeout: float = 30.0
+
+    @contextmanager
+    def open(self, plan: Plan, data: Dataset) -> Iterator[_LocalExecutor]:
+        """Dump the payload, start (or reuse) the pool, clean up on exit."""
+        import cloudpickle
+        import joblib
+        from joblib.externals.loky import get_reusable_executor
+
+        n_workers = check_n_jobs(self.n_jobs)
+        shm = Path("/dev/shm")
+        folder = tempfile.mkdtemp(prefix="parcv-", dir=shm if shm.is_dir() else None)
+        try:
+            path = str(Path(folder) / "payload.pkl")
+            joblib.dump({"plan": cloudpickle.dumps(plan), "data": data}, path)
+            try:
+                pool = get_reusable_executor(max_workers=n_workers, timeout=self.idle_timeout)
+            except Exception as err:
+                raise BackendError(
+                    f"cannot start a local pool of {n_workers} workers: {err}"
+                ) from err
+            executor = _LocalExecutor(pool, path, n_workers, self.threads)
+            try:
+                yield executor
+            finally:
+                executor.cancel()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,21 @@
+"""Exception types raised by parcv."""
+
+from __future__ import annotations
+
+__all__ = ["ParcvError", "FitFailedError", "PlanMismatchError", "BackendError"]
+
+
+class ParcvError(Exception):
+    """Base class of every parcv-specific failure."""
+
+
+class FitFailedError(ParcvError, RuntimeError):
+    """A fit or score raised and ``error_score="raise"`` was requested."""
+
+
+class PlanMismatchError(ParcvError, ValueError):
+    """A store belongs to a different plan than the one being run."""
+
+
+class BackendError(ParcvError, RuntimeError):
+    """A backend could not start or lost every worker."""

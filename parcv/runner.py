@@ -1,0 +1,141 @@
+"""The driver: feed units to an executor in dependency order, collect records."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from parcv.aggregate import failure_message, select_for
+from parcv.backends.base import Backend, Executor
+from parcv.data import Dataset
+from parcv.errors import FitFailedError
+from parcv.plan import Plan
+from parcv.records import Key, Record, Unit
+
+__all__ = ["run_plan"]
+
+
+@dataclass
+class _ChunkSizer:
+    """Grow chunks from 1 unit until one chunk lasts about ``target`` seconds."""
+
+    target: float
+    n_workers: int
+    total_time: float = 0.0
+    n_seen: int = 0
+
+    def observe(self, records: list[Record]) -> None:
+        self.total_time += sum(r.fit_time + r.score_time for r in records)
+        self.n_seen += len(records)
+
+    def size(self, n_pending: int) -> int:
+        if self.n_seen < 2 * self.n_workers or self.target <= 0:
+            return 1
+        per_unit = max(self.total_time / self.n_seen, 1e-6)
+        wanted = math.ceil(self.target / per_unit)
+        # Keep a few chunks per worker in the queue so the end of the run stays balanced.
+        return max(1, min(wanted, n_pending // (4 * self.n_workers)))
+
+
+@dataclass
+class _Schedule:
+    plan: Plan
+    records: dict[Key, Record]
+    pending: deque[Unit] = field(default_factory=deque)
+    waiting: dict[int | None, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.pending.extend(u for u in self.plan.units if u.key not in self.records)
+        refits: list[int | None] = ([None] if self.plan.final else []) + list(
+            self.plan.refit_outers
+        )
+        for outer in refits:
+            key = ("final",) if outer is None else ("refit", outer)
+            if key not in self.records:
+                self.waiting[outer] = sum(
+                    1 for u in self.plan.fit_keys(outer) if u.key not in self.records
+                )
+        for outer in [o for o, n in self.waiting.items() if n == 0]:
+            self._release(outer)
+
+    def _release(self, outer: int | None) -> None:
+        del self.waiting[outer]
+        chosen = select_for(self.plan, self.records, outer)
+        kind = "final" if outer is None else "refit"
+        self.pending.appendleft(Unit(kind, outer, None, chosen))
+
+    def done(self, record: Record) -> None:
+        self.records[record.key] = record
+        outer = record.unit.outer
+        if record.unit.kind == "fit" and outer in self.waiting:
+            self.waiting[outer] -= 1
+            if self.waiting[outer] == 0:
+                self._release(outer)
+
+    def next_chunk(self, size: int) -> tuple[Unit, ...]:
+        if self.pending[0].kind != "fit":
+            return (self.pending.popleft(),)
+        chunk: list[Unit] = []
+        while self.pending and len(chunk) < size and self.pending[0].kind == "fit":
+            chunk.append(self.pending.popleft())
+        return tuple(chunk)
+
+
+def _drive(plan: Plan, executor: Executor, schedule: _Schedule) -> Iterator[Record]:
+    sizer = _ChunkSizer(executor.chunk_seconds, executor.n_workers)
+    in_flight: dict[Hashable, tuple[Unit, ...]] = {}
+    max_in_flight = 2 * executor.n_workers
+    while schedule.pending or in_flight:
+        while schedule.pending and len(in_flight) < max_in_flight:
+            chunk = schedule.next_chunk(sizer.size(len(schedule.pending)))
+            in_flight[executor.submit(chunk)] = chunk
+        for ticket, records in executor.wait():
+            del in_flight[ticket]
+            sizer.observe(records)
+            for record in records:
+                if not record.ok and plan.error_score == "raise":
+                    raise FitFailedError(failure_message(plan, record))
+                yield record
+                schedule.done(record)
+
+
+def run_plan(
+    plan: Plan,
+    data: Dataset,
+    backend: Backend,
+    *,
+    done: Mapping[Key, Record] | None = None,
+    on_record: Callable[[Record], None] | None = None,
+) -> dict[Key, Record]:
+    """Run every unit of a plan that is not already done.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+    backend : Backend
+    done : mapping of key to Record, default=None
+        Records of an earlier run of the same plan; their units are skipped.
+    on_record : callable, default=None
+        Called with each new record as soon as it arrives (store, progress).
+
+    Returns
+    -------
+    dict of key to Record
+        Every record of the plan, old and new.
+
+    Raises
+    ------
+    FitFailedError
+        On the first failed unit when ``error_score="raise"``.
+    ParcvError
+        When every candidate failed in some outer fold.
+    """
+    schedule = _Schedule(plan, dict(done or {}))
+    with backend.open(plan, data) as executor:
+        for record in _drive(plan, executor, schedule):
+            if on_record is not None:
+                on_record(record)
+    return schedule.records

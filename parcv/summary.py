@@ -1,0 +1,217 @@
+"""Pure aggregation of records: estimates, ranks, selection, stability."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import rankdata
+
+__all__ = [
+    "Selection",
+    "ScoreSummary",
+    "summarize_scores",
+    "rank_means",
+    "select_candidate",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Rule that picks one candidate from its CV scores.
+
+    Parameters
+    ----------
+    rule : {"best", "one_se"}, default="best"
+        ``best``: highest mean score (ties: first candidate), as
+        ``GridSearchCV``. ``one_se``: the simplest candidate whose mean is
+        within one standard error of the best mean.
+    complexity : str or callable, default=None
+        For ``one_se``: a parameter name (larger value = more complex) or
+        ``callable(params) -> float``.
+
+    Examples
+    --------
+    >>> Selection("one_se", complexity="degree").rule
+    'one_se'
+    """
+
+    rule: str = "best"
+    complexity: str | Callable[[dict[str, Any]], float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.rule not in ("best", "one_se"):
+            raise ValueError(f"Selection.rule must be 'best' or 'one_se'; got {self.rule!r}.")
+        if self.rule == "one_se" and self.complexity is None:
+            raise ValueError(
+                "Selection('one_se') needs complexity=: a parameter name such as 'degree' "
+                "(larger = more complex) or a callable(params) -> float."
+            )
+
+    def complexity_of(self, params: Mapping[str, Any]) -> float:
+        """Return the complexity of a candidate (smaller is simpler)."""
+        if callable(self.complexity):
+            return float(self.complexity(dict(params)))
+        name = self.complexity
+        if name is None or name not in params:
+            raise ValueError(
+                f"Selection complexity={self.complexity!r} is not a parameter of candidate "
+                f"{dict(params)!r}. Name a parameter every candidate sets, or pass a callable."
+            )
+        return float(params[name])
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreSummary:
+    """Mean and spread of K fold scores (seed 004).
+
+    Attributes
+    ----------
+    mean : float
+        ``m = 1/K sum_k s_k``.
+    std : float
+        Population standard deviation over folds (scikit-learn's ``std_test_score``).
+    var_mean : float
+        Variance of the mean ``1/(K(K-1)) sum_k (s_k - m)^2``.
+    se : float
+        Standard error ``sqrt(var_mean)``.
+    n : int
+        Number of folds K.
+    """
+
+    mean: float
+    std: float
+    var_mean: float
+    se: float
+    n: int
+
+    def to_dict(self) -> dict[str, float | int]:
+        """JSON-ready view."""
+        return {
+            "mean": self.mean,
+            "std": self.std,
+            "var_mean": self.var_mean,
+            "se": self.se,
+            "n": self.n,
+        }
+
+
+def summarize_scores(scores: Sequence[float] | NDArray[np.float64]) -> ScoreSummary:
+    """Summarize fold scores: mean, std, variance of the mean, standard error.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_folds,)
+        One score per fold.
+
+    Returns
+    -------
+    ScoreSummary
+        ``var_mean`` and ``se`` are NaN for a single fold (undefined).
+
+    Examples
+    --------
+    >>> s = summarize_scores([1.0, 2.0, 3.0])
+    >>> s.mean, s.var_mean
+    (2.0, 0.3333333333333333)
+    """
+    arr = np.asarray(scores, dtype=np.float64)
+    k = arr.size
+    if k == 0:
+        raise ValueError("scores is empty; summarize at least one fold score.")
+    mean = float(np.average(arr))
+    std = float(np.sqrt(np.average((arr - mean) ** 2)))
+    var_mean = float(np.sum((arr - mean) ** 2) / (k * (k - 1))) if k > 1 else float("nan")
+    return ScoreSummary(mean, std, var_mean, float(np.sqrt(var_mean)), k)
+
+
+def rank_means(means: NDArray[np.float64]) -> NDArray[np.int32]:
+    """Rank candidate means as ``GridSearchCV`` does (1 = best, NaN last)."""
+    if np.isnan(means).all():
+        return np.ones_like(means, dtype=np.int32)
+    filled = np.nan_to_num(means, nan=np.nanmin(means) - 1)
+    return np.asarray(rankdata(-filled, method="min"), dtype=np.int32)
+
+
+def select_candidate(
+    scores: NDArray[np.float64], params: Sequence[Mapping[str, Any]], selection: Selection
+) -> int:
+    """Pick a candidate from its per-fold scores.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_candidates, n_folds)
+        Greater is better; NaN marks failed fits.
+    params : sequence of dict
+        Parameters of each candidate (for the complexity of ``one_se``).
+    selection : Selection
+
+    Returns
+    -------
+    int
+        Index of the selected candidate.
+
+    Raises
+    ------
+    ValueError
+        If every candidate has a NaN mean (all failed).
+
+    Examples
+    --------
+    >>> s = np.array([[0.5, 0.7], [0.8, 0.9], [0.8, 0.9]])
+    >>> select_candidate(s, [{}] * 3, Selection())
+    1
+    """
+    means = np.average(scores, axis=1)
+    if np.isnan(means).all():
+        raise ValueError("every candidate failed in at least one fold; nothing to select.")
+    best = int(np.argmin(rank_means(means)))
+    if selection.rule == "best":
+        return best
+    threshold = means[best] - summarize_scores(scores[best]).se
+    eligible = [c for c in range(len(means)) if not np.isnan(means[c]) and means[c] >= threshold]
+    return min(eligible, key=lambda c: (selection.complexity_of(params[c]), -means[c], c))
+
+
+@dataclass(frozen=True, slots=True)
+class StabilityRow:
+    """How often one candidate was selected over the outer folds."""
+
+    candidate: int
+    label: str
+    count: int
+    frequency: float
+    folds: tuple[int, ...]
+
+
+def selection_stability(chosen: Sequence[int], labels: Sequence[str]) -> list[StabilityRow]:
+    """Tabulate which candidate each outer fold selected, most frequent first.
+
+    Parameters
+    ----------
+    chosen : sequence of int
+        Candidate selected by each outer fold, in fold order.
+    labels : sequence of str
+        Label of every candidate.
+
+    Returns
+    -------
+    list of StabilityRow
+
+    Examples
+    --------
+    >>> [(r.candidate, r.count) for r in selection_stability([1, 0, 1], ["a", "b"])]
+    [(1, 2), (0, 1)]
+    """
+    counts = Counter(chosen)
+    rows = [
+        StabilityRow(
+            c, labels[c], n, n / len(chosen), tuple(i for i, x in enumerate(chosen) if x == c)
+        )
+        for c, n in counts.items()
+    ]
+    return sorted(rows, key=lambda r: (-r.count, r.candidate))

@@ -1,0 +1,283 @@
+"""Parity with scikit-learn on the same folds, and equality across backends."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import loguniform
+from sklearn import model_selection as ms
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, SVR
+from sklearn.tree import DecisionTreeRegressor
+
+import parcv
+from tests.reference import nested_reference
+
+SPLITTERS = [
+    ms.KFold(4, shuffle=True, random_state=1),
+    ms.StratifiedKFold(3),
+    ms.RepeatedKFold(n_splits=3, n_repeats=2, random_state=0),
+    ms.ShuffleSplit(n_splits=4, test_size=0.25, random_state=0),
+    ms.TimeSeriesSplit(n_splits=3),
+    ms.LeaveOneOut(),
+]
+
+
+@pytest.mark.parametrize("cv", SPLITTERS, ids=lambda s: type(s).__name__)
+def test_cross_validate_equals_sklearn_on_every_splitter(cv, clf_data):
+    X, y = clf_data
+    X, y = (X[:40], y[:40]) if isinstance(cv, ms.LeaveOneOut) else (X, y)
+    est = LogisticRegression(C=0.5)
+    # ROC AUC is undefined on the single test sample of leave-one-out.
+    scoring = ["accuracy"] + ([] if isinstance(cv, ms.LeaveOneOut) else ["roc_auc"])
+    ours = parcv.cross_validate(
+        est, X, y, cv=cv, scoring=scoring, return_train_score=True, backend="serial"
+    )
+    ref = ms.cross_validate(est, X, y, cv=cv, scoring=scoring, return_train_score=True)
+    for name in scoring:
+        for key in (f"test_{name}", f"train_{name}"):
+            np.testing.assert_array_equal(ours.scores[key], ref[key])
+
+
+def test_cross_validate_groups_and_predefined_split(reg_data):
+    X, y = reg_data
+    groups = np.arange(len(y)) % 7
+    ref = ms.cross_validate(Ridge(), X, y, cv=ms.GroupKFold(4), groups=groups)
+    ours = parcv.cross_validate(Ridge(), X, y, cv=ms.GroupKFold(4), groups=groups, backend="serial")
+    np.testing.assert_array_equal(ours.scores["test_score"], ref["test_score"])
+    fold = np.arange(len(y)) % 3
+    ref = ms.cross_validate(Ridge(), X, y, cv=ms.PredefinedSplit(fold))
+    ours = parcv.cross_validate(Ridge(), X, y, cv=ms.PredefinedSplit(fold), backend="serial")
+    np.testing.assert_array_equal(ours.scores["test_score"], ref["test_score"])
+
+
+def test_cross_validate_int_cv_is_stratified_for_classifiers(clf_data, backend):
+    X, y = clf_data
+    ours = parcv.cross_validate(SVC(), X, y, cv=5, backend=backend)
+    ref = ms.cross_validate(SVC(), X, y, cv=5)
+    np.testing.assert_array_equal(ours.scores["test_score"], ref["test_score"])
+    s = ours.summaries["score"]
+    k = len(ref["test_score"])
+    assert s.var_mean == pytest.approx(np.var(ref["test_score"], ddof=1) / k, rel=1e-12)
+    assert s.se == pytest.approx(np.sqrt(s.var_mean))
+
+
+GRID = {"C": [0.1, 1.0, 10.0], "gamma": ["scale", 0.05]}
+
+
+def test_search_equals_grid_search_cv(clf_data, backend):
+    X, y = clf_data
+    ours = parcv.search(SVC(), GRID, X, y, cv=4, backend=backend, return_train_score=True)
+    ref = ms.GridSearchCV(SVC(), GRID, cv=4, return_train_score=True).fit(X, y)
+    for key in (
+        "mean_test_score",
+        "std_test_score",
+        "rank_test_score",
+        "split3_test_score",
+        "mean_train_score",
+    ):
+        np.testing.assert_array_equal(ours.cv_results_[key], ref.cv_results_[key])
+    assert ours.best_params_ == ref.best_params_
+    assert ours.best_score_ == ref.best_score_
+    assert ours.best_index_ == ref.best_index_
+    np.testing.assert_array_equal(ours.best_estimator_.predict(X), ref.best_estimator_.predict(X))
+
+
+def test_search_multimetric_refit_metric(clf_data):
+    X, y = clf_data
+    scoring = {"acc": "accuracy", "ll": "neg_log_loss"}
+    est = LogisticRegression(max_iter=500)
+    grid = {"C": [0.01, 0.1, 1.0, 10.0]}
+    ours = parcv.search(est, grid, X, y, cv=3, scoring=scoring, refit="ll", backend="serial")
+    ref = ms.GridSearchCV(est, grid, cv=3, scoring=scoring, refit="ll").fit(X, y)
+    for key in ("mean_test_acc", "rank_test_acc", "mean_test_ll", "rank_test_ll"):
+        np.testing.assert_array_equal(ours.cv_results_[key], ref.cv_results_[key])
+    assert ours.best_params_ == ref.best_params_
+    assert ours.best_score_ == ref.best_score_
+
+
+def test_search_random_space_equals_randomized_search(reg_data, backend):
+    X, y = reg_data
+    dists = {"alpha": loguniform(1e-3, 1e3), "fit_intercept": [True, False]}
+    ours = parcv.search(
+        Ridge(), parcv.RandomSpace(dists, n_iter=7, random_state=3), X, y, cv=3, backend=backend
+    )
+    ref = ms.RandomizedSearchCV(Ridge(), dists, n_iter=7, random_state=3, cv=3).fit(X, y)
+    assert ours.cv_results_["params"] == ref.cv_results_["params"]
+    np.testing.assert_array_equal(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"]
+    )
+    assert ours.best_params_ == ref.best_params_
+
+
+def test_search_over_model_families(reg_data):
+    X, y = reg_data
+    pipe = Pipeline([("scale", StandardScaler()), ("model", Ridge())])
+    space = [
+        {"model": [Ridge()], "model__alpha": [0.1, 10.0]},
+        {"model": [SVR()], "model__C": [1.0, 100.0]},
+        {"model": [DecisionTreeRegressor(random_state=0)], "model__max_depth": [2, 4]},
+    ]
+    ours = parcv.search(pipe, space, X, y, cv=3, backend="local", n_jobs=2)
+    ref = ms.GridSearchCV(pipe, space, cv=3).fit(X, y)
+    np.testing.assert_array_equal(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"]
+    )
+    assert repr(ours.best_params_) == repr(ref.best_params_)
+    # Candidate parameters are never mutated by the fits (estimator-valued params are cloned).
+    assert [repr(c["model"]) for c in ours.cv_results_["params"]] == [
+        "Ridge()",
+        "Ridge()",
+        "SVR()",
+        "SVR()",
+        "DecisionTreeRegressor(random_state=0)",
+        "DecisionTreeRegressor(random_state=0)",
+    ]
+
+
+@pytest.mark.parametrize("classifier", [True, False])
+def test_nested_cv_equals_sklearn_idiom_and_reference(classifier, clf_data, reg_data, backend):
+    X, y = clf_data if classifier else reg_data
+    est, grid = (SVC(), GRID) if classifier else (Ridge(), {"alpha": [0.01, 1.0, 100.0]})
+    scoring = "accuracy" if classifier else "neg_mean_squared_error"
+    ours = parcv.nested_cv(est, grid, X, y, outer=4, inner=3, scoring=scoring, backend=backend)
+    idiom = ms.cross_validate(
+        ms.GridSearchCV(est, grid, cv=3, scoring=scoring), X, y, cv=4, scoring=scoring
+    )
+    np.testing.assert_array_equal(ours.outer_scores["score"], idiom["test_score"])
+    ref = nested_reference(
+        est, grid, X, y, outer=4, inner=3, scoring=scoring, classifier=classifier
+    )
+    np.testing.assert_array_equal(ours.outer_scores["score"], ref["outer_scores"])
+    assert ours.chosen == ref["chosen"]
+    assert ours.final is not None and ours.final.best_index_ == ref["final"]
+    est_summary = ours.estimate["score"]
+    assert est_summary.mean == pytest.approx(ref["outer_scores"].mean(), rel=1e-12)
+    assert est_summary.var_mean == pytest.approx(np.var(ref["outer_scores"], ddof=1) / 4)
+    assert sum(row.count for row in ours.stability) == 4
+
+
+def test_nested_cv_with_groups_equals_sklearn(reg_data):
+    X, y = reg_data
+    groups = np.arange(len(y)) % 10
+    grid = {"alpha": [0.1, 10.0]}
+    ours = parcv.nested_cv(
+        Ridge(),
+        grid,
+        X,
+        y,
+        groups=groups,
+        outer=ms.GroupKFold(5),
+        inner=ms.GroupKFold(3),
+        backend="serial",
+    )
+    scores = []
+    for tr, te in ms.GroupKFold(5).split(X, y, groups):
+        gs = ms.GridSearchCV(Ridge(), grid, cv=ms.GroupKFold(3)).fit(
+            X[tr], y[tr], groups=groups[tr]
+        )
+        scores.append(gs.score(X[te], y[te]))
+    np.testing.assert_array_equal(ours.outer_scores["score"], np.array(scores))
+
+
+def test_backends_agree_bit_for_bit(clf_data):
+    X, y = clf_data
+    results = [
+        parcv.nested_cv(
+            SVC(), GRID, X, y, outer=3, inner=3, backend=b, n_jobs=n, return_train_score=True
+        )
+        for b, n in (("serial", None), ("local", 1), ("local", 2))
+    ]
+    base = results[0]
+    for other in results[1:]:
+        assert [r.key for r in other.records] == [r.key for r in base.records]
+        for a, b in zip(base.records, other.records, strict=True):
+            assert a.test_scores == b.test_scores and a.train_scores == b.train_scores
+
+
+def test_three_way_holdout_is_architecture_b(reg_data):
+    X, y = reg_data
+    scheme = parcv.ThreeWayHoldOut(0.6, 0.2, 0.2, random_state=4)
+    grid = {"alpha": [0.01, 1.0, 100.0]}
+    ours = parcv.nested_cv(Ridge(), grid, X, y, outer=scheme, inner=None, backend="serial")
+    ((trval, test),) = scheme.split(X)
+    ((tr, va),) = scheme.inner_splitter().split(X[trval])
+    assert len(test) == 24 and len(trval) == 96 and len(va) == 24
+    valid_scores = [
+        Ridge(alpha=a).fit(X[trval][tr], y[trval][tr]).score(X[trval][va], y[trval][va])
+        for a in grid["alpha"]
+    ]
+    best = int(np.argmax(valid_scores))
+    expected = Ridge(alpha=grid["alpha"][best]).fit(X[trval], y[trval]).score(X[test], y[test])
+    assert ours.chosen == [best]
+    assert ours.outer_scores["score"][0] == expected
+
+
+def test_one_standard_error_rule_picks_simplest_within_one_se(reg_data):
+    X, y = reg_data
+    grid = {"alpha": [0.001, 0.1, 10.0, 100.0, 1000.0]}
+    ours = parcv.search(
+        Ridge(),
+        grid,
+        X,
+        y,
+        cv=5,
+        backend="serial",
+        selection=parcv.Selection("one_se", complexity=lambda p: -p["alpha"]),
+    )
+    splits = np.column_stack([ours.cv_results_[f"split{i}_test_score"] for i in range(5)])
+    means = splits.mean(axis=1)
+    best = int(np.argmax(means))
+    se = np.std(splits[best], ddof=1) / np.sqrt(5)
+    eligible = [c for c in range(5) if means[c] >= means[best] - se]
+    assert ours.best_index_ == max(eligible)  # largest alpha = simplest model
+    assert ours.best_params_ == {"alpha": grid["alpha"][max(eligible)]}
+    assert len(eligible) > 1  # the rule really moved away from the best mean
+
+
+def test_results_export_to_json_and_dataframe(clf_data, tmp_path):
+    import json
+
+    import pandas as pd
+
+    X, y = clf_data
+    result = parcv.nested_cv(SVC(), GRID, X, y, outer=3, inner=3, backend="serial")
+    frame = pd.DataFrame(result.final.cv_results_)
+    assert list(frame["rank_test_score"]) == list(result.final.cv_results_["rank_test_score"])
+    path = tmp_path / "r.json"
+    result.to_json(str(path))
+    loaded = json.loads(path.read_text())
+    assert loaded["outer_scores"]["score"] == result.outer_scores["score"].tolist()
+    assert len(loaded["records"]) == len(result.records) == 3 * 3 * 6 + 3 * 6 + 3 + 1
+    back = [parcv.Record.from_dict(r) for r in loaded["records"]]
+    assert [r.key for r in back] == [r.key for r in result.records]
+    assert back[0].test_scores == result.records[0].test_scores
+
+
+def test_public_api_is_pinned():
+    assert sorted(parcv.__all__) == sorted(
+        [
+            "BackendError",
+            "CVResult",
+            "FitFailedError",
+            "LocalBackend",
+            "NestedResult",
+            "ParcvError",
+            "PlanMismatchError",
+            "RandomSpace",
+            "Record",
+            "ScoreSummary",
+            "SearchResult",
+            "Selection",
+            "SerialBackend",
+            "ThreeWayHoldOut",
+            "Unit",
+            "__version__",
+            "cross_validate",
+            "nested_cv",
+            "search",
+            "summarize_scores",
+        ]
+    )

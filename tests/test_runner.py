@@ -1,0 +1,156 @@
+"""The driver: dependency order, chunking, failures, on every backend."""
+
+from __future__ import annotations
+
+import random
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.linear_model import Ridge
+
+import parcv
+from parcv.backends.serial import SerialBackend
+from parcv.data import check_dataset
+from parcv.plan import build_plan
+from parcv.runner import run_plan
+from parcv.work import run_units
+
+X = np.random.default_rng(0).normal(size=(80, 3))
+Y = X @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(size=80)
+
+
+class ShuffledExecutor:
+    """Completes chunks in a random order, several at a time, like a busy pool."""
+
+    n_workers = 3
+    chunk_seconds = 10.0  # chunks as large as balance allows once timing is known
+
+    def __init__(self, plan, data, seed):
+        self.plan, self.data, self.rng = plan, data, random.Random(seed)
+        self.queue, self.count, self.sizes = {}, 0, []
+
+    def submit(self, units):
+        self.count += 1
+        self.queue[self.count] = units
+        self.sizes.append(len(units))
+        return self.count
+
+    def wait(self):
+        tickets = self.rng.sample(sorted(self.queue), k=min(2, len(self.queue)))
+        for t in tickets:
+            yield t, run_units(self.plan, self.data, self.queue.pop(t))
+
+    def cancel(self):
+        self.queue.clear()
+
+
+class ShuffledBackend:
+    def __init__(self, seed):
+        self.seed, self.executors = seed, []
+
+    @contextmanager
+    def open(self, plan, data):
+        ex = ShuffledExecutor(plan, data, self.seed)
+        self.executors.append(ex)
+        yield ex
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_any_completion_order_gives_the_same_records(seed):
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0, 10.0, 100.0]}, data, inner=3, outer=4)
+    ref = run_plan(plan, data, SerialBackend())
+    backend = ShuffledBackend(seed)
+    got = run_plan(plan, data, backend)
+    assert set(got) == set(ref) and len(got) == plan.n_units
+    for key, record in ref.items():
+        assert got[key].test_scores == record.test_scores
+        assert got[key].unit == record.unit
+    assert max(backend.executors[0].sizes) > 1  # tiny units were chunked
+
+
+def test_refit_of_an_outer_fold_waits_only_for_its_own_fits():
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=2, outer=3, refit=False)
+    order = []
+    run_plan(plan, data, SerialBackend(), on_record=lambda r: order.append(r.key))
+    first_refit = order.index(("refit", 0))
+    # Outer fold 0's refit runs before any fit of outer fold 2: no global barrier.
+    assert first_refit < min(i for i, k in enumerate(order) if k[0] == "fit" and k[1] == 2)
+
+
+def test_resume_from_done_records_runs_only_the_missing_units():
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=3, outer=3)
+    full = run_plan(plan, data, SerialBackend())
+    done = dict(list(full.items())[:10])
+    new = []
+    resumed = run_plan(plan, data, SerialBackend(), done=done, on_record=new.append)
+    assert len(new) == plan.n_units - 10
+    assert {k: r.test_scores for k, r in resumed.items()} == {
+        k: r.test_scores for k, r in full.items()
+    }
+
+
+class FailsOnAlpha(BaseEstimator, RegressorMixin):
+    def __init__(self, alpha=1.0):
+        self.alpha = alpha
+
+    def fit(self, X, y):
+        if self.alpha < 0:
+            raise ValueError(f"alpha must be >= 0, got {self.alpha}")
+        self.model_ = Ridge(alpha=self.alpha).fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def test_failed_fits_are_recorded_and_skipped_by_selection(backend):
+    result = parcv.nested_cv(
+        FailsOnAlpha(), {"alpha": [-1.0, 1.0]}, X, Y, outer=3, inner=3, backend=backend
+    )
+    failed = [r for r in result.records if not r.ok]
+    assert len(failed) == 4 * 3 and all(r.unit.candidate == 0 for r in failed)
+    assert "alpha must be >= 0" in failed[0].error.traceback
+    assert result.chosen == [1, 1, 1]
+    assert list(result.final.cv_results_["n_failed_fits"]) == [3, 0]
+
+
+def test_error_score_raise_names_candidate_and_fold():
+    with pytest.raises(parcv.FitFailedError, match=r"alpha=-1.0 on all data, inner fold 0"):
+        parcv.search(
+            FailsOnAlpha(),
+            {"alpha": [-1.0, 1.0]},
+            X,
+            Y,
+            cv=3,
+            error_score="raise",
+            backend="serial",
+        )
+
+
+def test_all_candidates_failing_is_a_clear_error():
+    with pytest.raises(parcv.ParcvError, match="every candidate failed"):
+        parcv.search(FailsOnAlpha(), {"alpha": [-1.0, -2.0]}, X, Y, cv=3, backend="serial")
+
+
+def test_fit_params_are_split_with_the_rows():
+    from sklearn import model_selection as ms
+
+    w = np.linspace(0.5, 2.0, 80)
+    ours = parcv.cross_validate(
+        Ridge(), X, Y, cv=4, fit_params={"sample_weight": w}, backend="serial"
+    )
+    ref = ms.cross_validate(Ridge(), X, Y, cv=4, params={"sample_weight": w})
+    np.testing.assert_array_equal(ours.scores["test_score"], ref["test_score"])
+
+
+def test_warnings_inside_fits_are_counted_not_raised():
+    from sklearn.linear_model import LogisticRegression
+
+    y = (Y > 0).astype(int)
+    result = parcv.cross_validate(LogisticRegression(max_iter=1), X, y, cv=3, backend="serial")
+    assert all("ConvergenceWarning" in r.warnings for r in result.records)
