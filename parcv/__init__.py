@@ -9,9 +9,16 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from parcv.api import cross_validate, nested_cv, search
-from parcv.backends import LocalBackend, SerialBackend
-from parcv.errors import BackendError, FitFailedError, ParcvError, PlanMismatchError
+from parcv.api import cross_validate, load, nested_cv, search
+from parcv.backends import DaskBackend, LocalBackend, SerialBackend
+from parcv.errors import (
+    BackendError,
+    FitFailedError,
+    FitFailedWarning,
+    ParcvError,
+    PlanMismatchError,
+    RunInterrupted,
+)
 from parcv.records import Record, Unit
 from parcv.results import CVResult, NestedResult, SearchResult
 from parcv.space import RandomSpace
@@ -21,13 +28,16 @@ from parcv.summary import ScoreSummary, Selection, summarize_scores
 __all__ = [
     "BackendError",
     "CVResult",
+    "DaskBackend",
     "FitFailedError",
+    "FitFailedWarning",
     "LocalBackend",
     "NestedResult",
     "ParcvError",
     "PlanMismatchError",
     "RandomSpace",
     "Record",
+    "RunInterrupted",
     "ScoreSummary",
     "SearchResult",
     "Selection",
@@ -36,6 +46,7 @@ __all__ = [
     "Unit",
     "__version__",
     "cross_validate",
+    "load",
     "nested_cv",
     "search",
     "summarize_scores",

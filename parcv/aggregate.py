@@ -2,25 +2,50 @@
 
 from __future__ import annotations
 
+import warnings
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.errors import ParcvError
+from parcv.errors import FitFailedWarning, ParcvError
 from parcv.plan import Plan
 from parcv.records import Key, Record
 from parcv.summary import rank_means, select_candidate
 
-__all__ = ["fold_scores", "failure_message", "select_for", "build_cv_results"]
+__all__ = ["fold_scores", "fit_ok", "failure_message", "select_for", "build_cv_results"]
+
+
+def fit_ok(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> NDArray[np.bool_]:
+    """Return the (n_candidates, n_inner_folds) matrix of fits that succeeded."""
+    n_inner = len(plan.inner_folds[outer])
+    if plan.fast_cv:
+        # One fast-CV record covers every inner fold of its candidate.
+        ok = [records[("fit", outer, None, c.index)].ok for c in plan.candidates]
+        return np.repeat(np.array(ok, dtype=bool)[:, np.newaxis], n_inner, axis=1)
+    return np.array(
+        [[records[("fit", outer, i, c.index)].ok for i in range(n_inner)]
+         for c in plan.candidates], dtype=bool,
+    ).reshape(len(plan.candidates), n_inner)  # fmt: skip
 
 
 def fold_scores(
     plan: Plan, records: Mapping[Key, Record], outer: int | None, metric: str, which: str = "test"
 ) -> NDArray[np.float64]:
-    """Return the (n_candidates, n_inner_folds) score matrix of one outer fold."""
+    """Return the (n_candidates, n_inner_folds) score matrix of one outer fold.
+
+    Fast-CV records hold every fold's score of a candidate in one array;
+    other records hold one fold's score each.
+    """
     n_inner = len(plan.inner_folds[outer])
+    if plan.fast_cv and which == "test":
+        return np.vstack(
+            [records[("fit", outer, None, c.index)].folds.test[metric]  # type: ignore[union-attr]
+             for c in plan.candidates]
+        ).reshape(len(plan.candidates), n_inner)  # fmt: skip
     out = np.empty((len(plan.candidates), n_inner), dtype=np.float64)
     for c in range(len(plan.candidates)):
         for i in range(n_inner):
@@ -35,6 +60,8 @@ def failure_message(plan: Plan, record: Record) -> str:
     where = "all data" if unit.outer is None else f"outer fold {unit.outer}"
     if unit.inner is not None:
         where += f", inner fold {unit.inner}"
+    elif unit.kind == "fit":
+        where += ", every inner fold (fast CV)"
     err = record.error
     detail = (
         "" if err is None else f"{err.type}: {err.message}\n\nOriginal traceback:\n{err.traceback}"
@@ -45,9 +72,31 @@ def failure_message(plan: Plan, record: Record) -> str:
     )
 
 
-def select_for(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> int:
-    """Select the candidate of one outer fold (``None``: all data) from its fit records."""
+def failed_everywhere(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> list[int]:
+    """Candidates whose every fit on this outer fold failed."""
+    return [int(c) for c in np.flatnonzero(~fit_ok(plan, records, outer).any(axis=1))]
+
+
+def select_for(
+    plan: Plan, records: Mapping[Key, Record], outer: int | None, *, warn: bool = False
+) -> int:
+    """Select the candidate of one outer fold (``None``: all data) from its fit records.
+
+    Candidates that failed in every fold are excluded, whatever ``error_score``
+    put in their place; with ``warn`` a warning names them.
+    """
     scores = fold_scores(plan, records, outer, plan.scoring.refit)
+    excluded = failed_everywhere(plan, records, outer)
+    scores[excluded] = np.nan
+    if warn and excluded and len(excluded) < len(plan.candidates):
+        where = "all data" if outer is None else f"outer fold {outer}"
+        names = ", ".join(plan.candidates[c].label for c in excluded)
+        warnings.warn(
+            f"excluded from selection on {where}: candidate(s) {names} failed in every "
+            "fold (see the records' tracebacks).",
+            FitFailedWarning,
+            stacklevel=2,
+        )
     try:
         return select_candidate(scores, [c.params for c in plan.candidates], plan.selection)
     except ValueError as err:
@@ -64,6 +113,11 @@ def _fold_times(
     plan: Plan, records: Mapping[Key, Record], outer: int | None, attr: str
 ) -> NDArray[np.float64]:
     n_inner = len(plan.inner_folds[outer])
+    if plan.fast_cv:
+        # A fast-CV record times its candidate's share of the batch: spread it over the folds.
+        per_fold = [getattr(records[("fit", outer, None, c)], attr) / n_inner
+                    for c in range(len(plan.candidates))]  # fmt: skip
+        return np.repeat(np.array(per_fold)[:, np.newaxis], n_inner, axis=1)
     return np.array(
         [
             [getattr(records[("fit", outer, i, c)], attr) for i in range(n_inner)]
@@ -83,8 +137,9 @@ def _store(
 ) -> None:
     # Same operations, in the same order, as GridSearchCV's _format_results: == parity.
     if splits:
-        for split in range(array.shape[1]):
-            results[f"split{split}_{key}"] = array[:, split]
+        # The same column views as GridSearchCV's array[:, split], made in one pass.
+        names = [f"split{i}_{key}" for i in range(array.shape[1])]
+        results.update(zip(names, array.T, strict=True))
     means = np.average(array, axis=1)
     results[f"mean_{key}"] = means
     results[f"std_{key}"] = np.sqrt(np.average((array - means[:, np.newaxis]) ** 2, axis=1))
@@ -143,13 +198,58 @@ def build_cv_results(
         if plan.return_train_score:
             train = fold_scores(plan, records, outer, name, which="train")
             _store(results, f"train_{suffix}", train, rank=False)
-    results["n_failed_fits"] = np.array(
-        [
-            sum(
-                not records[("fit", outer, i, c.index)].ok
-                for i in range(len(plan.inner_folds[outer]))
-            )
-            for c in plan.candidates
-        ]
-    )
+    results["n_failed_fits"] = (~fit_ok(plan, records, outer)).sum(axis=1)
     return results
+
+
+@dataclass(frozen=True, slots=True)
+class FailureSummary:
+    """How many units failed, where, and the first error."""
+
+    n_failed: int
+    n_total: int
+    by_candidate: dict[str, int]
+    first_error: str | None
+
+    @property
+    def text(self) -> str:
+        """One sentence, e.g. ``"3 of 120 fits failed (candidate 'alpha=-1': 3); first ..."``."""
+        if not self.n_failed:
+            return f"0 of {self.n_total} fits failed."
+        where = ", ".join(f"candidate {k!r}: {v}" for k, v in self.by_candidate.items())
+        return (
+            f"{self.n_failed} of {self.n_total} fits failed ({where}); "
+            f"first error: {self.first_error}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view."""
+        return {
+            "n_failed": self.n_failed,
+            "n_total": self.n_total,
+            "by_candidate": dict(self.by_candidate),
+            "first_error": self.first_error,
+            "text": self.text,
+        }
+
+
+def summarize_failures(plan: Plan, records: Mapping[Key, Record]) -> FailureSummary:
+    """Count failed units per candidate; keep the first error's type and message."""
+    failed = sorted((r for r in records.values() if not r.ok), key=lambda r: r.started)
+    counts = Counter(plan.candidates[r.unit.candidate].label for r in failed)
+    first = (
+        None
+        if not failed or failed[0].error is None
+        else (f"{failed[0].error.type}: {failed[0].error.message}")
+    )
+    return FailureSummary(len(failed), len(records), dict(counts), first)
+
+
+def count_warnings(plan: Plan, records: Mapping[Key, Record]) -> dict[str, dict[str, int]]:
+    """Warnings raised inside fits, counted per candidate and category."""
+    counts: dict[str, Counter[str]] = {}
+    for r in records.values():
+        if r.warnings:
+            label = plan.candidates[r.unit.candidate].label
+            counts.setdefault(label, Counter()).update(r.warnings)
+    return {label: dict(c) for label, c in counts.items()}

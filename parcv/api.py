@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
+from parcv.assemble import make_cv_result, make_nested_result, make_search_result
 from parcv.backends import check_backend
 from parcv.data import check_dataset
 from parcv.plan import build_plan
-from parcv.results import (
-    CVResult,
-    NestedResult,
-    SearchResult,
-    make_cv_result,
-    make_nested_result,
-    make_search_result,
-)
-from parcv.runner import run_plan
+from parcv.results import CVResult, NestedResult, SearchResult
+from parcv.session import execute_plan, load_run
 from parcv.summary import Selection
 
-__all__ = ["cross_validate", "search", "nested_cv"]
+__all__ = ["cross_validate", "search", "nested_cv", "load"]
 
 
 def cross_validate(
@@ -35,6 +30,11 @@ def cross_validate(
     error_score: Any = math.nan,
     backend: Any = "local",
     n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    fast_cv: bool | str = "auto",
 ) -> CVResult:
     """Cross-validate one model: fit and score it on every split.
 
@@ -55,9 +55,50 @@ def cross_validate(
     return_train_score : bool, default=False
     error_score : "raise" or float, default=nan
         Score recorded for a failing fit; ``"raise"`` stops at the first.
-    backend : {"serial", "local"} or Backend, default="local"
+    backend : {"serial", "local", "dask"} or Backend, default="local"
+        ``"dask"`` starts a loopback ``LocalCluster`` for the call; pass
+        ``DaskBackend(address=... | scheduler_file=... | client=... | cluster=...)``
+        to use an existing cluster.
     n_jobs : int, default=None
-        Local workers; ``None`` uses every core.
+        Worker processes of the local pool or of the Dask cluster parcv
+        starts; ``None`` uses every core.
+    store : str or Path, default=None
+        SQLite file that receives every record as it finishes (WAL mode, one
+        transaction per finished chunk). ``None`` keeps nothing. A store
+        belongs to one plan (a fingerprint of data, estimator, space, folds,
+        scoring and parcv version): another plan's store is refused.
+    resume : bool, default=False
+        Compute only the units missing from ``store``; the result is
+        identical to an uninterrupted run.
+    overwrite : bool, default=False
+        Discard what ``store`` holds.
+    progress : bool, default=None
+        Progress bar (tqdm) with done/failed/total, rate and ETA; ``None``
+        shows it only when stderr is a terminal.
+    fast_cv : {"auto", True, False}, default="auto"
+        Exact fast cross-validation for linear smoothers. When every train
+        set is the complement of its test set and the estimator (with every
+        candidate's parameters) is a linear smoother parcv knows --
+        ``Ridge`` (direct solvers, ``positive=False``), ``KernelRidge``,
+        :class:`~parcv.bayes.BayesianLinearRegression` with
+        ``optimize=False``, a Gaussian process with fixed kernel, or any
+        estimator implementing :class:`~parcv.fastloo.SupportsHatMatrix`
+        -- the held-out predictions are computed in closed form from one
+        fit instead of one refit per fold; candidates that differ only in
+        their shrinkage (e.g. Ridge alphas) share one decomposition and run
+        as one task per outer fold. ``"auto"`` does this for
+        ``LeaveOneOut()`` only, so k-fold keeps scikit-learn's numbers bit
+        for bit; ``True`` also does it for k-fold (any partition of the
+        rows) and raises ``ValueError`` saying why when it cannot apply;
+        ``False`` always refits. Fast CV is the one place where parcv is
+        not bit-identical to scikit-learn: predictions and scores agree
+        with the refits to rounding (about 1e-12 relative; the serial,
+        local and dask backends still agree with each other bit for bit).
+        It needs dense float64 ``X``, 1-D ``y``, no ``fit_params`` and no
+        ``return_train_score``; the common regression scorers (MSE, RMSE,
+        MAE, max error, r2 and the default ``score``) are vectorised, other
+        ``predict``-based scorers are called on the precomputed
+        predictions. The result's ``fast_cv`` says whether it was used.
 
     Returns
     -------
@@ -83,8 +124,18 @@ def cross_validate(
         refit=False,
         error_score=error_score,
         return_train_score=return_train_score,
+        fast_cv=fast_cv,
     )
-    records = run_plan(plan, data, check_backend(backend, n_jobs))
+    records = execute_plan(
+        plan,
+        data,
+        check_backend(backend, n_jobs),
+        "cross_validate",
+        store=store,
+        resume=resume,
+        overwrite=overwrite,
+        progress=progress,
+    )
     return make_cv_result(plan, records)
 
 
@@ -104,6 +155,13 @@ def search(
     error_score: Any = math.nan,
     backend: Any = "local",
     n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    save_models: bool = False,
+    fast_cv: bool | str = "auto",
+    criteria: Any = None,
 ) -> SearchResult:
     """Select a candidate by CV on all data and refit it (Architecture A).
 
@@ -116,11 +174,34 @@ def search(
         ``[{"model": [Ridge()], "model__alpha": [...]}, {"model": [SVR()]}]``.
     X, y, groups, fit_params, cv, scoring, return_train_score, error_score, backend, n_jobs
         As in :func:`cross_validate`.
+    store, resume, overwrite, progress
+        As in :func:`cross_validate`.
+    save_models : bool, default=False
+        Also write the final fitted model beside the store with joblib
+        (``<store>.models/final.joblib``); load such files only from trusted
+        sources, since unpickling runs code.
     refit : bool or str, default=True
         Refit the selected candidate on all data; with several metrics, the
         name of the metric that selects.
     selection : Selection, default=None
         ``Selection("one_se", complexity=...)`` for the one-standard-error rule.
+    fast_cv : {"auto", True, False}, default="auto"
+        Exact closed-form held-out predictions for linear smoothers; see
+        :func:`cross_validate`. ``cv=LeaveOneOut()`` over Ridge alphas costs
+        one SVD, not ``n_samples x n_candidates`` fits.
+    criteria : list of str or CriteriaRequest, default=None
+        Also fit each candidate once on all data and compute these criteria:
+        ``"aic"``, ``"bic"``, ``"cp"`` (regression), ``"vc"``
+        (classification) and ``"evidence"`` (the log evidence of a Bayesian
+        model: ``BayesianLinearRegression.log_evidence_`` or a Gaussian
+        process's ``log_marginal_likelihood_value_``). The parameter count
+        is the number of non-zero ``coef_`` entries; for other models pass
+        ``parcv.criteria_tasks.CriteriaRequest(names, n_params=...)``. A
+        criterion undefined for the estimator raises
+        ``CriteriaUndefinedError`` saying how to fix it. The result's
+        ``criteria_table`` shows each candidate's CV mean ± se next to its
+        criteria and which candidate each method (CV best, one-SE, each
+        criterion) selects.
 
     Returns
     -------
@@ -147,8 +228,20 @@ def search(
         selection=selection,
         error_score=error_score,
         return_train_score=return_train_score,
+        fast_cv=fast_cv,
+        criteria=criteria,
     )
-    records = run_plan(plan, data, check_backend(backend, n_jobs))
+    records = execute_plan(
+        plan,
+        data,
+        check_backend(backend, n_jobs),
+        "search",
+        store=store,
+        resume=resume,
+        overwrite=overwrite,
+        progress=progress,
+        save_models=save_models,
+    )
     return make_search_result(plan, records)
 
 
@@ -169,6 +262,13 @@ def nested_cv(
     error_score: Any = math.nan,
     backend: Any = "local",
     n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    save_models: bool = False,
+    fast_cv: bool | str = "auto",
+    criteria: Any = None,
 ) -> NestedResult:
     """Estimate the performance of the whole selection procedure by nested CV.
 
@@ -183,7 +283,9 @@ def nested_cv(
     ----------
     estimator, space, X, y, scoring, selection, groups, fit_params
         As in :func:`search`.
-    return_train_score, error_score, backend, n_jobs
+    return_train_score, error_score, backend, n_jobs, store, resume, overwrite, progress
+        As in :func:`search`.
+    save_models : bool, default=False
         As in :func:`search`.
     outer : int, splitter or ThreeWayHoldOut, default=5
         Outer scheme. A ``ThreeWayHoldOut`` is Architecture B (its validation
@@ -193,6 +295,15 @@ def nested_cv(
     refit : bool or str, default=True
         Also select and refit on all data; with several metrics, the metric
         that selects.
+    fast_cv : {"auto", True, False}, default="auto"
+        Exact closed-form held-out predictions for the inner CVs of linear
+        smoothers (``inner=LeaveOneOut()``, or k-fold with ``True``); see
+        :func:`cross_validate`. Outer refits are always real fits.
+    criteria : list of str or CriteriaRequest, default=None
+        As in :func:`search`, computed on every outer-train part (and on all
+        data with ``refit``): ``criteria_choices`` says which candidate each
+        method selects in each outer fold, ``criteria_table`` is the
+        all-data table.
 
     Returns
     -------
@@ -219,6 +330,55 @@ def nested_cv(
         selection=selection,
         error_score=error_score,
         return_train_score=return_train_score,
+        fast_cv=fast_cv,
+        criteria=criteria,
     )
-    records = run_plan(plan, data, check_backend(backend, n_jobs))
+    records = execute_plan(
+        plan,
+        data,
+        check_backend(backend, n_jobs),
+        "nested_cv",
+        store=store,
+        resume=resume,
+        overwrite=overwrite,
+        progress=progress,
+        save_models=save_models,
+    )
+    return make_nested_result(plan, records)
+
+
+def load(store: str | Path, *, load_models: bool = False) -> CVResult | SearchResult | NestedResult:
+    """Rebuild the result of a run from its store, without recomputing anything.
+
+    Parameters
+    ----------
+    store : str or Path
+        SQLite file written by ``cross_validate``/``search``/``nested_cv``.
+    load_models : bool, default=False
+        Also load the final model saved with ``save_models=True`` (joblib:
+        only for stores from a trusted source). Otherwise
+        ``best_estimator_`` is None; reading the store itself never runs code.
+
+    Returns
+    -------
+    CVResult, SearchResult or NestedResult
+        Equal scores, selections and estimates to the run's own result.
+        Parameters that were objects (estimators) come back as their repr.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=30, n_features=2, random_state=0)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.sqlite"
+    >>> r = search(Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, backend="serial", store=path)
+    >>> load(path).best_params_ == r.best_params_
+    True
+    """
+    kind, plan, records = load_run(store, load_models=load_models)
+    if kind == "cross_validate":
+        return make_cv_result(plan, records)
+    if kind == "search":
+        return make_search_result(plan, records)
     return make_nested_result(plan, records)

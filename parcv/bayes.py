@@ -13,11 +13,12 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
-from scipy.optimize import minimize
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.preprocessing import PolynomialFeatures
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+from parcv._evidence_opt import maximize_evidence
 
 __all__ = [
     "BayesianLinearRegression",
@@ -25,9 +26,6 @@ __all__ = [
     "log_evidence_gradient",
     "model_posterior",
 ]
-
-# Type-II ML searches log-variances within this many decades of mean(y**2).
-_LOG_RANGE = 10.0 * math.log(10.0)
 
 
 def _check_variance(value: object, name: str) -> float:
@@ -162,29 +160,6 @@ def log_evidence_gradient(
     array([-0.75, -0.25])
     """
     return _evidence_terms(*_check_design(X, y, sigma2, tau2))[1]
-
-
-def _maximize_evidence(
-    X: NDArray[np.float64], y: NDArray[np.float64], sigma2: float, tau2: float
-) -> tuple[float, float]:
-    """Return type-II ML ``(sigma2, tau2)`` found by L-BFGS-B in log space."""
-    centre = math.log(max(float(np.mean(y**2)), np.finfo(float).tiny))
-    bounds = [(centre - _LOG_RANGE, centre + _LOG_RANGE)] * 2
-    start = np.clip(np.log([sigma2, tau2]), bounds[0][0], bounds[0][1])
-
-    def objective(log_params: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-        params = np.exp(log_params)
-        value, gradient = _evidence_terms(X, y, params[0], params[1])
-        return -value, -gradient * params
-
-    result = minimize(objective, start, jac=True, method="L-BFGS-B", bounds=bounds)
-    # Refine once: L-BFGS-B stops on a relative decrease, not a zero gradient.
-    result = minimize(
-        objective, result.x, jac=True, method="L-BFGS-B", bounds=bounds,
-        options={"ftol": 0.0, "gtol": 1e-10},
-    )  # fmt: skip
-    optimum = np.exp(result.x)
-    return float(optimum[0]), float(optimum[1])
 
 
 def model_posterior(
@@ -356,7 +331,7 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):  # type: ignore[m
         sigma2 = _check_variance(self.sigma2, "sigma2")
         tau2 = _check_variance(self.tau2, "tau2")
         if self.optimize:
-            sigma2, tau2 = _maximize_evidence(design, target, sigma2, tau2)
+            sigma2, tau2 = maximize_evidence(design, target, sigma2, tau2)
         precision = design.T @ design
         precision[np.diag_indices_from(precision)] += sigma2 / tau2
         try:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["ParcvError", "FitFailedError", "PlanMismatchError", "BackendError"]
+__all__ = [
+    "ParcvError",
+    "FitFailedError",
+    "PlanMismatchError",
+    "BackendError",
+    "RunInterrupted",
+    "FitFailedWarning",
+]
 
 
 class ParcvError(Exception):
@@ -19,3 +26,15 @@ class PlanMismatchError(ParcvError, ValueError):
 
 class BackendError(ParcvError, RuntimeError):
     """A backend could not start or lost every worker."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; finished records are kept and the message says how to resume.
+
+    A ``KeyboardInterrupt`` (not an ``Exception``), so generic ``except
+    Exception`` handlers do not swallow the user's interrupt.
+    """
+
+
+class FitFailedWarning(UserWarning):
+    """Some fits failed and were handled by ``error_score`` (a candidate was excluded)."""

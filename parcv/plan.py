@@ -5,16 +5,23 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from sklearn.base import is_classifier
+from sklearn.model_selection import LeaveOneOut
 from sklearn.utils import _safe_indexing
 
 from parcv import __version__
+from parcv.criteria_tasks import CriteriaRequest, check_criteria
 from parcv.data import Dataset
-from parcv.records import Unit
+from parcv.fastplan import decide_fast_cv
+from parcv.partition import PartitionFolds, leave_one_out_folds
+from parcv.records import Key, Unit
+from parcv.reprs import stable_repr
 from parcv.scoring import Scoring, check_scoring_spec
 from parcv.space import Candidate, check_candidate_params, check_space
 from parcv.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
@@ -36,9 +43,12 @@ class Plan:
     outer_folds : tuple of Fold
         Empty unless nested.
     inner_folds : dict
-        Inner folds per outer fold (``None`` = all data), absolute indices.
+        Inner folds per outer fold (``None`` = all data), absolute indices;
+        leave-one-out is a compact :class:`~parcv.partition.PartitionFolds`.
     units : tuple of Unit
-        Every ``fit`` unit, in scheduling priority order.
+        Every unit that runs before the refits, in scheduling priority
+        order: ``criteria`` units first, then ``fit`` units (with fast CV,
+        one ``fit`` unit per outer fold and batch of candidates).
     refit_outers : tuple of int
         Outer folds whose selected candidate is refitted and scored.
     final : bool
@@ -47,13 +57,21 @@ class Plan:
     error_score : float or "raise"
     return_train_score : bool
     n_samples : int
+    fast_cv : bool, default=False
+        Whether the inner CVs run as fast CV (exact held-out predictions of
+        a linear smoother, one unit per outer fold and batch).
+    batches : tuple of tuple of int, default=()
+        With fast CV, the candidates that share one decomposition.
+    criteria : CriteriaRequest or None, default=None
+        Criteria computed per candidate on every outer-train part (and on
+        all data when there is an all-data search).
     """
 
     estimator: Any
     candidates: tuple[Candidate, ...]
     scoring: Scoring
     outer_folds: tuple[Fold, ...]
-    inner_folds: dict[int | None, tuple[Fold, ...]] = field(repr=False)
+    inner_folds: dict[int | None, Sequence[Fold]] = field(repr=False)
     units: tuple[Unit, ...] = field(repr=False)
     refit_outers: tuple[int, ...]
     final: bool
@@ -61,23 +79,49 @@ class Plan:
     error_score: float | str
     return_train_score: bool
     n_samples: int
+    fast_cv: bool = False
+    batches: tuple[tuple[int, ...], ...] = ()
+    criteria: CriteriaRequest | None = None
 
     @property
     def n_units(self) -> int:
-        """Total number of units, refits included."""
-        return len(self.units) + len(self.refit_outers) + int(self.final)
+        """Total number of records a run makes, refits included."""
+        n_fits = sum(len(self.unit_keys(u)) for u in self.units)
+        return n_fits + len(self.refit_outers) + int(self.final)
+
+    def rows_of(self, outer: int | None) -> NDArray[np.intp]:
+        """Return the rows the inner folds of ``outer`` split (all rows for None)."""
+        if outer is None:
+            return np.arange(self.n_samples, dtype=np.intp)
+        return self.outer_folds[outer].train
 
     def fold_of(self, unit: Unit) -> Fold:
         """Return the rows a unit fits on and scores on."""
-        if unit.kind == "fit":
-            return self.inner_folds[unit.outer][unit.inner]  # type: ignore[index]
+        if unit.kind == "fit" and unit.inner is not None:
+            return self.inner_folds[unit.outer][unit.inner]
         if unit.kind == "refit":
             return self.outer_folds[unit.outer]  # type: ignore[index]
-        return Fold(np.arange(self.n_samples, dtype=np.intp), np.empty(0, dtype=np.intp))
+        rows = self.rows_of(None if unit.kind == "final" else unit.outer)
+        return Fold(rows, np.empty(0, dtype=np.intp))
+
+    def batch_of(self, unit: Unit) -> tuple[int, ...]:
+        """Return the candidates of a fast-CV unit (its batch starts at ``unit.candidate``)."""
+        return next(b for b in self.batches if b[0] == unit.candidate)
+
+    def unit_keys(self, unit: Unit) -> list[Key]:
+        """Return the keys of the records a unit makes (one per candidate of a fast batch)."""
+        if unit.kind == "fit" and unit.inner is None:
+            return [("fit", unit.outer, None, c) for c in self.batch_of(unit)]
+        return [unit.key]
+
+    def fit_record_keys(self, outer: int | None) -> list[Key]:
+        """Return the keys of the fit records that select the candidate of ``outer``."""
+        return [k for u in self.units if u.kind == "fit" and u.outer == outer
+                for k in self.unit_keys(u)]  # fmt: skip
 
     def fit_keys(self, outer: int | None) -> list[Unit]:
         """Return the fit units whose results select the candidate of ``outer``."""
-        return [u for u in self.units if u.outer == outer]
+        return [u for u in self.units if u.kind == "fit" and u.outer == outer]
 
 
 def check_error_score(error_score: Any) -> float | str:
@@ -105,9 +149,21 @@ def _check_estimator(estimator: Any) -> None:
         )
 
 
-def _inner_folds(
-    inner: Any, data: Dataset, rows: Fold | None, classifier: bool
-) -> tuple[Fold, ...]:
+def _check_params(estimator: Any, candidates: Sequence[Candidate]) -> None:
+    """Check parameter names, cloning the estimator only when the cheap check cannot tell."""
+    valid = estimator.get_params(deep=True)
+    if all(
+        name in valid and not hasattr(value, "get_params")
+        for c in candidates for name, value in c.params.items()
+    ):  # fmt: skip
+        return  # set_params would accept every candidate: no structure changes, known names
+    check_candidate_params(estimator, candidates)
+
+
+def _inner_folds(inner: Any, data: Dataset, rows: Fold | None, classifier: bool) -> Sequence[Fold]:
+    if type(inner) is LeaveOneOut and (data.n_samples if rows is None else len(rows.train)) > 1:
+        # Same folds as LeaveOneOut().split, without n train arrays of n - 1 rows.
+        return leave_one_out_folds(np.arange(data.n_samples) if rows is None else rows.train)
     if rows is None:
         y, groups, X = data.y, data.groups, data.X
         where = "cv"
@@ -137,6 +193,8 @@ def build_plan(
     error_score: Any = math.nan,
     return_train_score: bool = False,
     final: bool | None = None,
+    fast_cv: Any = "auto",
+    criteria: Any = None,
 ) -> Plan:
     """Validate everything and materialise the units of a run.
 
@@ -157,20 +215,65 @@ def build_plan(
     return_train_score : bool, default=False
     final : bool, default=None
         Refit the selection on all data; defaults to ``bool(refit)``.
+    fast_cv : {"auto", True, False}, default="auto"
+        Exact closed-form held-out predictions for linear smoothers, as in
+        :func:`parcv.search`.
+    criteria : sequence of str, CriteriaRequest or None, default=None
+        Criteria to compute per candidate, as in :func:`parcv.search`.
 
     Returns
     -------
     Plan
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.model_selection import LeaveOneOut
+    >>> from parcv.data import check_dataset
+    >>> data = check_dataset(np.arange(20.0).reshape(10, 2), np.arange(10.0))
+    >>> plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=LeaveOneOut())
+    >>> plan.fast_cv, len(plan.units), plan.n_units
+    (True, 1, 3)
     """
     _check_estimator(estimator)
     candidates = check_space(space)
-    check_candidate_params(estimator, candidates)
+    _check_params(estimator, candidates)
     selects = len(candidates) > 1 or bool(refit)
     score_spec: Scoring = check_scoring_spec(estimator, scoring, refit, selects=selects)
+    request = check_criteria(criteria, estimator)
+    do_final = bool(refit) if final is None else final
+    outer_folds, inner_folds = _all_folds(estimator, data, inner, outer, do_final)
+    decision = decide_fast_cv(
+        fast_cv, estimator, candidates, data, inner_folds, scoring=score_spec,
+        return_train_score=bool(return_train_score),
+        rows_of=lambda o: np.arange(data.n_samples) if o is None else outer_folds[o].train,
+    )  # fmt: skip
+    return Plan(
+        estimator=estimator,
+        candidates=candidates,
+        scoring=score_spec,
+        outer_folds=outer_folds,
+        inner_folds=inner_folds,
+        units=make_units(inner_folds, len(candidates), decision.batches, request is not None),
+        refit_outers=tuple(range(len(outer_folds))),
+        final=do_final,
+        selection=selection if selection is not None else Selection(),
+        error_score=check_error_score(error_score),
+        return_train_score=bool(return_train_score),
+        n_samples=data.n_samples,
+        fast_cv=decision.used,
+        batches=decision.batches,
+        criteria=request,
+    )
+
+
+def _all_folds(
+    estimator: Any, data: Dataset, inner: Any, outer: Any, do_final: bool
+) -> tuple[tuple[Fold, ...], dict[int | None, Sequence[Fold]]]:
+    """Materialise the outer folds and the inner folds of every outer fold."""
     classifier = is_classifier(estimator)
     outer_folds: tuple[Fold, ...] = ()
-    inner_folds: dict[int | None, tuple[Fold, ...]] = {}
-    do_final = bool(refit) if final is None else final
+    inner_folds: dict[int | None, Sequence[Fold]] = {}
     if isinstance(outer, ThreeWayHoldOut) and inner is None:
         inner = outer.inner_splitter()
     if do_final or outer is None:
@@ -181,26 +284,43 @@ def build_plan(
         outer_folds = materialize_folds(outer_splitter, data.X, data.y, data.groups, where="outer")
         for o, fold in enumerate(outer_folds):
             inner_folds[o] = _inner_folds(inner, data, fold, classifier)
-    units = tuple(
-        Unit("fit", o, i, c.index)
-        for o, folds in inner_folds.items()
-        for i in range(len(folds))
-        for c in candidates
-    )
-    return Plan(
-        estimator=estimator,
-        candidates=candidates,
-        scoring=score_spec,
-        outer_folds=outer_folds,
-        inner_folds=inner_folds,
-        units=units,
-        refit_outers=tuple(range(len(outer_folds))),
-        final=do_final,
-        selection=selection if selection is not None else Selection(),
-        error_score=check_error_score(error_score),
-        return_train_score=bool(return_train_score),
-        n_samples=data.n_samples,
-    )
+    return outer_folds, inner_folds
+
+
+def make_units(
+    inner_folds: dict[int | None, Sequence[Fold]],
+    n_candidates: int,
+    batches: tuple[tuple[int, ...], ...],
+    criteria: bool,
+) -> tuple[Unit, ...]:
+    """Build the units that run before the refits, criteria first.
+
+    Parameters
+    ----------
+    inner_folds : dict of outer fold to folds
+    n_candidates : int
+    batches : tuple of tuple of int
+        Fast-CV batches; empty for one ``fit`` unit per (fold, candidate).
+    criteria : bool
+        Whether one ``criteria`` unit per (outer fold, candidate) runs.
+
+    Returns
+    -------
+    tuple of Unit
+
+    Examples
+    --------
+    >>> [u.key for u in make_units({None: [None] * 2}, 2, ((0, 1),), True)]
+    [('criteria', None, 0), ('criteria', None, 1), ('fit', None, None, 0)]
+    """
+    units = [Unit("criteria", o, None, c) for o in inner_folds if criteria
+             for c in range(n_candidates)]  # fmt: skip
+    if batches:
+        units += [Unit("fit", o, None, b[0]) for o in inner_folds for b in batches]
+    else:
+        units += [Unit("fit", o, i, c) for o, folds in inner_folds.items()
+                  for i in range(len(folds)) for c in range(n_candidates)]  # fmt: skip
+    return tuple(units)
 
 
 def _hash_value(h: Any, value: Any) -> None:
@@ -236,13 +356,29 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
         _hash_value(h, np.asarray(value) if isinstance(value, list) else value)
     est = plan.estimator
     h.update(f"{type(est).__module__}.{type(est).__qualname__}".encode())
-    h.update(repr(sorted(est.get_params(deep=True).items(), key=lambda kv: kv[0])).encode())
-    h.update(repr([c.params for c in plan.candidates]).encode())
+    h.update(stable_repr(est).encode())
+    h.update(stable_repr([c.params for c in plan.candidates]).encode())
     for folds in (plan.outer_folds, *plan.inner_folds.values()):
-        for fold in folds:
-            _hash_value(h, fold.train)
-            _hash_value(h, fold.test)
-    h.update(repr(sorted(plan.scoring.scorers.items())).encode())
-    h.update(repr((plan.scoring.refit, plan.selection, plan.error_score)).encode())
+        _hash_folds(h, folds)
+    h.update(stable_repr(sorted(plan.scoring.scorers.items())).encode())
+    selection = (plan.selection.rule, stable_repr(plan.selection.complexity))
+    h.update(repr((plan.scoring.refit, selection, plan.error_score)).encode())
     h.update(repr((plan.return_train_score, plan.final, __version__)).encode())
+    if plan.fast_cv:
+        # Fast CV agrees with refits to rounding, not bit for bit: never mix the two in a store.
+        h.update(b"fast_cv")
+    if plan.criteria is not None:
+        request = plan.criteria
+        h.update(stable_repr([request.names, request.n_params, request.noise_variance]).encode())
     return h.hexdigest()
+
+
+def _hash_folds(h: Any, folds: Sequence[Fold]) -> None:
+    if isinstance(folds, PartitionFolds):
+        h.update(f"partition{folds.leave_one_out}".encode())
+        for array in (folds.rows, folds.tests, folds.offsets):
+            _hash_value(h, array)
+        return
+    for fold in folds:
+        _hash_value(h, fold.train)
+        _hash_value(h, fold.test)

@@ -2,74 +2,52 @@
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.aggregate import build_cv_results, fold_scores, select_for
-from parcv.plan import Plan
-from parcv.records import Key, Record
-from parcv.summary import ScoreSummary, StabilityRow, selection_stability, summarize_scores
+from parcv.aggregate import FailureSummary
+from parcv.compare import (
+    best_vs_rest,
+    compare_all_candidates,
+    compare_candidates,
+    compare_procedures,
+)
+from parcv.criteria_table import CriteriaTable
+from parcv.export import Exportable
+from parcv.records import Record
+from parcv.space import Candidate
+from parcv.stats import ComparisonTable, TestResult
+from parcv.summary import ScoreSummary, StabilityRow
 
-__all__ = ["CVResult", "SearchResult", "NestedResult"]
+__all__ = ["CVResult", "SearchResult", "NestedResult", "FAST_CV_NOTE"]
 
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ma.MaskedArray):
-        return [
-            None if m else _jsonable(v)
-            for v, m in zip(value.data, np.ma.getmaskarray(value), strict=True)
-        ]
-    if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()]
-    if isinstance(value, (np.floating, float)):
-        return None if not math.isfinite(float(value)) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, (str, int, bool)) or value is None:
-        return value
-    if hasattr(value, "to_dict"):
-        return _jsonable(value.to_dict())
-    return repr(value)
+FAST_CV_NOTE = (
+    "fast CV: the held-out predictions were computed exactly in closed form (linear smoother, "
+    "one decomposition per batch of candidates, no refit per fold). They equal scikit-learn's "
+    "refits to rounding (~1e-12 relative), not bit for bit; the serial, local and dask "
+    "backends agree with each other bit for bit. Fit and score times are the batch's, spread "
+    "evenly over its candidates and folds."
+)
 
 
-def _sorted_records(records: Mapping[Key, Record]) -> list[Record]:
-    order = {"fit": 0, "refit": 1, "final": 2}
-    return sorted(
-        records.values(),
-        key=lambda r: (
-            order[r.unit.kind],
-            -1 if r.unit.outer is None else r.unit.outer,
-            r.unit.inner or 0,
-            r.unit.candidate,
-        ),
-    )
+def _notes(fast_cv: bool) -> list[str]:
+    return [FAST_CV_NOTE] if fast_cv else []
 
 
-class _Exportable:
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
+def __getattr__(name: str) -> Any:
+    # The make_* functions moved to parcv.assemble; keep the old import path working.
+    if name in ("make_cv_result", "make_search_result", "make_nested_result"):
+        from parcv import assemble
 
-    def to_json(self, path: str | None = None, *, indent: int = 2) -> str:
-        """Export as JSON (NaN and infinity become null); write to ``path`` if given."""
-        text = json.dumps(_jsonable(self.to_dict()), indent=indent)
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        return text
+        return getattr(assemble, name)
+    raise AttributeError(f"module 'parcv.results' has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
-class CVResult(_Exportable):
+class CVResult(Exportable):
     """K-fold cross-validation of one model.
 
     Attributes
@@ -81,31 +59,59 @@ class CVResult(_Exportable):
     summaries : dict of str to ScoreSummary
         Mean, std, variance of the mean and standard error per metric.
     records : list of Record
-        One record per fold.
+        One record per fold (with fast CV, one record holding every fold).
+    fast_cv : bool
+        Whether the held-out predictions came from fast CV (see ``notes``).
     """
 
     scores: dict[str, NDArray[np.float64]]
     summaries: dict[str, ScoreSummary]
     records: list[Record] = field(repr=False)
+    failures: FailureSummary = field(repr=False)
+    warning_counts: dict[str, dict[str, int]] = field(repr=False)
+    fast_cv: bool = False
+
+    @property
+    def notes(self) -> list[str]:
+        """How the numbers were computed, where that matters (fast CV)."""
+        return _notes(self.fast_cv)
+
+    def to_text(self) -> str:
+        """One-screen summary: mean ± se per metric, fast-CV note, failures."""
+        n = next(iter(self.summaries.values())).n
+        lines = [f"cross_validate: {n} folds"]
+        lines += [f"  {name}: {s.mean:.6g} ± {s.se:.3g} (mean ± se)"
+                  for name, s in self.summaries.items()]  # fmt: skip
+        return "\n".join([*lines, *self.notes, self.failures.text])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view."""
         return {
             "kind": "cross_validate",
+            "fast_cv": self.fast_cv,
+            "notes": self.notes,
             "scores": self.scores,
             "summaries": self.summaries,
+            "failures": self.failures,
+            "warnings": self.warning_counts,
             "records": [r.to_dict() for r in self.records],
         }
 
 
 @dataclass(frozen=True)
-class SearchResult(_Exportable):
+class SearchResult(Exportable):
     """Architecture A: candidates scored by CV on all data, best refitted.
 
     Attributes follow ``GridSearchCV``: ``cv_results_``, ``best_index_``,
     ``best_params_``, ``best_score_``, ``best_estimator_`` (``None`` when
     ``refit=False``), ``n_splits_``, plus ``summaries`` (per candidate, per
     metric :class:`ScoreSummary`) and the tidy ``records``.
+
+    ``fast_cv`` says whether the held-out predictions came from fast CV
+    (``notes`` explains what that means for the numbers);
+    ``criteria_table`` (when ``criteria=`` was given) puts each candidate's
+    CV mean ± se next to its criteria and names the candidate each method
+    selects.
     """
 
     cv_results_: dict[str, Any] = field(repr=False)
@@ -117,23 +123,127 @@ class SearchResult(_Exportable):
     refit_metric: str
     summaries: dict[str, list[ScoreSummary]] = field(repr=False)
     records: list[Record] = field(repr=False)
+    failures: FailureSummary = field(repr=False)
+    warning_counts: dict[str, dict[str, int]] = field(repr=False)
+    candidates: tuple[Candidate, ...] = field(repr=False)
+    metrics: tuple[str, ...] = field(repr=False)
+    multimetric: bool = field(repr=False)
+    fast_cv: bool = False
+    criteria_table: CriteriaTable | None = field(default=None, repr=False)
+
+    @property
+    def notes(self) -> list[str]:
+        """How the numbers were computed, where that matters (fast CV)."""
+        return _notes(self.fast_cv)
+
+    def compare(
+        self,
+        a: int | str,
+        b: int | str,
+        test: Any = "corrected_t",
+        *,
+        metric: str | None = None,
+        **options: Any,
+    ) -> TestResult:
+        """Test whether two candidates differ on the same folds.
+
+        Parameters
+        ----------
+        a, b : int or str
+            Candidate index, label (``"alpha=0.1"``) or id.
+        test : str or callable, default="corrected_t"
+            A name of :data:`parcv.stats.TESTS`; the Nadeau-Bengio corrected
+            t-test by default because CV training sets overlap. Fold sizes
+            are passed to the tests that need them.
+        metric : str, default=None
+            Defaults to the refit metric.
+        **options
+            Passed to the test (e.g. ``rope=0.01``).
+
+        Returns
+        -------
+        TestResult
+        """
+        return compare_candidates(self, a, b, test, metric=metric, **options)
+
+    def compare_all(
+        self, test: Any = "corrected_t", *, metric: str | None = None, **options: Any
+    ) -> ComparisonTable:
+        """Compare every pair of candidates (Holm-adjusted); see :meth:`compare`."""
+        return compare_all_candidates(self, test, metric=metric, **options)
+
+    def best_vs_rest(
+        self, test: Any = "corrected_t", *, metric: str | None = None, **options: Any
+    ) -> ComparisonTable:
+        """Compare the best-mean candidate with every other (Holm-adjusted)."""
+        return best_vs_rest(self, test, metric=metric, **options)
+
+    def to_text(self) -> str:
+        """One-screen summary: candidates by rank with mean ± se, best-vs-rest table, failures."""
+        suffix = self.refit_metric if self.multimetric else "score"
+        ranks = self.cv_results_[f"rank_test_{suffix}"]
+        lines = [
+            f"search: {len(self.candidates)} candidates x {self.n_splits_} folds, "
+            f"selected {self.candidates[self.best_index_].label} "
+            f"({self.refit_metric} {self.best_score_:.6g})",
+            "",
+            "rank  mean ± se (" + self.refit_metric + ")  candidate",
+        ]
+        for c in sorted(range(len(self.candidates)), key=lambda c: (ranks[c], c)):
+            s = self.summaries[self.refit_metric][c]
+            lines.append(f"{ranks[c]:>4}  {s.mean:.6g} ± {s.se:.3g}  {self.candidates[c].label}")
+        table = self.comparison_table()
+        lines += [
+            "",
+            "best vs rest, corrected resampled t-test, Holm-adjusted:",
+            table.get("text", table.get("note", "")),
+        ]
+        if self.criteria_table is not None:
+            lines += [
+                "",
+                "criteria (smaller is better; log evidence: larger is better):",
+                self.criteria_table.to_text(),
+            ]
+        lines += ["", *self.notes, self.failures.text]
+        return "\n".join(lines)
+
+    def comparison_table(self) -> dict[str, Any]:
+        """Best versus rest by the corrected t-test, or why it cannot be computed."""
+        if len(self.candidates) < 2:
+            return {"test": "corrected_t", "rows": [], "note": "one candidate: nothing to compare"}
+        try:
+            table = self.best_vs_rest()
+        except ValueError as err:
+            return {"test": "corrected_t", "rows": [], "note": str(err)}
+        return {
+            "test": "corrected_t",
+            "best": table.best,
+            "text": table.to_text(),
+            "rows": table.to_dict(),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view (the fitted estimator is left out)."""
         return {
             "kind": "search",
+            "fast_cv": self.fast_cv,
+            "notes": self.notes,
+            "criteria": None if self.criteria_table is None else self.criteria_table.to_dict(),
+            "comparisons": self.comparison_table(),
             "best_index": self.best_index_,
             "best_params": self.best_params_,
             "best_score": self.best_score_,
             "refit_metric": self.refit_metric,
             "cv_results": self.cv_results_,
             "summaries": self.summaries,
+            "failures": self.failures,
+            "warnings": self.warning_counts,
             "records": [r.to_dict() for r in self.records],
         }
 
 
 @dataclass(frozen=True)
-class NestedResult(_Exportable):
+class NestedResult(Exportable):
     """Nested CV (Architecture C) and, if asked, the all-data search (A).
 
     Attributes
@@ -153,6 +263,14 @@ class NestedResult(_Exportable):
     final : SearchResult or None
         The search on all data and its refit: the model to ship.
     records : list of Record
+    fast_cv : bool
+        Whether the inner CVs ran as fast CV (see ``notes``).
+    criteria_table : CriteriaTable or None
+        The all-data criteria table (``final.criteria_table``).
+    criteria_choices : dict of str to list
+        With ``criteria=``: per method (``"cv"``, ``"one_se"``, each
+        criterion), the candidate it selects on each outer-train part; how
+        stable each method's choice is.
     """
 
     outer_scores: dict[str, NDArray[np.float64]]
@@ -164,11 +282,97 @@ class NestedResult(_Exportable):
     final: SearchResult | None
     refit_metric: str
     records: list[Record] = field(repr=False)
+    failures: FailureSummary = field(repr=False)
+    warning_counts: dict[str, dict[str, int]] = field(repr=False)
+    outer_folds_digest: str = field(repr=False)
+    fast_cv: bool = False
+    criteria_table: CriteriaTable | None = field(default=None, repr=False)
+    criteria_choices: dict[str, list[int | None]] = field(default_factory=dict, repr=False)
+
+    @property
+    def notes(self) -> list[str]:
+        """How the numbers were computed, where that matters (fast CV)."""
+        return _notes(self.fast_cv)
+
+    def compare(
+        self,
+        other: NestedResult,
+        test: Any = "corrected_t",
+        *,
+        metric: str | None = None,
+        names: tuple[str, str] = ("A", "B"),
+        **options: Any,
+    ) -> TestResult:
+        """Compare this selection procedure with another on the same outer folds.
+
+        Parameters
+        ----------
+        other : NestedResult
+            Another nested CV on the same data and outer splits (e.g. another
+            model family).
+        test : str or callable, default="corrected_t"
+        metric : str, default=None
+        names : tuple of str, default=("A", "B")
+        **options
+            Passed to the test.
+
+        Returns
+        -------
+        TestResult
+        """
+        return compare_procedures(self, other, test, metric=metric, names=names, **options)
+
+    def to_text(self) -> str:
+        """One-screen summary: the estimate, choices per outer fold, stability, failures."""
+        est = self.estimate[self.refit_metric]
+        lines = [
+            f"nested CV: {est.n} outer folds, {self.refit_metric} "
+            f"{est.mean:.6g} ± {est.se:.3g} (mean ± se of the outer scores)",
+            "",
+            "outer fold  score  selected",
+        ]
+        scores = self.outer_scores[self.refit_metric]
+        lines += [
+            f"{o:>10}  {scores[o]:.6g}  {self.stability_labels[c]}"
+            for o, c in enumerate(self.chosen)
+        ]
+        lines += ["", "selection stability:"]
+        lines += [f"  {row.count}/{est.n} folds  {row.label}" for row in self.stability]
+        if self.criteria_choices:
+            lines += ["", "candidate selected on each outer-train part, by method:"]
+            lines += [f"  {method:>8}: {choices}" for method, choices in
+                      self.criteria_choices.items()]  # fmt: skip
+        if self.final is None:
+            lines += [*self.notes]
+        if self.final is not None:
+            lines += ["", self.final.to_text()]
+        else:
+            lines += ["", self.failures.text]
+        return "\n".join(lines)
+
+    @property
+    def stability_labels(self) -> dict[int, str]:
+        """Label of every selected candidate."""
+        return {row.candidate: row.label for row in self.stability}
+
+    def compare_all(
+        self, test: Any = "corrected_t", *, metric: str | None = None, **options: Any
+    ) -> ComparisonTable:
+        """Compare every pair of candidates of the all-data search (needs ``refit``)."""
+        if self.final is None:
+            raise ValueError(
+                "compare_all needs the all-data search: run nested_cv with refit=True, or "
+                "compare whole procedures with compare(other)."
+            )
+        return self.final.compare_all(test, metric=metric, **options)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view."""
         return {
             "kind": "nested_cv",
+            "fast_cv": self.fast_cv,
+            "notes": self.notes,
+            "criteria_choices": self.criteria_choices,
             "refit_metric": self.refit_metric,
             "outer_scores": self.outer_scores,
             "estimate": self.estimate,
@@ -177,6 +381,8 @@ class NestedResult(_Exportable):
             "stability": [vars_of(row) for row in self.stability],
             "inner_cv_results": self.inner_cv_results,
             "final": None if self.final is None else self.final.to_dict(),
+            "failures": self.failures,
+            "warnings": self.warning_counts,
             "records": [r.to_dict() for r in self.records],
         }
 
@@ -190,66 +396,3 @@ def vars_of(row: StabilityRow) -> dict[str, Any]:
         "frequency": row.frequency,
         "folds": list(row.folds),
     }
-
-
-def make_cv_result(plan: Plan, records: Mapping[Key, Record]) -> CVResult:
-    """Assemble a :class:`CVResult` from the records of a one-candidate plan."""
-    folds = [records[("fit", None, i, 0)] for i in range(len(plan.inner_folds[None]))]
-    scores: dict[str, NDArray[np.float64]] = {
-        "fit_time": np.array([r.fit_time for r in folds]),
-        "score_time": np.array([r.score_time for r in folds]),
-    }
-    for name in plan.scoring.scorers:
-        suffix = plan.scoring.suffix(name)
-        scores[f"test_{suffix}"] = np.array([r.test_scores[name] for r in folds])
-        if plan.return_train_score:
-            scores[f"train_{suffix}"] = np.array([r.train_scores[name] for r in folds])
-    summaries = {
-        name: summarize_scores(scores[f"test_{plan.scoring.suffix(name)}"])
-        for name in plan.scoring.scorers
-    }
-    return CVResult(scores, summaries, _sorted_records(records))
-
-
-def make_search_result(plan: Plan, records: Mapping[Key, Record]) -> SearchResult:
-    """Assemble a :class:`SearchResult` from the all-data records of a plan."""
-    cv_results = build_cv_results(plan, records, None)
-    best = select_for(plan, records, None)
-    metric = plan.scoring.refit
-    final = records.get(("final",))
-    summaries = {
-        name: [summarize_scores(row) for row in fold_scores(plan, records, None, name)]
-        for name in plan.scoring.scorers
-    }
-    return SearchResult(
-        cv_results_=cv_results,
-        best_index_=best,
-        best_params_=dict(plan.candidates[best].params),
-        best_score_=float(cv_results[f"mean_test_{plan.scoring.suffix(metric)}"][best]),
-        best_estimator_=None if final is None else final.estimator,
-        n_splits_=len(plan.inner_folds[None]),
-        refit_metric=metric,
-        summaries=summaries,
-        records=[r for r in _sorted_records(records) if r.unit.outer is None],
-    )
-
-
-def make_nested_result(plan: Plan, records: Mapping[Key, Record]) -> NestedResult:
-    """Assemble a :class:`NestedResult` from every record of a nested plan."""
-    refits = [records[("refit", o)] for o in plan.refit_outers]
-    outer_scores = {
-        name: np.array([r.test_scores[name] for r in refits]) for name in plan.scoring.scorers
-    }
-    chosen = [r.unit.candidate for r in refits]
-    labels = [c.label for c in plan.candidates]
-    return NestedResult(
-        outer_scores=outer_scores,
-        estimate={name: summarize_scores(s) for name, s in outer_scores.items()},
-        chosen=chosen,
-        chosen_params=[dict(plan.candidates[c].params) for c in chosen],
-        stability=selection_stability(chosen, labels),
-        inner_cv_results=[build_cv_results(plan, records, o) for o in plan.refit_outers],
-        final=make_search_result(plan, records) if plan.final else None,
-        refit_metric=plan.scoring.refit,
-        records=_sorted_records(records),
-    )

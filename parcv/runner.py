@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from parcv.aggregate import failure_message, select_for
 from parcv.backends.base import Backend, Executor
+from parcv.criteria_tasks import CriteriaUndefinedError
 from parcv.data import Dataset
 from parcv.errors import FitFailedError
 from parcv.plan import Plan
@@ -47,7 +48,11 @@ class _Schedule:
     waiting: dict[int | None, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.pending.extend(u for u in self.plan.units if u.key not in self.records)
+        # A unit is done when all its records are (a fast-CV unit makes one per candidate).
+        self.pending.extend(
+            u for u in self.plan.units
+            if any(k not in self.records for k in self.plan.unit_keys(u))
+        )  # fmt: skip
         refits: list[int | None] = ([None] if self.plan.final else []) + list(
             self.plan.refit_outers
         )
@@ -55,49 +60,66 @@ class _Schedule:
             key = ("final",) if outer is None else ("refit", outer)
             if key not in self.records:
                 self.waiting[outer] = sum(
-                    1 for u in self.plan.fit_keys(outer) if u.key not in self.records
+                    1 for k in self.plan.fit_record_keys(outer) if k not in self.records
                 )
         for outer in [o for o, n in self.waiting.items() if n == 0]:
             self._release(outer)
 
     def _release(self, outer: int | None) -> None:
         del self.waiting[outer]
-        chosen = select_for(self.plan, self.records, outer)
+        chosen = select_for(self.plan, self.records, outer, warn=True)
         kind = "final" if outer is None else "refit"
         self.pending.appendleft(Unit(kind, outer, None, chosen))
 
     def done(self, record: Record) -> None:
+        # A rerun fast batch may return records that are already stored: count each key once.
+        new = record.key not in self.records
         self.records[record.key] = record
         outer = record.unit.outer
-        if record.unit.kind == "fit" and outer in self.waiting:
+        if new and record.unit.kind == "fit" and outer in self.waiting:
             self.waiting[outer] -= 1
             if self.waiting[outer] == 0:
                 self._release(outer)
 
     def next_chunk(self, size: int) -> tuple[Unit, ...]:
-        if self.pending[0].kind != "fit":
+        if self.pending[0].kind not in ("fit", "criteria"):
             return (self.pending.popleft(),)
         chunk: list[Unit] = []
-        while self.pending and len(chunk) < size and self.pending[0].kind == "fit":
+        while self.pending and len(chunk) < size and self.pending[0].kind in ("fit", "criteria"):
             chunk.append(self.pending.popleft())
         return tuple(chunk)
 
 
-def _drive(plan: Plan, executor: Executor, schedule: _Schedule) -> Iterator[Record]:
+def _criterion_undefined(record: Record) -> bool:
+    # A criterion that is undefined for the estimator is a usage error, whatever error_score says.
+    err = record.error
+    undefined = err is not None and err.type == CriteriaUndefinedError.__name__
+    return record.unit.kind == "criteria" and undefined
+
+
+def _drive(plan: Plan, executor: Executor, schedule: _Schedule) -> Iterator[list[Record]]:
     sizer = _ChunkSizer(executor.chunk_seconds, executor.n_workers)
     in_flight: dict[Hashable, tuple[Unit, ...]] = {}
-    max_in_flight = 2 * executor.n_workers
     while schedule.pending or in_flight:
-        while schedule.pending and len(in_flight) < max_in_flight:
+        # Re-read: workers of a batch-queue cluster arrive while the run goes on.
+        sizer.n_workers = executor.n_workers
+        while schedule.pending and len(in_flight) < 2 * executor.n_workers:
             chunk = schedule.next_chunk(sizer.size(len(schedule.pending)))
             in_flight[executor.submit(chunk)] = chunk
         for ticket, records in executor.wait():
             del in_flight[ticket]
             sizer.observe(records)
+            undefined = [r for r in records if _criterion_undefined(r)]
+            if undefined:
+                yield [r for r in records if r.ok]
+                raise CriteriaUndefinedError(undefined[0].error.message)  # type: ignore[union-attr]
+            if plan.error_score == "raise":
+                failed = [r for r in records if not r.ok]
+                if failed:
+                    yield [r for r in records if r.ok]
+                    raise FitFailedError(failure_message(plan, failed[0]))
+            yield records
             for record in records:
-                if not record.ok and plan.error_score == "raise":
-                    raise FitFailedError(failure_message(plan, record))
-                yield record
                 schedule.done(record)
 
 
@@ -107,7 +129,7 @@ def run_plan(
     backend: Backend,
     *,
     done: Mapping[Key, Record] | None = None,
-    on_record: Callable[[Record], None] | None = None,
+    on_batch: Callable[[list[Record]], None] | None = None,
 ) -> dict[Key, Record]:
     """Run every unit of a plan that is not already done.
 
@@ -118,8 +140,9 @@ def run_plan(
     backend : Backend
     done : mapping of key to Record, default=None
         Records of an earlier run of the same plan; their units are skipped.
-    on_record : callable, default=None
-        Called with each new record as soon as it arrives (store, progress).
+    on_batch : callable, default=None
+        Called with each batch of new records (one finished chunk) as soon
+        as it arrives: the store commits it, the progress bar advances.
 
     Returns
     -------
@@ -129,13 +152,17 @@ def run_plan(
     Raises
     ------
     FitFailedError
-        On the first failed unit when ``error_score="raise"``.
+        On the first failed unit when ``error_score="raise"`` (the batch's
+        successful records are handed to ``on_batch`` first).
     ParcvError
         When every candidate failed in some outer fold.
+    CriteriaUndefinedError
+        When a requested criterion is undefined for the estimator (raised at
+        the first ``criteria`` record, whatever ``error_score`` says).
     """
     schedule = _Schedule(plan, dict(done or {}))
     with backend.open(plan, data) as executor:
-        for record in _drive(plan, executor, schedule):
-            if on_record is not None:
-                on_record(record)
+        for batch in _drive(plan, executor, schedule):
+            if on_batch is not None and batch:
+                on_batch(batch)
     return schedule.records

@@ -33,7 +33,12 @@ def format_params(params: Mapping[str, Any]) -> str:
     """
     if not params:
         return "(defaults)"
-    return ", ".join(f"{name}={params[name]!r}" for name in sorted(params))
+    return ", ".join(f"{name}={_plain(params[name])!r}" for name in sorted(params))
+
+
+def _plain(value: Any) -> Any:
+    # numpy scalars (random search draws) print as plain numbers: C=4.43, not np.float64(4.43).
+    return value.item() if hasattr(value, "item") and getattr(value, "ndim", None) == 0 else value
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,14 +9,15 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import rankdata
 
 __all__ = [
     "Selection",
     "ScoreSummary",
     "summarize_scores",
+    "summarize_rows",
     "rank_means",
     "select_candidate",
+    "select_one_se",
 ]
 
 
@@ -129,12 +130,45 @@ def summarize_scores(scores: Sequence[float] | NDArray[np.float64]) -> ScoreSumm
     return ScoreSummary(mean, std, var_mean, float(np.sqrt(var_mean)), k)
 
 
+def summarize_rows(scores: NDArray[np.float64]) -> list[ScoreSummary]:
+    """Summarize every row of a score matrix at once; equal to :func:`summarize_scores` per row.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_candidates, n_folds)
+
+    Returns
+    -------
+    list of ScoreSummary
+
+    Examples
+    --------
+    >>> rows = summarize_rows(np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 3.0]]))
+    >>> rows[0] == summarize_scores([1.0, 2.0, 3.0]), rows[1].mean
+    (True, 1.0)
+    """
+    arr = np.asarray(scores, dtype=np.float64)
+    n_rows, k = arr.shape
+    if k == 0:
+        raise ValueError("scores has no columns; summarize at least one fold score.")
+    means = np.average(arr, axis=1)
+    squares = (arr - means[:, np.newaxis]) ** 2
+    stds = np.sqrt(np.average(squares, axis=1))
+    var_means = np.sum(squares, axis=1) / (k * (k - 1)) if k > 1 else np.full(n_rows, np.nan)
+    ses = np.sqrt(var_means)
+    return [
+        ScoreSummary(float(m), float(s), float(v), float(e), k)
+        for m, s, v, e in zip(means, stds, var_means, ses, strict=True)
+    ]
+
+
 def rank_means(means: NDArray[np.float64]) -> NDArray[np.int32]:
     """Rank candidate means as ``GridSearchCV`` does (1 = best, NaN last)."""
     if np.isnan(means).all():
         return np.ones_like(means, dtype=np.int32)
-    filled = np.nan_to_num(means, nan=np.nanmin(means) - 1)
-    return np.asarray(rankdata(-filled, method="min"), dtype=np.int32)
+    filled = -np.nan_to_num(means, nan=np.nanmin(means) - 1)
+    # scipy's rankdata(method="min"): 1 + the number of strictly better means.
+    return np.asarray(np.searchsorted(np.sort(filled), filled, side="left") + 1, dtype=np.int32)
 
 
 def select_candidate(
@@ -172,9 +206,39 @@ def select_candidate(
     best = int(np.argmin(rank_means(means)))
     if selection.rule == "best":
         return best
-    threshold = means[best] - summarize_scores(scores[best]).se
+    return select_one_se(scores, lambda c: selection.complexity_of(params[c]))
+
+
+def select_one_se(scores: NDArray[np.float64], complexity: Callable[[int], float]) -> int:
+    """Pick the simplest candidate whose mean is within one standard error of the best.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_candidates, n_folds)
+        Greater is better; NaN marks failed fits.
+    complexity : callable
+        ``complexity(candidate_index) -> float``, smaller is simpler.
+
+    Returns
+    -------
+    int
+        Ties in complexity go to the higher mean, then the lower index.
+
+    Examples
+    --------
+    >>> s = np.array([[0.70, 0.80], [0.90, 0.92], [0.74, 0.76]])
+    >>> select_one_se(s, lambda c: [1, 3, 2][c])
+    1
+    >>> select_one_se(np.array([[0.88, 0.92], [0.90, 0.92]]), lambda c: c)
+    0
+    """
+    means = np.average(scores, axis=1)
+    best = int(np.argmin(rank_means(means)))
+    se = summarize_scores(scores[best]).se
+    # One fold has no standard error: only candidates tied with the best are eligible.
+    threshold = means[best] - (se if np.isfinite(se) else 0.0)
     eligible = [c for c in range(len(means)) if not np.isnan(means[c]) and means[c] >= threshold]
-    return min(eligible, key=lambda c: (selection.complexity_of(params[c]), -means[c], c))
+    return min(eligible, key=lambda c: (complexity(c), -means[c], c))
 
 
 @dataclass(frozen=True, slots=True)

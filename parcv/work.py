@@ -1,4 +1,11 @@
-"""Pure task work: fit one candidate on one split and score it."""
+"""Pure task work: fit one candidate on one split and score it.
+
+Three kinds of work: a ``fit`` unit fits one candidate on one inner split;
+a fast-CV ``fit`` unit (``inner=None``) computes the held-out predictions
+of a batch of linear-smoother candidates on every inner fold at once
+(:mod:`parcv.fastcv`) and returns one record per candidate; a ``criteria``
+unit fits one candidate once and computes its criteria.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -16,9 +23,13 @@ from numpy.typing import NDArray
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing, get_tags
 
+from parcv.criteria_tasks import evaluate_criteria
 from parcv.data import Dataset
+from parcv.fastcv import held_out_predictions
+from parcv.fastscore import score_folds
+from parcv.partition import PartitionFolds, as_partition, relative_blocks
 from parcv.plan import Plan
-from parcv.records import ErrorInfo, Record, Unit
+from parcv.records import ErrorInfo, FoldScores, Record, Unit
 
 __all__ = ["run_unit", "run_units"]
 
@@ -45,21 +56,33 @@ def _score_all(plan: Plan, estimator: Any, X: Any, y: Any) -> dict[str, float]:
     return {name: float(scorer(estimator, X, y)) for name, scorer in plan.scoring.scorers.items()}
 
 
+def _error_value(plan: Plan) -> float:
+    return plan.error_score if isinstance(plan.error_score, float) else float("nan")
+
+
 def _failed(plan: Plan, unit: Unit, err: BaseException, n: tuple[int, int]) -> Record:
-    value = plan.error_score if isinstance(plan.error_score, float) else float("nan")
-    scores = {name: value for name in plan.scoring.scorers}
+    value = _error_value(plan)
+    names = plan.scoring.scorers if unit.kind != "criteria" else plan.criteria.names  # type: ignore[union-attr]
+    scores = {name: value for name in names}
     info = ErrorInfo(type(err).__name__, str(err), traceback.format_exc())
     return Record(
         unit,
         "failed",
         scores,
-        dict(scores) if plan.return_train_score else {},
+        dict(scores) if plan.return_train_score and unit.kind != "criteria" else {},
         0.0,
         0.0,
         n[0],
         n[1],
         error=info,
     )
+
+
+def _train_data(estimator: Any, data: Dataset, rows: NDArray[np.intp], everything: bool) -> Any:
+    if everything:
+        # All rows in order: fit on the data as given, as GridSearchCV's refit does.
+        return data.X, data.y
+    return _split_rows(estimator, data.X, rows, rows), _safe_indexing(data.y, rows)
 
 
 def run_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
@@ -82,8 +105,7 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
     # Estimator-valued parameters (model families) are cloned so no fit mutates the plan.
     params = clone(plan.candidates[unit.candidate].params, safe=False)
     estimator = clone(plan.estimator).set_params(**params)
-    X_train = _split_rows(estimator, data.X, fold.train, fold.train)
-    y_train = _safe_indexing(data.y, fold.train)
+    X_train, y_train = _train_data(estimator, data, fold.train, unit.kind == "final")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.perf_counter()
@@ -118,10 +140,15 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
     return _stamp(record, caught, started)
 
 
-def _stamp(record: Record, caught: Sequence[warnings.WarningMessage], started: float) -> Record:
+def _stamp(
+    record: Record,
+    caught: Sequence[warnings.WarningMessage],
+    started: float,
+    extra: tuple[str, ...] = (),
+) -> Record:
     return replace(
         record,
-        warnings=tuple(w.category.__name__ for w in caught),
+        warnings=tuple(w.category.__name__ for w in caught) + extra,
         worker=f"{socket.gethostname()}:{os.getpid()}",
         started=started,
         finished=time.time(),
@@ -140,6 +167,154 @@ def run_units(plan: Plan, data: Dataset, units: Sequence[Unit]) -> list[Record]:
     Returns
     -------
     list of Record
-        One record per unit, in the same order.
+        The records of every unit, in unit order: one per unit, except a
+        fast-CV unit, which makes one per candidate of its batch.
     """
-    return [run_unit(plan, data, unit) for unit in units]
+    records: list[Record] = []
+    for unit in units:
+        if unit.kind == "fit" and unit.inner is None:
+            records += run_fast_unit(plan, data, unit)
+        elif unit.kind == "criteria":
+            records.append(run_criteria_unit(plan, data, unit))
+        else:
+            records.append(run_unit(plan, data, unit))
+    return records
+
+
+def run_criteria_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
+    """Fit one candidate on the outer-train part (or all data) and compute its criteria.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+    unit : Unit
+        A ``criteria`` unit.
+
+    Returns
+    -------
+    Record
+        The criteria values in ``test_scores``; a failed record if the fit
+        failed or a criterion is undefined (error type ``CriteriaUndefinedError``).
+    """
+    rows = plan.rows_of(unit.outer)
+    started = time.time()
+    params = clone(plan.candidates[unit.candidate].params, safe=False)
+    estimator = clone(plan.estimator).set_params(**params)
+    X_train, y_train = _train_data(estimator, data, rows, unit.outer is None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        try:
+            estimator.fit(X_train, y_train, **_fit_params(data, rows))
+            fit_time = time.perf_counter() - t0
+            values = evaluate_criteria(estimator, X_train, y_train, plan.criteria)  # type: ignore[arg-type]
+        except Exception as err:
+            return _stamp(_failed(plan, unit, err, (rows.size, 0)), caught, started)
+    score_time = time.perf_counter() - t0 - fit_time
+    record = Record(unit, "ok", values, {}, fit_time, score_time, rows.size, 0)
+    return _stamp(record, caught, started)
+
+
+def _fast_inputs(
+    plan: Plan, data: Dataset, outer: int | None
+) -> tuple[Any, Any, PartitionFolds, NDArray[np.intp]]:
+    """X and y of the rows an outer fold's inner CV splits, its folds and their test order."""
+    rows = plan.rows_of(outer)
+    folds = as_partition(plan.inner_folds[outer], rows)
+    if folds is None:  # the plan checked this; a stale plan must not give wrong numbers
+        raise ValueError(f"the inner folds of outer fold {outer!r} are not a partition.")
+    X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
+    if outer is not None:
+        X, y = X[rows], y[rows]
+    return X, y, folds, relative_blocks(folds, plan.n_samples)
+
+
+@dataclass(frozen=True, slots=True)
+class _FastOutcome:
+    """Everything a fast batch computed, before it is split into records."""
+
+    folds: PartitionFolds
+    n_rows: int
+    scores: dict[str, NDArray[np.float64]]
+    errors: tuple[str | None, ...]
+    scorer_warnings: tuple[str, ...]
+    fit_time: float
+    score_time: float
+
+
+def _compute_fast(plan: Plan, data: Dataset, unit: Unit, batch: tuple[int, ...]) -> _FastOutcome:
+    t0 = time.perf_counter()
+    X, y, folds, order = _fast_inputs(plan, data, unit.outer)
+    bounds = zip(folds.offsets[:-1], folds.offsets[1:], strict=True)
+    blocks = None if folds.leave_one_out else [order[a:b] for a, b in bounds]
+    params = [plan.candidates[c].params for c in batch]
+    held = held_out_predictions(plan.estimator, params, X, y, blocks)
+    fit_time = time.perf_counter() - t0
+    scores, names = score_folds(
+        plan.scoring.scorers, plan.estimator, y, held.predictions, order, folds.offsets
+    )
+    score_time = time.perf_counter() - t0 - fit_time
+    return _FastOutcome(folds, len(y), scores, held.errors, names, fit_time, score_time)
+
+
+def run_fast_unit(plan: Plan, data: Dataset, unit: Unit) -> list[Record]:
+    """Compute a batch's held-out predictions on every inner fold, and score them.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+    unit : Unit
+        A fast-CV ``fit`` unit (``inner=None``).
+
+    Returns
+    -------
+    list of Record
+        One per candidate of the batch, keyed ``("fit", outer, None, c)``,
+        with the per-fold test scores in ``folds``; fit and score times are
+        the batch's, shared equally.
+    """
+    batch, started = plan.batch_of(unit), time.time()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = _compute_fast(plan, data, unit, batch)
+        except Exception as err:
+            failed = _failed(plan, unit, err, (0, 0))
+            return [_stamp(_fast_failure(plan, c, failed), caught, started) for c in batch]
+    mean_test = float(out.folds.sizes.mean())
+    shape = (round(out.n_rows - mean_test), round(mean_test))
+    records = []
+    for j, c in enumerate(batch):
+        per_fold = {name: np.ascontiguousarray(s[j]) for name, s in out.scores.items()}
+        record = Record(
+            Unit("fit", unit.outer, None, c),
+            "ok",
+            {},
+            {},
+            out.fit_time / len(batch),
+            out.score_time / len(batch),
+            *shape,
+            folds=FoldScores(per_fold),
+        )
+        message = out.errors[j]
+        if message is not None:
+            record = _fast_failure(
+                plan, c, replace(record, error=ErrorInfo("ValueError", message, ""))
+            )
+        records.append(_stamp(record, caught, started, extra=out.scorer_warnings))
+    return records
+
+
+def _fast_failure(plan: Plan, candidate: int, record: Record) -> Record:
+    """The failed record of one candidate of a fast batch: error_score on every fold."""
+    n_folds = len(plan.inner_folds[record.unit.outer])
+    value = np.full(n_folds, _error_value(plan))
+    return replace(
+        record,
+        unit=Unit("fit", record.unit.outer, None, candidate),
+        status="failed",
+        test_scores={},
+        folds=FoldScores({name: value for name in plan.scoring.scorers}),
+    )

@@ -7,17 +7,52 @@ import pytest
 from sklearn.datasets import make_classification, make_regression
 from threadpoolctl import threadpool_limits
 
-from parcv import LocalBackend, SerialBackend
+from parcv import DaskBackend, LocalBackend, SerialBackend
+
+
+def start_loopback_cluster(n_workers: int, **options: object) -> object:
+    """A real Dask cluster: worker processes with one thread each, on loopback only."""
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        # No dashboard; the scheduler's HTTP server on a free port, never 8787.
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+        **options,
+    )
+
+
+@pytest.fixture(scope="session")
+def dask_cluster_1():
+    """One Dask worker process for the whole test run (dask's default config)."""
+    cluster = start_loopback_cluster(1)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(scope="session")
+def dask_cluster_2():
+    """Two Dask worker processes for the whole test run (dask's default config)."""
+    cluster = start_loopback_cluster(2)
+    yield cluster
+    cluster.close()
 
 
 @pytest.fixture(
-    params=["serial", "local-1", "local-2"],
+    params=["serial", "local-1", "local-2", "dask-1", "dask-2"],
 )
 def backend(request: pytest.FixtureRequest) -> object:
-    """Every backend parcv ships (the dask one joins with the dask backend)."""
-    if request.param == "serial":
+    """Every backend parcv ships; the Dask ones on session-wide loopback clusters."""
+    kind, _, n = request.param.partition("-")
+    if kind == "serial":
         return SerialBackend()
-    return LocalBackend(n_jobs=int(request.param.split("-")[1]))
+    if kind == "local":
+        return LocalBackend(n_jobs=int(n))
+    return DaskBackend(cluster=request.getfixturevalue(f"dask_cluster_{n}"))
 
 
 @pytest.fixture(autouse=True)

@@ -261,7 +261,10 @@ def test_public_api_is_pinned():
         [
             "BackendError",
             "CVResult",
+            "DaskBackend",
             "FitFailedError",
+            "FitFailedWarning",
+            "RunInterrupted",
             "LocalBackend",
             "NestedResult",
             "ParcvError",
@@ -276,6 +279,7 @@ def test_public_api_is_pinned():
             "Unit",
             "__version__",
             "cross_validate",
+            "load",
             "nested_cv",
             "search",
             "summarize_scores",

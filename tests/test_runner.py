@@ -75,7 +75,7 @@ def test_refit_of_an_outer_fold_waits_only_for_its_own_fits():
     data = check_dataset(X, Y)
     plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=2, outer=3, refit=False)
     order = []
-    run_plan(plan, data, SerialBackend(), on_record=lambda r: order.append(r.key))
+    run_plan(plan, data, SerialBackend(), on_batch=lambda b: order.extend(r.key for r in b))
     first_refit = order.index(("refit", 0))
     # Outer fold 0's refit runs before any fit of outer fold 2: no global barrier.
     assert first_refit < min(i for i, k in enumerate(order) if k[0] == "fit" and k[1] == 2)
@@ -87,7 +87,7 @@ def test_resume_from_done_records_runs_only_the_missing_units():
     full = run_plan(plan, data, SerialBackend())
     done = dict(list(full.items())[:10])
     new = []
-    resumed = run_plan(plan, data, SerialBackend(), done=done, on_record=new.append)
+    resumed = run_plan(plan, data, SerialBackend(), done=done, on_batch=new.extend)
     assert len(new) == plan.n_units - 10
     assert {k: r.test_scores for k, r in resumed.items()} == {
         k: r.test_scores for k, r in full.items()
@@ -109,9 +109,10 @@ class FailsOnAlpha(BaseEstimator, RegressorMixin):
 
 
 def test_failed_fits_are_recorded_and_skipped_by_selection(backend):
-    result = parcv.nested_cv(
-        FailsOnAlpha(), {"alpha": [-1.0, 1.0]}, X, Y, outer=3, inner=3, backend=backend
-    )
+    with pytest.warns(parcv.FitFailedWarning, match="alpha=-1.0 failed in every fold"):
+        result = parcv.nested_cv(
+            FailsOnAlpha(), {"alpha": [-1.0, 1.0]}, X, Y, outer=3, inner=3, backend=backend
+        )
     failed = [r for r in result.records if not r.ok]
     assert len(failed) == 4 * 3 and all(r.unit.candidate == 0 for r in failed)
     assert "alpha must be >= 0" in failed[0].error.traceback

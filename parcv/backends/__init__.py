@@ -5,12 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from parcv.backends.base import Backend, Executor
-from parcv.backends.local import LocalBackend
+from parcv.backends.dask import DaskBackend
+from parcv.backends.local import LocalBackend, check_n_jobs
 from parcv.backends.serial import SerialBackend
 
-__all__ = ["Backend", "Executor", "LocalBackend", "SerialBackend", "check_backend"]
+__all__ = [
+    "Backend",
+    "DaskBackend",
+    "Executor",
+    "LocalBackend",
+    "SerialBackend",
+    "check_backend",
+]
 
-_NAMES = ("serial", "local")
+_NAMES = ("serial", "local", "dask")
 
 
 def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
@@ -18,10 +26,13 @@ def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
 
     Parameters
     ----------
-    backend : {"serial", "local"} or Backend
-        A name, or an object with ``open(plan, data)``.
+    backend : {"serial", "local", "dask"} or Backend
+        A name, or an object with ``open(plan, data)``. ``"dask"`` starts a
+        loopback ``distributed.LocalCluster`` for the call; pass a
+        :class:`DaskBackend` to use an existing cluster.
     n_jobs : int, default=None
-        Workers of the ``local`` backend (None: every core).
+        Worker processes of the ``local`` and ``dask`` backends (None: every
+        core; -1 every core, -2 all but one).
 
     Returns
     -------
@@ -31,12 +42,16 @@ def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
     --------
     >>> check_backend("serial")
     SerialBackend(threads=1)
+    >>> check_backend("dask", 2).n_workers
+    2
     """
     if isinstance(backend, str):
         if backend == "serial":
             return SerialBackend()
         if backend == "local":
             return LocalBackend(n_jobs=n_jobs)
+        if backend == "dask":
+            return DaskBackend(n_workers=None if n_jobs is None else check_n_jobs(n_jobs))
         raise ValueError(
             f"backend must be one of {list(_NAMES)} or a Backend object; got {backend!r}."
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Hashable, Iterator
@@ -34,6 +35,20 @@ def _load_payload(path: str, threads: int | None) -> tuple[Plan, Dataset]:
         stored = joblib.load(path, mmap_mode="r")
         _LOADED[path] = (cloudpickle.loads(stored["plan"]), stored["data"])
     return _LOADED[path]
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: exit when the driver dies, even by SIGKILL (no orphans)."""
+    import os
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parcv-parent-watch", daemon=True).start()
 
 
 def _run_chunk(path: str, units: tuple[Unit, ...], threads: int | None) -> list[Record]:
@@ -134,7 +149,9 @@ class LocalBackend:
             path = str(Path(folder) / "payload.pkl")
             joblib.dump({"plan": cloudpickle.dumps(plan), "data": data}, path)
             try:
-                pool = get_reusable_executor(max_workers=n_workers, timeout=self.idle_timeout)
+                pool = get_reusable_executor(
+                    max_workers=n_workers, timeout=self.idle_timeout,
+                    initializer=_exit_with_parent, initargs=(os.getpid(),))
             except Exception as err:
                 raise BackendError(
                     f"cannot start a local pool of {n_workers} workers: {err}"
