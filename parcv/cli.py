@@ -1,26 +1,323 @@
-"""The ``parcv`` command line (the full CLI grows from here)."""
+"""The ``parcv`` command line: run, inspect, report and demo.
+
+Exit codes: 0 ok, 1 the run failed, 2 usage or spec error, 130 interrupted
+(the store keeps every finished unit; the message says how to resume).
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import shlex
 import sys
+import time
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from parcv import __version__
 
 __all__ = ["main"]
 
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EPILOG = (
+    "exit codes: 0 ok, 1 run failed, 2 usage or spec error, 130 interrupted "
+    "(finished units are kept: rerun with --resume)"
+)
+
+
+def _backend_options(parser: argparse.ArgumentParser, *, demo: bool = False) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=["serial", "local", "dask"],
+        help="where fits run (default: the spec's, else local)",
+    )
+    parser.add_argument(
+        "--n-jobs", type=int, metavar="N", help="local workers (default: every core)"
+    )
+    if demo:
+        return
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786")
+    where.add_argument("--scheduler-file", metavar="F", help="Dask scheduler JSON file")
+    parser.add_argument("--seed", type=int, metavar="S", help="seed of splits, search, models")
+    hpc = parser.add_argument_group("HPC cluster (Dask workers as batch jobs)")
+    hpc.add_argument("--cluster", choices=["slurm", "pbs"], help="start workers as batch jobs")
+    hpc.add_argument("--jobs", type=int, metavar="N", help="batch jobs")
+    hpc.add_argument("--cores", type=int, metavar="C", help="cores per job")
+    hpc.add_argument("--memory", metavar="M", help="memory per job, e.g. 8GB")
+    hpc.add_argument("--walltime", metavar="T", help="walltime per job, e.g. 01:00:00")
+    hpc.add_argument("--queue", metavar="Q", help="queue / partition")
+    hpc.add_argument("--account", metavar="A", help="account to charge")
+    tls = parser.add_argument_group("TLS to the Dask scheduler")
+    tls.add_argument("--tls-ca-file", metavar="F", help="CA certificate (PEM)")
+    tls.add_argument("--tls-cert", metavar="F", help="client certificate (PEM)")
+    tls.add_argument("--tls-key", metavar="F", help="client private key (PEM)")
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="parcv", description="Parallel cross-validation.")
+    parser = argparse.ArgumentParser(
+        prog="parcv", description="Parallel cross-validation.", epilog=EPILOG
+    )
     parser.add_argument("--version", action="version", version=f"parcv {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a sweep spec into a run directory", epilog=EPILOG)
+    run.add_argument("spec", metavar="SPEC.toml", help="sweep spec file (see examples/*.toml)")
+    _backend_options(run)
+    run.add_argument("--out", metavar="DIR", help="run directory (default: runs/<spec name>)")
+    run.add_argument("--resume", action="store_true", help="compute only missing units")
+    run.add_argument("--overwrite", action="store_true", help="discard the stored results")
+    run.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    run.add_argument("--dry-run", action="store_true", help="show the plan (as inspect)")
+    inspect = sub.add_parser("inspect", help="show the plan of a spec without running it")
+    inspect.add_argument("spec", metavar="SPEC.toml")
+    _backend_options(inspect)
+    inspect.add_argument("--out", metavar="DIR", help="run directory to check for a store")
+    inspect.add_argument(
+        "--probe", action="store_true", help="time one fit to estimate the total work"
+    )
+    report = sub.add_parser("report", help="rebuild the report of a run directory")
+    report.add_argument("run_dir", metavar="RUN_DIR")
     demo = sub.add_parser("demo", help="run the demo sweeps by nested CV on the local pool")
     demo.add_argument("--out", default="parcv-demo", help="run directory (default: parcv-demo)")
-    demo.add_argument("--backend", default="local", choices=["serial", "local"])
-    demo.add_argument("--n-jobs", type=int, default=None, help="local workers (default: all cores)")
+    _backend_options(demo, demo=True)
     demo.add_argument("--quick", action="store_true", help="smaller sweeps")
+    demo.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
+
+
+def _absolute(path: str | None) -> str | None:
+    return None if path is None else str(Path(path).expanduser().resolve())
+
+
+def _apply_overrides(spec: Any, args: argparse.Namespace) -> Any:
+    """Command-line options replace the spec's; a new target drops the spec's other targets."""
+    from dataclasses import replace
+
+    from parcv.spec import override_run, override_table
+
+    local = args.backend in ("serial", "local")
+    remote = bool(args.scheduler or args.scheduler_file)
+    if local or remote:
+        spec = override_table(spec, "cluster", {}, replace_all=True)
+    if local:
+        spec = override_table(spec, "tls", {}, replace_all=True)
+    if local or remote or args.cluster:
+        # The spec's own serial/local choice would contradict a scheduler or cluster given here.
+        backend = None if spec.run.backend in ("serial", "local") else spec.run.backend
+        spec = replace(
+            spec, run=replace(spec.run, scheduler=None, scheduler_file=None, backend=backend)
+        )
+    cluster = {
+        k: getattr(args, k) for k in ("jobs", "cores", "memory", "walltime", "queue", "account")
+    }
+    spec = override_table(spec, "cluster", {"kind": args.cluster, **cluster})
+    spec = override_table(
+        spec,
+        "tls",
+        {
+            "ca_file": _absolute(args.tls_ca_file),
+            "cert": _absolute(args.tls_cert),
+            "key": _absolute(args.tls_key),
+        },
+    )
+    return override_run(
+        spec,
+        backend=args.backend,
+        n_jobs=args.n_jobs,
+        seed=args.seed,
+        scheduler=args.scheduler,
+        scheduler_file=args.scheduler_file,
+        out=getattr(args, "out", None),
+    )
+
+
+def _workers(spec: Any) -> tuple[int, float, str]:
+    """Workers, chunk target (s) and a description of the backend, without starting it."""
+    from parcv.backends.local import check_n_jobs
+
+    run, cluster = spec.run, spec.table("cluster")
+    if cluster:
+        n = (cluster.get("jobs") or 1) * (cluster.get("cores") or 1)
+        return n, 0.2, f"dask on a {cluster.get('kind')} cluster ({n} worker threads)"
+    if run.scheduler or run.scheduler_file or run.backend == "dask":
+        where = run.scheduler or run.scheduler_file or "a local cluster"
+        n = run.n_jobs or check_n_jobs(None)
+        return n, 0.2, f"dask at {where} (estimates assume {n} workers)"
+    if run.backend == "serial":
+        return 1, 0.0, "serial (1 worker)"
+    return check_n_jobs(run.n_jobs), 0.05, f"local ({check_n_jobs(run.n_jobs)} workers)"
+
+
+def _label(params: dict[str, Any]) -> str:
+    from parcv.space import format_params
+
+    return format_params(
+        {
+            k: v.item() if hasattr(v, "item") and not hasattr(v, "fit") else v
+            for k, v in params.items()
+        }
+    )
+
+
+def _folds_text(plan: Any) -> str:
+    n_outer = len(plan.outer_folds)
+    if not n_outer:
+        return f"{len(plan.inner_folds[None])} folds"
+    inner = sorted({len(f) for o, f in plan.inner_folds.items() if o is not None})
+    text = f"{n_outer} outer x {'/'.join(map(str, inner))} inner"
+    if plan.final:
+        text += f", + {len(plan.inner_folds[None])}-fold search on all data"
+    return text
+
+
+def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
+    """Backend, chunks and (with ``probe``) the time one fit takes here, extrapolated."""
+    from parcv.sweep import estimate_chunks, probe_fit
+
+    n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
+    workers, target, where = _workers(spec)
+    low = estimate_chunks(n_fit, workers, target, None) + n_refit
+    chunks = (
+        f"{plan.n_units} (one unit each)"
+        if low >= plan.n_units
+        else f"between {low} and {plan.n_units} (chunks grow with measured fit times)"
+    )
+    lines = [f"backend    {where}; chunks {chunks}"]
+    if probe:
+        seconds = probe_fit(job, plan)
+        n_chunks = estimate_chunks(n_fit, workers, target, seconds) + n_refit
+        total = seconds * plan.n_units
+        lines.append(
+            f"probe      one fit took {seconds:.3g} s: about {total:.3g} CPU-s in total, "
+            f"~{total / workers:.3g} s on {workers} workers, ~{n_chunks} chunks"
+        )
+    return lines
+
+
+def _plan_text(spec: Any, out: Path, probe: bool) -> str:
+    from parcv.sweep import build_job, stored_units
+
+    job = build_job(spec)
+    plan = job.plan()
+    n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
+    labels = [_label(c.params) for c in plan.candidates]
+    shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
+    rows = sum(len(plan.fold_of(u).train) for u in plan.units)
+    store = out / "store.sqlite"
+    stored = f"{stored_units(store)} of {plan.n_units} units stored" if store.is_file() else None
+    return "\n".join(
+        [
+            f"spec       {spec.source} ({spec.name}), mode {spec.mode}",
+            f"data       {job.data.description}",
+            f"estimator  {' '.join(repr(job.estimator).split())}",
+            f"candidates {len(labels)}: {shown}",
+            f"folds      {_folds_text(plan)}",
+            f"units      {n_fit} fits + {n_refit} refit(s) = {plan.n_units}",
+            f"work       {rows:,} training rows over all fits ({rows // max(n_fit, 1):,} per fit)",
+            *_work_lines(spec, job, plan, probe),
+            f"store      {store}: {stored or 'none yet'}",
+        ]
+    )
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from parcv.spec import load_spec
+
+    return _apply_overrides(load_spec(args.spec), args)
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from parcv.sweep import default_out
+
+    spec = _load(args)
+    print(_plan_text(spec, Path(default_out(spec)), getattr(args, "probe", False)))
+    return EXIT_OK
+
+
+def _resume_hint(argv: Sequence[str]) -> str:
+    words = [w for w in argv if w != "--overwrite"]
+    return shlex.join(["parcv", *words, *([] if "--resume" in words else ["--resume"])])
+
+
+def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from parcv.errors import RunInterrupted
+    from parcv.report import RunInfo, render_summary
+    from parcv.sweep import default_out, run_spec, stored_units
+
+    if args.dry_run:
+        return _cmd_inspect(args)
+    spec = _load(args)
+    out = Path(default_out(spec))
+    try:
+        outcome = run_spec(
+            spec,
+            out=out,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=False if args.quiet else None,
+        )
+    except RunInterrupted as err:
+        logging.getLogger(__name__).debug("interrupted: %s", err)
+        store = out / "store.sqlite"
+        print(
+            f"parcv: {stored_units(store)} finished units are kept in {store}. Resume with:\n"
+            f"  {_resume_hint(argv)}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    if not args.quiet:
+        info = RunInfo.from_dict({"title": spec.name, "mode": spec.mode})
+        resumed = f", {outcome.n_resumed} resumed from the store" if outcome.n_resumed else ""
+        print(render_summary(outcome.result, info))
+        print(f"{outcome.n_units} units{resumed}, {outcome.elapsed:.1f} s on {outcome.backend}")
+    print(f"Report: {outcome.run_dir / 'report.md'}")
+    return EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from parcv.report import rebuild_report, render_summary
+
+    result, info, files = rebuild_report(args.run_dir)
+    print(render_summary(result, info))
+    print(f"Rebuilt {len(files)} files from the store (no fit ran).")
+    print(f"Report: {files[-1]}")
+    return EXIT_OK
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from parcv.demo import run_demo
+
+    start = time.perf_counter()
+    outcome = run_demo(
+        args.out,
+        backend=args.backend or "local",
+        n_jobs=args.n_jobs,
+        quick=args.quick,
+        progress=False if args.quiet else None,
+    )
+    for run in outcome.runs:
+        print(f"\n== {run.run_dir.name} ==")
+        print(run.summary)
+    print(f"\nDemo finished in {time.perf_counter() - start:.1f} s.")
+    print(f"Report: {outcome.out_dir / 'report.md'}")
+    return EXIT_OK
+
+
+def _show_warning(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
+    """Print a warning as one line naming its category, without the source line."""
+    print(f"parcv: {category.__name__}: {message}", file=sys.stderr)
+
+
+def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    if args.command == "run":
+        return _cmd_run(args, argv)
+    if args.command == "inspect":
+        return _cmd_inspect(args)
+    if args.command == "report":
+        return _cmd_report(args)
+    return _cmd_demo(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -34,20 +331,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 1 when the run failed, 2 for a usage error.
-    """
-    args = _parser().parse_args(argv)
-    from parcv.demo import run_demo
-    from parcv.errors import ParcvError
+        0 on success, 1 when the run failed, 2 for a usage or spec error,
+        130 when interrupted (Ctrl-C).
 
+    Examples
+    --------
+    >>> main(["report", "/nonexistent/run"])
+    2
+    """
+    from parcv.errors import ParcvError, PlanMismatchError
+    from parcv.spec import SpecError
+    from parcv.sweep import UsageError
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    # Warnings only: Dask's loggers (set to INFO by its config) would flood the terminal.
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("parcv: %(levelname)s: %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     try:
-        outcome = run_demo(args.out, backend=args.backend, n_jobs=args.n_jobs, quick=args.quick)
-    except (ParcvError, ValueError, TypeError) as err:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return _dispatch(_parser().parse_args(words), words)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    except PlanMismatchError as err:
+        print(f"parcv: error: {err} (command line: --resume or --overwrite)", file=sys.stderr)
+        return EXIT_USAGE
+    except (SpecError, UsageError, FileNotFoundError) as err:
         print(f"parcv: error: {err}", file=sys.stderr)
-        return 1
-    print((outcome.out_dir / "report.md").read_text(encoding="utf-8"))
-    print(f"Report: {outcome.out_dir / 'report.md'}")
-    return 0
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("parcv: interrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (ParcvError, ValueError, TypeError, OSError, ImportError) as err:
+        print(f"parcv: run failed: {type(err).__name__}: {err}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import runpy
 import subprocess
 import sys
@@ -9,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+import parcv
 from parcv.cli import main
+from parcv.demo import DEMO_SPECS
+from parcv.store import read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,17 +30,33 @@ def test_polynomial_degree_example_selects_a_sensible_degree(capsys):
 
 
 @pytest.mark.slow
-def test_cli_demo_writes_report_with_the_result_numbers(tmp_path, capsys):
-    out = tmp_path / "run"
+def test_cli_demo_writes_run_directories_and_a_report_with_the_result_numbers(tmp_path, capsys):
+    out = tmp_path / "demo"
     assert main(["demo", "--out", str(out), "--quick", "--n-jobs", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert f"Report: {out / 'report.md'}" in printed
     report = (out / "report.md").read_text()
-    assert "nested CV estimate" in report
-    import json
-
-    poly = json.loads((out / "polynomial_results.json").read_text())
-    mean = poly["estimate"]["score"]["mean"]
-    assert f"{mean:.4f}" in report
-    assert "Report:" in capsys.readouterr().out
+    for name in DEMO_SPECS:
+        run = out / name
+        for file in ("store.sqlite", "results.json", "report.md"):
+            assert (run / file).is_file(), (name, file)
+        result = parcv.load(run / "store.sqlite")
+        est = result.estimate[result.refit_metric]
+        assert f"| {result.refit_metric} | {est.mean:.6g} | {est.se:.3g} |" in report
+        assert f"{est.mean:.6g} ± {est.se:.3g}" in printed
+        if (run / "validation_curve.png").is_file():  # with the plot extra
+            assert f"]({name}/validation_curve.png)" in report
+        saved = json.loads((run / "results.json").read_text())
+        assert saved["estimate"][result.refit_metric]["mean"] == est.mean
+    poly = parcv.load(out / "polynomial" / "store.sqlite")
+    assert "mean_train_neg_mean_squared_error" in poly.final.cv_results_  # the seed-003 curve
+    # Running the demo again resumes from the stores: no fit of any fold is recomputed (the
+    # final model is refitted, since the store keeps no fitted models without save_models).
+    store = out / "polynomial" / "store.sqlite"
+    stamps = {k: r.finished for k, r in read_records(store).items() if k != ("final",)}
+    assert main(["demo", "--out", str(out), "--quick", "--n-jobs", "2"]) == 0
+    assert {k: r.finished for k, r in read_records(store).items() if k != ("final",)} == stamps
+    assert (out / "report.md").read_text() == report
 
 
 @pytest.mark.slow

@@ -1,0 +1,117 @@
+"""The backend of a spec's run: serial, local, a Dask scheduler, or an HPC cluster (+ TLS)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from parcv._spec_errors import MISSING, UsageError
+from parcv.spec import Spec
+
+__all__ = ["make_backend"]
+
+
+def _optional(module: str, option: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if err.name != module:
+            raise
+        raise UsageError(
+            f"{option} needs the module {module}, which this parcv installation "
+            "does not have yet. Upgrade parcv, or run without it."
+        ) from None
+
+
+def _security(spec: Spec) -> Any:
+    tls = spec.table("tls")
+    if not tls:
+        return None
+    for name in ("ca_file", "cert", "key"):
+        if name not in tls:
+            flag = "--tls-ca-file" if name == "ca_file" else f"--tls-{name}"
+            raise spec.error(
+                f"tls.{name} ({flag})",
+                MISSING,
+                "a PEM file: TLS needs ca_file, cert and key together",
+            )
+    paths = {k: str(spec.base_dir / Path(v).expanduser()) for k, v in tls.items()}
+    security = _optional("parcv.security", "[tls] / --tls-*")
+    return security.make_security(ca_file=paths["ca_file"], cert=paths["cert"], key=paths["key"])
+
+
+def _cluster_backend(spec: Spec, security: Any) -> tuple[Any, int | None, str]:
+    run, cluster = spec.run, spec.table("cluster")
+    for name in ("kind", "jobs"):
+        if name not in cluster:
+            allowed = "'slurm' or 'pbs'" if name == "kind" else "an int >= 1 (most batch jobs)"
+            flag = "--cluster" if name == "kind" else "--jobs"
+            raise spec.error(f"cluster.{name} ({flag})", MISSING, allowed)
+    for name, value in (
+        ("backend", run.backend if run.backend != "dask" else None),
+        ("scheduler", run.scheduler),
+        ("scheduler_file", run.scheduler_file),
+        ("n_jobs", run.n_jobs),
+    ):
+        if value is not None:
+            raise spec.error(
+                f"run.{name} (--{name.replace('_', '-')})",
+                value,
+                "nothing: a [cluster] (--cluster) starts its own Dask workers",
+                "Size the cluster with cluster.jobs/cores (--jobs/--cores).",
+            )
+    hpc = _optional("parcv.hpc", "[cluster] / --cluster")
+    options = {
+        k: cluster.get(k) for k in ("jobs", "cores", "memory", "walltime", "queue", "account")
+    }
+    backend = hpc.make_cluster_backend(cluster["kind"], security=security, **options)
+    size = f"up to {options['jobs']} jobs x {options['cores'] or 'default'} cores"
+    return backend, None, f"dask on a {cluster['kind']} cluster ({size})"
+
+
+def make_backend(spec: Spec) -> tuple[Any, int | None, str]:
+    """Return (backend, n_jobs, description) from the spec's run, cluster and tls options.
+
+    Examples
+    --------
+    >>> from parcv.spec import parse_spec
+    >>> spec = parse_spec('[data]\\nsource="sklearn:iris"\\n[estimator]\\nclass="a.B"\\n'
+    ...                   '[run]\\nbackend="local"\\nn_jobs=2\\n')
+    >>> make_backend(spec)
+    ('local', 2, 'local (2 workers)')
+    """
+    run, security = spec.run, _security(spec)
+    if spec.table("cluster"):
+        return _cluster_backend(spec, security)
+    remote = run.scheduler or run.scheduler_file
+    backend = run.backend or ("dask" if remote else "local")
+    if backend != "dask":
+        for name, value in (
+            ("scheduler", run.scheduler),
+            ("scheduler_file", run.scheduler_file),
+            ("tls", security),
+        ):
+            if value is not None:
+                raise spec.error(
+                    "run.backend (--backend)", backend, f"'dask' (or unset) with {name}"
+                )
+        workers = "1 worker" if backend == "serial" else f"{run.n_jobs or 'all cores as'} workers"
+        return backend, run.n_jobs, f"{backend} ({workers})"
+    from parcv.backends import DaskBackend
+
+    if remote and run.n_jobs is not None:
+        raise spec.error(
+            "run.n_jobs (--n-jobs)",
+            run.n_jobs,
+            "nothing with a scheduler",
+            "The scheduler's cluster has its own workers.",
+        )
+    dask = DaskBackend(
+        address=run.scheduler,
+        scheduler_file=run.scheduler_file,
+        n_workers=None if remote else run.n_jobs,
+        security=security,
+    )
+    where = f"at {remote}" if remote else f"local cluster, {run.n_jobs or 'one per core'} workers"
+    return dask, None, f"dask ({where})"

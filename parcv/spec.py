@@ -1,0 +1,351 @@
+"""Sweep spec files (TOML): parse and validate them, with errors that point at the line.
+
+A spec names the data, the estimator, the candidate space, the CV scheme,
+the scoring and the run options of one sweep. This module checks its shape
+and types; :mod:`parcv.sweep` turns a checked spec into objects and runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10 has no tomllib
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from parcv._spec_errors import (
+    MISSING,
+    SpecError,
+    check_keys,
+    check_type,
+    close_match,
+    find_line,
+)
+
+# parcv.spec is the public home of SpecError (tracebacks and pickles name it there).
+SpecError.__module__ = __name__
+
+__all__ = [
+    "MISSING",
+    "Spec",
+    "SpecError",
+    "check_keys",
+    "check_type",
+    "find_line",
+    "RunOptions",
+    "load_spec",
+    "parse_spec",
+    "override_run",
+    "override_table",
+]
+
+# Every table and key a spec may hold; anything else is a schema error.
+SCHEMA: dict[str, tuple[str, ...]] = {
+    "": (
+        "name",
+        "description",
+        "data",
+        "estimator",
+        "space",
+        "search",
+        "cv",
+        "scoring",
+        "run",
+        "cluster",
+        "tls",
+        "report",
+    ),
+    "data": (
+        "source",
+        "target",
+        "features",
+        "groups",
+        "x_key",
+        "y_key",
+        "params",
+        "n_samples",
+        "delimiter",
+    ),
+    "estimator": ("class", "params", "steps"),
+    "search": ("strategy", "n_iter", "random_state", "selection", "complexity"),
+    "cv": ("mode", "cv", "inner", "outer"),
+    "scoring": ("metrics", "refit", "return_train_score", "error_score"),
+    "run": ("backend", "n_jobs", "scheduler", "scheduler_file", "seed", "out", "save_models"),
+    "cluster": ("kind", "jobs", "cores", "memory", "walltime", "queue", "account"),
+    "tls": ("ca_file", "cert", "key"),
+    "report": ("param", "metric", "plots"),
+}
+BACKENDS = ("serial", "local", "dask")
+CLUSTER_KINDS = ("slurm", "pbs")
+MODES = ("cross_validate", "search", "nested")
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How to run a spec: backend, workers, seed, run directory (the ``[run]`` table)."""
+
+    backend: str | None = None
+    n_jobs: int | None = None
+    scheduler: str | None = None
+    scheduler_file: str | None = None
+    seed: int = 0
+    out: str | None = None
+    save_models: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """A checked sweep spec.
+
+    Parameters
+    ----------
+    tables : dict
+        The TOML document after schema checks (keys and basic types).
+    run : RunOptions
+        The ``[run]`` table; command-line options are merged with
+        :func:`override_run`.
+    mode : {"cross_validate", "search", "nested"}
+        Which API call runs the sweep.
+    source : str, default="spec"
+        File name, for messages.
+    base_dir : Path, default=Path(".")
+        Relative data and TLS paths are relative to this directory.
+    text : str, default=""
+        The original text, to find line numbers for later errors.
+    """
+
+    tables: dict[str, Any] = field(repr=False)
+    run: RunOptions
+    mode: str
+    source: str = "spec"
+    base_dir: Path = Path(".")
+    text: str = field(default="", repr=False)
+
+    @property
+    def name(self) -> str:
+        """The spec's ``name`` (or the file stem)."""
+        return str(self.tables.get("name") or Path(self.source).stem)
+
+    def table(self, name: str) -> dict[str, Any]:
+        """Return one top-level table (empty if absent)."""
+        value = self.tables.get(name, {})
+        return value if isinstance(value, dict) else {}
+
+    def error(self, key: str, value: Any, allowed: str, hint: str = "") -> SpecError:
+        """Build a :class:`SpecError` located in this spec's file."""
+        return SpecError(key, value, allowed, hint=hint).located(self.source, self.text)
+
+
+def _check_choice(table: Mapping[str, Any], key: str, where: str, choices: tuple[str, ...]) -> None:
+    if key in table and table[key] not in choices:
+        raise SpecError(
+            f"{where}.{key}",
+            table[key],
+            f"one of {list(choices)}",
+            hint=close_match(str(table[key]), choices),
+        )
+
+
+def _check_int(table: Mapping[str, Any], key: str, where: str, low: int) -> None:
+    if key in table:
+        value = check_type(table[key], (int,), f"{where}.{key}", f"an int >= {low}")
+        if value < low and not (key == "n_jobs" and value == -1):
+            raise SpecError(f"{where}.{key}", value, f"an int >= {low}")
+
+
+def _check_strings(table: Mapping[str, Any], keys: tuple[str, ...], where: str) -> None:
+    for key in keys:
+        if key in table:
+            check_type(table[key], (str,), f"{where}.{key}", "a string")
+
+
+def _check_run(run: Mapping[str, Any]) -> RunOptions:
+    _check_choice(run, "backend", "run", BACKENDS)
+    _check_int(run, "n_jobs", "run", 1)
+    _check_int(run, "seed", "run", 0)
+    _check_strings(run, ("scheduler", "scheduler_file", "out"), "run")
+    if "scheduler" in run and "scheduler_file" in run:
+        raise SpecError(
+            "run.scheduler_file",
+            run["scheduler_file"],
+            "either run.scheduler or run.scheduler_file, not both",
+        )
+    if "save_models" in run:
+        check_type(run["save_models"], (bool,), "run.save_models", "true or false")
+    return RunOptions(**dict(run))
+
+
+def _check_tables(doc: Mapping[str, Any]) -> None:
+    for name in ("data", "estimator", "search", "cv", "scoring", "run", "cluster", "tls", "report"):
+        if name in doc:
+            check_type(doc[name], (dict,), name, f"a table [{name}]")
+            check_keys(doc[name], SCHEMA[name], name)
+    for name in ("data", "estimator"):
+        if name not in doc:
+            raise SpecError(
+                name, MISSING, f"a table [{name}]", hint="See examples/*.toml for a complete spec."
+            )
+    if "source" not in doc["data"]:
+        raise SpecError(
+            "data.source",
+            MISSING,
+            "a file (.csv, .npz, .npy), 'sklearn:NAME' or 'python:module.function'",
+        )
+    _check_strings(doc["data"], ("source",), "data")
+    _check_strings(doc, ("name", "description"), "")
+    if "space" in doc:
+        check_type(doc["space"], (dict, list), "space", "a table [space] or tables [[space]]")
+    cluster, tls, report = doc.get("cluster", {}), doc.get("tls", {}), doc.get("report", {})
+    _check_choice(cluster, "kind", "cluster", CLUSTER_KINDS)
+    for key in ("jobs", "cores"):
+        _check_int(cluster, key, "cluster", 1)
+    _check_strings(cluster, ("memory", "walltime", "queue", "account"), "cluster")
+    _check_strings(tls, SCHEMA["tls"], "tls")
+    _check_strings(report, ("param", "metric"), "report")
+    if "plots" in report:
+        check_type(report["plots"], (bool,), "report.plots", "true or false")
+
+
+def _mode(doc: Mapping[str, Any]) -> str:
+    cv = doc.get("cv", {})
+    _check_choice(cv, "mode", "cv", MODES)
+    if "cv" in cv and "inner" in cv:
+        raise SpecError("cv.inner", cv["inner"], "either cv.cv or cv.inner (the same scheme)")
+    inferred = "nested" if "outer" in cv else "search" if "space" in doc else "cross_validate"
+    mode = str(cv.get("mode", inferred))
+    if "outer" in cv and mode != "nested":
+        raise SpecError(
+            "cv.mode",
+            mode,
+            "'nested' when cv.outer is set",
+            hint="Remove cv.outer, or set mode = 'nested'.",
+        )
+    if mode != "cross_validate" and "space" not in doc:
+        raise SpecError(
+            "space",
+            MISSING,
+            f"a [space] table for mode {mode!r}",
+            hint="Add e.g. [space] alpha = [0.1, 1.0], or use mode = 'cross_validate'.",
+        )
+    if mode == "cross_validate" and "space" in doc:
+        raise SpecError("cv.mode", mode, "'search' or 'nested' when a [space] is given")
+    return mode
+
+
+def parse_spec(text: str, *, source: str = "spec", base_dir: str | Path = ".") -> Spec:
+    """Parse and check the text of a spec.
+
+    Parameters
+    ----------
+    text : str
+        TOML text.
+    source : str, default="spec"
+        Name shown in error messages (usually the file path).
+    base_dir : str or Path, default="."
+        Directory that relative paths in the spec are relative to.
+
+    Returns
+    -------
+    Spec
+
+    Raises
+    ------
+    SpecError
+        Invalid TOML, an unknown table or key, a missing required key, or a
+        value of the wrong type; the message names the key, the value, what
+        is allowed and the line.
+
+    Examples
+    --------
+    >>> spec = parse_spec('[data]\\nsource = "sklearn:iris"\\n'
+    ...                   '[estimator]\\nclass = "sklearn.svm.SVC"\\n')
+    >>> spec.mode, spec.run.seed
+    ('cross_validate', 0)
+    >>> parse_spec('[data]\\nsource = "sklearn:iris"\\n[estimator]\\nklass = "x"\\n')
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    parcv.spec.SpecError: spec:4: estimator.klass = 'x' is not valid; ... Did you mean 'class'?
+    """
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(
+            "(toml syntax)", str(err), "valid TOML (https://toml.io)", source=source
+        ) from None
+    try:
+        check_keys(doc, SCHEMA[""], "")
+        _check_tables(doc)
+        mode = _mode(doc)
+        run = _check_run(doc.get("run", {}))
+    except SpecError as err:
+        raise err.located(source, text) from None
+    return Spec(doc, run, mode, source, Path(base_dir), text)
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and check a spec file; relative paths in it are relative to its directory.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    Spec
+
+    Raises
+    ------
+    SpecError
+        As :func:`parse_spec`, or when the file cannot be read.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError(
+            "SPEC", str(p), "a readable UTF-8 TOML file", hint=str(err), source=str(p)
+        ) from None
+    return parse_spec(text, source=str(p), base_dir=p.resolve().parent)
+
+
+def override_run(spec: Spec, **options: Any) -> Spec:
+    """Return ``spec`` with run options replaced by those that are not None.
+
+    Examples
+    --------
+    >>> spec = parse_spec('[data]\\nsource = "sklearn:iris"\\n[estimator]\\nclass = "x.Y"\\n'
+    ...                   '[run]\\nseed = 3\\nbackend = "local"\\n')
+    >>> run = override_run(spec, seed=None, backend="serial").run
+    >>> run.backend, run.seed
+    ('serial', 3)
+    """
+    given = {k: v for k, v in options.items() if v is not None}
+    return replace(spec, run=replace(spec.run, **given))
+
+
+def override_table(
+    spec: Spec, name: str, values: Mapping[str, Any], *, replace_all: bool = False
+) -> Spec:
+    """Return ``spec`` with keys of table ``name`` set from ``values`` (None values dropped).
+
+    ``replace_all`` drops the spec's own table first (an empty result removes it).
+
+    Examples
+    --------
+    >>> spec = parse_spec('[data]\\nsource = "sklearn:iris"\\n[estimator]\\nclass = "x.Y"\\n')
+    >>> override_table(spec, "cluster", {"kind": "slurm", "jobs": None}).table("cluster")
+    {'kind': 'slurm'}
+    """
+    tables = dict(spec.tables)
+    merged = {} if replace_all else dict(spec.table(name))
+    merged.update({k: v for k, v in values.items() if v is not None})
+    if merged:
+        tables[name] = merged
+    else:
+        tables.pop(name, None)
+    return replace(spec, tables=tables)
