@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from parcv.data import Dataset
 from parcv.plan import Plan
@@ -13,6 +15,14 @@ from parcv.records import Record, Unit
 from parcv.work import run_units
 
 __all__ = ["SerialBackend"]
+
+
+@functools.lru_cache(maxsize=1)
+def _controller() -> Any:
+    """The native thread pools loaded at the first serial run, scanned once (a scan costs ms)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 class _SerialExecutor:
@@ -57,7 +67,8 @@ class SerialBackend:
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[_SerialExecutor]:
         """Open an in-process executor, BLAS/OpenMP threads capped while it is open."""
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=self.threads):
+        if self.threads is None:
+            yield _SerialExecutor(plan, data)
+            return
+        with _controller().limit(limits=self.threads):
             yield _SerialExecutor(plan, data)
