@@ -72,7 +72,7 @@ def _reference(tmp_path: Path) -> parcv.NestedResult:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["local"])
+@pytest.mark.parametrize("backend", ["local", "dask"])
 def test_sigkill_then_resume_is_bit_identical(tmp_path, backend):
     store = tmp_path / "run.sqlite"
     proc = _start_sweep(store, backend)
