@@ -21,8 +21,11 @@ _SIZE_AWARE = ("corrected_t", "bayesian_correlated_t")
 
 
 def _fold_sizes(records: Sequence[Record], outer: int | None) -> tuple[float, float]:
-    fits = [r for r in records if r.unit.kind == "fit" and r.unit.outer == outer
-            and r.unit.candidate == 0]
+    fits = [
+        r
+        for r in records
+        if r.unit.kind == "fit" and r.unit.outer == outer and r.unit.candidate == 0
+    ]
     return (float(np.mean([r.n_train for r in fits])), float(np.mean([r.n_test for r in fits])))
 
 
@@ -60,8 +63,13 @@ def candidate_scores(result: SearchResult, metric: str | None = None) -> NDArray
 
 
 def compare_candidates(
-    result: SearchResult, a: int | str, b: int | str, test: Any = "corrected_t", *,
-    metric: str | None = None, **options: Any,
+    result: SearchResult,
+    a: int | str,
+    b: int | str,
+    test: Any = "corrected_t",
+    *,
+    metric: str | None = None,
+    **options: Any,
 ) -> TestResult:
     """Test whether candidates ``a`` and ``b`` differ, on the same CV folds.
 
@@ -72,12 +80,21 @@ def compare_candidates(
     i, j = _index(result, a), _index(result, b)
     labels = [c.label for c in result.candidates]
     sizes = _fold_sizes(result.records, None)
-    return compare(scores[i], scores[j], test, name_a=labels[i], name_b=labels[j],
-                   **_options(test, sizes, options))
+    return compare(
+        scores[i],
+        scores[j],
+        test,
+        name_a=labels[i],
+        name_b=labels[j],
+        **_options(test, sizes, options),
+    )
 
 
 def compare_all_candidates(
-    result: SearchResult, test: Any = "corrected_t", *, metric: str | None = None,
+    result: SearchResult,
+    test: Any = "corrected_t",
+    *,
+    metric: str | None = None,
     **options: Any,
 ) -> ComparisonTable:
     """Every pair of candidates, Holm-adjusted."""
@@ -88,7 +105,10 @@ def compare_all_candidates(
 
 
 def best_vs_rest(
-    result: SearchResult, test: Any = "corrected_t", *, metric: str | None = None,
+    result: SearchResult,
+    test: Any = "corrected_t",
+    *,
+    metric: str | None = None,
     **options: Any,
 ) -> ComparisonTable:
     """The best-mean candidate against each other one, Holm-adjusted."""
@@ -99,8 +119,13 @@ def best_vs_rest(
 
 
 def compare_procedures(
-    a: NestedResult, b: NestedResult, test: Any = "corrected_t", *, metric: str | None = None,
-    names: tuple[str, str] = ("A", "B"), **options: Any,
+    a: NestedResult,
+    b: NestedResult,
+    test: Any = "corrected_t",
+    *,
+    metric: str | None = None,
+    names: tuple[str, str] = ("A", "B"),
+    **options: Any,
 ) -> TestResult:
     """Compare two whole selection procedures on the same outer folds (nested CV).
 
@@ -118,6 +143,15 @@ def compare_procedures(
     metric_a = a.refit_metric if metric is None else metric
     metric_b = b.refit_metric if metric is None else metric
     refits = [r for r in a.records if r.unit.kind == "refit"]
-    sizes = (float(np.mean([r.n_train for r in refits])), float(np.mean([r.n_test for r in refits])))
-    return compare(a.outer_scores[metric_a], b.outer_scores[metric_b], test, name_a=names[0],
-                   name_b=names[1], **_options(test, sizes, options))
+    sizes = (
+        float(np.mean([r.n_train for r in refits])),
+        float(np.mean([r.n_test for r in refits])),
+    )
+    return compare(
+        a.outer_scores[metric_a],
+        b.outer_scores[metric_b],
+        test,
+        name_a=names[0],
+        name_b=names[1],
+        **_options(test, sizes, options),
+    )

@@ -31,7 +31,7 @@ def check_progress(progress: Any) -> bool:
         if not sys.stderr.isatty():
             return False
         try:
-            import tqdm  # noqa: F401
+            import tqdm
         except ImportError:
             return False
         return True

@@ -51,9 +51,19 @@ def main(argv=None):
     X, y = sweep_data()
     space = {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}
     try:
-        result = parcv.nested_cv(SlowRidge(sleep=args.sleep), space, X, y, outer=4, inner=3,
-                                 backend=args.backend, n_jobs=2, store=args.store,
-                                 resume=args.resume, progress=False)
+        result = parcv.nested_cv(
+            SlowRidge(sleep=args.sleep),
+            space,
+            X,
+            y,
+            outer=4,
+            inner=3,
+            backend=args.backend,
+            n_jobs=2,
+            store=args.store,
+            resume=args.resume,
+            progress=False,
+        )
     except parcv.RunInterrupted as err:
         print(str(err), file=sys.stderr)
         return 130

@@ -40,7 +40,10 @@ def test_compare_uses_the_folds_of_the_search(result):
 def test_compare_all_and_json_table(result):
     table = result.compare_all("paired_t")
     assert [(r.name_a, r.name_b) for r in table] == [
-        ("alpha=0.1", "alpha=10.0"), ("alpha=0.1", "alpha=100.0"), ("alpha=10.0", "alpha=100.0")]
+        ("alpha=0.1", "alpha=10.0"),
+        ("alpha=0.1", "alpha=100.0"),
+        ("alpha=10.0", "alpha=100.0"),
+    ]
     exported = json.loads(result.to_json())["comparisons"]
     assert exported["test"] == "corrected_t" and exported["best"] == "alpha=0.1"
     assert "p_holm" in exported["text"] and "best vs rest" in result.to_text()
@@ -54,13 +57,18 @@ def test_unknown_candidate_is_a_clear_error(result):
 def test_compare_procedures_on_the_same_outer_folds():
     outer = KFold(5, shuffle=True, random_state=0)
     a = parcv.nested_cv(Ridge(), {"alpha": [0.1, 1.0]}, X, Y, outer=outer, backend="serial")
-    b = parcv.nested_cv(Ridge(), {"alpha": [100.0, 1000.0]}, X, Y, outer=outer,
-                        backend="serial")
+    b = parcv.nested_cv(Ridge(), {"alpha": [100.0, 1000.0]}, X, Y, outer=outer, backend="serial")
     got = a.compare(b, test="paired_t")
     want = sps.ttest_rel(a.outer_scores["score"], b.outer_scores["score"])
     assert got.p_value == pytest.approx(want.pvalue, rel=1e-12)
-    other = parcv.nested_cv(Ridge(), {"alpha": [0.1]}, X, Y,
-                            outer=KFold(5, shuffle=True, random_state=1), backend="serial")
+    other = parcv.nested_cv(
+        Ridge(),
+        {"alpha": [0.1]},
+        X,
+        Y,
+        outer=KFold(5, shuffle=True, random_state=1),
+        backend="serial",
+    )
     with pytest.raises(ValueError, match="different outer folds"):
         a.compare(other)
     assert "selection stability" in a.to_text()

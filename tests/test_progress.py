@@ -28,8 +28,7 @@ class Fails(BaseEstimator, RegressorMixin):
 
 def test_progress_bar_counts_done_failed_and_total(capsys):
     with pytest.warns(parcv.FitFailedWarning):
-        parcv.search(Fails(), {"alpha": [-1.0, 1.0]}, X, Y, cv=3, backend="serial",
-                     progress=True)
+        parcv.search(Fails(), {"alpha": [-1.0, 1.0]}, X, Y, cv=3, backend="serial", progress=True)
     err = capsys.readouterr().err
     assert "7/7" in err  # 6 fits + the final refit
     assert "failed=3" in err

@@ -150,8 +150,11 @@ class LocalBackend:
             joblib.dump({"plan": cloudpickle.dumps(plan), "data": data}, path)
             try:
                 pool = get_reusable_executor(
-                    max_workers=n_workers, timeout=self.idle_timeout,
-                    initializer=_exit_with_parent, initargs=(os.getpid(),))
+                    max_workers=n_workers,
+                    timeout=self.idle_timeout,
+                    initializer=_exit_with_parent,
+                    initargs=(os.getpid(),),
+                )
             except Exception as err:
                 raise BackendError(
                     f"cannot start a local pool of {n_workers} workers: {err}"
