@@ -1,0 +1,283 @@
+"""Workloads W1-W3 and the tools that run them, for scripts/bench/nested.py.
+
+Every tool runs the same nested-CV work (outer folds x inner folds x
+candidates, plus one refit of the selected candidate per outer fold, scored
+on the outer test fold) and returns the outer test scores. parcv runs with
+``refit=False``: scikit-learn's nested idiom does not do parcv's extra
+all-data search (Architecture A), so that search is left out of every tool.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.datasets import make_classification, make_regression
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GridSearchCV, check_cv, cross_validate
+from sklearn.svm import SVC
+from sleepy import SleepyEstimator
+
+import parcv
+
+__all__ = [
+    "DaskCluster",
+    "Job",
+    "Tool",
+    "Workload",
+    "make_tools",
+    "make_workload",
+    "reset_foreign_loky_pool",
+    "run_serial",
+    "time_call",
+]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One nested-CV job: what every tool is asked to compute."""
+
+    estimator: Any
+    grid: dict[str, list[Any]]
+    X: np.ndarray
+    y: np.ndarray
+    outer: int
+    inner: int
+    n_jobs: int
+
+    def splitters(self) -> tuple[Any, Any]:
+        """Explicit outer and inner splitters, the same objects for every tool.
+
+        An int ``cv`` would let each tool choose: scikit-learn 1.9's ``is_classifier``
+        does not recognise dask-ml's GridSearchCV, so ``cross_validate(cv=5)`` around
+        it would split the outer loop with KFold instead of StratifiedKFold.
+        """
+        classifier = is_classifier(self.estimator)
+        return (
+            check_cv(self.outer, self.y, classifier=classifier),
+            check_cv(self.inner, self.y, classifier=classifier),
+        )
+
+    def warm_version(self, n_rows: int = 120) -> Job:
+        """A small job with the same estimator, grid and workers: warms pools and imports."""
+        return replace(self, X=self.X[:n_rows], y=self.y[:n_rows], outer=2, inner=2)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A benchmark workload: its job and how its ideal time is obtained."""
+
+    name: str
+    title: str
+    job: Job
+    # W3's ideal is known in advance (total sleep / workers); W1/W2's is measured every round.
+    nominal_ideal: float | None = None
+
+    @property
+    def n_units(self) -> int:
+        """Fits of the nested graph: every (outer, inner, candidate) plus one refit per outer."""
+        n_candidates = int(np.prod([len(v) for v in self.job.grid.values()]))
+        return self.job.outer * (self.job.inner * n_candidates + 1)
+
+
+def _w1(quick: bool, n_jobs: int) -> Workload:
+    n_samples, outer, inner = (200, 3, 2) if quick else (4000, 5, 3)
+    X, y = make_classification(n_samples=n_samples, n_features=30, n_informative=10, random_state=0)
+    grid = {"C": [0.1, 1.0, 10.0, 100.0], "gamma": [0.003, 0.01, 0.03]}
+    if quick:
+        grid = {"C": [1.0, 10.0], "gamma": [0.003, 0.03]}
+    job = Job(SVC(kernel="rbf"), grid, X, y, outer=outer, inner=inner, n_jobs=n_jobs)
+    size = f"{outer} x {inner} x {len(grid['C']) * len(grid['gamma'])}"
+    return Workload("W1", f"nested CV {size}, RBF SVC on {n_samples} x 30", job)
+
+
+def _w2(quick: bool, n_jobs: int) -> Workload:
+    n_samples, outer, inner, n_alphas = (200, 3, 2, 10) if quick else (2000, 5, 5, 50)
+    X, y = make_regression(n_samples=n_samples, n_features=20, noise=10.0, random_state=0)
+    grid = {"alpha": [float(a) for a in np.logspace(-3, 3, n_alphas)]}
+    job = Job(Ridge(), grid, X, y, outer=outer, inner=inner, n_jobs=n_jobs)
+    title = f"nested CV {outer} x {inner} x {n_alphas}, Ridge on {n_samples} x 20 (tiny fits)"
+    return Workload("W2", title, job)
+
+
+def _w3(quick: bool, n_workers: int) -> Workload:
+    fit_sleep, outer, inner, n_c = (0.01, 3, 2, 6) if quick else (0.05, 5, 3, 12)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(300, 5)), rng.normal(size=300)
+    # Irregularly spaced offsets: no two candidates tie on any fold.
+    grid = {"c": [float(c) for c in np.linspace(-0.55, 0.6, n_c)]}
+    job = Job(SleepyEstimator(fit_sleep=fit_sleep), grid, X, y, outer, inner, n_workers)
+    title = (
+        f"nested CV {outer} x {inner} x {n_c} of {fit_sleep * 1000:.0f} ms sleeping fits "
+        f"(per-process lock), {n_workers} single-threaded worker processes"
+    )
+    workload = Workload("W3", title, job)
+    return replace(workload, nominal_ideal=workload.n_units * fit_sleep / n_workers)
+
+
+def make_workload(name: str, *, quick: bool, n_jobs: int, w3_workers: int) -> Workload:
+    """Build workload ``name`` (``W1``, ``W2`` or ``W3``)."""
+    if name == "W3":
+        return _w3(quick, w3_workers)
+    return {"W1": _w1, "W2": _w2}[name](quick, n_jobs)
+
+
+def run_serial(job: Job) -> tuple[np.ndarray, float]:
+    """Run the job on parcv's serial backend: outer scores and summed fit+score seconds."""
+    outer, inner = job.splitters()
+    result = parcv.nested_cv(
+        job.estimator,
+        job.grid,
+        job.X,
+        job.y,
+        outer=outer,
+        inner=inner,
+        refit=False,
+        backend="serial",
+    )
+    compute = sum(r.fit_time + r.score_time for r in result.records)
+    return result.outer_scores["score"], compute
+
+
+class DaskCluster:
+    """A LocalCluster of single-threaded worker processes, started outside any timing."""
+
+    def __init__(self, n_workers: int) -> None:
+        from distributed import Client, LocalCluster
+
+        self.n_workers = n_workers
+        self.cluster = LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+        self.client = Client(self.cluster, set_as_default=True)
+        self.client.wait_for_workers(n_workers, timeout=120)
+
+    def close(self) -> None:
+        """Close the client and the cluster."""
+        self.client.close()
+        self.cluster.close()
+
+
+@dataclass
+class Tool:
+    """A named way to run a job; ``why_not`` says why it cannot run here."""
+
+    name: str
+    family: str  # "loky-parcv", "loky-joblib" or "dask": tools sharing a process pool
+    run: Callable[[Job], np.ndarray]
+    why_not: str = ""
+
+
+def _parcv(job: Job, backend: Any) -> np.ndarray:
+    outer, inner = job.splitters()
+    result = parcv.nested_cv(
+        job.estimator,
+        job.grid,
+        job.X,
+        job.y,
+        outer=outer,
+        inner=inner,
+        refit=False,
+        backend=backend,
+    )
+    return np.asarray(result.outer_scores["score"])
+
+
+def _sklearn(job: Job, inner_jobs: int | None, outer_jobs: int | None) -> np.ndarray:
+    outer, inner = job.splitters()
+    search = GridSearchCV(job.estimator, job.grid, cv=inner, n_jobs=inner_jobs)
+    return cross_validate(search, job.X, job.y, cv=outer, n_jobs=outer_jobs)["test_score"]
+
+
+def _joblib_dask(job: Job, client: Any) -> np.ndarray:
+    import joblib
+
+    # The inner idiom on the dask backend; n_jobs=1 keeps the outer loop in the driver.
+    with joblib.parallel_backend("dask", client=client):
+        return _sklearn(job, job.n_jobs, 1)
+
+
+def _dask_ml(job: Job) -> np.ndarray:
+    from dask_ml.model_selection import GridSearchCV as DaskGridSearchCV
+
+    # No scheduler= (clone would deep-copy a Client): dask-ml uses the default client.
+    # iid=False: rank candidates by the plain mean over inner folds, as scikit-learn
+    # and parcv do (dask-ml's default weights folds by their size).
+    outer, inner = job.splitters()
+    search = DaskGridSearchCV(job.estimator, job.grid, cv=inner, iid=False)
+    return cross_validate(search, job.X, job.y, cv=outer)["test_score"]
+
+
+def _parcv_dask_backend(client: Any) -> tuple[Any, str]:
+    try:
+        from parcv import DaskBackend
+    except ImportError as err:
+        return None, f"parcv has no DaskBackend yet ({err})"
+    return DaskBackend(client=client), ""
+
+
+def make_tools(cluster: DaskCluster | None) -> list[Tool]:
+    """Every tool compared, in table order; dask tools need ``cluster``."""
+    tools = [
+        Tool("parcv-local", "loky-parcv", lambda j: _parcv(j, parcv.LocalBackend(n_jobs=j.n_jobs))),
+        Tool("parcv-dask", "dask", _unavailable),
+        Tool("sklearn-inner", "loky-joblib", lambda j: _sklearn(j, j.n_jobs, None)),
+        Tool("sklearn-outer", "loky-joblib", lambda j: _sklearn(j, None, j.n_jobs)),
+        Tool("sklearn-both", "loky-joblib", lambda j: _sklearn(j, j.n_jobs, j.n_jobs)),
+        Tool("joblib-dask", "dask", _unavailable),
+        Tool("dask-ml", "dask", _dask_ml),
+    ]
+    by_name = {t.name: t for t in tools}
+    if cluster is None:
+        for tool in tools:
+            if tool.family == "dask":
+                tool.why_not = "no dask cluster (--no-dask)"
+        return tools
+    backend, why_not = _parcv_dask_backend(cluster.client)
+    by_name["parcv-dask"].run = lambda j: _parcv(j, backend)
+    by_name["parcv-dask"].why_not = why_not
+    by_name["joblib-dask"].run = lambda j: _joblib_dask(j, cluster.client)
+    try:
+        import dask_ml  # noqa: F401
+    except ImportError as err:
+        by_name["dask-ml"].why_not = f"dask-ml not installed ({err})"
+    return tools
+
+
+def _unavailable(job: Job) -> np.ndarray:
+    raise RuntimeError("tool not available")
+
+
+def reset_foreign_loky_pool(family: str) -> None:
+    """Shut loky's shared pool down if the other loky user (parcv or joblib) created it.
+
+    parcv's LocalBackend takes loky's global reusable executor directly, and
+    joblib afterwards reuses that executor as if it were its own memmapping
+    executor and fails (AttributeError: no ``_temp_folder_manager``). Shutting
+    it down here, outside the timed region, lets each tool start its own pool
+    in its untimed warm-up.
+    """
+    from joblib.executor import MemmappingExecutor
+    from joblib.externals.loky import get_reusable_executor
+
+    if family != "loky-joblib":
+        return  # parcv's own call replaces a joblib pool (its arguments differ)
+    executor = get_reusable_executor(reuse=True)
+    if not isinstance(executor, MemmappingExecutor):
+        executor.shutdown(wait=True)
+
+
+def time_call(tool: Tool, job: Job) -> tuple[float, np.ndarray]:
+    """Wall seconds of one run of ``tool`` on ``job`` and its outer scores."""
+    started = time.perf_counter()
+    scores = tool.run(job)
+    return time.perf_counter() - started, np.asarray(scores, dtype=np.float64)

@@ -1,0 +1,55 @@
+"""Smoke test of the nested-CV benchmark (scripts/bench/nested.py) in --quick mode."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench" / "nested.py"
+TOOLS = [
+    "ideal",
+    "parcv-serial",
+    "parcv-local",
+    "parcv-dask",
+    "sklearn-inner",
+    "sklearn-outer",
+    "sklearn-both",
+    "joblib-dask",
+    "dask-ml",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_bench_quick_runs_every_tool_with_the_same_outer_scores(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    # Two workers whatever the machine: one small dask cluster serves W1, W2 and W3.
+    args = ["--quick", "--repeats", "1", "--n-jobs", "2", "--json", str(out)]
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert [r["workload"] for r in report["results"]] == ["W1", "W2", "W3"]
+    # dask-ml is the optional 'bench' extra: without it its row says why it did not run.
+    must_run = [t for t in TOOLS if t != "dask-ml" or importlib.util.find_spec("dask_ml")]
+    for result in report["results"]:
+        rows = {row["tool"]: row for row in result["rows"]}
+        assert list(rows) == TOOLS
+        for tool in must_run:
+            assert rows[tool]["ran"], (result["workload"], tool, rows[tool]["note"])
+            assert rows[tool]["same_scores"] is True, (result["workload"], tool)
+            assert rows[tool]["wall_median"] > 0
+    for tool in TOOLS:
+        assert f"\n{tool} " in proc.stdout, f"no table row for {tool}"
+    assert "== targets" in proc.stdout
