@@ -7,7 +7,6 @@ from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge
 
 import parcv
@@ -16,6 +15,7 @@ from parcv.data import check_dataset
 from parcv.plan import build_plan
 from parcv.runner import run_plan
 from parcv.work import run_units
+from tests.estimators import FailsOnAlpha
 
 X = np.random.default_rng(0).normal(size=(80, 3))
 Y = X @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(size=80)
@@ -92,20 +92,6 @@ def test_resume_from_done_records_runs_only_the_missing_units():
     assert {k: r.test_scores for k, r in resumed.items()} == {
         k: r.test_scores for k, r in full.items()
     }
-
-
-class FailsOnAlpha(BaseEstimator, RegressorMixin):
-    def __init__(self, alpha=1.0):
-        self.alpha = alpha
-
-    def fit(self, X, y):
-        if self.alpha < 0:
-            raise ValueError(f"alpha must be >= 0, got {self.alpha}")
-        self.model_ = Ridge(alpha=self.alpha).fit(X, y)
-        return self
-
-    def predict(self, X):
-        return self.model_.predict(X)
 
 
 def test_failed_fits_are_recorded_and_skipped_by_selection(backend):

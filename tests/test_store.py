@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import psutil
 import pytest
-from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge
 
 import parcv
 from parcv.store import read_store
+from tests.estimators import FailsOnAlpha
 from tests.sweep_script import SlowRidge, sweep_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,20 +185,6 @@ def test_store_holds_no_pickles_and_every_field(tmp_path):
     assert json.loads(row["params"]) == {"alpha": -1.0}
     assert row["candidate_id"].startswith("c0-") and row["worker"] and row["stored"] > 0
     assert json.loads(row["key"])[0] == "fit"
-
-
-class FailsOnAlpha(BaseEstimator, RegressorMixin):
-    def __init__(self, alpha=1.0):
-        self.alpha = alpha
-
-    def fit(self, X, y):
-        if self.alpha < 0:
-            raise ValueError(f"alpha must be >= 0, got {self.alpha}")
-        self.model_ = Ridge(alpha=self.alpha).fit(X, y)
-        return self
-
-    def predict(self, X):
-        return self.model_.predict(X)
 
 
 def test_candidate_failing_everywhere_is_excluded_even_with_a_numeric_error_score():
