@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import logging
 import shlex
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -349,6 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter("parcv: %(levelname)s: %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    previous = _interrupt_on_sigterm()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -367,6 +370,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ParcvError, ValueError, TypeError, OSError, ImportError) as err:
         print(f"parcv: run failed: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_FAILED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _interrupt_on_sigterm() -> Any:
+    """Treat SIGTERM (a batch scheduler nearing walltime, scancel) like Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_interrupt)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -292,7 +292,9 @@ plots = false
 
 
 @pytest.mark.slow
-def test_interrupt_exits_130_keeps_the_store_and_resume_completes(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupt_exits_130_keeps_the_store_and_resume_completes(tmp_path, signum):
+    # SIGTERM is what a batch scheduler sends before the walltime: handled like Ctrl-C.
     (tmp_path / "slowmod.py").write_text(SLOW_MODULE)
     spec = tmp_path / "slow.toml"
     spec.write_text(SLOW_SPEC)
@@ -321,7 +323,7 @@ def test_interrupt_exits_130_keeps_the_store_and_resume_completes(tmp_path):
         except sqlite3.DatabaseError:  # created but its tables not yet written
             pass
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     stored = len(read_records(store))
