@@ -141,3 +141,15 @@ def test_warnings_inside_fits_are_counted_not_raised():
     y = (Y > 0).astype(int)
     result = parcv.cross_validate(LogisticRegression(max_iter=1), X, y, cv=3, backend="serial")
     assert all("ConvergenceWarning" in r.warnings for r in result.records)
+
+
+def test_local_backend_leaves_scikit_learns_process_pool_working():
+    from sklearn.model_selection import GridSearchCV
+
+    parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, Y, cv=3, backend="local", n_jobs=2)
+    ref = GridSearchCV(Ridge(), {"alpha": [0.1, 1.0]}, cv=3, n_jobs=2).fit(X, Y)
+    assert np.isfinite(ref.cv_results_["mean_test_score"]).all()
+    again = parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, Y, cv=3, backend="local", n_jobs=2)
+    np.testing.assert_array_equal(
+        again.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"]
+    )

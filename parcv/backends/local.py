@@ -58,6 +58,40 @@ def _run_chunk(path: str, units: tuple[Unit, ...], threads: int | None) -> list[
     return run_units(plan, data, units)
 
 
+# parcv's own pool, apart from joblib's global reusable executor: sharing that one with
+# different arguments restarts it on every switch and breaks scikit-learn's n_jobs calls.
+_POOL: dict[str, tuple[tuple[int, float], Any]] = {}
+
+
+def _pool(n_workers: int, idle_timeout: float) -> Any:
+    """Return the process's parcv pool for this size, starting it if needed."""
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    config = (n_workers, idle_timeout)
+    current = _POOL.get("pool")
+    if current is not None and current[0] == config:
+        return current[1]
+    _drop_pool(kill=False)
+    try:
+        # Idle workers exit after idle_timeout and are respawned on demand.
+        pool = ProcessPoolExecutor(
+            max_workers=n_workers,
+            timeout=idle_timeout,
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        )
+    except Exception as err:
+        raise BackendError(f"cannot start a local pool of {n_workers} workers: {err}") from err
+    _POOL["pool"] = (config, pool)
+    return pool
+
+
+def _drop_pool(*, kill: bool) -> None:
+    current = _POOL.pop("pool", None)
+    if current is not None:
+        current[1].shutdown(wait=False, kill_workers=kill)
+
+
 def check_n_jobs(n_jobs: Any) -> int:
     """Resolve ``n_jobs`` (None or -1: every core; -2: all but one) to a count."""
     from joblib import cpu_count
@@ -140,7 +174,6 @@ class LocalBackend:
         """Dump the payload, start (or reuse) the pool, clean up on exit."""
         import cloudpickle
         import joblib
-        from joblib.externals.loky import get_reusable_executor
 
         n_workers = check_n_jobs(self.n_jobs)
         shm = Path("/dev/shm")
@@ -148,20 +181,14 @@ class LocalBackend:
         try:
             path = str(Path(folder) / "payload.pkl")
             joblib.dump({"plan": cloudpickle.dumps(plan), "data": data}, path)
-            try:
-                pool = get_reusable_executor(
-                    max_workers=n_workers,
-                    timeout=self.idle_timeout,
-                    initializer=_exit_with_parent,
-                    initargs=(os.getpid(),),
-                )
-            except Exception as err:
-                raise BackendError(
-                    f"cannot start a local pool of {n_workers} workers: {err}"
-                ) from err
+            pool = _pool(n_workers, self.idle_timeout)
             executor = _LocalExecutor(pool, path, n_workers, self.threads)
             try:
                 yield executor
+            except BaseException:
+                # Interrupted or broken: stop running fits now; the next call starts afresh.
+                _drop_pool(kill=True)
+                raise
             finally:
                 executor.cancel()
         finally:
