@@ -36,7 +36,6 @@ from tools import (  # noqa: E402
     Workload,
     make_tools,
     make_workload,
-    reset_foreign_loky_pool,
     run_serial,
     time_call,
 )
@@ -99,7 +98,6 @@ def _add(row: Row, wall: float, ideal: float, scores: np.ndarray, ref: np.ndarra
 
 def _measure(tool: Tool, workload: Workload, ideal: float, ref: np.ndarray, row: Row) -> None:
     try:
-        reset_foreign_loky_pool(tool.family)
         warm_up(tool, workload.job)
         wall, scores = time_call(tool, workload.job)
     except Exception as err:  # a failing tool is reported, not hidden

@@ -32,7 +32,6 @@ __all__ = [
     "Workload",
     "make_tools",
     "make_workload",
-    "reset_foreign_loky_pool",
     "run_serial",
     "time_call",
 ]
@@ -127,10 +126,10 @@ def make_workload(name: str, *, quick: bool, n_jobs: int, w3_workers: int) -> Wo
     return {"W1": _w1, "W2": _w2}[name](quick, n_jobs)
 
 
-def run_serial(job: Job) -> tuple[np.ndarray, float]:
-    """Run the job on parcv's serial backend: outer scores and summed fit+score seconds."""
+def _nested(job: Job, backend: Any) -> parcv.NestedResult:
+    """Nested CV only (refit=False): the same fits as scikit-learn's nested idiom."""
     outer, inner = job.splitters()
-    result = parcv.nested_cv(
+    return parcv.nested_cv(
         job.estimator,
         job.grid,
         job.X,
@@ -138,8 +137,13 @@ def run_serial(job: Job) -> tuple[np.ndarray, float]:
         outer=outer,
         inner=inner,
         refit=False,
-        backend="serial",
+        backend=backend,
     )
+
+
+def run_serial(job: Job) -> tuple[np.ndarray, float]:
+    """Run the job on parcv's serial backend: outer scores and summed fit+score seconds."""
+    result = _nested(job, "serial")
     compute = sum(r.fit_time + r.score_time for r in result.records)
     return result.outer_scores["score"], compute
 
@@ -178,18 +182,7 @@ class Tool:
 
 
 def _parcv(job: Job, backend: Any) -> np.ndarray:
-    outer, inner = job.splitters()
-    result = parcv.nested_cv(
-        job.estimator,
-        job.grid,
-        job.X,
-        job.y,
-        outer=outer,
-        inner=inner,
-        refit=False,
-        backend=backend,
-    )
-    return np.asarray(result.outer_scores["score"])
+    return np.asarray(_nested(job, backend).outer_scores["score"])
 
 
 def _sklearn(job: Job, inner_jobs: int | None, outer_jobs: int | None) -> np.ndarray:
@@ -255,25 +248,6 @@ def make_tools(cluster: DaskCluster | None) -> list[Tool]:
 
 def _unavailable(job: Job) -> np.ndarray:
     raise RuntimeError("tool not available")
-
-
-def reset_foreign_loky_pool(family: str) -> None:
-    """Shut loky's shared pool down if the other loky user (parcv or joblib) created it.
-
-    parcv's LocalBackend takes loky's global reusable executor directly, and
-    joblib afterwards reuses that executor as if it were its own memmapping
-    executor and fails (AttributeError: no ``_temp_folder_manager``). Shutting
-    it down here, outside the timed region, lets each tool start its own pool
-    in its untimed warm-up.
-    """
-    from joblib.executor import MemmappingExecutor
-    from joblib.externals.loky import get_reusable_executor
-
-    if family != "loky-joblib":
-        return  # parcv's own call replaces a joblib pool (its arguments differ)
-    executor = get_reusable_executor(reuse=True)
-    if not isinstance(executor, MemmappingExecutor):
-        executor.shutdown(wait=True)
 
 
 def time_call(tool: Tool, job: Job) -> tuple[float, np.ndarray]:
