@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from parcv.criteria_table import CriteriaTable, method_title
 from parcv.results import CVResult, NestedResult, SearchResult
+from parcv.space import format_params
 
 __all__ = ["RunInfo", "num", "small", "render_report", "render_summary", "search_of"]
 
@@ -207,9 +210,88 @@ def _significance(result: Result) -> list[str]:
         lines.append(
             f"| {r['name_a']} | {r['name_b']} | {num(r['mean_difference'])} | "
             f"[{num(r['ci_low'])}, {num(r['ci_high'])}] | {stat} | {p} | {holm} | "
-            f"{'yes' if r['rejected'] else 'no'} |"
+            f"{_verdict(r)} |"
         )
     return [*lines, ""]
+
+
+def _labels(result: Result) -> list[str]:
+    """Label of every candidate (also for a nested run without an all-data search)."""
+    search = search_of(result)
+    if search is not None:
+        return [c.label for c in search.candidates]
+    params = result.inner_cv_results[0]["params"] if isinstance(result, NestedResult) else []
+    return [format_params(p) for p in params]
+
+
+def _criteria_values(table: CriteriaTable, search: SearchResult) -> list[str]:
+    return [
+        f"Per candidate: its CV {table.metric} on all data (mean ± se over "
+        f"{search.n_splits_} folds) next to each criterion of its fit on all data "
+        "(AIC, BIC, Cp, VC bound: smaller is better; log evidence: larger is better).",
+        "",
+        table.to_markdown(),
+        "",
+    ]
+
+
+def _mode_of(choices: list[int | None], labels: list[str]) -> str:
+    counts = Counter(c for c in choices if c is not None)
+    if not counts:
+        return "-"
+    (c, n), *rest = counts.most_common()
+    tie = ", tied" if rest and rest[0][1] == n else ""
+    return f"{labels[c]} ({n}/{len(choices)}{tie})"
+
+
+def _method_choices(result: Result, table: CriteriaTable | None) -> list[str]:
+    labels = _labels(result)
+    overall = {} if table is None else dict(table.selected)
+    if not isinstance(result, NestedResult):
+        lines = ["Candidate selected by each method:", "", "| method | selected |",
+                 "| --- | --- |"]  # fmt: skip
+        return [*lines, *(f"| {method_title(m)} | {labels[c]} |" for m, c in overall.items()), ""]
+    per_fold = dict(result.criteria_choices)
+    n = len(result.chosen)
+    lines = [
+        "Candidate selected by each method on all data and on the training part of each "
+        "outer fold. The nested CV row is the procedure the estimate above measures: inner "
+        "CV on each outer-training part, and on all data the model to ship.",
+        "",
+        "| method | all data | "
+        + " | ".join(f"outer {o}" for o in range(n))
+        + " | most frequent (outer) |",
+        "| --- | --- | " + " | ".join("---" for _ in range(n)) + " | --- |",
+    ]
+    rows = {m: (overall.get(m), per_fold.get(m, [None] * n)) for m in {**overall, **per_fold}}
+    final = result.final.best_index_ if result.final is not None else None
+    rows["nested CV"] = (final, list(result.chosen))
+    for method, (chosen, folds) in rows.items():
+        cells = " | ".join("-" if c is None else labels[c] for c in folds)
+        whole = "-" if chosen is None else labels[chosen]
+        title = "**nested CV**" if method == "nested CV" else method_title(method)
+        lines.append(f"| {title} | {whole} | {cells} | {_mode_of(folds, labels)} |")
+    return [*lines, ""]
+
+
+def _criteria(result: Result) -> list[str]:
+    """CV next to the criteria per candidate, and which candidate each method selects."""
+    if isinstance(result, CVResult):
+        return []
+    table = result.criteria_table
+    if table is None and not getattr(result, "criteria_choices", None):
+        return []
+    lines = ["## Selection methods side by side", ""]
+    search = search_of(result)
+    if table is not None and search is not None:
+        lines += _criteria_values(table, search)
+    return [*lines, *_method_choices(result, table)]
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if row["rejected"] is None:
+        return f"n/a ({row.get('note') or 'no p-value'})"
+    return "yes" if row["rejected"] else "no"
 
 
 def _failures(result: Result) -> list[str]:
@@ -264,6 +346,7 @@ def render_report(
         *_estimate(result),
         *_selection(result),
         *_stability(result),
+        *_criteria(result),
         *_significance(result),
         *_failures(result),
     ]
@@ -301,9 +384,16 @@ def render_summary(result: Result, info: RunInfo) -> str:
             f"model to ship: {search.candidates[search.best_index_].label} "
             f"(CV {search.refit_metric} {num(s.mean)} ± {small(s.se)})"
         )
+        if search.criteria_table is not None:
+            selected = search.criteria_table.selected
+            lines.append("selected by " + "; ".join(
+                f"{method_title(m)}: {search.criteria_table.label_of(m)}" for m in selected
+            ))  # fmt: skip
         table = search.comparison_table()
         if table["rows"]:
-            first = min(table["rows"]["comparisons"], key=lambda r: abs(r["mean_difference"]))
+            rows = table["rows"]["comparisons"]
+            tested = [r for r in rows if r["p_value"] is not None] or rows
+            first = min(tested, key=lambda r: abs(r["mean_difference"]))
             holm = first["p_holm"]
             lines.append(
                 f"best vs closest ({first['name_b']}): diff "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,15 +61,32 @@ def _sklearn(name: str, table: Mapping[str, Any]) -> tuple[Any, Any]:
     )
 
 
-def _python(path: str, table: Mapping[str, Any]) -> tuple[Any, Any]:
+def _import(module: str, base_dir: Path) -> Any:
+    """Import ``module``; failing that, the file ``<module>.py`` beside the spec."""
+    beside = base_dir / f"{module.replace('.', '/')}.py"
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if not beside.is_file() or not module or err.name != module.split(".")[0]:
+            raise
+    loader = importlib.util.spec_from_file_location(f"_parcv_spec_data.{module}", beside)
+    if loader is None or loader.loader is None:  # pragma: no cover - a .py file always loads
+        raise ImportError(f"cannot load {str(beside)!r}")
+    loaded = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(loaded)
+    return loaded
+
+
+def _python(path: str, table: Mapping[str, Any], base_dir: Path) -> tuple[Any, Any]:
     module, _, attr = path.rpartition(".")
     try:
-        func = getattr(importlib.import_module(module), attr)
+        func = getattr(_import(module, base_dir), attr)
     except (ImportError, AttributeError, ValueError) as err:
         raise SpecError(
             "data.source",
             f"python:{path}",
-            "'python:package.module.function' of an importable function returning (X, y)",
+            "'python:package.module.function' of a function returning (X, y), in an "
+            "importable module or in a module file beside the spec",
             hint=str(err),
         ) from None
     out = func(**_params(table))
@@ -227,7 +245,10 @@ def load_data(spec: Spec) -> LoadedData:
     try:
         if source.startswith(("sklearn:", "python:")):
             prefix, _, name = source.partition(":")
-            X, y = (_sklearn if prefix == "sklearn" else _python)(name, table)
+            if prefix == "sklearn":
+                X, y = _sklearn(name, table)
+            else:
+                X, y = _python(name, table, spec.base_dir)
             groups = None
             if "groups" in table:
                 raise SpecError("data.groups", table["groups"], "groups only from a file column")

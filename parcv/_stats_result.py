@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["ComparisonTable", "FriedmanResult", "TestResult"]
+__all__ = ["ComparisonTable", "FriedmanResult", "TestResult", "UndefinedComparison"]
 
 JsonValue = float | int | str | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -140,6 +140,64 @@ class TestResult:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class UndefinedComparison:
+    """A pair a test cannot compare, kept in a table as a marked row.
+
+    A t-type test divides by the variance of the fold differences, so two
+    candidates with identical fold scores (e.g. a parameter the model
+    ignores) have no statistic and no p-value; the row says why.
+
+    Parameters
+    ----------
+    test : str
+        Name of the test that could not be computed.
+    name_a, name_b : str
+        Names of the two candidates.
+    mean_difference : float
+        Mean of ``A - B`` (the same on every fold).
+    n : int
+        Number of paired folds.
+    note : str
+        Why there is no statistic, e.g. ``"identical fold scores"``.
+
+    Examples
+    --------
+    >>> row = UndefinedComparison("corrected_t", "a", "b", 0.0, 5, "identical fold scores")
+    >>> row.to_dict()["p_value"], row.to_dict()["note"]
+    (None, 'identical fold scores')
+    """
+
+    test: str
+    name_a: str
+    name_b: str
+    mean_difference: float
+    n: int
+    note: str
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """Return the row in the shape of :meth:`TestResult.to_dict`, plus ``note``."""
+        return {
+            "test": self.test,
+            "name_a": self.name_a,
+            "name_b": self.name_b,
+            "statistic": None,
+            "p_value": None,
+            "probabilities": None,
+            "mean_difference": self.mean_difference,
+            # The difference is the same on every fold: the interval is that one point.
+            "ci_low": self.mean_difference,
+            "ci_high": self.mean_difference,
+            "confidence": None,
+            "n": self.n,
+            "df": None,
+            "decision": None,
+            "details": {},
+            "assumptions": "",
+            "note": self.note,
+        }
+
+
 def _format_number(value: float | None) -> str:
     """Format a table cell: 4 significant digits, '-' for None."""
     return "-" if value is None else f"{value:.4g}"
@@ -183,6 +241,10 @@ class ComparisonTable:
         Family-wise error rate used for ``rejected``.
     best : str or None, default=None
         Name of the reference candidate for best-versus-rest tables.
+    undefined : tuple of UndefinedComparison, default=()
+        Pairs the test could not compare (e.g. identical fold scores): listed
+        after the tested pairs, with no p-value, and left out of Holm's
+        adjustment.
 
     Examples
     --------
@@ -198,6 +260,7 @@ class ComparisonTable:
     adjusted_p_values: tuple[float | None, ...]
     alpha: float
     best: str | None = None
+    undefined: tuple[UndefinedComparison, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.results) != len(self.adjusted_p_values):
@@ -248,6 +311,11 @@ class ComparisonTable:
             _table_row(result, adjusted, self.alpha)
             for result, adjusted in zip(self.results, self.adjusted_p_values, strict=True)
         ]
+        rows += [
+            [u.name_a, u.name_b, u.test, _format_number(u.mean_difference), "-", "-", "-", "-",
+             f"n/a ({u.note})"]
+            for u in self.undefined
+        ]  # fmt: skip
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         return "\n".join(
             "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
@@ -277,6 +345,8 @@ class ComparisonTable:
             row["p_holm"] = adjusted
             row["rejected"] = rejected
             rows.append(row)
+        for undefined in self.undefined:
+            rows.append({**undefined.to_dict(), "p_holm": None, "rejected": None})
         return {"alpha": self.alpha, "best": self.best, "comparisons": rows}
 
 

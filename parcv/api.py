@@ -12,6 +12,7 @@ from parcv.data import check_dataset
 from parcv.plan import build_plan
 from parcv.results import CVResult, NestedResult, SearchResult
 from parcv.session import execute_plan, load_run
+from parcv.store import check_journal
 from parcv.summary import Selection
 
 __all__ = ["cross_validate", "search", "nested_cv", "load"]
@@ -35,6 +36,7 @@ def cross_validate(
     overwrite: bool = False,
     progress: bool | None = None,
     fast_cv: bool | str = "auto",
+    journal: str = "wal",
 ) -> CVResult:
     """Cross-validate one model: fit and score it on every split.
 
@@ -75,6 +77,11 @@ def cross_validate(
     progress : bool, default=None
         Progress bar (tqdm) with done/failed/total, rate and ETA; ``None``
         shows it only when stderr is a terminal.
+    journal : {"wal", "delete"}, default="wal"
+        SQLite journal mode of ``store``. ``"wal"`` (write-ahead log) is the
+        fastest; use ``"delete"`` (the rollback journal) when the store is on
+        a network file system such as NFS or Lustre, where WAL is unsafe.
+        Checked before anything runs, also without a ``store``.
     fast_cv : {"auto", True, False}, default="auto"
         Exact fast cross-validation for linear smoothers. When every train
         set is the complement of its test set and the estimator (with every
@@ -114,6 +121,7 @@ def cross_validate(
     >>> result.scores["test_score"].shape
     (4,)
     """
+    check_journal(journal)
     data = check_dataset(X, y, groups, fit_params)
     plan = build_plan(
         estimator,
@@ -135,6 +143,7 @@ def cross_validate(
         resume=resume,
         overwrite=overwrite,
         progress=progress,
+        journal=journal,
     )
     return make_cv_result(plan, records)
 
@@ -162,6 +171,7 @@ def search(
     save_models: bool = False,
     fast_cv: bool | str = "auto",
     criteria: Any = None,
+    journal: str = "wal",
 ) -> SearchResult:
     """Select a candidate by CV on all data and refit it (Architecture A).
 
@@ -174,7 +184,7 @@ def search(
         ``[{"model": [Ridge()], "model__alpha": [...]}, {"model": [SVR()]}]``.
     X, y, groups, fit_params, cv, scoring, return_train_score, error_score, backend, n_jobs
         As in :func:`cross_validate`.
-    store, resume, overwrite, progress
+    store, resume, overwrite, progress, journal
         As in :func:`cross_validate`.
     save_models : bool, default=False
         Also write the final fitted model beside the store with joblib
@@ -217,6 +227,7 @@ def search(
     >>> result.best_params_
     {'alpha': 0.1}
     """
+    check_journal(journal)
     data = check_dataset(X, y, groups, fit_params)
     plan = build_plan(
         estimator,
@@ -241,6 +252,7 @@ def search(
         overwrite=overwrite,
         progress=progress,
         save_models=save_models,
+        journal=journal,
     )
     return make_search_result(plan, records)
 
@@ -269,6 +281,7 @@ def nested_cv(
     save_models: bool = False,
     fast_cv: bool | str = "auto",
     criteria: Any = None,
+    journal: str = "wal",
 ) -> NestedResult:
     """Estimate the performance of the whole selection procedure by nested CV.
 
@@ -285,6 +298,8 @@ def nested_cv(
         As in :func:`search`.
     return_train_score, error_score, backend, n_jobs, store, resume, overwrite, progress
         As in :func:`search`.
+    journal : {"wal", "delete"}, default="wal"
+        As in :func:`cross_validate`.
     save_models : bool, default=False
         As in :func:`search`.
     outer : int, splitter or ThreeWayHoldOut, default=5
@@ -318,6 +333,7 @@ def nested_cv(
     >>> len(r.outer_scores["score"]), r.chosen
     (3, [0, 0, 0])
     """
+    check_journal(journal)
     data = check_dataset(X, y, groups, fit_params)
     plan = build_plan(
         estimator,
@@ -343,6 +359,7 @@ def nested_cv(
         overwrite=overwrite,
         progress=progress,
         save_models=save_models,
+        journal=journal,
     )
     return make_nested_result(plan, records)
 

@@ -23,6 +23,8 @@ from parcv import __version__
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# Loggers of the libraries that run a Dask cluster (scheduler, workers, batch jobs).
+_CHATTY = ("distributed", "dask_jobqueue")
 EPILOG = (
     "exit codes: 0 ok, 1 run failed, 2 usage or spec error, 130 interrupted "
     "(finished units are kept: rerun with --resume)"
@@ -70,6 +72,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", metavar="DIR", help="run directory (default: runs/<spec name>)")
     run.add_argument("--resume", action="store_true", help="compute only missing units")
     run.add_argument("--overwrite", action="store_true", help="discard the stored results")
+    run.add_argument(
+        "--journal",
+        choices=["wal", "delete"],
+        help="SQLite journal of the store: 'delete' on NFS/Lustre (default: the spec's, else wal)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     run.add_argument("--dry-run", action="store_true", help="show the plan (as inspect)")
     inspect = sub.add_parser("inspect", help="show the plan of a spec without running it")
@@ -86,6 +93,10 @@ def _parser() -> argparse.ArgumentParser:
     _backend_options(demo, demo=True)
     demo.add_argument("--quick", action="store_true", help="smaller sweeps")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    for command in (run, inspect, report, demo):
+        command.add_argument(
+            "--verbose", action="store_true", help="also show INFO logs (parcv's and Dask's)"
+        )
     return parser
 
 
@@ -132,6 +143,7 @@ def _apply_overrides(spec: Any, args: argparse.Namespace) -> Any:
         scheduler=args.scheduler,
         scheduler_file=args.scheduler_file,
         out=getattr(args, "out", None),
+        journal=getattr(args, "journal", None),
     )
 
 
@@ -198,6 +210,13 @@ def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
     return lines
 
 
+def _criteria_lines(plan: Any) -> list[str]:
+    if plan.criteria is None:
+        return []
+    names = ", ".join(plan.criteria.names)
+    return [f"criteria   {names} (one fit per candidate on each training set, beside CV)"]
+
+
 def _plan_text(spec: Any, out: Path, probe: bool) -> str:
     from parcv.sweep import build_job, stored_units
 
@@ -216,6 +235,7 @@ def _plan_text(spec: Any, out: Path, probe: bool) -> str:
             f"estimator  {' '.join(repr(job.estimator).split())}",
             f"candidates {len(labels)}: {shown}",
             f"folds      {_folds_text(plan)}",
+            *_criteria_lines(plan),
             f"units      {n_fit} fits + {n_refit} refit(s) = {plan.n_units}",
             f"work       {rows:,} training rows over all fits ({rows // max(n_fit, 1):,} per fit)",
             *_work_lines(spec, job, plan, probe),
@@ -307,6 +327,19 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _configure_logging(*, verbose: bool) -> None:
+    """Warnings only, unless ``--verbose``: Dask's INFO logs would flood the terminal."""
+    level = logging.INFO if verbose else logging.WARNING
+    handler = logging.StreamHandler()
+    handler.setLevel(level)
+    handler.setFormatter(logging.Formatter("parcv: %(levelname)s: %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
+    # distributed sets its loggers to INFO, with a handler of its own when it was imported
+    # before logging was configured (then our handler does not filter it): set them here.
+    for name in _CHATTY:
+        logging.getLogger(name).setLevel(level)
+
+
 def _show_warning(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
     """Print a warning as one line naming its category, without the source line."""
     print(f"parcv: {category.__name__}: {message}", file=sys.stderr)
@@ -346,16 +379,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from parcv.sweep import UsageError
 
     words = list(sys.argv[1:] if argv is None else argv)
-    # Warnings only: Dask's loggers (set to INFO by its config) would flood the terminal.
-    handler = logging.StreamHandler()
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("parcv: %(levelname)s: %(name)s: %(message)s"))
-    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     previous = _interrupt_on_sigterm()
+    levels = {name: logging.getLogger(name).level for name in _CHATTY}
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
-            return _dispatch(_parser().parse_args(words), words)
+            args = _parser().parse_args(words)
+            _configure_logging(verbose=args.verbose)
+            return _dispatch(args, words)
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     except PlanMismatchError as err:
@@ -371,6 +402,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"parcv: run failed: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_FAILED
     finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

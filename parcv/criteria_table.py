@@ -15,7 +15,13 @@ from parcv.plan import Plan
 from parcv.records import Key, Record
 from parcv.summary import rank_means, select_one_se, summarize_scores
 
-__all__ = ["CriteriaRow", "CriteriaTable", "build_criteria_table", "criteria_choices"]
+__all__ = [
+    "CriteriaRow",
+    "CriteriaTable",
+    "build_criteria_table",
+    "criteria_choices",
+    "method_title",
+]
 
 # Larger is better for the evidence (a log marginal likelihood); smaller for the rest.
 _LARGER_IS_BETTER = ("evidence",)
@@ -102,8 +108,38 @@ class CriteriaTable:
             cv = f"{row.mean:.6g} ± {row.se:.3g}"
             cells = "".join(f"  {_cell(row.values.get(n, math.nan)):>12}" for n in names)
             lines.append(f"{row.label:<{width}}  {cv:>28}{cells}")
-        chosen = "; ".join(f"{_TITLES[m]}: {self.label_of(m)}" for m in self.selected)
+        chosen = "; ".join(f"{method_title(m)}: {self.label_of(m)}" for m in self.selected)
         return "\n".join([*lines, "", f"selected by {chosen}"])
+
+    def to_markdown(self) -> str:
+        """A Markdown table: per candidate the CV mean ± se, each criterion, who selects it.
+
+        Examples
+        --------
+        >>> rows = (CriteriaRow(0, "d=1", -0.9, 0.1, {"bic": 20.0, "n_params": 2.0}),
+        ...         CriteriaRow(1, "d=3", -0.2, 0.05, {"bic": 12.0, "n_params": 4.0}))
+        >>> table = CriteriaTable("score", ("bic",), rows, {"cv": 1, "bic": 1})
+        >>> print(table.to_markdown())
+        | candidate | CV score mean | ± se | BIC | n_params | selected by |
+        | --- | ---: | ---: | ---: | ---: | --- |
+        | d=1 | -0.9 | 0.1 | 20 | 2 |  |
+        | d=3 | -0.2 | 0.05 | 12 | 4 | CV best, BIC |
+        """
+        names = [*self.criteria, "n_params"]
+        picked: dict[int, list[str]] = {}
+        for method, c in self.selected.items():
+            picked.setdefault(c, []).append(method_title(method))
+        titles = ["log evidence" if n == "evidence" else method_title(n) for n in names]
+        lines = [
+            f"| candidate | CV {self.metric} mean | ± se | {' | '.join(titles)} | selected by |",
+            "| --- | ---: | ---: | " + "---: | " * len(names) + "--- |",
+        ]
+        for row in self.rows:
+            cells = " | ".join(_cell(row.values.get(n, math.nan)) for n in names)
+            se = f"{row.se:.3g}" if math.isfinite(row.se) else "n/a"
+            chosen = ", ".join(picked.get(row.candidate, []))
+            lines.append(f"| {row.label} | {_cell(row.mean)} | {se} | {cells} | {chosen} |")
+        return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view: rows and, per method, the selected index and label."""
@@ -115,6 +151,17 @@ class CriteriaTable:
                 m: {"candidate": c, "label": self.rows[c].label} for m, c in self.selected.items()
             },
         }
+
+
+def method_title(method: str) -> str:
+    """Return the display name of a selection method (``"bic"`` -> ``"BIC"``).
+
+    Examples
+    --------
+    >>> method_title("one_se"), method_title("evidence")
+    ('one-SE', 'evidence')
+    """
+    return _TITLES.get(method, method)
 
 
 def _column(name: str) -> str:

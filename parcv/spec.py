@@ -25,6 +25,8 @@ from parcv._spec_errors import (
     close_match,
     find_line,
 )
+from parcv.criteria_tasks import CRITERIA
+from parcv.store import JOURNAL_MODES
 
 # parcv.spec is the public home of SpecError (tracebacks and pickles name it there).
 SpecError.__module__ = __name__
@@ -71,10 +73,19 @@ SCHEMA: dict[str, tuple[str, ...]] = {
         "delimiter",
     ),
     "estimator": ("class", "params", "steps"),
-    "search": ("strategy", "n_iter", "random_state", "selection", "complexity"),
+    "search": ("strategy", "n_iter", "random_state", "selection", "complexity", "criteria"),
     "cv": ("mode", "cv", "inner", "outer"),
     "scoring": ("metrics", "refit", "return_train_score", "error_score"),
-    "run": ("backend", "n_jobs", "scheduler", "scheduler_file", "seed", "out", "save_models"),
+    "run": (
+        "backend",
+        "n_jobs",
+        "scheduler",
+        "scheduler_file",
+        "seed",
+        "out",
+        "save_models",
+        "journal",
+    ),
     "cluster": ("kind", "jobs", "cores", "memory", "walltime", "queue", "account"),
     "tls": ("ca_file", "cert", "key"),
     "report": ("param", "metric", "plots"),
@@ -82,6 +93,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
 BACKENDS = ("serial", "local", "dask")
 CLUSTER_KINDS = ("slurm", "pbs")
 MODES = ("cross_validate", "search", "nested")
+CRITERIA_KEYS = ("names", "n_params", "noise_variance")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +107,7 @@ class RunOptions:
     seed: int = 0
     out: str | None = None
     save_models: bool = False
+    journal: str = "wal"
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +189,47 @@ def _check_run(run: Mapping[str, Any]) -> RunOptions:
         )
     if "save_models" in run:
         check_type(run["save_models"], (bool,), "run.save_models", "true or false")
+    if "journal" in run and run["journal"] not in JOURNAL_MODES:
+        raise SpecError(
+            "run.journal",
+            run["journal"],
+            f"one of {list(JOURNAL_MODES)}",
+            hint="Use 'delete' when the run directory is on NFS or Lustre, else 'wal'.",
+        )
     return RunOptions(**dict(run))
+
+
+def _check_criteria_names(names: Any, key: str) -> None:
+    allowed = f"a non-empty list of names from {list(CRITERIA)}"
+    check_type(names, (list,), key, allowed)
+    if not names:
+        raise SpecError(key, names, allowed, hint="Add e.g. criteria = ['bic', 'evidence'].")
+    for name in names:
+        if name not in CRITERIA:
+            raise SpecError(key, name, allowed, hint=close_match(str(name), CRITERIA))
+    if len(set(names)) != len(names):
+        raise SpecError(key, names, f"{allowed}, each named once")
+
+
+def _check_criteria(search: Mapping[str, Any]) -> None:
+    """Check ``search.criteria``: a list of names, or a table {names, n_params, noise_variance}."""
+    if "criteria" not in search:
+        return
+    value, key = search["criteria"], "search.criteria"
+    if not isinstance(value, dict):
+        _check_criteria_names(value, key)
+        return
+    check_keys(value, CRITERIA_KEYS, key)
+    if "names" not in value:
+        raise SpecError(f"{key}.names", MISSING, f"a list of names from {list(CRITERIA)}")
+    _check_criteria_names(value["names"], f"{key}.names")
+    _check_int(value, "n_params", key, 0)
+    if "noise_variance" in value:
+        variance = check_type(
+            value["noise_variance"], (int, float), f"{key}.noise_variance", "a number > 0"
+        )
+        if not variance > 0:
+            raise SpecError(f"{key}.noise_variance", variance, "a number > 0")
 
 
 def _check_tables(doc: Mapping[str, Any]) -> None:
@@ -206,6 +259,7 @@ def _check_tables(doc: Mapping[str, Any]) -> None:
     _check_strings(cluster, ("memory", "walltime", "queue", "account"), "cluster")
     _check_strings(tls, SCHEMA["tls"], "tls")
     _check_strings(report, ("param", "metric"), "report")
+    _check_criteria(doc.get("search", {}))
     if "plots" in report:
         check_type(report["plots"], (bool,), "report.plots", "true or false")
 

@@ -24,7 +24,11 @@ from parcv.errors import PlanMismatchError
 from parcv.partition import PartitionFolds
 from parcv.records import ErrorInfo, FoldScores, Key, Record, Unit
 
-__all__ = ["Store", "open_store", "read_store"]
+__all__ = ["JOURNAL_MODES", "Store", "check_journal", "open_store", "read_store"]
+
+# WAL is fast but needs shared memory that network file systems (NFS, Lustre) do not
+# provide reliably; "delete" is SQLite's classic rollback journal, safe there.
+JOURNAL_MODES = ("wal", "delete")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -69,6 +73,46 @@ def _json_value(value: Any) -> Any:
 def params_json(params: dict[str, Any]) -> str:
     """Parameters as JSON; objects (estimators, distributions) stored as their repr."""
     return json.dumps({k: _json_value(v) for k, v in sorted(params.items())}, sort_keys=True)
+
+
+def check_journal(journal: Any) -> str:
+    """Check a SQLite journal mode for a store: ``"wal"`` or ``"delete"``.
+
+    Parameters
+    ----------
+    journal : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError, ValueError
+        Not a string, or not one of :data:`JOURNAL_MODES`.
+
+    Examples
+    --------
+    >>> check_journal("delete")
+    'delete'
+    >>> check_journal("WAL")
+    Traceback (most recent call last):
+    ...
+    ValueError: journal must be one of ['wal', 'delete']; got 'WAL'. Use journal='delete' \
+when the store is on a network file system (NFS, Lustre), else the default 'wal'.
+    """
+    if not isinstance(journal, str):
+        raise TypeError(
+            f"journal must be a str, one of {list(JOURNAL_MODES)}; got {journal!r}. "
+            "Pass e.g. journal='delete'."
+        )
+    if journal not in JOURNAL_MODES:
+        raise ValueError(
+            f"journal must be one of {list(JOURNAL_MODES)}; got {journal!r}. Use "
+            "journal='delete' when the store is on a network file system (NFS, Lustre), "
+            "else the default 'wal'."
+        )
+    return journal
 
 
 def _connect(path: Path, journal: str) -> sqlite3.Connection:
@@ -308,7 +352,10 @@ def open_store(
     PlanMismatchError
         The file holds another plan's records, or records of this plan
         without ``resume=True``; the file is left untouched.
+    ValueError
+        ``journal`` is not one of :data:`JOURNAL_MODES`.
     """
+    journal = check_journal(journal)
     if path is None:
         return Store(None, None, labels)
     p = Path(path)

@@ -19,6 +19,7 @@ from parcv._spec_data import LoadedData, load_data
 from parcv._spec_errors import UsageError
 from parcv._sweep_backend import make_backend
 from parcv.api import cross_validate, load, nested_cv, search
+from parcv.criteria_tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.data import check_dataset
 from parcv.plan import Plan, build_plan
 from parcv.report import RunInfo, write_outputs, write_private
@@ -67,6 +68,7 @@ class Job:
             outer=o.get("outer"),
             refit=o.get("refit", True),
             selection=o["selection"],
+            criteria=o.get("criteria"),
             **common,
         )
 
@@ -83,7 +85,9 @@ class Job:
         if self.spec.mode == "cross_validate":
             kwargs.pop("save_models", None)
             return cross_validate(self.estimator, d.X, d.y, cv=o["cv"], **kwargs)
-        kwargs.update(refit=o.get("refit", True), selection=o["selection"])
+        kwargs.update(
+            refit=o.get("refit", True), selection=o["selection"], criteria=o.get("criteria")
+        )
         if self.spec.mode == "search":
             return search(self.estimator, self.space, d.X, d.y, cv=o["cv"], **kwargs)
         return nested_cv(
@@ -129,10 +133,34 @@ def _build_job(spec: Spec) -> Job:
         options["cv"] = build_scheme(value, key, holdout=spec.mode == "search", **where)
     if spec.mode != "cross_validate":
         space, options["selection"] = build_space(spec.tables["space"], spec.table("search"), seed)
+        options["criteria"] = _criteria(spec.table("search"), estimator)
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")
     return Job(spec, estimator, space, data, options)
+
+
+def _criteria(search: dict[str, Any], estimator: Any) -> CriteriaRequest | None:
+    """The checked ``search.criteria`` (a list, or a table with names) as a request."""
+    value = search.get("criteria")
+    if value is None:
+        return None
+    table = value if isinstance(value, dict) else {"names": value}
+    variance = table.get("noise_variance")
+    request = CriteriaRequest(
+        tuple(table["names"]),
+        n_params=table.get("n_params"),
+        noise_variance=None if variance is None else float(variance),
+    )
+    try:
+        return check_criteria(request, estimator)
+    except CriteriaUndefinedError as err:
+        raise SpecError(
+            "search.criteria",
+            value,
+            f"criteria defined for {type(estimator).__name__}",
+            hint=str(err),
+        ) from None
 
 
 def _check_report(spec: Spec, space: Any, metrics: list[str] | None) -> None:
@@ -274,6 +302,7 @@ def run_spec(
             overwrite=overwrite,
             progress=progress,
             save_models=spec.run.save_models,
+            journal=spec.run.journal,
         )
         elapsed = time.perf_counter() - start
         write_private(run_dir / "spec.toml", spec.text)

@@ -285,3 +285,50 @@ def test_public_api_is_pinned():
             "summarize_scores",
         ]
     )
+
+
+def _journal_mode(path):
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(path)) as conn:
+        return conn.execute("PRAGMA journal_mode").fetchone()[0]
+
+
+@pytest.mark.parametrize("call", ["cross_validate", "search", "nested_cv"])
+def test_journal_sets_the_sqlite_journal_mode_of_the_store(reg_data, tmp_path, call):
+    X, y = reg_data
+    args = (Ridge(),) if call == "cross_validate" else (Ridge(), {"alpha": [0.1, 1.0]})
+    run = getattr(parcv, call)
+    for journal in ("delete", "wal"):
+        store = tmp_path / f"{journal}.sqlite"
+        run(*args, X, y, backend="serial", store=store, journal=journal)
+        assert _journal_mode(store) == journal  # as SQLite itself reports it
+    default = tmp_path / "default.sqlite"
+    run(*args, X, y, backend="serial", store=default)
+    assert _journal_mode(default) == "wal"
+
+
+class _NeverRuns:
+    def open(self, plan, data):  # pragma: no cover - reaching it is the failure
+        raise AssertionError("compute was dispatched despite a bad journal")
+
+
+@pytest.mark.parametrize(
+    ("journal", "error", "match"),
+    [("WAL2", ValueError, r"journal must be one of \['wal', 'delete'\]; got 'WAL2'"),
+     (None, TypeError, "journal must be a str")],
+)  # fmt: skip
+def test_bad_journal_is_refused_before_compute(reg_data, tmp_path, journal, error, match):
+    X, y = reg_data
+    calls = [
+        (parcv.cross_validate, (Ridge(),)),
+        (parcv.search, (Ridge(), {"alpha": [1.0]})),
+        (parcv.nested_cv, (Ridge(), {"alpha": [1.0]})),
+    ]
+    for run, args in calls:
+        with pytest.raises(error, match=match):
+            run(*args, X, y, backend=_NeverRuns(), store=tmp_path / "s.sqlite", journal=journal)
+        with pytest.raises(error, match=match):
+            run(*args, X, y, backend=_NeverRuns(), journal=journal)
+    assert not (tmp_path / "s.sqlite").exists()

@@ -337,3 +337,56 @@ def test_interrupt_exits_130_keeps_the_store_and_resume_completes(tmp_path, sign
     assert f"{stored} resumed from the store" in resumed.stdout
     assert len(read_records(store)) == 52
     assert (out / "report.md").is_file()
+
+
+CHATTY_CLUSTER = """
+import sys
+import types
+from contextlib import contextmanager
+
+import distributed  # imported before the CLI sets up logging: with a stderr handler of its own
+
+import parcv
+from parcv.cli import main
+
+
+class InProcessCluster:
+    # Like parcv.hpc's jobqueue backend: the scheduler runs in this process, its logs are
+    # not silenced, and the cluster starts and closes within the run.
+    @contextmanager
+    def open(self, plan, data):
+        with distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, silence_logs=False,
+            dashboard_address=None,
+        ) as cluster:
+            with parcv.DaskBackend(cluster=cluster).open(plan, data) as executor:
+                yield executor
+
+
+hpc = types.ModuleType("parcv.hpc")
+hpc.make_cluster_backend = lambda kind, **options: InProcessCluster()
+sys.modules["parcv.hpc"] = hpc
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.cluster
+def test_cluster_run_prints_no_dask_info_logs_unless_verbose(tmp_path):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(TINY)
+    script = tmp_path / "chatty.py"
+    script.write_text(CHATTY_CLUSTER)
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    stderr = {}
+    for extra in ([], ["--verbose"]):
+        out = tmp_path / f"run{len(extra)}"
+        command = [sys.executable, str(script), "run", str(spec), "--cluster", "slurm",
+                   "--jobs", "1", "--out", str(out), "--quiet", *extra]  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert (out / "report.md").is_file()
+        stderr[bool(extra)] = done.stderr
+    assert "INFO" not in stderr[False], stderr[False][-3000:]
+    assert "distributed.scheduler - INFO" in stderr[True]  # the same run, asked to be verbose

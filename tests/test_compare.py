@@ -12,6 +12,7 @@ from sklearn.linear_model import Ridge
 from sklearn.model_selection import KFold, RepeatedKFold
 
 import parcv
+from parcv.report import RunInfo, render_report
 from parcv.stats import corrected_resampled_ttest
 
 X, Y = make_regression(n_samples=100, n_features=5, noise=20.0, random_state=0)
@@ -72,3 +73,34 @@ def test_compare_procedures_on_the_same_outer_folds():
     with pytest.raises(ValueError, match="different outer folds"):
         a.compare(other)
     assert "selection stability" in a.to_text()
+
+
+def test_identical_fold_scores_mark_one_row_and_keep_the_table():
+    # copy_X changes nothing: each alpha's two candidates have identical fold scores.
+    cv = KFold(5, shuffle=True, random_state=0)
+    r = parcv.search(Ridge(), {"alpha": [0.1, 100.0], "copy_X": [True, False]}, X, Y, cv=cv,
+                     backend="serial")  # fmt: skip
+    table = r.comparison_table()
+    rows = {row["name_b"]: row for row in table["rows"]["comparisons"]}
+    assert table["best"] == "alpha=0.1, copy_X=True" and len(rows) == 3
+    twin = rows["alpha=0.1, copy_X=False"]
+    assert twin["note"] == "identical fold scores"
+    assert (twin["statistic"], twin["p_value"], twin["p_holm"], twin["rejected"]) == (None,) * 4
+    assert twin["mean_difference"] == 0.0
+    # The other rows are the corrected t-test of the fold scores, Holm-adjusted over those two.
+    scores = {c.label: [r.cv_results_[f"split{i}_test_score"][c.index] for i in range(5)]
+              for c in r.candidates}  # fmt: skip
+    best = np.array(scores["alpha=0.1, copy_X=True"])
+    p_values = []
+    for name in ("alpha=100.0, copy_X=True", "alpha=100.0, copy_X=False"):
+        want = corrected_resampled_ttest(best, np.array(scores[name]), n_train=80, n_test=20)
+        assert rows[name]["statistic"] == want.statistic and rows[name]["p_value"] == want.p_value
+        p_values.append(want.p_value)
+    holm = [min(1.0, 2 * min(p_values)), min(1.0, max(2 * min(p_values), max(p_values)))]
+    got = sorted([rows[n]["p_holm"] for n in rows if rows[n]["p_holm"] is not None])
+    np.testing.assert_allclose(got, holm, rtol=1e-12)
+    assert "n/a (identical fold scores)" in table["text"]
+    assert json.loads(r.to_json())["comparisons"]["rows"]["comparisons"][2]["note"]
+    assert "| - | - | - | n/a (identical fold scores) |" in render_report(r, RunInfo("twins"))
+    with pytest.raises(ValueError, match="variance of the differences"):
+        r.best_vs_rest()  # the strict table still refuses; comparison_table() marks the row

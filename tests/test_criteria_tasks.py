@@ -158,3 +158,29 @@ def test_search_on_cubic_data_with_kfold_selects_all_methods(tmp_path):
     )
     assert set(r.criteria_table.selected) == {"cv", "one_se", "aic", "bic", "cp"}
     assert r.criteria_table.label_of("bic") == "degree=3"
+
+
+def test_load_rebuilds_the_criteria_table_and_choices_of_the_run(tmp_path):
+    from parcv.summary import Selection
+
+    request = CriteriaRequest(("aic", "bic", "cp"), n_params=lambda est: est[0].degree + 2,
+                              noise_variance=0.09)  # fmt: skip
+    options = {"scoring": "neg_mean_squared_error", "criteria": request, "backend": "serial"}
+    one_se = Selection("one_se", complexity=lambda params: params["polynomialfeatures__degree"])
+    searched = parcv.search(_poly(), DEGREES, X, Y, cv=5, selection=one_se,
+                            store=tmp_path / "search.sqlite", **options)  # fmt: skip
+    nested = parcv.nested_cv(_poly(), DEGREES, X, Y, outer=3, inner=3,
+                             store=tmp_path / "nested.sqlite", **options)  # fmt: skip
+    loaded, loaded_nested = (
+        parcv.load(tmp_path / "search.sqlite"),
+        parcv.load(tmp_path / "nested.sqlite"),
+    )
+    assert loaded.criteria_table == searched.criteria_table
+    assert [row.values["n_params"] for row in loaded.criteria_table.rows] == [3, 4, 5, 6]
+    assert loaded_nested.criteria_table == nested.criteria_table
+    assert loaded_nested.criteria_choices == nested.criteria_choices
+    assert set(nested.criteria_choices) == {"cv", "one_se", "aic", "bic", "cp"}
+    # The stored values are those of a fit by hand with the same n_params and noise.
+    model = _poly().set_params(polynomialfeatures__degree=3).fit(X, Y)
+    want = compute_criteria(model, X, Y, criteria=("bic",), n_params=5, noise_variance=0.09)
+    assert loaded.criteria_table.rows[2].values["bic"] == pytest.approx(want.bic, rel=1e-12)

@@ -13,7 +13,15 @@ from sklearn.linear_model import LogisticRegression, Ridge
 
 import parcv
 from parcv.cli import main
-from parcv.report import RunInfo, cv_results_csv, render_report, render_summary, write_outputs
+from parcv.report import (
+    RunInfo,
+    cv_results_csv,
+    num,
+    render_report,
+    render_summary,
+    small,
+    write_outputs,
+)
 
 SPEC = """\
 name = "report-fixture"
@@ -174,3 +182,51 @@ def test_report_of_a_store_written_by_the_python_api(tmp_path, capsys):
     np.testing.assert_array_equal(
         parcv.load(store).outer_scores["score"], result.outer_scores["score"]
     )
+
+
+def _cubic(n=40):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1.0, 1.0, size=(n, 1))
+    return X, X[:, 0] ** 3 - X[:, 0] + rng.normal(0.0, 0.2, n)
+
+
+def test_search_report_shows_criteria_next_to_cv_and_each_methods_choice():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures
+
+    X, y = _cubic()
+    space = {"polynomialfeatures__degree": [1, 3, 5]}
+    model = make_pipeline(PolynomialFeatures(), LinearRegression())
+    r = parcv.search(model, space, X, y, cv=4, criteria=["aic", "bic", "cp"], backend="serial")
+    text = render_report(r, RunInfo("criteria"))
+    table = r.criteria_table
+    assert "## Selection methods side by side" in text
+    assert "| candidate | CV score mean | ± se | AIC | BIC | Cp | n_params | selected by |" in text
+    for row in table.rows:
+        cells = [row.values[n] for n in ("aic", "bic", "cp", "n_params")]
+        want = f"| {row.label} | {num(row.mean)} | {small(row.se)} | "
+        assert want + " | ".join(num(v) for v in cells) + " |" in text
+    for method, title in (("cv", "CV best"), ("one_se", "one-SE"), ("bic", "BIC"), ("cp", "Cp")):
+        assert f"| {title} | {table.label_of(method)} |" in text
+    assert "selected by CV best: " in render_summary(r, RunInfo("criteria"))
+    plain = parcv.search(model, space, X, y, cv=4, backend="serial")
+    assert "side by side" not in render_report(plain, RunInfo("plain"))
+
+
+def test_nested_report_without_refit_shows_the_choices_per_outer_fold():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures
+
+    X, y = _cubic(60)
+    model = make_pipeline(PolynomialFeatures(), LinearRegression())
+    r = parcv.nested_cv(model, {"polynomialfeatures__degree": [1, 3]}, X, y, outer=3, inner=3,
+                        refit=False, criteria=["bic"], backend="serial")  # fmt: skip
+    text = render_report(r, RunInfo("nested"))
+    labels = ["polynomialfeatures__degree=1", "polynomialfeatures__degree=3"]
+    bic = " | ".join(labels[c] for c in r.criteria_choices["bic"])
+    assert f"| BIC | - | {bic} |" in text
+    nested = " | ".join(labels[c] for c in r.chosen)
+    assert f"| **nested CV** | - | {nested} |" in text
+    assert "| candidate | CV" not in text  # no all-data fits without refit

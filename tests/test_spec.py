@@ -20,6 +20,7 @@ from parcv import RandomSpace, ThreeWayHoldOut
 from parcv._spec_build import build_estimator, build_scheme, build_scoring, build_space
 from parcv._spec_data import load_data
 from parcv.cli import main
+from parcv.criteria_tasks import CriteriaRequest
 from parcv.spec import SpecError, find_line, load_spec, override_run, override_table, parse_spec
 from parcv.sweep import build_job
 
@@ -34,6 +35,9 @@ n_samples = 60
 [estimator]
 class = "sklearn.linear_model.Ridge"
 """
+
+
+SEARCH = BASE + "[space]\nalpha = [1.0, 2.0]\n[search]\n"  # the next key is on line 10
 
 
 def _spec(text: str) -> str:
@@ -81,6 +85,36 @@ BAD_SPECS = [
     (BASE + '[tls]\nca_file = "ca.pem"\n', ["tls.cert (--tls-cert) is missing"]),
     (BASE + '[cv]\ncv = { kind = "group" }\n', ["cv.cv.kind = 'group'", "groups"]),
     (BASE + "[space]\nalpha = { range = [1.5, 3] }\n", ["space.alpha.range", "of ints"]),
+    (
+        SEARCH + 'criteria = ["aic", "bicc"]\n',
+        [":10: search.criteria = 'bicc'", "['aic', 'bic', 'cp', 'vc', 'evidence']", "'bic'?"],
+    ),
+    (SEARCH + 'criteria = "bic"\n', [":10: search.criteria = 'bic'", "non-empty list"]),
+    (SEARCH + "criteria = []\n", [":10: search.criteria = []", "non-empty list"]),
+    (SEARCH + 'criteria = ["bic", "bic"]\n', ["search.criteria = ['bic', 'bic']", "once"]),
+    (
+        SEARCH + 'criteria = { names = ["bic"], n_param = 3 }\n',
+        [":10: search.criteria.n_param = 3", "Did you mean 'n_params'"],
+    ),
+    (SEARCH + "criteria = { n_params = 3 }\n", ["search.criteria.names is missing"]),
+    (
+        SEARCH + 'criteria = { names = ["bic"], n_params = -1 }\n',
+        [":10: search.criteria.n_params = -1", "an int >= 0"],
+    ),
+    (
+        SEARCH + 'criteria = { names = ["bic"], noise_variance = 0 }\n',
+        [":10: search.criteria.noise_variance = 0", "a number > 0"],
+    ),
+    (
+        SEARCH + 'criteria = ["bic", "evidence"]\n',
+        [":10: search.criteria = ['bic', 'evidence']", "undefined for Ridge", "marginal"],
+    ),
+    (SEARCH + 'criteria = ["vc"]\n', ["search.criteria = ['vc']", "'cp' for regression"]),
+    (BASE + '[search]\ncriteria = ["bic"]\n', ["no [search] table without a [space]"]),
+    (
+        BASE + '[run]\njournal = "wal2"\n',
+        [":8: run.journal = 'wal2'", "['wal', 'delete']", "NFS"],
+    ),
 ]
 
 
@@ -275,3 +309,32 @@ def test_sklearn_generators_and_python_callables():
         "params = { n_samples = 12 }\n[estimator]\nclass = 'sklearn.svm.SVR'\n"
     )
     assert load_data(demo).X.shape == (12, 1)
+
+
+def test_criteria_and_journal_reach_the_plan_and_the_run_options():
+    listed = build_job(parse_spec(SEARCH + 'criteria = ["aic", "bic"]\n'))
+    assert listed.plan().criteria == CriteriaRequest(("aic", "bic"))
+    text = SEARCH + 'criteria = { names = ["bic"], n_params = 3, noise_variance = 1 }\n'
+    spec = parse_spec(text + '[run]\njournal = "delete"\n')
+    assert build_job(spec).plan().criteria == CriteriaRequest(
+        ("bic",), n_params=3, noise_variance=1.0
+    )
+    assert (spec.run.journal, parse_spec(BASE).run.journal) == ("delete", "wal")
+    assert build_job(parse_spec(SEARCH)).plan().criteria is None
+
+
+def test_python_data_source_may_be_a_module_file_beside_the_spec(tmp_path):
+    (tmp_path / "my_data_here.py").write_text(
+        "import numpy as np\n\n"
+        "def make(n=5):\n"
+        "    return np.arange(2.0 * n).reshape(n, 2), np.arange(float(n))\n"
+    )
+    text = '[data]\nsource = "python:my_data_here.make"\nparams = { n = 7 }\n'
+    text += '[estimator]\nclass = "sklearn.linear_model.Ridge"\n'
+    (tmp_path / "spec.toml").write_text(text)
+    data = load_data(load_spec(tmp_path / "spec.toml"))
+    np.testing.assert_array_equal(data.X, np.arange(14.0).reshape(7, 2))
+    np.testing.assert_array_equal(data.y, np.arange(7.0))
+    # Not beside this spec (nor importable): the error names the source and the two places.
+    with pytest.raises(SpecError, match=r"data.source = 'python:my_data_here.make'.*beside"):
+        load_data(parse_spec(text, base_dir=tmp_path / "elsewhere"))
