@@ -6,7 +6,7 @@ import hashlib
 import math
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -88,6 +88,14 @@ class Plan:
         """Total number of records a run makes, refits included."""
         n_fits = sum(len(self.unit_keys(u)) for u in self.units)
         return n_fits + len(self.refit_outers) + int(self.final)
+
+    def for_workers(self) -> Plan:
+        """The plan as workers need it: without the unit list (chunks carry their units).
+
+        The list is most of the unpickling time of a plan, which every worker
+        pays once per run before its first fit.
+        """
+        return replace(self, units=())
 
     def rows_of(self, outer: int | None) -> NDArray[np.intp]:
         """Return the rows the inner folds of ``outer`` split (all rows for None)."""

@@ -31,7 +31,6 @@ _RESUME = "finished results are kept, resume to continue"
 
 # The clusters parcv starts: worker processes of one thread, on loopback, no dashboard.
 _LOCAL = dict(threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
-_CAPPED: dict[str, str] = {}  # per worker process: the run whose BLAS/OpenMP cap is set
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,17 +50,12 @@ class _Payload:
         return int(sizeof([d.X, d.y, d.groups, d.fit_params])) + indices
 
 
-def _run_chunk(
-    payload: _Payload, units: tuple[Unit, ...], threads: int | None, run_id: str
-) -> list[Record]:
-    """Run one chunk on a worker; the first chunk of a run caps BLAS/OpenMP threads."""
-    from threadpoolctl import threadpool_limits
-
+def _run_chunk(payload: _Payload, units: tuple[Unit, ...], threads: int | None) -> list[Record]:
+    """Run one chunk on a worker, BLAS/OpenMP threads capped."""
+    from parcv.backends._threads import cap_threads
     from parcv.work import run_units
 
-    if _CAPPED.get("run") != run_id:  # the cap then stays in force for this process
-        threadpool_limits(limits=threads)
-        _CAPPED["run"] = run_id
+    cap_threads(threads)
     return run_units(payload.plan, payload.data, units)
 
 
@@ -88,9 +82,10 @@ class _DaskExecutor:
         self._client, self._value = client, payload
         self._threads, self._timeout = threads, timeout
         self._where = str(getattr(client.scheduler, "address", "the scheduler"))
-        self._run_id, self._count = uuid.uuid4().hex, 0
+        self._count = 0
         self._futures: dict[Any, tuple[int, tuple[Unit, ...]]] = {}  # future: ticket, units
         self._resends: dict[int, int] = {}
+        self._outbox: list[tuple[int, tuple[Unit, ...]]] = []  # submitted, not yet sent
         # Filled from dask's callback thread with each future that stopped pending.
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
         try:  # broadcast, unless the Active Memory Manager would drop the copies
@@ -125,23 +120,41 @@ class _DaskExecutor:
             raise _failure(f"lost the Dask scheduler at {self._where}", err) from err
 
     def submit(self, units: tuple[Unit, ...]) -> Hashable:
+        # Sent at the next wait(), together: one graph update per priority, not one per chunk.
         self._count += 1
-        self._send(self._count, units)
+        self._outbox.append((self._count, units))
         return self._count
 
-    def _send(self, ticket: int, units: tuple[Unit, ...]) -> None:
-        args = (self._payload, units, self._threads, self._run_id)
-        key = f"parcv-{units[0].kind}-{uuid.uuid4().hex}"
+    def _flush(self) -> None:
+        groups: dict[int, list[tuple[int, tuple[Unit, ...]]]] = {}
+        for ticket, units in self._outbox:
+            groups.setdefault(_priority(units), []).append((ticket, units))
+        self._outbox = []
+        for priority, sent in groups.items():
+            self._send(sent, priority)
+
+    def _send(self, sent: list[tuple[int, tuple[Unit, ...]]], priority: int) -> None:
+        chunks = [units for _, units in sent]
+        keys = [f"parcv-{units[0].kind}-{uuid.uuid4().hex}" for units in chunks]
+        n = len(chunks)
         try:
-            future = self._client.submit(
-                _run_chunk, *args, key=key, priority=_priority(units), pure=False
+            futures = self._client.map(
+                _run_chunk,
+                [self._payload] * n,
+                chunks,
+                [self._threads] * n,
+                key=keys,
+                priority=priority,
+                pure=False,
             )
         except Exception as err:
             raise _failure(f"the Dask scheduler at {self._where} takes no work", err) from err
-        self._futures[future] = ticket, units
-        future.add_done_callback(self._done.put)
+        for future, item in zip(futures, sent, strict=True):
+            self._futures[future] = item
+            future.add_done_callback(self._done.put)
 
     def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
+        self._flush()
         finished: list[Any] = []
         error: BackendError | None = None
         while self._futures and not finished and error is None:
@@ -207,9 +220,10 @@ class _DaskExecutor:
         if self._payload.status != "finished":
             logger.warning("parcv's data was lost with its Dask workers; sending it again")
             self._payload = self._scatter()
-        self._send(ticket, units)
+        self._send([(ticket, units)], _priority(units))
 
     def cancel(self) -> None:
+        self._outbox = []
         futures, self._futures = list(self._futures), {}
         if futures:
             self._client.cancel(futures)
@@ -358,7 +372,10 @@ class DaskBackend:
         with ExitStack() as stack:
             client = self.client if self.client is not None else self._open_client(stack)
             executor = _DaskExecutor(
-                client, _Payload(plan, data), threads=self.threads, timeout=self.no_worker_timeout
+                client,
+                _Payload(plan.for_workers(), data),
+                threads=self.threads,
+                timeout=self.no_worker_timeout,
             )
             stack.callback(executor.close)
             yield executor

@@ -27,10 +27,10 @@ def _load_payload(path: str, threads: int | None) -> tuple[Plan, Dataset]:
     if path not in _LOADED:
         import cloudpickle
         import joblib
-        from threadpoolctl import threadpool_limits
 
-        # Set once per worker and run: the cap stays in force for this process.
-        threadpool_limits(limits=threads)
+        from parcv.backends._threads import cap_threads
+
+        cap_threads(threads)
         _LOADED.clear()
         stored = joblib.load(path, mmap_mode="r")
         _LOADED[path] = (cloudpickle.loads(stored["plan"]), stored["data"])
@@ -180,7 +180,7 @@ class LocalBackend:
         folder = tempfile.mkdtemp(prefix="parcv-", dir=shm if shm.is_dir() else None)
         try:
             path = str(Path(folder) / "payload.pkl")
-            joblib.dump({"plan": cloudpickle.dumps(plan), "data": data}, path)
+            joblib.dump({"plan": cloudpickle.dumps(plan.for_workers()), "data": data}, path)
             pool = _pool(n_workers, self.idle_timeout)
             executor = _LocalExecutor(pool, path, n_workers, self.threads)
             try:
