@@ -14,6 +14,7 @@ from parcv.data import Dataset
 from parcv.errors import FitFailedError
 from parcv.plan import Plan
 from parcv.records import Key, Record, Unit
+from parcv.speculate import Speculation
 
 __all__ = ["run_plan"]
 
@@ -46,6 +47,9 @@ class _Schedule:
     records: dict[Key, Record]
     pending: deque[Unit] = field(default_factory=deque)
     waiting: dict[int | None, int] = field(default_factory=dict)
+    # Records that are final without running anything more (a speculative refit that won).
+    ready: list[Record] = field(default_factory=list)
+    speculation: Speculation = field(default_factory=Speculation)
 
     def __post_init__(self) -> None:
         # A unit is done when all its records are (a fast-CV unit makes one per candidate).
@@ -68,8 +72,29 @@ class _Schedule:
     def _release(self, outer: int | None) -> None:
         del self.waiting[outer]
         chosen = select_for(self.plan, self.records, outer, warn=True)
-        kind = "final" if outer is None else "refit"
-        self.pending.appendleft(Unit(kind, outer, None, chosen))
+        found = self.speculation.use(outer, chosen)
+        if isinstance(found, Record):
+            self.ready.append(found)
+        elif Speculation.is_missing(found):
+            kind = "final" if outer is None else "refit"
+            self.pending.appendleft(Unit(kind, outer, None, chosen))
+
+    def speculated(self, record: Record) -> None:
+        """A speculative refit finished: keep it, use it, or drop it."""
+        won = self.speculation.finished(record, record.unit.outer in self.waiting)
+        if won is not None:
+            self.ready.append(won)
+
+    def speculate(self, n: int) -> list[Unit]:
+        """Refits to try on ``n`` idle workers, for the outer folds whose fits all started."""
+        unsent = {u.outer for u in self.pending if u.kind == "fit"}
+        outers = (o for o in self.waiting if o not in unsent)
+        return self.speculation.pick(self.plan, self.records, outers, n)
+
+    @property
+    def needed(self) -> bool:
+        """Whether a speculative refit still running is the selected one of its fold."""
+        return bool(self.speculation.awaited)
 
     def done(self, record: Record) -> None:
         # A rerun fast batch may return records that are already stored: count each key once.
@@ -97,27 +122,53 @@ def _criterion_undefined(record: Record) -> bool:
     return record.unit.kind == "criteria" and undefined
 
 
-def _drive(plan: Plan, executor: Executor, schedule: _Schedule) -> Iterator[list[Record]]:
+def _check(plan: Plan, records: list[Record]) -> Exception | None:
+    """The error that stops the run at this batch, if any (its good records are kept)."""
+    undefined = [r for r in records if _criterion_undefined(r)]
+    if undefined:
+        return CriteriaUndefinedError(undefined[0].error.message)  # type: ignore[union-attr]
+    if plan.error_score == "raise":
+        failed = [r for r in records if not r.ok]
+        if failed:
+            return FitFailedError(failure_message(plan, failed[0]))
+    return None
+
+
+def _drive(
+    plan: Plan, executor: Executor, schedule: _Schedule, speculate: bool
+) -> Iterator[list[Record]]:
     sizer = _ChunkSizer(executor.chunk_seconds, executor.n_workers)
     in_flight: dict[Hashable, tuple[Unit, ...]] = {}
-    while schedule.pending or in_flight:
+    guesses: set[Hashable] = set()  # tickets of speculative refits
+    while schedule.pending or schedule.ready or set(in_flight) - guesses or schedule.needed:
         # Re-read: workers of a batch-queue cluster arrive while the run goes on.
         sizer.n_workers = executor.n_workers
         while schedule.pending and len(in_flight) < 2 * executor.n_workers:
             chunk = schedule.next_chunk(sizer.size(len(schedule.pending)))
             in_flight[executor.submit(chunk)] = chunk
-        for ticket, records in executor.wait():
-            del in_flight[ticket]
-            sizer.observe(records)
-            undefined = [r for r in records if _criterion_undefined(r)]
-            if undefined:
+        idle = executor.n_workers - len(in_flight)
+        if speculate and not schedule.pending and idle > 0:
+            for unit in schedule.speculate(idle):
+                ticket = executor.submit((unit,))
+                in_flight[ticket] = (unit,)
+                guesses.add(ticket)
+        batches = [schedule.ready[:]] if schedule.ready else []
+        schedule.ready.clear()
+        if not batches:
+            for ticket, records in executor.wait():
+                del in_flight[ticket]
+                if ticket in guesses:
+                    guesses.discard(ticket)
+                    for record in records:
+                        schedule.speculated(record)
+                    continue
+                sizer.observe(records)
+                batches.append(records)
+        for records in batches:
+            error = _check(plan, records)
+            if error is not None:
                 yield [r for r in records if r.ok]
-                raise CriteriaUndefinedError(undefined[0].error.message)  # type: ignore[union-attr]
-            if plan.error_score == "raise":
-                failed = [r for r in records if not r.ok]
-                if failed:
-                    yield [r for r in records if r.ok]
-                    raise FitFailedError(failure_message(plan, failed[0]))
+                raise error
             yield records
             for record in records:
                 schedule.done(record)
@@ -162,7 +213,8 @@ def run_plan(
     """
     schedule = _Schedule(plan, dict(done or {}))
     with backend.open(plan, data) as executor:
-        for batch in _drive(plan, executor, schedule):
+        speculate = not plan.fast_cv and executor.n_workers > 1
+        for batch in _drive(plan, executor, schedule, speculate):
             if on_batch is not None and batch:
                 on_batch(batch)
     return schedule.records

@@ -153,3 +153,50 @@ def test_local_backend_leaves_scikit_learns_process_pool_working():
     np.testing.assert_array_equal(
         again.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"]
     )
+
+
+class WideExecutor(ShuffledExecutor):
+    """Many idle workers: the driver has room to start refits speculatively."""
+
+    n_workers = 8
+    chunk_seconds = 0.0
+
+    def __init__(self, plan, data, seed):
+        super().__init__(plan, data, seed)
+        self.submitted = []
+
+    def submit(self, units):
+        self.submitted.extend(units)
+        return super().submit(units)
+
+    def wait(self):  # one chunk at a time, oldest first
+        ticket = min(self.queue)
+        yield ticket, run_units(self.plan, self.data, self.queue.pop(ticket))
+
+
+class WideBackend(ShuffledBackend):
+    @contextmanager
+    def open(self, plan, data):
+        ex = WideExecutor(plan, data, self.seed)
+        self.executors.append(ex)
+        yield ex
+
+
+@pytest.mark.parametrize("selection", ["best", "one_se"])
+def test_speculative_refits_on_idle_workers_change_nothing(selection):
+    data = check_dataset(X, Y)
+    rule = parcv.Selection(selection, complexity=lambda p: -p["alpha"])
+    space = {"alpha": [0.1, 1.0, 10.0, 100.0, 1000.0]}
+    plan = build_plan(Ridge(), space, data, inner=3, outer=3, selection=rule)
+    ref = run_plan(plan, data, SerialBackend())
+    backend, delivered = WideBackend(0), []
+    got = run_plan(plan, data, backend, on_batch=delivered.extend)
+    refits = [u for u in backend.executors[0].submitted if u.kind in ("refit", "final")]
+    # Guesses were started (more refits than folds), some of them wrong and dropped ...
+    assert len(refits) > len(plan.refit_outers) + 1
+    assert len(set(refits)) == len(refits)  # ... and no refit ran twice
+    # ... yet every key is delivered once, with the selected candidate's numbers.
+    assert sorted(map(str, (r.key for r in delivered))) == sorted(map(str, ref))
+    assert {k: (r.unit, r.test_scores) for k, r in got.items()} == {
+        k: (r.unit, r.test_scores) for k, r in ref.items()
+    }
