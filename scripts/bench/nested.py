@@ -49,7 +49,7 @@ RATIO_TARGETS = {
 }
 EFFICIENCY_TARGET = 0.9
 PARCV = ("parcv-local", "parcv-dask")
-NOT_COMPARED = (*PARCV, "ideal", "parcv-serial")
+NOT_COMPARED = (*PARCV, "ideal", "parcv-serial", "floor-loky", "floor-dask")
 MAX_WARM_RUNS = 5
 
 
@@ -82,18 +82,20 @@ class Row:
             "wall_median": med(self.walls) if self.ran else None,
             "ratio_median": med(self.ratios) if self.ran else None,
             "efficiency_median": med(1 / r for r in self.ratios) if self.ran else None,
-            "same_scores": all(self.same) if self.ran else None,
+            "same_scores": all(self.same) if self.same else None,
             "walls": self.walls,
             "ratios": self.ratios,
             "note": self.note,
         }
 
 
-def _add(row: Row, wall: float, ideal: float, scores: np.ndarray, ref: np.ndarray) -> None:
+def _add(row: Row, wall: float, ideal: float, scores: np.ndarray | None, ref: np.ndarray) -> None:
     row.walls.append(wall)
     row.ratios.append(wall / ideal)
-    row.same.append(bool(np.array_equal(scores, ref)))
-    _log(f"  {row.tool:14s} {wall:8.3f} s  ratio {wall / ideal:6.2f}  same_scores {row.same[-1]}")
+    same = "-" if scores is None else str(bool(np.array_equal(scores, ref)))
+    if scores is not None:  # a floor computes no scores
+        row.same.append(same == "True")
+    _log(f"  {row.tool:14s} {wall:8.3f} s  ratio {wall / ideal:6.2f}  same_scores {same}")
 
 
 def _measure(tool: Tool, workload: Workload, ideal: float, ref: np.ndarray, row: Row) -> None:
@@ -281,7 +283,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 if cluster is not None:
                     cluster.close()
                 cluster = DaskCluster(n_workers)
-            tools = make_tools(cluster)
+            tools = make_tools(cluster, floors=name == "W3")
             first_round = len(results) * args.repeats
             results.append(bench_workload(workload, tools, args.repeats, first_round=first_round))
             write_json(args.json, results)  # after every workload: a crash keeps what ran

@@ -177,8 +177,37 @@ class Tool:
 
     name: str
     family: str  # "loky-parcv", "loky-joblib" or "dask": tools sharing a process pool
-    run: Callable[[Job], np.ndarray]
+    run: Callable[[Job], np.ndarray | None]
     why_not: str = ""
+    floor: bool = False  # a bound, not a tool: no scores, not compared
+
+
+def _sleeps(job: Job) -> list[float]:
+    """W3's sleeps, one per fit of the nested graph (fits and refits alike)."""
+    n_candidates = int(np.prod([len(v) for v in job.grid.values()]))
+    n_units = job.outer * (job.inner * n_candidates + 1)
+    return [job.estimator.fit_sleep] * n_units
+
+
+def _sleep_holding_lock(seconds: float) -> None:
+    from sleepy import _LOCK
+
+    with _LOCK:
+        time.sleep(seconds)
+
+
+def _floor_loky(job: Job) -> None:
+    """The same sleeps as independent tasks on a joblib (loky) pool: no dependencies."""
+    import joblib
+
+    sleeps = _sleeps(job)
+    joblib.Parallel(n_jobs=job.n_jobs)(joblib.delayed(_sleep_holding_lock)(s) for s in sleeps)
+
+
+def _floor_dask(job: Job, client: Any) -> None:
+    """The same sleeps as independent tasks submitted at once with ``client.map``."""
+    sleeps = _sleeps(job)
+    client.gather(client.map(_sleep_holding_lock, sleeps, pure=False))
 
 
 def _parcv(job: Job, backend: Any) -> np.ndarray:
@@ -218,8 +247,13 @@ def _parcv_dask_backend(client: Any) -> tuple[Any, str]:
     return DaskBackend(client=client), ""
 
 
-def make_tools(cluster: DaskCluster | None) -> list[Tool]:
-    """Every tool compared, in table order; dask tools need ``cluster``."""
+def make_tools(cluster: DaskCluster | None, *, floors: bool = False) -> list[Tool]:
+    """Every tool compared, in table order; dask tools need ``cluster``.
+
+    ``floors`` adds W3's two floors: the same number of sleeps run as independent
+    tasks (no nested-CV dependencies, no data) on a loky pool and on the dask
+    cluster, i.e. the best any tool built on that pool could do here.
+    """
     tools = [
         Tool("parcv-local", "loky-parcv", lambda j: _parcv(j, parcv.LocalBackend(n_jobs=j.n_jobs))),
         Tool("parcv-dask", "dask", _unavailable),
@@ -229,6 +263,11 @@ def make_tools(cluster: DaskCluster | None) -> list[Tool]:
         Tool("joblib-dask", "dask", _unavailable),
         Tool("dask-ml", "dask", _dask_ml),
     ]
+    if floors:
+        tools += [
+            Tool("floor-loky", "loky-joblib", _floor_loky, floor=True),
+            Tool("floor-dask", "dask", _unavailable, floor=True),
+        ]
     by_name = {t.name: t for t in tools}
     if cluster is None:
         for tool in tools:
@@ -239,6 +278,8 @@ def make_tools(cluster: DaskCluster | None) -> list[Tool]:
     by_name["parcv-dask"].run = lambda j: _parcv(j, backend)
     by_name["parcv-dask"].why_not = why_not
     by_name["joblib-dask"].run = lambda j: _joblib_dask(j, cluster.client)
+    if floors:
+        by_name["floor-dask"].run = lambda j: _floor_dask(j, cluster.client)
     try:
         import dask_ml  # noqa: F401
     except ImportError as err:
@@ -250,8 +291,9 @@ def _unavailable(job: Job) -> np.ndarray:
     raise RuntimeError("tool not available")
 
 
-def time_call(tool: Tool, job: Job) -> tuple[float, np.ndarray]:
-    """Wall seconds of one run of ``tool`` on ``job`` and its outer scores."""
+def time_call(tool: Tool, job: Job) -> tuple[float, np.ndarray | None]:
+    """Wall seconds of one run of ``tool`` on ``job`` and its outer scores (None: a floor)."""
     started = time.perf_counter()
     scores = tool.run(job)
-    return time.perf_counter() - started, np.asarray(scores, dtype=np.float64)
+    wall = time.perf_counter() - started
+    return wall, None if scores is None else np.asarray(scores, dtype=np.float64)
