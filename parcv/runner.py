@@ -143,7 +143,8 @@ def _drive(
     while schedule.pending or schedule.ready or set(in_flight) - guesses or schedule.needed:
         # Re-read: workers of a batch-queue cluster arrive while the run goes on.
         sizer.n_workers = executor.n_workers
-        while schedule.pending and len(in_flight) < 2 * executor.n_workers:
+        depth = getattr(executor, "depth", 2) * executor.n_workers
+        while schedule.pending and len(in_flight) < depth:
             chunk = schedule.next_chunk(sizer.size(len(schedule.pending)))
             in_flight[executor.submit(chunk)] = chunk
         idle = executor.n_workers - len(in_flight)

@@ -16,9 +16,10 @@ __all__ = ["Backend", "Executor"]
 class Executor(Protocol):
     """An open backend: accepts chunks and returns their records as they finish.
 
-    ``n_workers`` sizes how much work the driver keeps in flight;
-    ``chunk_seconds`` is the target duration of one chunk (larger where
-    per-task overhead is larger).
+    ``n_workers`` sizes how much work the driver keeps in flight: ``depth``
+    chunks per worker (2 when an executor does not say); ``chunk_seconds``
+    is the target duration of one chunk (larger where per-task overhead is
+    larger).
     """
 
     n_workers: int

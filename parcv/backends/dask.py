@@ -75,6 +75,10 @@ class _DaskExecutor:
 
     chunk_seconds = 0.2
     poll_seconds = 0.5
+    # Chunks in flight per worker: a result's round trip through the scheduler and the
+    # driver takes longer than a local pool's, so workers need a deeper queue to never idle
+    # (W3 on 16 workers: efficiency 0.25 with 2, 0.35-0.42 with 8).
+    depth = 8
 
     def __init__(
         self, client: Any, payload: _Payload, *, threads: int | None, timeout: float | None
