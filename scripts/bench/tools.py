@@ -9,7 +9,6 @@ all-data search (Architecture A), so that search is left out of every tool.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -148,27 +147,56 @@ def run_serial(job: Job) -> tuple[np.ndarray, float]:
     return result.outer_scores["score"], compute
 
 
+# Run in a child process: a LocalCluster whose scheduler and nannies live there, not in
+# the benchmark's process. It prints the scheduler address, then waits for stdin to close.
+_CLUSTER_SCRIPT = """
+import logging, sys
+from distributed import LocalCluster
+cluster = LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True,
+                       dashboard_address=None, silence_logs=logging.ERROR)
+print(cluster.scheduler_address, flush=True)
+sys.stdin.read()
+cluster.close()
+"""
+
+
 class DaskCluster:
-    """A LocalCluster of single-threaded worker processes, started outside any timing."""
+    """A LocalCluster of single-threaded worker processes, started outside any timing.
+
+    The scheduler and the nannies run in a child process, as on a real cluster, not in
+    the benchmark's process: there their event loop would share the GIL with every
+    tool's driver (parcv's and joblib's pool threads), and with 16 workers it slows
+    every tool, dask or not.
+    """
 
     def __init__(self, n_workers: int) -> None:
-        from distributed import Client, LocalCluster
+        import subprocess
+        import sys
+
+        from distributed import Client
 
         self.n_workers = n_workers
-        self.cluster = LocalCluster(
-            n_workers=n_workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _CLUSTER_SCRIPT, str(n_workers)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
-        self.client = Client(self.cluster, set_as_default=True)
+        address = self.process.stdout.readline().strip()  # type: ignore[union-attr]
+        if not address:
+            self.process.kill()
+            raise RuntimeError("the dask cluster process did not start")
+        self.client = Client(address, set_as_default=True)
         self.client.wait_for_workers(n_workers, timeout=120)
 
     def close(self) -> None:
-        """Close the client and the cluster."""
+        """Close the client, then the cluster (its process exits when stdin closes)."""
         self.client.close()
-        self.cluster.close()
+        self.process.stdin.close()  # type: ignore[union-attr]
+        try:
+            self.process.wait(timeout=60)
+        except Exception:
+            self.process.kill()
 
 
 @dataclass
