@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
+from parcv.backends._threads import controller
 from parcv.data import Dataset
 from parcv.plan import Plan
 from parcv.records import Record, Unit
 from parcv.work import run_units
 
 __all__ = ["SerialBackend"]
-
-
-@functools.lru_cache(maxsize=1)
-def _controller() -> Any:
-    """The native thread pools loaded at the first serial run, scanned once (a scan costs ms)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 class _SerialExecutor:
@@ -70,5 +61,5 @@ class SerialBackend:
         if self.threads is None:
             yield _SerialExecutor(plan, data)
             return
-        with _controller().limit(limits=self.threads):
+        with controller().limit(limits=self.threads):
             yield _SerialExecutor(plan, data)
