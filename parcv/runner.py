@@ -21,24 +21,43 @@ __all__ = ["run_plan"]
 
 @dataclass
 class _ChunkSizer:
-    """Grow chunks from 1 unit until one chunk lasts about ``target`` seconds."""
+    """Chunk sizes: single units until a wave is timed, then about ``target`` seconds.
+
+    Until one record per worker has come back, at most two single units per
+    worker are sent, so the sizes are not guessed. After that a chunk lasts
+    about ``target`` seconds but never holds more than 1/(2 x workers) of the
+    units still to send (factoring): tiny units go out in few tasks, and
+    chunks shrink towards the end so the last wave stays balanced.
+    """
 
     target: float
     n_workers: int
     total_time: float = 0.0
     n_seen: int = 0
+    n_probes: int = 0  # single units sent before the sizes were known
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether a wave of records (one per worker) has been timed."""
+        return self.n_seen >= self.n_workers
 
     def observe(self, records: list[Record]) -> None:
         self.total_time += sum(r.fit_time + r.score_time for r in records)
         self.n_seen += len(records)
 
+    def room(self, executor: Executor, n_in_flight: int) -> int:
+        """How many more chunks to send now."""
+        if not self.calibrated:
+            return 2 * self.n_workers - self.n_probes
+        return getattr(executor, "depth", 2) * self.n_workers - n_in_flight
+
     def size(self, n_pending: int) -> int:
-        if self.n_seen < 2 * self.n_workers or self.target <= 0:
+        if not self.calibrated or self.target <= 0:
+            self.n_probes += not self.calibrated
             return 1
         per_unit = max(self.total_time / self.n_seen, 1e-6)
         wanted = math.ceil(self.target / per_unit)
-        # Keep a few chunks per worker in the queue so the end of the run stays balanced.
-        return max(1, min(wanted, n_pending // (4 * self.n_workers)))
+        return max(1, min(wanted, math.ceil(n_pending / (2 * self.n_workers))))
 
 
 @dataclass
@@ -143,8 +162,7 @@ def _drive(
     while schedule.pending or schedule.ready or set(in_flight) - guesses or schedule.needed:
         # Re-read: workers of a batch-queue cluster arrive while the run goes on.
         sizer.n_workers = executor.n_workers
-        depth = getattr(executor, "depth", 2) * executor.n_workers
-        while schedule.pending and len(in_flight) < depth:
+        while schedule.pending and sizer.room(executor, len(in_flight)) > 0:
             chunk = schedule.next_chunk(sizer.size(len(schedule.pending)))
             in_flight[executor.submit(chunk)] = chunk
         idle = executor.n_workers - len(in_flight)

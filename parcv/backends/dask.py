@@ -98,6 +98,11 @@ class _DaskExecutor:
             self._broadcast = False
         self._payload = self._scatter()
         self.n_workers = max(1, self._count_threads())
+        # With one copy of the payload, dask sends every chunk to the worker holding it
+        # (the first chunks are too few to be queued) and the others only get work by
+        # stealing. So the first chunks are placed, two per worker, and each worker
+        # fetches its copy with its first chunk.
+        self._places: list[str] = [] if self._broadcast else self._workers() * 2
 
     def _scatter(self) -> Any:
         # hash=False: a key of this run only, so another run's cancel never frees it.
@@ -116,6 +121,12 @@ class _DaskExecutor:
             f"no Dask workers left at {self._where} for {self._timeout:g} s; {_RESUME} "
             "(or raise no_worker_timeout when workers come from a batch queue)."
         )
+
+    def _workers(self) -> list[str]:
+        try:
+            return list(self._client.nthreads())
+        except Exception as err:  # the scheduler is gone
+            raise _failure(f"lost the Dask scheduler at {self._where}", err) from err
 
     def _count_threads(self) -> int:
         try:
@@ -138,6 +149,15 @@ class _DaskExecutor:
             self._send(sent, priority)
 
     def _send(self, sent: list[tuple[int, tuple[Unit, ...]]], priority: int) -> None:
+        while self._places and sent:
+            self._map(sent[:1], priority, workers=[self._places.pop(0)])
+            sent = sent[1:]
+        if sent:
+            self._map(sent, priority)
+
+    def _map(
+        self, sent: list[tuple[int, tuple[Unit, ...]]], priority: int, workers: Any = None
+    ) -> None:
         chunks = [units for _, units in sent]
         keys = [f"parcv-{units[0].kind}-{uuid.uuid4().hex}" for units in chunks]
         n = len(chunks)
@@ -150,6 +170,8 @@ class _DaskExecutor:
                 key=keys,
                 priority=priority,
                 pure=False,
+                workers=workers,
+                allow_other_workers=workers is not None,
             )
         except Exception as err:
             raise _failure(f"the Dask scheduler at {self._where} takes no work", err) from err
