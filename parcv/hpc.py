@@ -84,6 +84,12 @@ class _ScaledExecutor:
     def submit(self, units: tuple[Unit, ...]) -> Hashable:
         return self._inner.submit(units)
 
+    def submit_refit(
+        self, outer: int | None, after: list[Hashable], known: tuple[Record, ...]
+    ) -> Hashable:
+        chain: Hashable = self._inner.submit_refit(outer, after, known)  # type: ignore[attr-defined]
+        return chain
+
     def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
         return self._inner.wait()
 

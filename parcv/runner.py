@@ -18,6 +18,10 @@ from parcv.speculate import Speculation
 
 __all__ = ["run_plan"]
 
+# A fold's refit is chained once at most this many chunks with its fits are still out:
+# each is a dependency whose result the refit's worker fetches, often from another worker.
+_CHAIN_AFTER = 2
+
 
 @dataclass
 class _ChunkSizer:
@@ -69,6 +73,7 @@ class _Schedule:
     # Records that are final without running anything more (a speculative refit that won).
     ready: list[Record] = field(default_factory=list)
     speculation: Speculation = field(default_factory=Speculation)
+    chain_tried: set[int | None] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         # A unit is done when all its records are (a fast-CV unit makes one per candidate).
@@ -107,8 +112,29 @@ class _Schedule:
     def speculate(self, n: int) -> list[Unit]:
         """Refits to try on ``n`` idle workers, for the outer folds whose fits all started."""
         unsent = {u.outer for u in self.pending if u.kind == "fit"}
-        outers = (o for o in self.waiting if o not in unsent)
+        chained = self.speculation.chained
+        outers = (o for o in self.waiting if o not in unsent and o not in chained)
         return self.speculation.pick(self.plan, self.records, outers, n)
+
+    def chainable(self) -> list[int | None]:
+        """Waiting outer folds whose fits were all sent and whose refit is not chained yet."""
+        unsent = {u.outer for u in self.pending if u.kind == "fit"}
+        return [o for o in self.waiting if o not in unsent and o not in self.chain_tried]
+
+    def chain(self, outer: int | None) -> tuple[Record, ...]:
+        """Mark the refit of ``outer`` chained; return the fold's fit records known so far."""
+        self.chain_tried.add(outer)
+        self.speculation.chained.add(outer)
+        keys = self.plan.fit_record_keys(outer)
+        return tuple(self.records[k] for k in keys if k in self.records)
+
+    def chain_finished(self, outer: int | None, records: list[Record]) -> None:
+        """A chained refit came back (no record: it failed): use it, or run the refit."""
+        out = self.speculation.chain_finished(outer, records, outer in self.waiting)
+        if isinstance(out, Record):
+            self.ready.append(out)
+        elif isinstance(out, Unit):
+            self.pending.appendleft(out)
 
     @property
     def needed(self) -> bool:
@@ -153,18 +179,38 @@ def _check(plan: Plan, records: list[Record]) -> Exception | None:
     return None
 
 
+def _chain_refits(
+    schedule: _Schedule,
+    chain: Callable[[int | None, list[Hashable], tuple[Record, ...]], Hashable],
+    in_flight: Mapping[Hashable, tuple[Unit, ...]],
+) -> Iterator[tuple[Hashable, int | None]]:
+    """Chain the refits of the folds whose last fits are out; yield (ticket, outer fold)."""
+    for outer in schedule.chainable():
+        fits = [t for t, units in in_flight.items()
+                if any(u.kind == "fit" and u.outer == outer for u in units)]  # fmt: skip
+        if len(fits) <= _CHAIN_AFTER:
+            yield chain(outer, fits, schedule.chain(outer)), outer
+
+
 def _drive(
     plan: Plan, executor: Executor, schedule: _Schedule, speculate: bool
 ) -> Iterator[list[Record]]:
     sizer = _ChunkSizer(executor.chunk_seconds, executor.n_workers)
     in_flight: dict[Hashable, tuple[Unit, ...]] = {}
-    guesses: set[Hashable] = set()  # tickets of speculative refits
+    guesses: set[Hashable] = set()  # tickets of speculative and chained refits
+    chains: dict[Hashable, int | None] = {}  # ticket of a chained refit: its outer fold
+    # An executor that can chain a refit to its fold's fits (Dask) saves the driver's round trip.
+    chain = getattr(executor, "submit_refit", None)
     while schedule.pending or schedule.ready or set(in_flight) - guesses or schedule.needed:
         # Re-read: workers of a batch-queue cluster arrive while the run goes on.
         sizer.n_workers = executor.n_workers
         while schedule.pending and sizer.room(executor, len(in_flight)) > 0:
             chunk = schedule.next_chunk(sizer.size(len(schedule.pending)))
             in_flight[executor.submit(chunk)] = chunk
+        if chain is not None:
+            for ticket, outer in _chain_refits(schedule, chain, in_flight):
+                in_flight[ticket], chains[ticket] = (), outer
+                guesses.add(ticket)
         idle = executor.n_workers - len(in_flight)
         if speculate and not schedule.pending and idle > 0:
             for unit in schedule.speculate(idle):
@@ -176,6 +222,10 @@ def _drive(
         if not batches:
             for ticket, records in executor.wait():
                 del in_flight[ticket]
+                if ticket in chains:
+                    guesses.discard(ticket)
+                    schedule.chain_finished(chains.pop(ticket), records)
+                    continue
                 if ticket in guesses:
                     guesses.discard(ticket)
                     for record in records:

@@ -82,13 +82,36 @@ class Speculation:
 
     started: dict[tuple[int | None, int], Record | None] = field(default_factory=dict)
     awaited: dict[int | None, int] = field(default_factory=dict)
+    # Outer folds whose refit runs as a task chained to their fits (it selects by itself).
+    chained: set[int | None] = field(default_factory=set)
 
     def use(self, outer: int | None, chosen: int) -> Record | object | None:
         """After selection: the finished refit, ``None`` if it still runs, else ``_MISSING``."""
         found = self.started.get((outer, chosen), _MISSING)
+        if found is _MISSING and outer in self.chained:
+            found = None  # the chained refit selects the same candidate
         if found is None:
             self.awaited[outer] = chosen
         return found
+
+    def chain_finished(
+        self, outer: int | None, records: list[Record], still_waiting: bool
+    ) -> Record | Unit | None:
+        """A chained refit came back: its record if awaited, or the refit to run instead.
+
+        No record (it could not select or was lost) while the fold awaits it: the
+        driver runs the refit itself, unless a speculative one of the same candidate runs.
+        """
+        self.chained.discard(outer)
+        if records:
+            won = self.finished(records[0], still_waiting)
+            if won is not None or outer not in self.awaited:
+                return won
+        chosen = self.awaited.get(outer)  # still awaited: no record, or (never) another one
+        if chosen is not None and (outer, chosen) not in self.started:
+            del self.awaited[outer]
+            return Unit("final" if outer is None else "refit", outer, None, chosen)
+        return None
 
     def finished(self, record: Record, still_waiting: bool) -> Record | None:
         """A speculative refit finished: return it if its fold awaits exactly it."""

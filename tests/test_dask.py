@@ -26,7 +26,7 @@ from sklearn.svm import SVC
 
 import parcv
 from parcv.backends import check_backend
-from parcv.backends.dask import _priority
+from parcv.backends._dask_executor import _priority
 from parcv.backends.local import check_n_jobs
 from parcv.data import check_dataset
 from parcv.plan import build_plan
@@ -113,7 +113,7 @@ class _Spy:
     """
 
     def __init__(self, backend, hook=None):
-        self.backend, self.hook, self.keys = backend, hook, []
+        self.backend, self.hook, self.keys, self.chained = backend, hook, [], 0
 
     @contextmanager
     def open(self, plan, data):
@@ -122,6 +122,10 @@ class _Spy:
 
     def __getattr__(self, name):  # the open executor's n_workers, chunk_seconds, submit, cancel
         return getattr(vars(self).get("executor"), name)
+
+    def submit_refit(self, outer, after, known):
+        self.chained += 1
+        return self.executor.submit_refit(outer, after, known)
 
     def wait(self):
         for ticket, records in self.executor.wait():
@@ -330,6 +334,7 @@ def test_sigkilled_worker_mid_run_changes_nothing(n_workers, caplog):
     fits = [u for u in spy.keys if u.kind == "fit"]
     assert len(fits) == sum(r.unit.kind == "fit" for r in expected.records)
     assert result.chosen == expected.chosen
+    assert spy.chained >= 1  # refits chained to their fits' futures, also with a worker lost
     # With two workers the broadcast copy survives; the only worker's copy is sent again.
     assert ("parcv's data was lost" in caplog.text) == (n_workers == 1)
 
@@ -371,7 +376,9 @@ def test_all_workers_gone_is_a_backend_error_within_the_timeout():
 
 
 @pytest.mark.cluster
-def test_data_reaches_each_worker_once_not_once_per_task():
+@pytest.mark.parametrize("amm", [False, True], ids=["broadcast", "active-memory-manager"])
+def test_data_reaches_each_worker_once_not_once_per_task(amm):
+    """Broadcast, or with dask's Active Memory Manager on: one copy, fetched by each worker."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 3125)).view(CountedArray)  # 50 MB
     y = rng.normal(size=2000)
@@ -381,7 +388,7 @@ def test_data_reaches_each_worker_once_not_once_per_task():
     cv = ShuffleSplit(n_splits=10, train_size=0.02, test_size=0.02, random_state=0)
     plan = build_plan(DummyRegressor(strategy="quantile"), space, data, inner=cv)
     assert len(plan.units) == 200
-    cluster = _quiet_cluster(2)
+    cluster = start_loopback_cluster(2) if amm else _quiet_cluster(2)
     try:
         with _client(cluster) as client:
             before = client.run(_transfers)
@@ -396,7 +403,7 @@ def test_data_reaches_each_worker_once_not_once_per_task():
     finally:
         cluster.close()
     assert payload >= X.nbytes  # dask accounts for the real size of the data
-    # The scatter to a first worker, plus what workers sent each other (the broadcast).
+    # The scatter to a first worker, plus what workers sent each other (broadcast or fetch).
     delta = {w: np.subtract(after[w], before.get(w, (0, 0))) for w in after}
     moved = payload + sum(sent for sent, _ in delta.values())
     assert moved < 3 * payload, moved / payload

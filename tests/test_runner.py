@@ -200,3 +200,70 @@ def test_speculative_refits_on_idle_workers_change_nothing(selection):
     assert {k: (r.unit, r.test_scores) for k, r in got.items()} == {
         k: (r.unit, r.test_scores) for k, r in ref.items()
     }
+
+
+class ChainingExecutor(ShuffledExecutor):
+    """Runs chained refits as Dask does: after the chunks they depend on, on their records.
+
+    One worker, so the driver starts no speculative refit: every refit is either
+    chained or, when a chained task returns nothing (``broken``), run by the driver.
+    """
+
+    n_workers = 1
+    chunk_seconds = 0.0
+
+    def __init__(self, plan, data, broken):
+        super().__init__(plan, data, 0)
+        self.broken, self.submitted, self.chains, self.results = broken, [], {}, {}
+
+    def submit(self, units):
+        self.submitted.extend(units)
+        return super().submit(units)
+
+    def submit_refit(self, outer, after, known):
+        self.count += 1
+        self.chains[self.count] = (outer, list(after), known)
+        return self.count
+
+    def wait(self):
+        from parcv.backends._dask_executor import _Payload, _run_refit
+
+        for ticket, (outer, after, known) in list(self.chains.items()):
+            if all(t in self.results for t in after):  # its chunks finished: run it first
+                del self.chains[ticket]
+                deps = [self.results[t] for t in after]
+                payload = _Payload(self.plan.for_workers(), self.data)
+                yield ticket, [] if self.broken else _run_refit(payload, outer, known, 1, *deps)
+                return
+        ticket = min(self.queue)
+        self.results[ticket] = run_units(self.plan, self.data, self.queue.pop(ticket))
+        yield ticket, self.results[ticket]
+
+
+class ChainingBackend:
+    def __init__(self, broken):
+        self.broken, self.executors = broken, []
+
+    @contextmanager
+    def open(self, plan, data):
+        self.executors.append(ChainingExecutor(plan, data, self.broken))
+        yield self.executors[-1]
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_chained_refits_select_on_the_worker_and_change_nothing(broken):
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0, 10.0, 100.0, 1000.0]}, data, inner=3, outer=3)
+    ref = run_plan(plan, data, SerialBackend())
+    backend = ChainingBackend(broken)
+    got = run_plan(plan, data, backend)
+    [executor] = backend.executors
+    refits = [u for u in executor.submitted if u.kind in ("refit", "final")]
+    assert len(plan.refit_outers) == 3 and plan.final
+    if broken:  # the chained tasks returned nothing: the driver refit every fold itself
+        assert sorted(u.key for u in refits) == sorted(k for k in ref if k[0] != "fit")
+    else:  # every refit (and the final one) was chained to its fits: none went through submit
+        assert refits == []
+    assert {k: (r.unit, r.test_scores) for k, r in got.items()} == {
+        k: (r.unit, r.test_scores) for k, r in ref.items()
+    }
