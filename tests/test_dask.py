@@ -294,6 +294,25 @@ def test_own_local_cluster_is_closed_after_success_and_failure(clf_data):
     assert [t.name for t in left if not t.name.startswith(("Dask-Callback", "Dask-Offload"))] == []
 
 
+def _profiler_runs(dask_worker):
+    return "profile" in dask_worker.periodic_callbacks
+
+
+@pytest.mark.cluster
+def test_own_local_cluster_runs_without_the_statistical_profiler():
+    data = check_dataset(X_REG, Y_REG)
+    plan = build_plan(Ridge(), {"alpha": [1.0]}, data, inner=2)
+    with parcv.DaskBackend(n_workers=1).open(plan, data) as executor:
+        own = executor._client.run(_profiler_runs)
+    cluster = start_loopback_cluster(1)  # dask's default configuration profiles
+    try:
+        with _client(cluster) as client:
+            default = client.run(_profiler_runs)
+    finally:
+        cluster.close()
+    assert list(own.values()) == [False] and list(default.values()) == [True]
+
+
 # --- lost workers ---------------------------------------------------------------------
 
 

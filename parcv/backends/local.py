@@ -155,9 +155,11 @@ class LocalBackend:
         Worker processes; ``None`` or -1 uses every core.
     threads : int or None, default=1
         Cap on BLAS/OpenMP threads inside each worker.
-    idle_timeout : float, default=30
+    idle_timeout : float, default=300
         Seconds an idle worker pool lives on for the next call before its
-        processes exit by themselves (joblib keeps them 300 s).
+        processes exit by themselves, as joblib's (respawning the workers
+        costs ~1.5 s of imports each; with 30 s they exited during W1's
+        50 s serial reference run and every benchmark round paid 2.4-3.2 s).
 
     Examples
     --------
@@ -167,7 +169,7 @@ class LocalBackend:
 
     n_jobs: int | None = None
     threads: int | None = 1
-    idle_timeout: float = 30.0
+    idle_timeout: float = 300.0
 
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[_LocalExecutor]:

@@ -30,6 +30,7 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 from tools import (  # noqa: E402
+    LAST_COMPUTE,
     DaskCluster,
     Job,
     Tool,
@@ -68,6 +69,7 @@ class Row:
     walls: list[float] = field(default_factory=list)
     ratios: list[float] = field(default_factory=list)
     same: list[bool] = field(default_factory=list)
+    busy: list[float] = field(default_factory=list)
     note: str = ""
 
     @property
@@ -83,6 +85,8 @@ class Row:
             "ratio_median": med(self.ratios) if self.ran else None,
             "efficiency_median": med(1 / r for r in self.ratios) if self.ran else None,
             "same_scores": all(self.same) if self.same else None,
+            "busy_median": med(self.busy) if self.busy else None,
+            "busy": self.busy,
             "walls": self.walls,
             "ratios": self.ratios,
             "note": self.note,
@@ -107,6 +111,11 @@ def _measure(tool: Tool, workload: Workload, ideal: float, ref: np.ndarray, row:
         _log(f"  {tool.name:14s} {row.note}")
         return
     _add(row, wall, ideal, scores, ref)
+    if tool.name in PARCV and workload.nominal_ideal is None:
+        # The workers' own fit + score time over cores x wall: how busy parcv kept them,
+        # whatever the machine's speed did since the serial reference was timed.
+        row.busy.append(LAST_COMPUTE[0] / (workload.job.n_jobs * wall))
+        _log(f"  {'':14s} busy {row.busy[-1]:.2f}")
 
 
 def warm_up(tool: Tool, job: Job) -> None:
@@ -180,13 +189,14 @@ def print_table(result: dict[str, Any], repeats: int) -> None:
         f"== {result['workload']}: {result['title']}; {result['n_jobs']} workers/cores, "
         f"{result['n_units']} fits, median of {repeats} round(s) =="
     )
-    print(f"{'tool':14s} {'wall_s':>9s} {'ratio':>7s} {'eff':>6s}  same_scores")
+    print(f"{'tool':14s} {'wall_s':>9s} {'ratio':>7s} {'eff':>6s} {'busy':>5s}  same_scores")
     for row in result["rows"]:
         same = "ref" if row["tool"] == "ideal" else _fmt(row["same_scores"], "")
         cells = [
             f"{_fmt(row['wall_median'], '.3f'):>9s}",
             f"{_fmt(row['ratio_median'], '.2f'):>7s}",
             f"{_fmt(row['efficiency_median'], '.2f'):>6s}",
+            f"{_fmt(row['busy_median'], '.2f'):>5s}",
         ]
         line = f"{row['tool']:14s} {' '.join(cells)}  {same}"
         print(line + (f"  ({row['note']})" if row["note"] else ""))

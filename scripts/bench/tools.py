@@ -238,8 +238,14 @@ def _floor_dask(job: Job, client: Any) -> None:
     client.gather(client.map(_sleep_holding_lock, sleeps, pure=False))
 
 
+# Compute seconds (summed fit + score time) of the last parcv run, measured in its workers.
+LAST_COMPUTE: list[float] = [0.0]
+
+
 def _parcv(job: Job, backend: Any) -> np.ndarray:
-    return np.asarray(_nested(job, backend).outer_scores["score"])
+    result = _nested(job, backend)
+    LAST_COMPUTE[0] = sum(r.fit_time + r.score_time for r in result.records)
+    return np.asarray(result.outer_scores["score"])
 
 
 def _sklearn(job: Job, inner_jobs: int | None, outer_jobs: int | None) -> np.ndarray:
