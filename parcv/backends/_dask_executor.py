@@ -117,12 +117,13 @@ class _DaskExecutor:
         except Exception:  # an old or restricted scheduler: assume dask's default (on)
             self._broadcast = False
         self._payload = self._scatter()
-        self.n_workers = max(1, self._count_threads())
+        per_worker = self._threads_per_worker()
+        self.n_workers = max(1, sum(per_worker.values()))
         # With one copy of the payload, dask sends every chunk to the worker holding it
         # (the first chunks are too few to be queued) and the others only get work by
         # stealing. So the first chunks are placed, two per worker, and each worker
         # fetches its copy with its first chunk.
-        self._places: list[str] = [] if self._broadcast else self._workers() * 2
+        self._places: list[str] = [] if self._broadcast else list(per_worker) * 2
 
     def _scatter(self) -> Any:
         # hash=False: a key of this run only, so another run's cancel never frees it.
@@ -142,17 +143,14 @@ class _DaskExecutor:
             "(or raise no_worker_timeout when workers come from a batch queue)."
         )
 
-    def _workers(self) -> list[str]:
+    def _threads_per_worker(self) -> dict[str, int]:
         try:
-            return list(self._client.nthreads())
+            return dict(self._client.nthreads())
         except Exception as err:  # the scheduler is gone
             raise _failure(f"lost the Dask scheduler at {self._where}", err) from err
 
     def _count_threads(self) -> int:
-        try:
-            return int(sum(self._client.nthreads().values()))
-        except Exception as err:  # the scheduler is gone
-            raise _failure(f"lost the Dask scheduler at {self._where}", err) from err
+        return int(sum(self._threads_per_worker().values()))
 
     def submit(self, units: tuple[Unit, ...]) -> Hashable:
         # Sent at the next wait(), together: one graph update per priority, not one per chunk.
