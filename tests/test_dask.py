@@ -430,3 +430,34 @@ def test_data_reaches_each_worker_once_not_once_per_task(amm):
     for ticket, unit in tickets.items():
         (record,) = got[ticket]
         assert record.test_scores == run_units(plan, data, (unit,))[0].test_scores
+
+
+def _placements(dask_scheduler):
+    tasks = dask_scheduler.tasks.items()
+    return [sorted(ts.worker_restrictions or ()) for key, ts in tasks if "parcv-fit" in str(key)]
+
+
+@pytest.mark.cluster
+def test_with_the_memory_manager_on_the_first_chunks_are_spread_over_the_workers():
+    """One copy of the data: without placement dask would send every early chunk to its holder."""
+    data = check_dataset(X_REG, Y_REG)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0, 10.0]}, data, inner=3)
+    cluster = start_loopback_cluster(2)  # dask's defaults: the Active Memory Manager runs
+    try:
+        with _client(cluster) as client, parcv.DaskBackend(cluster=cluster).open(plan, data) as ex:
+            workers = sorted(client.nthreads())
+            tickets = [ex.submit((unit,)) for unit in plan.units[:6]]
+            ex._flush()
+            placed, deadline = [], time.monotonic() + 30
+            while len(placed) < 6 and time.monotonic() < deadline:  # the graph arrives async
+                placed = client.run_on_scheduler(_placements)
+            got = {}
+            while len(got) < len(tickets):
+                got.update(ex.wait())
+    finally:
+        cluster.close()
+    # Two chunks pinned (loosely) to each worker, the rest left to dask's scheduling.
+    assert sorted(p for p in placed if p) == sorted([[w] for w in workers] * 2)
+    assert sum(not p for p in placed) == 2
+    for ticket, unit in zip(tickets, plan.units[:6], strict=True):
+        assert got[ticket][0].test_scores == run_units(plan, data, (unit,))[0].test_scores
