@@ -167,6 +167,19 @@ def test_serial_local_and_dask_agree_bit_for_bit(entry, clf_data, dask_cluster_1
         assert len({r.worker for r in results["dask-2"].records}) == 2
 
 
+@pytest.mark.cluster
+def test_fast_cv_nested_on_dask_agrees_with_serial(dask_cluster_2):
+    """Fast-CV units make one record per candidate; chained refits select from them too."""
+    grid = {"alpha": [float(a) for a in np.logspace(-3, 3, 12)]}
+    kwargs = {"outer": 4, "inner": 5, "fast_cv": True}
+    ref = parcv.nested_cv(Ridge(), grid, X_REG, Y_REG, backend="serial", **kwargs)
+    spy = _Spy(parcv.DaskBackend(cluster=dask_cluster_2))
+    got = parcv.nested_cv(Ridge(), grid, X_REG, Y_REG, backend=spy, **kwargs)
+    assert ref.fast_cv and got.fast_cv
+    assert _scores(got.records) == _scores(ref.records)
+    assert spy.chained >= 1
+
+
 # --- connection options and their validation -------------------------------------------
 
 
