@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from parcv.aggregate import failure_message, select_for
@@ -111,15 +111,22 @@ class _Schedule:
 
     def speculate(self, n: int) -> list[Unit]:
         """Refits to try on ``n`` idle workers, for the outer folds whose fits all started."""
-        unsent = {u.outer for u in self.pending if u.kind == "fit"}
         chained = self.speculation.chained
-        outers = (o for o in self.waiting if o not in unsent and o not in chained)
-        return self.speculation.pick(self.plan, self.records, outers, n)
+        return self.speculation.pick(
+            self.plan, self.records, self._all_sent(o for o in self.waiting if o not in chained), n
+        )
 
     def chainable(self) -> list[int | None]:
         """Waiting outer folds whose fits were all sent and whose refit is not chained yet."""
+        return self._all_sent([o for o in self.waiting if o not in self.chain_tried])
+
+    def _all_sent(self, outers: Iterable[int | None]) -> list[int | None]:
+        """Those of ``outers`` with no fit left to send (scans the queue only if needed)."""
+        outers = list(outers)
+        if not outers:
+            return []
         unsent = {u.outer for u in self.pending if u.kind == "fit"}
-        return [o for o in self.waiting if o not in unsent and o not in self.chain_tried]
+        return [o for o in outers if o not in unsent]
 
     def chain(self, outer: int | None) -> tuple[Record, ...]:
         """Mark the refit of ``outer`` chained; return the fold's fit records known so far."""

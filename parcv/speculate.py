@@ -13,7 +13,7 @@ are identical to a run without speculation; only the waiting is shorter.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -127,7 +127,7 @@ class Speculation:
         self,
         plan: Plan,
         records: Mapping[Key, Record],
-        waiting: Iterator[int | None],
+        waiting: Iterable[int | None],
         n: int,
     ) -> list[Unit]:
         """Up to ``n`` new refits to start: the best untried guess of each waiting fold in turn."""

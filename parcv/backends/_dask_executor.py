@@ -259,14 +259,11 @@ class _DaskExecutor:
             raise error
 
     def _result(self, future: Any) -> list[Record] | None:
-        if self._futures[future][0] in self._chained:
-            try:
-                return list(future.result())
-            except Exception:  # lost or failed: the driver refits by itself
-                return []
         try:
             return list(future.result())
         except Exception as err:
+            if self._futures[future][0] in self._chained:
+                return []  # a chained refit lost or failed: the driver refits by itself
             if future.status not in ("cancelled", "lost"):
                 raise _failure(f"cannot fetch results from {self._where}", err) from err
         self._resend(future)
