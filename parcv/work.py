@@ -143,15 +143,18 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
     X_train, y_train = _train_data(pairwise, data, fold.train, unit.kind == "final")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        t0 = time.perf_counter()
         try:
-            estimator.fit(X_train, y_train, **_fit_params(data, fold.train))
+            # As in scikit-learn's _fit_and_score, the timers hold the fit and the scoring only.
+            fit_params = _fit_params(data, fold.train)
+            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
+            y_test = _take(data.y, fold.test)
+            t0 = time.perf_counter()
+            estimator.fit(X_train, y_train, **fit_params)
             fit_time = time.perf_counter() - t0
             t1 = time.perf_counter()
             test = {}
             if fold.test.size:
-                X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
-                test = _score_all(plan, estimator, X_test, _take(data.y, fold.test))
+                test = _score_all(plan, estimator, X_test, y_test)
             train = (
                 _score_all(plan, estimator, X_train, y_train)
                 if (plan.return_train_score and fold.test.size)
