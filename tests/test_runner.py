@@ -267,3 +267,41 @@ def test_chained_refits_select_on_the_worker_and_change_nothing(broken):
     assert {k: (r.unit, r.test_scores) for k, r in got.items()} == {
         k: (r.unit, r.test_scores) for k, r in ref.items()
     }
+
+
+class FifoExecutor(ShuffledExecutor):
+    """Sixteen workers; finishes the oldest chunk at each wait, recording what was out."""
+
+    n_workers = 16
+
+    def __init__(self, plan, data):
+        super().__init__(plan, data, 0)
+        self.out_at_submit = []
+
+    def submit(self, units):
+        self.out_at_submit.append(len(self.queue))
+        return super().submit(units)
+
+    def wait(self):
+        ticket = min(self.queue)
+        yield ticket, run_units(self.plan, self.data, self.queue.pop(ticket))
+
+
+def test_single_units_keep_workers_fed_until_four_are_timed():
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": list(np.logspace(-3, 3, 12))}, data, inner=3, outer=3)
+    executor = FifoExecutor(plan, data)
+
+    @contextmanager
+    def open_(plan, data):
+        yield executor
+
+    ref = run_plan(plan, data, SerialBackend())
+    got = run_plan(plan, data, type("B", (), {"open": staticmethod(open_)})())
+    # Two single units per worker go out; each of the first three records back frees a
+    # slot that gets another single unit; the fourth calibrates the sizes.
+    n_probes = 2 * 16 + 3
+    assert executor.sizes[:n_probes] == [1] * n_probes
+    assert executor.sizes[n_probes] > 1
+    assert max(executor.out_at_submit[:n_probes]) == 2 * 16 - 1
+    assert {k: r.test_scores for k, r in got.items()} == {k: r.test_scores for k, r in ref.items()}
