@@ -28,7 +28,7 @@ TOOLS = [
 @pytest.mark.cluster
 def test_bench_quick_runs_every_tool_with_the_same_outer_scores(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    # Two workers whatever the machine: one small dask cluster serves W1, W2 and W3.
+    # Two workers whatever the machine: small dask clusters, quick to start.
     args = ["--quick", "--repeats", "1", "--n-jobs", "2", "--json", str(out)]
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), *args],

@@ -20,6 +20,7 @@ sys.path[:0] = [p for p in _PATHS if p not in sys.path]
 os.environ["PYTHONPATH"] = os.pathsep.join([*_PATHS, *filter(None, [os.environ.get("PYTHONPATH")])])
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import statistics  # noqa: E402
@@ -148,11 +149,34 @@ def _serial_round(
     return ref, ideal
 
 
+def _blocks(
+    runnable: list[Tool], cluster: DaskCluster | None, reverse: bool
+) -> list[tuple[list[Tool], DaskCluster | None]]:
+    """The tools in two blocks: the loky ones, then the dask ones with their cluster up.
+
+    ``reverse`` runs everything in the opposite order (the dask block first).
+    """
+    blocks = [
+        ([t for t in runnable if t.family != "dask"], None),
+        ([t for t in runnable if t.family == "dask"], cluster),
+    ]
+    if reverse:
+        blocks = [(tools[::-1], c) for tools, c in blocks[::-1]]
+    return [(tools, c) for tools, c in blocks if tools]
+
+
 def bench_workload(
-    workload: Workload, tools: list[Tool], repeats: int, *, first_round: int = 0
+    workload: Workload,
+    tools: list[Tool],
+    repeats: int,
+    *,
+    cluster: DaskCluster | None = None,
+    first_round: int = 0,
 ) -> dict[str, Any]:
     """Time every tool on ``workload`` in ``repeats`` rounds, alternating their order.
 
+    The dask ``cluster`` is up only while the dask tools run: the serial reference and
+    the loky tools run without its processes taking a share of the cores.
     ``first_round`` counts the rounds already run for earlier workloads, so the
     order keeps alternating across workloads (fewer loky pool hand-overs).
     """
@@ -167,8 +191,10 @@ def bench_workload(
         ref, ideal = _serial_round(workload, rows, ref)
         _add(rows["ideal"], ideal, ideal, ref, ref)
         # Reverse the order every other round: drift and pool hand-overs hit every tool alike.
-        for tool in runnable if (first_round + round_) % 2 == 0 else runnable[::-1]:
-            _measure(tool, workload, ideal, ref, rows[tool.name])
+        for block, up in _blocks(runnable, cluster, (first_round + round_) % 2 == 1):
+            with up.running() if up is not None else contextlib.nullcontext():
+                for tool in block:
+                    _measure(tool, workload, ideal, ref, rows[tool.name])
     return {
         "workload": workload.name,
         "title": workload.title,
@@ -280,26 +306,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Run the chosen workloads, one dask cluster per worker count, started untimed."""
+    """Run the chosen workloads; each round starts the dask cluster, untimed, for its dask tools."""
     names = ["W1", "W2", "W3"] if args.workload == "all" else [args.workload]
-    results, cluster = [], None
-    try:
-        for name in names:
-            workload = make_workload(
-                name, quick=args.quick, n_jobs=args.n_jobs, w3_workers=args.w3_workers
-            )
-            n_workers = workload.job.n_jobs
-            if not args.no_dask and (cluster is None or cluster.n_workers != n_workers):
-                if cluster is not None:
-                    cluster.close()
-                cluster = DaskCluster(n_workers)
-            tools = make_tools(cluster, floors=name == "W3")
-            first_round = len(results) * args.repeats
-            results.append(bench_workload(workload, tools, args.repeats, first_round=first_round))
-            write_json(args.json, results)  # after every workload: a crash keeps what ran
-    finally:
-        if cluster is not None:
-            cluster.close()
+    results: list[dict[str, Any]] = []
+    for name in names:
+        workload = make_workload(
+            name, quick=args.quick, n_jobs=args.n_jobs, w3_workers=args.w3_workers
+        )
+        cluster = None if args.no_dask else DaskCluster(workload.job.n_jobs)
+        tools = make_tools(cluster, floors=name == "W3")
+        first_round = len(results) * args.repeats
+        result = bench_workload(
+            workload, tools, args.repeats, cluster=cluster, first_round=first_round
+        )
+        results.append(result)
+        write_json(args.json, results)  # after every workload: a crash keeps what ran
     return results
 
 
