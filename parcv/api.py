@@ -9,13 +9,38 @@ from typing import Any
 from parcv.assemble import make_cv_result, make_nested_result, make_search_result
 from parcv.backends import check_backend
 from parcv.data import check_dataset
-from parcv.plan import build_plan
+from parcv.plan import Plan, build_plan
+from parcv.records import Key, Record
 from parcv.results import CVResult, NestedResult, SearchResult
 from parcv.session import execute_plan, load_run
 from parcv.store import check_journal
 from parcv.summary import Selection
 
 __all__ = ["cross_validate", "search", "nested_cv", "load"]
+
+
+def _run(
+    kind: str,
+    estimator: Any,
+    space: Any,
+    arrays: tuple[Any, Any, Any, dict[str, Any] | None],
+    plan_options: dict[str, Any],
+    *,
+    backend: Any,
+    n_jobs: int | None,
+    journal: str,
+    **run_options: Any,
+) -> tuple[Plan, dict[Key, Record]]:
+    """Check the input, build the plan and run it: the body every entry point shares.
+
+    ``arrays`` is ``(X, y, groups, fit_params)``; ``plan_options`` go to
+    :func:`build_plan`, ``run_options`` to :func:`execute_plan`.
+    """
+    check_journal(journal)
+    data = check_dataset(*arrays)
+    plan = build_plan(estimator, space, data, **plan_options)
+    resolved = check_backend(backend, n_jobs)
+    return plan, execute_plan(plan, data, resolved, kind, journal=journal, **run_options)
 
 
 def cross_validate(
@@ -121,30 +146,16 @@ def cross_validate(
     >>> result.scores["test_score"].shape
     (4,)
     """
-    check_journal(journal)
-    data = check_dataset(X, y, groups, fit_params)
-    plan = build_plan(
+    plan, records = _run(
+        "cross_validate",
         estimator,
         None,
-        data,
-        inner=cv,
-        scoring=scoring,
-        refit=False,
-        error_score=error_score,
-        return_train_score=return_train_score,
-        fast_cv=fast_cv,
-    )
-    records = execute_plan(
-        plan,
-        data,
-        check_backend(backend, n_jobs),
-        "cross_validate",
-        store=store,
-        resume=resume,
-        overwrite=overwrite,
-        progress=progress,
-        journal=journal,
-    )
+        (X, y, groups, fit_params),
+        dict(inner=cv, scoring=scoring, refit=False, error_score=error_score,
+             return_train_score=return_train_score, fast_cv=fast_cv),
+        backend=backend, n_jobs=n_jobs, journal=journal,
+        store=store, resume=resume, overwrite=overwrite, progress=progress,
+    )  # fmt: skip
     return make_cv_result(plan, records)
 
 
@@ -227,33 +238,17 @@ def search(
     >>> result.best_params_
     {'alpha': 0.1}
     """
-    check_journal(journal)
-    data = check_dataset(X, y, groups, fit_params)
-    plan = build_plan(
+    plan, records = _run(
+        "search",
         estimator,
         space,
-        data,
-        inner=cv,
-        scoring=scoring,
-        refit=refit,
-        selection=selection,
-        error_score=error_score,
-        return_train_score=return_train_score,
-        fast_cv=fast_cv,
-        criteria=criteria,
-    )
-    records = execute_plan(
-        plan,
-        data,
-        check_backend(backend, n_jobs),
-        "search",
-        store=store,
-        resume=resume,
-        overwrite=overwrite,
-        progress=progress,
-        save_models=save_models,
-        journal=journal,
-    )
+        (X, y, groups, fit_params),
+        dict(inner=cv, scoring=scoring, refit=refit, selection=selection,
+             error_score=error_score, return_train_score=return_train_score,
+             fast_cv=fast_cv, criteria=criteria),
+        backend=backend, n_jobs=n_jobs, journal=journal, store=store, resume=resume,
+        overwrite=overwrite, progress=progress, save_models=save_models,
+    )  # fmt: skip
     return make_search_result(plan, records)
 
 
@@ -333,34 +328,17 @@ def nested_cv(
     >>> len(r.outer_scores["score"]), r.chosen
     (3, [0, 0, 0])
     """
-    check_journal(journal)
-    data = check_dataset(X, y, groups, fit_params)
-    plan = build_plan(
+    plan, records = _run(
+        "nested_cv",
         estimator,
         space,
-        data,
-        inner=inner,
-        outer=outer,
-        scoring=scoring,
-        refit=refit,
-        selection=selection,
-        error_score=error_score,
-        return_train_score=return_train_score,
-        fast_cv=fast_cv,
-        criteria=criteria,
-    )
-    records = execute_plan(
-        plan,
-        data,
-        check_backend(backend, n_jobs),
-        "nested_cv",
-        store=store,
-        resume=resume,
-        overwrite=overwrite,
-        progress=progress,
-        save_models=save_models,
-        journal=journal,
-    )
+        (X, y, groups, fit_params),
+        dict(inner=inner, outer=outer, scoring=scoring, refit=refit, selection=selection,
+             error_score=error_score, return_train_score=return_train_score,
+             fast_cv=fast_cv, criteria=criteria),
+        backend=backend, n_jobs=n_jobs, journal=journal, store=store, resume=resume,
+        overwrite=overwrite, progress=progress, save_models=save_models,
+    )  # fmt: skip
     return make_nested_result(plan, records)
 
 
