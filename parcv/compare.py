@@ -8,13 +8,27 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from parcv._stats_result import UndefinedComparison
 from parcv.records import Record
-from parcv.stats import ComparisonTable, TestResult, compare, compare_all, holm_best_vs_rest
+from parcv.stats import (
+    ComparisonTable,
+    TestResult,
+    compare,
+    compare_all,
+    holm_adjust,
+    holm_best_vs_rest,
+)
 
 if TYPE_CHECKING:
     from parcv.results import NestedResult, SearchResult
 
-__all__ = ["compare_candidates", "compare_all_candidates", "best_vs_rest", "compare_procedures"]
+__all__ = [
+    "compare_candidates",
+    "compare_all_candidates",
+    "best_vs_rest",
+    "best_vs_rest_marked",
+    "compare_procedures",
+]
 
 # Tests that correct for overlapping training sets need the fold sizes.
 _SIZE_AWARE = ("corrected_t", "bayesian_correlated_t")
@@ -155,3 +169,34 @@ def compare_procedures(
         name_b=names[1],
         **_options(test, sizes, options),
     )
+
+
+def best_vs_rest_marked(result: SearchResult) -> ComparisonTable | None:
+    """Best vs rest with pairs of constant fold differences marked, or None if that fails."""
+    scores = candidate_scores(result)
+    means = scores.mean(axis=1)
+    if not np.isfinite(scores).all():
+        return None
+    best = int(np.argmax(means))
+    labels = [c.label for c in result.candidates]
+    tested: list[TestResult] = []
+    marked: list[UndefinedComparison] = []
+    for other in range(len(labels)):
+        if other == best:
+            continue
+        try:
+            tested.append(result.compare(best, other))
+        except ValueError:
+            difference = scores[best] - scores[other]
+            scale = float(np.max(np.abs(scores[[best, other]])))
+            if np.ptp(difference) > 8.0 * np.finfo(np.float64).eps * scale:
+                return None  # refused for another reason: report that reason instead
+            same = bool(np.array_equal(scores[best], scores[other]))
+            note = "identical fold scores" if same else "same difference on every fold"
+            mean = float(np.mean(difference))
+            marked.append(UndefinedComparison("corrected_t", labels[best], labels[other],
+                                              mean, difference.size, note))  # fmt: skip
+    p_values = [float(r.p_value) for r in tested if r.p_value is not None]
+    adjusted: list[float] = list(holm_adjust(p_values)) if p_values else []
+    return ComparisonTable(tuple(tested), tuple(float(p) for p in adjusted), 0.05,
+                           labels[best], tuple(marked))  # fmt: skip

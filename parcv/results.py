@@ -8,11 +8,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv._stats_result import UndefinedComparison
 from parcv.aggregate import FailureSummary
 from parcv.compare import (
     best_vs_rest,
-    candidate_scores,
+    best_vs_rest_marked,
     compare_all_candidates,
     compare_candidates,
     compare_procedures,
@@ -21,7 +20,7 @@ from parcv.criteria_table import CriteriaTable
 from parcv.export import Exportable
 from parcv.records import Record
 from parcv.space import Candidate
-from parcv.stats import ComparisonTable, TestResult, holm_adjust
+from parcv.stats import ComparisonTable, TestResult
 from parcv.summary import ScoreSummary, StabilityRow
 
 __all__ = ["CVResult", "SearchResult", "NestedResult", "FAST_CV_NOTE"]
@@ -217,7 +216,7 @@ class SearchResult(Exportable):
             table = self.best_vs_rest()
         except ValueError as err:
             # One pair without a statistic (identical fold scores) must not hide the others.
-            marked = _best_vs_rest_marked(self)
+            marked = best_vs_rest_marked(self)
             if marked is None:
                 return {"test": "corrected_t", "rows": [], "note": str(err)}
             table = marked
@@ -246,37 +245,6 @@ class SearchResult(Exportable):
             "warnings": self.warning_counts,
             "records": [r.to_dict() for r in self.records],
         }
-
-
-def _best_vs_rest_marked(result: SearchResult) -> ComparisonTable | None:
-    """Best vs rest with pairs of constant fold differences marked, or None if that fails."""
-    scores = candidate_scores(result)
-    means = scores.mean(axis=1)
-    if not np.isfinite(scores).all():
-        return None
-    best = int(np.argmax(means))
-    labels = [c.label for c in result.candidates]
-    tested: list[TestResult] = []
-    marked: list[UndefinedComparison] = []
-    for other in range(len(labels)):
-        if other == best:
-            continue
-        try:
-            tested.append(result.compare(best, other))
-        except ValueError:
-            difference = scores[best] - scores[other]
-            scale = float(np.max(np.abs(scores[[best, other]])))
-            if np.ptp(difference) > 8.0 * np.finfo(np.float64).eps * scale:
-                return None  # refused for another reason: report that reason instead
-            same = bool(np.array_equal(scores[best], scores[other]))
-            note = "identical fold scores" if same else "same difference on every fold"
-            mean = float(np.mean(difference))
-            marked.append(UndefinedComparison("corrected_t", labels[best], labels[other],
-                                              mean, difference.size, note))  # fmt: skip
-    p_values = [float(r.p_value) for r in tested if r.p_value is not None]
-    adjusted: list[float] = list(holm_adjust(p_values)) if p_values else []
-    return ComparisonTable(tuple(tested), tuple(float(p) for p in adjusted), 0.05,
-                           labels[best], tuple(marked))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -415,21 +383,10 @@ class NestedResult(Exportable):
             "estimate": self.estimate,
             "chosen": self.chosen,
             "chosen_params": self.chosen_params,
-            "stability": [vars_of(row) for row in self.stability],
+            "stability": [row.to_dict() for row in self.stability],
             "inner_cv_results": self.inner_cv_results,
             "final": None if self.final is None else self.final.to_dict(),
             "failures": self.failures,
             "warnings": self.warning_counts,
             "records": [r.to_dict() for r in self.records],
         }
-
-
-def vars_of(row: StabilityRow) -> dict[str, Any]:
-    """Plain dict of a stability row."""
-    return {
-        "candidate": row.candidate,
-        "label": row.label,
-        "count": row.count,
-        "frequency": row.frequency,
-        "folds": list(row.folds),
-    }

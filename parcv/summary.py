@@ -251,6 +251,16 @@ class StabilityRow:
     frequency: float
     folds: tuple[int, ...]
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict of the row (the folds as a list)."""
+        return {
+            "candidate": self.candidate,
+            "label": self.label,
+            "count": self.count,
+            "frequency": self.frequency,
+            "folds": list(self.folds),
+        }
+
 
 def selection_stability(chosen: Sequence[int], labels: Sequence[str]) -> list[StabilityRow]:
     """Tabulate which candidate each outer fold selected, most frequent first.
