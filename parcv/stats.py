@@ -44,7 +44,8 @@ from parcv._stats_resampled import (
     five_by_two_cv_ftest,
     five_by_two_cv_ttest,
 )
-from parcv._stats_result import ComparisonTable, FriedmanResult, TestResult
+from parcv._stats_result import FriedmanResult, TestResult
+from parcv._stats_table import ComparisonTable
 
 __all__ = [
     "TESTS",
