@@ -147,103 +147,6 @@ def _apply_overrides(spec: Any, args: argparse.Namespace) -> Any:
     )
 
 
-def _workers(spec: Any) -> tuple[int, float, str]:
-    """Workers, chunk target (s) and a description of the backend, without starting it."""
-    from parcv.backends.local import check_n_jobs
-
-    run, cluster = spec.run, spec.table("cluster")
-    if cluster:
-        n = (cluster.get("jobs") or 1) * (cluster.get("cores") or 1)
-        return n, 0.2, f"dask on a {cluster.get('kind')} cluster ({n} worker threads)"
-    if run.scheduler or run.scheduler_file or run.backend == "dask":
-        where = run.scheduler or run.scheduler_file or "a local cluster"
-        n = run.n_jobs or check_n_jobs(None)
-        return n, 0.2, f"dask at {where} (estimates assume {n} workers)"
-    if run.backend == "serial":
-        return 1, 0.0, "serial (1 worker)"
-    return check_n_jobs(run.n_jobs), 0.05, f"local ({check_n_jobs(run.n_jobs)} workers)"
-
-
-def _label(params: dict[str, Any]) -> str:
-    from parcv.space import format_params
-
-    return format_params(
-        {
-            k: v.item() if hasattr(v, "item") and not hasattr(v, "fit") else v
-            for k, v in params.items()
-        }
-    )
-
-
-def _folds_text(plan: Any) -> str:
-    n_outer = len(plan.outer_folds)
-    if not n_outer:
-        return f"{len(plan.inner_folds[None])} folds"
-    inner = sorted({len(f) for o, f in plan.inner_folds.items() if o is not None})
-    text = f"{n_outer} outer x {'/'.join(map(str, inner))} inner"
-    if plan.final:
-        text += f", + {len(plan.inner_folds[None])}-fold search on all data"
-    return text
-
-
-def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
-    """Backend, chunks and (with ``probe``) the time one fit takes here, extrapolated."""
-    from parcv.sweep import estimate_chunks, probe_fit
-
-    n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
-    workers, target, where = _workers(spec)
-    low = estimate_chunks(n_fit, workers, target, None) + n_refit
-    chunks = (
-        f"{plan.n_units} (one unit each)"
-        if low >= plan.n_units
-        else f"between {low} and {plan.n_units} (chunks grow with measured fit times)"
-    )
-    lines = [f"backend    {where}; chunks {chunks}"]
-    if probe:
-        seconds = probe_fit(job, plan)
-        n_chunks = estimate_chunks(n_fit, workers, target, seconds) + n_refit
-        total = seconds * plan.n_units
-        lines.append(
-            f"probe      one fit took {seconds:.3g} s: about {total:.3g} CPU-s in total, "
-            f"~{total / workers:.3g} s on {workers} workers, ~{n_chunks} chunks"
-        )
-    return lines
-
-
-def _criteria_lines(plan: Any) -> list[str]:
-    if plan.criteria is None:
-        return []
-    names = ", ".join(plan.criteria.names)
-    return [f"criteria   {names} (one fit per candidate on each training set, beside CV)"]
-
-
-def _plan_text(spec: Any, out: Path, probe: bool) -> str:
-    from parcv.sweep import build_job, stored_units
-
-    job = build_job(spec)
-    plan = job.plan()
-    n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
-    labels = [_label(c.params) for c in plan.candidates]
-    shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
-    rows = sum(len(plan.fold_of(u).train) for u in plan.units)
-    store = out / "store.sqlite"
-    stored = f"{stored_units(store)} of {plan.n_units} units stored" if store.is_file() else None
-    return "\n".join(
-        [
-            f"spec       {spec.source} ({spec.name}), mode {spec.mode}",
-            f"data       {job.data.description}",
-            f"estimator  {' '.join(repr(job.estimator).split())}",
-            f"candidates {len(labels)}: {shown}",
-            f"folds      {_folds_text(plan)}",
-            *_criteria_lines(plan),
-            f"units      {n_fit} fits + {n_refit} refit(s) = {plan.n_units}",
-            f"work       {rows:,} training rows over all fits ({rows // max(n_fit, 1):,} per fit)",
-            *_work_lines(spec, job, plan, probe),
-            f"store      {store}: {stored or 'none yet'}",
-        ]
-    )
-
-
 def _load(args: argparse.Namespace) -> Any:
     from parcv.spec import load_spec
 
@@ -251,10 +154,11 @@ def _load(args: argparse.Namespace) -> Any:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
+    from parcv._inspect_text import plan_text
     from parcv.sweep import default_out
 
     spec = _load(args)
-    print(_plan_text(spec, Path(default_out(spec)), getattr(args, "probe", False)))
+    print(plan_text(spec, Path(default_out(spec)), getattr(args, "probe", False)))
     return EXIT_OK
 
 

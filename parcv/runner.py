@@ -16,7 +16,7 @@ from parcv.plan import Plan
 from parcv.records import Key, Record, Unit
 from parcv.speculate import Speculation
 
-__all__ = ["run_plan"]
+__all__ = ["estimate_chunks", "run_plan"]
 
 # A fold's refit is chained once at most this many chunks with its fits are still out:
 # each is a dependency whose result the refit's worker fetches, often from another worker.
@@ -67,6 +67,32 @@ class _ChunkSizer:
         per_unit = max(self.total_time / self.n_seen, 1e-6)
         wanted = math.ceil(self.target / per_unit)
         return max(1, min(wanted, math.ceil(n_pending / (2 * self.n_workers))))
+
+
+def estimate_chunks(n_units: int, n_workers: int, target: float, per_unit: float | None) -> int:
+    """How many chunks the driver sends for ``n_units`` fits of ``per_unit`` seconds each.
+
+    It runs the driver's own sizing: the single units sent while calibrating,
+    then :meth:`_ChunkSizer.size`. ``per_unit=None`` gives the fewest chunks
+    (fits too short to matter: only the factoring cap bounds a chunk).
+
+    Examples
+    --------
+    >>> estimate_chunks(100, 2, 0.05, None) < 100
+    True
+    >>> estimate_chunks(100, 2, 0.0, 1.0)  # no target (serial): one unit per chunk
+    100
+    """
+    sizer = _ChunkSizer(target, n_workers)
+    sizer.n_seen = min(n_workers, _CALIBRATION)
+    sizer.total_time = (per_unit or 0.0) * sizer.n_seen
+    # Two per worker, then one more for each record back before the last one calibrating.
+    chunks = min(n_units, 2 * n_workers + sizer.n_seen - 1)
+    pending = n_units - chunks
+    while pending > 0:
+        pending -= sizer.size(pending)
+        chunks += 1
+    return chunks
 
 
 @dataclass

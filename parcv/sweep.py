@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 import os
 import time
 from collections.abc import Iterator
@@ -314,21 +313,3 @@ def run_spec(
     return RunOutcome(
         result, run_dir, files, plan.n_units, min(n_resumed, plan.n_units), elapsed, where
     )
-
-
-def estimate_chunks(n_fit: int, n_workers: int, target: float, per_unit: float | None) -> int:
-    """Simulate the runner's chunk sizing: chunks grow until one lasts ``target`` seconds.
-
-    Examples
-    --------
-    >>> estimate_chunks(100, 2, 0.05, None) < 100
-    True
-    """
-    pending, seen, chunks = n_fit, 0, 0
-    while pending > 0:
-        size = 1
-        if seen >= 2 * n_workers and target > 0:
-            wanted = math.ceil(target / per_unit) if per_unit else pending
-            size = max(1, min(wanted, pending // (4 * n_workers)))
-        pending, seen, chunks = pending - size, seen + size, chunks + 1
-    return chunks

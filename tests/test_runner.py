@@ -13,7 +13,7 @@ import parcv
 from parcv.backends.serial import SerialBackend
 from parcv.data import check_dataset
 from parcv.plan import build_plan
-from parcv.runner import run_plan
+from parcv.runner import estimate_chunks, run_plan
 from parcv.work import run_units
 from tests.estimators import FailsOnAlpha
 
@@ -276,10 +276,11 @@ class FifoExecutor(ShuffledExecutor):
 
     def __init__(self, plan, data):
         super().__init__(plan, data, 0)
-        self.out_at_submit = []
+        self.out_at_submit, self.kinds = [], []
 
     def submit(self, units):
         self.out_at_submit.append(len(self.queue))
+        self.kinds.append(units[0].kind)
         return super().submit(units)
 
     def wait(self):
@@ -304,4 +305,7 @@ def test_single_units_keep_workers_fed_until_four_are_timed():
     assert executor.sizes[:n_probes] == [1] * n_probes
     assert executor.sizes[n_probes] > 1
     assert max(executor.out_at_submit[:n_probes]) == 2 * 16 - 1
+    # parcv inspect's estimate runs the same sizing: it predicts the chunks of fits sent.
+    n_fit_chunks = executor.kinds.count("fit")
+    assert estimate_chunks(len(plan.units), 16, executor.chunk_seconds, None) == n_fit_chunks
     assert {k: r.test_scores for k, r in got.items()} == {k: r.test_scores for k, r in ref.items()}
