@@ -152,7 +152,7 @@ def _serial_round(
 def _blocks(
     runnable: list[Tool], cluster: DaskCluster | None, reverse: bool
 ) -> list[tuple[list[Tool], DaskCluster | None]]:
-    """The tools in two blocks: the loky ones, then the dask ones with their cluster up.
+    """The tools in two blocks: the loky ones, then the dask ones with their cluster running.
 
     ``reverse`` runs everything in the opposite order (the dask block first).
     """
@@ -175,8 +175,9 @@ def bench_workload(
 ) -> dict[str, Any]:
     """Time every tool on ``workload`` in ``repeats`` rounds, alternating their order.
 
-    The dask ``cluster`` is up only while the dask tools run: the serial reference and
-    the loky tools run without its processes taking a share of the cores.
+    The dask ``cluster`` runs only while the dask tools run (it is paused otherwise): the
+    serial reference and the loky tools run without its processes taking a share of the
+    cores.
     ``first_round`` counts the rounds already run for earlier workloads, so the
     order keeps alternating across workloads (fewer loky pool hand-overs).
     """
@@ -306,7 +307,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Run the chosen workloads; each round starts the dask cluster, untimed, for its dask tools."""
+    """Run the chosen workloads, each with a dask cluster that runs only for the dask tools."""
     names = ["W1", "W2", "W3"] if args.workload == "all" else [args.workload]
     results: list[dict[str, Any]] = []
     for name in names:
@@ -314,11 +315,15 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             name, quick=args.quick, n_jobs=args.n_jobs, w3_workers=args.w3_workers
         )
         cluster = None if args.no_dask else DaskCluster(workload.job.n_jobs)
-        tools = make_tools(cluster, floors=name == "W3")
-        first_round = len(results) * args.repeats
-        result = bench_workload(
-            workload, tools, args.repeats, cluster=cluster, first_round=first_round
-        )
+        try:
+            tools = make_tools(cluster, floors=name == "W3")
+            first_round = len(results) * args.repeats
+            result = bench_workload(
+                workload, tools, args.repeats, cluster=cluster, first_round=first_round
+            )
+        finally:
+            if cluster is not None:
+                cluster.close()
         results.append(result)
         write_json(args.json, results)  # after every workload: a crash keeps what ran
     return results

@@ -9,6 +9,8 @@ all-data search (Architecture A), so that search is left out of every tool.
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -150,9 +152,13 @@ def run_serial(job: Job) -> tuple[np.ndarray, float]:
 
 # Run in a child process: a LocalCluster whose scheduler and nannies live there, not in
 # the benchmark's process. It prints the scheduler address, then waits for stdin to close.
+# No worker time-to-live: the whole cluster is paused (SIGSTOP) while other tools run, and
+# on resuming the scheduler must not count the pause as workers gone silent.
 _CLUSTER_SCRIPT = """
 import logging, sys
+import dask
 from distributed import LocalCluster
+dask.config.set({"distributed.scheduler.worker-ttl": None})
 cluster = LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True,
                        dashboard_address=None, silence_logs=logging.ERROR)
 print(cluster.scheduler_address, flush=True)
@@ -169,57 +175,58 @@ class DaskCluster:
     tool's driver (parcv's and joblib's pool threads), and with 16 workers it slows
     every tool, dask or not.
 
-    It runs only inside ``running()``, around the dask tools' runs, and is started and
-    stopped outside any timing. An idle cluster is not free: its heartbeats and the
-    workers' profilers took 0.18 of this machine's 2 cores with 2 workers and 0.97 with
-    16, which the serial reference and the loky tools would lose if it stayed up.
+    It is started once, outside any timing, and then paused (SIGSTOP to its whole
+    process group) except inside ``running()``, around the dask tools' runs. An idle
+    cluster is not free: its heartbeats and the workers' profilers took 0.18 of this
+    machine's 2 cores with 2 workers and 0.97 with 16, which the serial reference and
+    the loky tools would lose if it kept running. Pausing rather than restarting keeps
+    it warm: a cluster started afresh for every round ran the dask tools slower (W3's
+    floor-dask: efficiency 0.51 against 0.65).
     """
 
     def __init__(self, n_workers: int) -> None:
-        self.n_workers = n_workers
-        self.process: Any = None
-        self.client: Any = None
-
-    def start(self) -> None:
-        """Start the cluster and connect a default client; wait for every worker."""
         import subprocess
         import sys
 
         from distributed import Client
 
+        self.n_workers = n_workers
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _CLUSTER_SCRIPT, str(self.n_workers)],
+            [sys.executable, "-c", _CLUSTER_SCRIPT, str(n_workers)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            start_new_session=True,  # its own process group, to pause it whole
         )
-        address = self.process.stdout.readline().strip()
+        address = self.process.stdout.readline().strip()  # type: ignore[union-attr]
         if not address:
             self.process.kill()
             raise RuntimeError("the dask cluster process did not start")
         self.client = Client(address, set_as_default=True)
-        self.client.wait_for_workers(self.n_workers, timeout=120)
+        self.client.wait_for_workers(n_workers, timeout=120)
+        self._signal(signal.SIGSTOP)
+
+    def _signal(self, signum: int) -> None:
+        os.killpg(self.process.pid, signum)
+
+    @contextmanager
+    def running(self) -> Iterator[DaskCluster]:
+        """The cluster, resumed for the block's duration."""
+        self._signal(signal.SIGCONT)
+        try:
+            yield self
+        finally:
+            self._signal(signal.SIGSTOP)
 
     def close(self) -> None:
         """Close the client, then the cluster (its process exits when stdin closes)."""
-        if self.process is None:
-            return
+        self._signal(signal.SIGCONT)
         self.client.close()
-        self.process.stdin.close()
+        self.process.stdin.close()  # type: ignore[union-attr]
         try:
             self.process.wait(timeout=60)
         except Exception:
             self.process.kill()
-        self.process = self.client = None
-
-    @contextmanager
-    def running(self) -> Iterator[DaskCluster]:
-        """The cluster, up for the block's duration."""
-        self.start()
-        try:
-            yield self
-        finally:
-            self.close()
 
 
 @dataclass
@@ -323,7 +330,6 @@ def make_tools(cluster: DaskCluster | None, *, floors: bool = False) -> list[Too
             if tool.family == "dask":
                 tool.why_not = "no dask cluster (--no-dask)"
         return tools
-    # Bound to the client at call time: the cluster is restarted for every round.
     by_name["parcv-dask"].run = lambda j: _parcv(j, parcv.DaskBackend(client=cluster.client))
     by_name["joblib-dask"].run = lambda j: _joblib_dask(j, cluster.client)
     if floors:
