@@ -1,0 +1,67 @@
+"""How much slower the same fits run when every core is busy: the bound under W1/W2's ratios.
+
+Runs W1's or W2's serial reference alone, then one copy per core at once (no framework,
+no scheduling, nothing shared), and prints each copy's summed fit + score time over the
+lone run's. A ratio above 1 here is the machine's, not a tool's: with no scheduling cost
+at all, a parallel run's wall / ideal would still be about this ratio.
+
+    python scripts/bench/two_cores.py W2 --repeats 4
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+_HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(_HERE.parents[1]), str(_HERE)]
+
+import argparse  # noqa: E402
+import multiprocessing as mp  # noqa: E402
+import statistics  # noqa: E402
+from typing import Any  # noqa: E402
+
+
+def _compute(name: str, queue: Any) -> None:
+    """Run the workload's serial reference; put its summed fit + score seconds."""
+    from tools import make_workload, run_serial
+
+    workload = make_workload(name, quick=False, n_jobs=1, w3_workers=1)
+    queue.put(run_serial(workload.job)[1])
+
+
+def _at_once(ctx: Any, name: str, copies: int) -> list[float]:
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_compute, args=(name, queue)) for _ in range(copies)]
+    for proc in procs:
+        proc.start()
+    out = [queue.get() for _ in procs]
+    for proc in procs:
+        proc.join()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print, per repeat, the slowdown of one copy per core against one copy alone."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workload", choices=["W1", "W2"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--copies", type=int, default=os.cpu_count() or 1, help="default: cores")
+    args = parser.parse_args(argv)
+    ctx = mp.get_context("spawn")
+    ratios = []
+    for _ in range(args.repeats):
+        [alone] = _at_once(ctx, args.workload, 1)
+        together = _at_once(ctx, args.workload, args.copies)
+        ratios.append(statistics.mean(together) / alone)
+        shown = ", ".join(f"{t:.2f}" for t in together)
+        print(f"alone {alone:.2f} s; {args.copies} at once {shown} s; slowdown {ratios[-1]:.3f}")
+    print(f"median slowdown {statistics.median(ratios):.3f} over {args.repeats} repeats")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
