@@ -56,3 +56,23 @@ def test_bench_quick_runs_every_tool_with_the_same_outer_scores(tmp_path: Path) 
     for tool in TOOLS:
         assert f"\n{tool} " in proc.stdout, f"no table row for {tool}"
     assert "== targets" in proc.stdout
+
+
+@pytest.mark.slow
+def test_two_cores_prints_the_slowdown_of_copies_run_at_once(tmp_path: Path) -> None:
+    script = SCRIPT.with_name("two_cores.py")
+    proc = subprocess.run(
+        [sys.executable, str(script), "W2", "--repeats", "1", "--copies", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("alone "))
+    alone = float(line.split()[1])
+    together = [float(t) for t in line.split("at once ")[1].split(" s;")[0].split(", ")]
+    slowdown = float(line.rsplit(" ", 1)[1])
+    assert len(together) == 2 and alone > 0
+    assert slowdown == pytest.approx(sum(together) / 2 / alone, rel=1e-2)  # printed rounded
