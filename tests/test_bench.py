@@ -24,21 +24,27 @@ TOOLS = [
 ]
 
 
+def _run_script(script: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run a benchmark script; fail with its output unless it exits 0."""
+    proc = subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_bench_quick_runs_every_tool_with_the_same_outer_scores(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     # Two workers whatever the machine: small dask clusters, quick to start.
     args = ["--quick", "--repeats", "1", "--n-jobs", "2", "--json", str(out)]
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    proc = _run_script(SCRIPT, args, tmp_path)
     report = json.loads(out.read_text())
     assert [r["workload"] for r in report["results"]] == ["W1", "W2", "W3"]
     # dask-ml is the optional 'bench' extra: without it its row says why it did not run.
@@ -60,16 +66,8 @@ def test_bench_quick_runs_every_tool_with_the_same_outer_scores(tmp_path: Path) 
 
 @pytest.mark.slow
 def test_two_cores_prints_the_slowdown_of_copies_run_at_once(tmp_path: Path) -> None:
-    script = SCRIPT.with_name("two_cores.py")
-    proc = subprocess.run(
-        [sys.executable, str(script), "W2", "--repeats", "1", "--copies", "2"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    args = ["W2", "--repeats", "1", "--copies", "2"]
+    proc = _run_script(SCRIPT.with_name("two_cores.py"), args, tmp_path)
     line = next(x for x in proc.stdout.splitlines() if x.startswith("alone "))
     alone = float(line.split()[1])
     together = [float(t) for t in line.split("at once ")[1].split(" s;")[0].split(", ")]
