@@ -12,6 +12,7 @@ def _workers(spec: Any) -> tuple[int, float, str]:
     """Workers, chunk target (s) and a description of the backend, without starting it."""
     from parcv.backends._dask_executor import _DaskExecutor
     from parcv.backends.local import _LocalExecutor, check_n_jobs
+    from parcv.backends.serial import _SerialExecutor
 
     run, cluster = spec.run, spec.table("cluster")
     if cluster:
@@ -23,7 +24,7 @@ def _workers(spec: Any) -> tuple[int, float, str]:
         n = run.n_jobs or check_n_jobs(None)
         return n, _DaskExecutor.chunk_seconds, f"dask at {where} (estimates assume {n} workers)"
     if run.backend == "serial":
-        return 1, 0.0, "serial (1 worker)"
+        return 1, _SerialExecutor.chunk_seconds, "serial (1 worker)"
     n = check_n_jobs(run.n_jobs)
     return n, _LocalExecutor.chunk_seconds, f"local ({n} workers)"
 
