@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import tempfile
 from collections.abc import Hashable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,9 @@ class _LocalExecutor:
         self._pool, self._path, self._threads = pool, path, threads
         self.n_workers = n_workers
         self._futures: dict[Future[list[Record]], int] = {}
+        # Finished futures, in the order they finished: one blocking get per wait instead
+        # of concurrent.futures.wait's waiter on every future in flight (up to 2 x workers).
+        self._done: queue.SimpleQueue[Future[list[Record]]] = queue.SimpleQueue()
         self._count = 0
 
     def submit(self, units: tuple[Unit, ...]) -> Hashable:
@@ -121,11 +125,18 @@ class _LocalExecutor:
         except Exception as err:  # the pool broke (a worker died)
             raise BackendError(f"the local process pool cannot take work: {err}") from err
         self._futures[future] = self._count
+        future.add_done_callback(self._done.put)
         return self._count
 
+    def _finished(self) -> list[Future[list[Record]]]:
+        """Block for one finished future; return it with every other one already done."""
+        done = [self._done.get()]
+        while not self._done.empty():
+            done.append(self._done.get())
+        return done
+
     def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
-        done, _ = wait(list(self._futures), return_when=FIRST_COMPLETED)
-        for future in done:
+        for future in self._finished():
             ticket = self._futures.pop(future)
             try:
                 records = future.result()
