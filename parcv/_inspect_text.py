@@ -29,17 +29,6 @@ def _workers(spec: Any) -> tuple[int, float, str]:
     return n, _LocalExecutor.chunk_seconds, f"local ({n} workers)"
 
 
-def _label(params: dict[str, Any]) -> str:
-    from parcv.space import format_params
-
-    return format_params(
-        {
-            k: v.item() if hasattr(v, "item") and not hasattr(v, "fit") else v
-            for k, v in params.items()
-        }
-    )
-
-
 def _folds_text(plan: Any) -> str:
     n_outer = len(plan.outer_folds)
     if not n_outer:
@@ -90,7 +79,7 @@ def plan_text(spec: Any, out: Path, probe: bool) -> str:
     job = build_job(spec)
     plan = job.plan()
     n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
-    labels = [_label(c.params) for c in plan.candidates]
+    labels = [c.label for c in plan.candidates]
     shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
     rows = sum(len(plan.fold_of(u).train) for u in plan.units)
     store = out / "store.sqlite"

@@ -12,7 +12,7 @@ from parcv.criteria_table import CriteriaTable, method_title
 from parcv.results import CVResult, NestedResult, SearchResult
 from parcv.space import format_params
 
-__all__ = ["RunInfo", "num", "small", "render_report", "render_summary", "search_of"]
+__all__ = ["RunInfo", "num", "small", "render_report", "search_of"]
 
 Result = CVResult | SearchResult | NestedResult
 MODES = {
@@ -357,47 +357,4 @@ def render_report(
         lines += [plot_note] if plot_note else []
         lines.append("")
     lines += ["Files: `store.sqlite` (every record), `results.json`, `cv_results.csv`.", ""]
-    return "\n".join(lines)
-
-
-def render_summary(result: Result, info: RunInfo) -> str:
-    """One screen of text: the estimate, the selection, stability and failures."""
-    lines = [f"{info.title}: {info.mode or 'run'}, {result.failures.text}"]
-    if isinstance(result, NestedResult):
-        est = result.estimate[result.refit_metric]
-        over = f"mean ± se over {est.n} outer folds" if est.n > 1 else "one test split"
-        lines.append(
-            f"estimate ({result.refit_metric}): {num(est.mean)} ± {small(est.se)} ({over})"
-        )
-        lines += [
-            f"  selected in {r.count}/{est.n} outer folds: {r.label}" for r in result.stability[:5]
-        ]
-    elif isinstance(result, CVResult):
-        lines += [
-            f"{m}: {num(s.mean)} ± {small(s.se)} (mean ± se over {s.n} folds)"
-            for m, s in result.summaries.items()
-        ]
-    search = search_of(result)
-    if search is not None:
-        s = search.summaries[search.refit_metric][search.best_index_]
-        lines.append(
-            f"model to ship: {search.candidates[search.best_index_].label} "
-            f"(CV {search.refit_metric} {num(s.mean)} ± {small(s.se)})"
-        )
-        if search.criteria_table is not None:
-            selected = search.criteria_table.selected
-            lines.append("selected by " + "; ".join(
-                f"{method_title(m)}: {search.criteria_table.label_of(m)}" for m in selected
-            ))  # fmt: skip
-        table = search.comparison_table()
-        if table["rows"]:
-            rows = table["rows"]["comparisons"]
-            tested = [r for r in rows if r["p_value"] is not None] or rows
-            first = min(tested, key=lambda r: abs(r["mean_difference"]))
-            holm = first["p_holm"]
-            lines.append(
-                f"best vs closest ({first['name_b']}): diff "
-                f"{num(first['mean_difference'])}, p (Holm) "
-                f"{'-' if holm is None else f'{holm:.3g}'}"
-            )
     return "\n".join(lines)

@@ -13,7 +13,10 @@ __all__ = [
     "MISSING",
     "SpecError",
     "UsageError",
+    "check_choice",
+    "check_int",
     "check_keys",
+    "check_strings",
     "check_type",
     "close_match",
     "find_line",
@@ -143,3 +146,29 @@ def find_line(text: str, key: str) -> int | None:
         start = found = hits[skip]
         skip = index or 0
     return None if found is None else found + 1
+
+
+def check_choice(table: Mapping[str, Any], key: str, where: str, choices: tuple[str, ...]) -> None:
+    """``table[key]``, when present, must be one of ``choices``."""
+    if key in table and table[key] not in choices:
+        raise SpecError(
+            f"{where}.{key}",
+            table[key],
+            f"one of {list(choices)}",
+            hint=close_match(str(table[key]), choices),
+        )
+
+
+def check_int(table: Mapping[str, Any], key: str, where: str, low: int) -> None:
+    """``table[key]``, when present, must be an int >= ``low`` (``n_jobs`` may be -1)."""
+    if key in table:
+        value = check_type(table[key], (int,), f"{where}.{key}", f"an int >= {low}")
+        if value < low and not (key == "n_jobs" and value == -1):
+            raise SpecError(f"{where}.{key}", value, f"an int >= {low}")
+
+
+def check_strings(table: Mapping[str, Any], keys: tuple[str, ...], where: str) -> None:
+    """Each of ``keys`` present in ``table`` must be a string."""
+    for key in keys:
+        if key in table:
+            check_type(table[key], (str,), f"{where}.{key}", "a string")

@@ -15,7 +15,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from parcv._report_text import RunInfo, num, render_report, render_summary, search_of, small
+from parcv._report_summary import render_summary
+from parcv._report_text import RunInfo, num, render_report, search_of, small
 from parcv.results import CVResult, NestedResult, SearchResult
 
 __all__ = [

@@ -20,7 +20,10 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10 has no tomllib
 from parcv._spec_errors import (
     MISSING,
     SpecError,
+    check_choice,
+    check_int,
     check_keys,
+    check_strings,
     check_type,
     close_match,
     find_line,
@@ -153,34 +156,11 @@ class Spec:
         return SpecError(key, value, allowed, hint=hint).located(self.source, self.text)
 
 
-def _check_choice(table: Mapping[str, Any], key: str, where: str, choices: tuple[str, ...]) -> None:
-    if key in table and table[key] not in choices:
-        raise SpecError(
-            f"{where}.{key}",
-            table[key],
-            f"one of {list(choices)}",
-            hint=close_match(str(table[key]), choices),
-        )
-
-
-def _check_int(table: Mapping[str, Any], key: str, where: str, low: int) -> None:
-    if key in table:
-        value = check_type(table[key], (int,), f"{where}.{key}", f"an int >= {low}")
-        if value < low and not (key == "n_jobs" and value == -1):
-            raise SpecError(f"{where}.{key}", value, f"an int >= {low}")
-
-
-def _check_strings(table: Mapping[str, Any], keys: tuple[str, ...], where: str) -> None:
-    for key in keys:
-        if key in table:
-            check_type(table[key], (str,), f"{where}.{key}", "a string")
-
-
 def _check_run(run: Mapping[str, Any]) -> RunOptions:
-    _check_choice(run, "backend", "run", BACKENDS)
-    _check_int(run, "n_jobs", "run", 1)
-    _check_int(run, "seed", "run", 0)
-    _check_strings(run, ("scheduler", "scheduler_file", "out"), "run")
+    check_choice(run, "backend", "run", BACKENDS)
+    check_int(run, "n_jobs", "run", 1)
+    check_int(run, "seed", "run", 0)
+    check_strings(run, ("scheduler", "scheduler_file", "out"), "run")
     if "scheduler" in run and "scheduler_file" in run:
         raise SpecError(
             "run.scheduler_file",
@@ -223,7 +203,7 @@ def _check_criteria(search: Mapping[str, Any]) -> None:
     if "names" not in value:
         raise SpecError(f"{key}.names", MISSING, f"a list of names from {list(CRITERIA)}")
     _check_criteria_names(value["names"], f"{key}.names")
-    _check_int(value, "n_params", key, 0)
+    check_int(value, "n_params", key, 0)
     if "noise_variance" in value:
         variance = check_type(
             value["noise_variance"], (int, float), f"{key}.noise_variance", "a number > 0"
@@ -248,17 +228,17 @@ def _check_tables(doc: Mapping[str, Any]) -> None:
             MISSING,
             "a file (.csv, .npz, .npy), 'sklearn:NAME' or 'python:module.function'",
         )
-    _check_strings(doc["data"], ("source",), "data")
-    _check_strings(doc, ("name", "description"), "")
+    check_strings(doc["data"], ("source",), "data")
+    check_strings(doc, ("name", "description"), "")
     if "space" in doc:
         check_type(doc["space"], (dict, list), "space", "a table [space] or tables [[space]]")
     cluster, tls, report = doc.get("cluster", {}), doc.get("tls", {}), doc.get("report", {})
-    _check_choice(cluster, "kind", "cluster", CLUSTER_KINDS)
+    check_choice(cluster, "kind", "cluster", CLUSTER_KINDS)
     for key in ("jobs", "cores"):
-        _check_int(cluster, key, "cluster", 1)
-    _check_strings(cluster, ("memory", "walltime", "queue", "account"), "cluster")
-    _check_strings(tls, SCHEMA["tls"], "tls")
-    _check_strings(report, ("param", "metric"), "report")
+        check_int(cluster, key, "cluster", 1)
+    check_strings(cluster, ("memory", "walltime", "queue", "account"), "cluster")
+    check_strings(tls, SCHEMA["tls"], "tls")
+    check_strings(report, ("param", "metric"), "report")
     _check_criteria(doc.get("search", {}))
     if "plots" in report:
         check_type(report["plots"], (bool,), "report.plots", "true or false")
@@ -266,7 +246,7 @@ def _check_tables(doc: Mapping[str, Any]) -> None:
 
 def _mode(doc: Mapping[str, Any]) -> str:
     cv = doc.get("cv", {})
-    _check_choice(cv, "mode", "cv", MODES)
+    check_choice(cv, "mode", "cv", MODES)
     if "cv" in cv and "inner" in cv:
         raise SpecError("cv.inner", cv["inner"], "either cv.cv or cv.inner (the same scheme)")
     inferred = "nested" if "outer" in cv else "search" if "space" in doc else "cross_validate"
