@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -74,3 +76,46 @@ def test_two_cores_prints_the_slowdown_of_copies_run_at_once(tmp_path: Path) -> 
     slowdown = float(line.rsplit(" ", 1)[1])
     assert len(together) == 2 and alone > 0
     assert slowdown == pytest.approx(sum(together) / 2 / alone, rel=1e-2)  # printed rounded
+
+
+def _timeline_module() -> Any:
+    spec = importlib.util.spec_from_file_location("timeline", SCRIPT.with_name("timeline.py"))
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules["timeline"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_timeline_spans_count_units_gaps_and_the_wave_bound() -> None:
+    timeline = _timeline_module()
+    rec = SimpleNamespace
+    records = [
+        rec(worker="a", started=10.0, finished=10.5),
+        rec(worker="a", started=10.6, finished=11.1),
+        rec(worker="a", started=11.1, finished=11.6),
+        rec(worker="b", started=10.2, finished=10.7),
+        # Two records of one fast-CV unit: one unit.
+        rec(worker="b", started=10.9, finished=11.4),
+        rec(worker="b", started=10.9, finished=11.4),
+    ]
+    a, b = timeline.spans(records, 10.0)
+    assert (a.worker, a.first_start, a.n_units) == ("a", 0.0, 3)
+    assert (a.last_end, a.gaps, a.busy) == pytest.approx((1.6, 0.1, 1.5))
+    assert (b.worker, b.first_start, b.n_units) == ("b", pytest.approx(0.2), 2)
+    assert (b.last_end, b.gaps, b.busy) == pytest.approx((1.4, 0.2, 1.0))
+    # 5 units on 2 workers: 3 waves of the mean unit (0.5 s) after the earliest start.
+    assert timeline.wave_bound([a, b]) == pytest.approx(1.5)
+
+
+@pytest.mark.slow
+def test_timeline_prints_every_unit_of_the_run_once(tmp_path: Path) -> None:
+    args = ["W3", "--quick", "--runs", "1", "--n-jobs", "2"]
+    proc = _run_script(SCRIPT.with_name("timeline.py"), args, tmp_path)
+    lines = proc.stdout.splitlines()
+    head = next(x for x in lines if x.startswith("wall "))
+    n_units, n_workers = int(head.split("units ")[1].split()[0]), int(head.rsplit(" ", 1)[1])
+    assert n_units == 3 * 2 * 6 + 3  # quick W3: 3 outer x 2 inner x 6 candidates + 3 refits
+    assert 1 <= n_workers <= 2
+    rows = lines[lines.index(head) + 2 : lines.index(head) + 2 + n_workers]
+    assert sum(int(row.split()[2]) for row in rows) == n_units
+    assert "waves bound" in lines[lines.index(head) + 2 + n_workers]
