@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_regression
@@ -24,6 +26,19 @@ def start_loopback_cluster(n_workers: int, **options: object) -> object:
         scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
         **options,
     )
+
+
+@pytest.fixture
+def sigint_reaches_children():
+    """Processes started in the test get SIGINT's default action, as in a terminal.
+
+    A shell without job control starts background jobs (``pytest &`` in a script) with
+    SIGINT ignored, and every child inherits that: a Ctrl-C sent by the test would do
+    nothing. A handler set here is reset to the default action in each child on exec.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session")

@@ -293,7 +293,9 @@ plots = false
 
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_interrupt_exits_130_keeps_the_store_and_resume_completes(tmp_path, signum):
+def test_interrupt_exits_130_keeps_the_store_and_resume_completes(
+    tmp_path, signum, sigint_reaches_children
+):
     # SIGTERM is what a batch scheduler sends before the walltime: handled like Ctrl-C.
     (tmp_path / "slowmod.py").write_text(SLOW_MODULE)
     spec = tmp_path / "slow.toml"

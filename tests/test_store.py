@@ -247,7 +247,9 @@ def test_saved_model_is_reused_on_resume_and_loaded_on_request(tmp_path):
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_cleanly_keeps_records_and_says_how_to_resume(tmp_path):
+def test_ctrl_c_stops_cleanly_keeps_records_and_says_how_to_resume(
+    tmp_path, sigint_reaches_children
+):
     store = tmp_path / "run.sqlite"
     proc = _start_sweep(store, "local")
     _wait_for_records(store, proc, at_least=10)
