@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,16 +79,22 @@ def test_two_cores_prints_the_slowdown_of_copies_run_at_once(tmp_path: Path) -> 
     assert slowdown == pytest.approx(sum(together) / 2 / alone, rel=1e-2)  # printed rounded
 
 
-def _timeline_module() -> Any:
+def _timeline_module(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Import scripts/bench/timeline.py; what its ``_setup`` import changes is undone after."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONPATH"):
+        monkeypatch.setenv(var, os.environ.get(var, ""))  # restored (or removed) afterwards
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # sys.path is restored afterwards
     spec = importlib.util.spec_from_file_location("timeline", SCRIPT.with_name("timeline.py"))
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules["timeline"] = module  # dataclasses look their module up there
+    monkeypatch.setitem(sys.modules, "timeline", module)  # dataclasses look their module up
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
 
-def test_timeline_spans_count_units_gaps_and_the_wave_bound() -> None:
-    timeline = _timeline_module()
+def test_timeline_spans_count_units_gaps_and_the_wave_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    timeline = _timeline_module(monkeypatch)
     rec = SimpleNamespace
     records = [
         rec(worker="a", started=10.0, finished=10.5),

@@ -26,30 +26,24 @@ Run: python scripts/bench/fast_loo.py [--repeats 30] [--brute-alphas 2] [--full]
 
 from __future__ import annotations
 
-import os
+import _setup  # noqa: F401  (first: pins BLAS threads before numpy, sets the paths)
+
+# isort: split
+import argparse
+import json
+import statistics
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-# One BLAS/OpenMP thread, set before numpy is imported (worker processes inherit it).
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
-_ROOT = str(Path(__file__).resolve().parents[2])
-sys.path.insert(0, _ROOT)
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_ROOT, os.environ.get("PYTHONPATH")]))
+import numpy as np
+from sklearn.linear_model import Ridge, RidgeCV
+from sklearn.model_selection import GridSearchCV, LeaveOneOut
+from threadpoolctl import threadpool_limits
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
-from sklearn.linear_model import Ridge, RidgeCV  # noqa: E402
-from sklearn.model_selection import GridSearchCV, LeaveOneOut  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-
-import parcv  # noqa: E402
+import parcv
 
 N_SAMPLES, N_FEATURES, N_ALPHAS = 1000, 20, 20
 RTOL = 1e-10

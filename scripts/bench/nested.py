@@ -5,32 +5,24 @@ Run ``python scripts/bench/nested.py --help``; see scripts/bench/README.md.
 
 from __future__ import annotations
 
+import _setup  # noqa: F401  (first: pins BLAS threads before numpy, sets the paths)
+
+# isort: split
+import argparse
+import contextlib
+import json
+import math
 import os
+import statistics
 import sys
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-# One BLAS/OpenMP thread per process, set before numpy is imported, for this process and
-# every worker it starts (loky and dask workers inherit the environment).
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
-# Workers import parcv (this checkout) and sleepy (W3's estimator) by name.
-_HERE = Path(__file__).resolve().parent
-_PATHS = [str(_HERE.parents[1]), str(_HERE)]
-sys.path[:0] = [p for p in _PATHS if p not in sys.path]
-os.environ["PYTHONPATH"] = os.pathsep.join([*_PATHS, *filter(None, [os.environ.get("PYTHONPATH")])])
-
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-from tools import (  # noqa: E402
+import numpy as np
+from threadpoolctl import threadpool_limits
+from tools import (
     LAST_COMPUTE,
     DaskCluster,
     Job,

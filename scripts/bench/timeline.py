@@ -13,25 +13,18 @@ units of the run's mean duration.
 
 from __future__ import annotations
 
+import _setup  # noqa: F401  (first: pins BLAS threads before numpy, sets the paths)
+
+# isort: split
+import argparse
+import contextlib
+import itertools
+import math
 import os
-import sys
-from pathlib import Path
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
-_HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(_HERE.parents[1]), str(_HERE)]
-# Workers import this checkout and `sleepy` (W3's estimator) by name.
-os.environ["PYTHONPATH"] = os.pathsep.join([str(_HERE.parents[1]), str(_HERE)])
-
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import itertools  # noqa: E402
-import math  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Iterable  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Any  # noqa: E402
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)

@@ -10,19 +10,15 @@ at all, a parallel run's wall / ideal would still be about this ratio.
 
 from __future__ import annotations
 
+import _setup  # noqa: F401  (first: pins BLAS threads before numpy, sets the paths)
+
+# isort: split
+import argparse
+import multiprocessing as mp
 import os
+import statistics
 import sys
-from pathlib import Path
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
-_HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(_HERE.parents[1]), str(_HERE)]
-
-import argparse  # noqa: E402
-import multiprocessing as mp  # noqa: E402
-import statistics  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import Any
 
 
 def _compute(name: str, queue: Any) -> None:
