@@ -11,7 +11,6 @@ import _setup  # noqa: F401  (first: pins BLAS threads before numpy, sets the pa
 import argparse
 import contextlib
 import json
-import math
 import os
 import statistics
 import sys
@@ -25,13 +24,13 @@ from threadpoolctl import threadpool_limits
 from tools import (
     LAST_COMPUTE,
     DaskCluster,
-    Job,
     Tool,
     Workload,
     make_tools,
     make_workload,
     run_serial,
     time_call,
+    warm_up,
 )
 
 # Issue 3's targets on the ratio wall / ideal (W3: efficiency ideal / wall >= 0.9).
@@ -44,7 +43,6 @@ RATIO_TARGETS = {
 EFFICIENCY_TARGET = 0.9
 PARCV = ("parcv-local", "parcv-dask")
 NOT_COMPARED = (*PARCV, "ideal", "parcv-serial", "floor-loky", "floor-dask")
-MAX_WARM_RUNS = 5
 
 
 _STARTED = time.perf_counter()
@@ -97,7 +95,7 @@ def _add(row: Row, wall: float, ideal: float, scores: np.ndarray | None, ref: np
 
 def _measure(tool: Tool, workload: Workload, ideal: float, ref: np.ndarray, row: Row) -> None:
     try:
-        warm_up(tool, workload.job)
+        warm_up(tool.run, workload.job)
         wall, scores = time_call(tool, workload.job)
     except Exception as err:  # a failing tool is reported, not hidden
         row.note = f"error: {type(err).__name__}: {err}"[:200]
@@ -109,21 +107,6 @@ def _measure(tool: Tool, workload: Workload, ideal: float, ref: np.ndarray, row:
         # whatever the machine's speed did since the serial reference was timed.
         row.busy.append(LAST_COMPUTE[0] / (workload.job.n_jobs * wall))
         _log(f"  {'':14s} busy {row.busy[-1]:.2f}")
-
-
-def warm_up(tool: Tool, job: Job) -> None:
-    """Run the small job untimed until it stops getting faster: every worker is up.
-
-    One run is not enough where a pool has just been (re)started: 16 fresh processes on 2
-    cores are still starting and importing when a short warm job ends, and the timed run
-    would pay for it.
-    """
-    previous = math.inf
-    for _ in range(MAX_WARM_RUNS):
-        wall, _ = time_call(tool, job.warm_version())
-        if wall > 0.8 * previous:
-            return
-        previous = wall
 
 
 def _serial_round(

@@ -101,7 +101,7 @@ def _print_run(wall: float, workers: list[WorkerSpan], ideal: float | None) -> N
 def main(argv: list[str] | None = None) -> int:
     """Run the workload ``--runs`` times on warm workers and print each run's timeline."""
     from threadpoolctl import threadpool_limits
-    from tools import DaskCluster, _nested, make_workload
+    from tools import DaskCluster, _nested, make_workload, warm_up
 
     import parcv
 
@@ -126,8 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             stack.callback(cluster.close)
             stack.enter_context(cluster.running())
             backend = parcv.DaskBackend(client=cluster.client)
-        for _ in range(2):
-            _nested(job.warm_version(), backend)
+        warm_up(lambda j: _nested(j, backend), job)
         print(workload.title)
         for _ in range(args.runs):
             t0 = time.time()
