@@ -69,7 +69,7 @@ def test_bench_quick_runs_every_tool_with_the_same_outer_scores(tmp_path: Path) 
 
 @pytest.mark.slow
 def test_two_cores_prints_the_slowdown_of_copies_run_at_once(tmp_path: Path) -> None:
-    args = ["W2", "--repeats", "1", "--copies", "2"]
+    args = ["W2", "--quick", "--repeats", "1", "--copies", "2"]
     proc = _run_script(SCRIPT.with_name("two_cores.py"), args, tmp_path)
     line = next(x for x in proc.stdout.splitlines() if x.startswith("alone "))
     alone = float(line.split()[1])

@@ -21,17 +21,17 @@ import sys
 from typing import Any
 
 
-def _compute(name: str, queue: Any) -> None:
+def _compute(name: str, quick: bool, queue: Any) -> None:
     """Run the workload's serial reference; put its summed fit + score seconds."""
     from tools import make_workload, run_serial
 
-    workload = make_workload(name, quick=False, n_jobs=1, w3_workers=1)
+    workload = make_workload(name, quick=quick, n_jobs=1, w3_workers=1)
     queue.put(run_serial(workload.job)[1])
 
 
-def _at_once(ctx: Any, name: str, copies: int) -> list[float]:
+def _at_once(ctx: Any, name: str, quick: bool, copies: int) -> list[float]:
     queue = ctx.Queue()
-    procs = [ctx.Process(target=_compute, args=(name, queue)) for _ in range(copies)]
+    procs = [ctx.Process(target=_compute, args=(name, quick, queue)) for _ in range(copies)]
     for proc in procs:
         proc.start()
     out = [queue.get() for _ in procs]
@@ -46,15 +46,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("workload", choices=["W1", "W2"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--copies", type=int, default=os.cpu_count() or 1, help="default: cores")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes for a smoke run")
     args = parser.parse_args(argv)
     ctx = mp.get_context("spawn")
     ratios = []
     for _ in range(args.repeats):
-        [alone] = _at_once(ctx, args.workload, 1)
-        together = _at_once(ctx, args.workload, args.copies)
+        [alone] = _at_once(ctx, args.workload, args.quick, 1)
+        together = _at_once(ctx, args.workload, args.quick, args.copies)
         ratios.append(statistics.mean(together) / alone)
-        shown = ", ".join(f"{t:.2f}" for t in together)
-        print(f"alone {alone:.2f} s; {args.copies} at once {shown} s; slowdown {ratios[-1]:.3f}")
+        shown = ", ".join(f"{t:.4f}" for t in together)
+        print(f"alone {alone:.4f} s; {args.copies} at once {shown} s; slowdown {ratios[-1]:.3f}")
     print(f"median slowdown {statistics.median(ratios):.3f} over {args.repeats} repeats")
     return 0
 
