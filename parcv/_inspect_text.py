@@ -21,7 +21,7 @@ def _workers(spec: Any) -> tuple[int, float, str]:
         return n, dask, f"dask on a {cluster.get('kind')} cluster ({n} worker threads)"
     if run.scheduler or run.scheduler_file or run.backend == "dask":
         where = run.scheduler or run.scheduler_file or "a local cluster"
-        n = run.n_jobs or check_n_jobs(None)
+        n = check_n_jobs(run.n_jobs)
         return n, _DaskExecutor.chunk_seconds, f"dask at {where} (estimates assume {n} workers)"
     if run.backend == "serial":
         return 1, _SerialExecutor.chunk_seconds, "serial (1 worker)"

@@ -13,6 +13,7 @@ from sklearn import model_selection as ms
 from sklearn.metrics import get_scorer_names
 from sklearn.pipeline import Pipeline
 
+from parcv._spec_errors import close_match
 from parcv.space import RandomSpace
 from parcv.spec import MISSING, SpecError, check_keys, check_type
 from parcv.splits import ThreeWayHoldOut
@@ -218,16 +219,35 @@ def build_space(space: Any, search: Mapping[str, Any], seed: int) -> tuple[Any, 
         if n_iter < 1:
             raise SpecError("search.n_iter", n_iter, "an int >= 1")
         built = RandomSpace(built, n_iter=n_iter, random_state=state)
-    rule = search.get("selection", "best")
+    return built, _selection(search, grids)
+
+
+def _selection(search: Mapping[str, Any], grids: list[dict[str, Any]]) -> Selection:
+    """The rule; a one_se complexity must be a numeric parameter of every grid."""
+    rule, complexity = search.get("selection", "best"), search.get("complexity", MISSING)
     if rule not in ("best", "one_se"):
         raise SpecError("search.selection", rule, "'best' or 'one_se'")
-    if rule == "one_se" and not isinstance(search.get("complexity"), str):
+    if rule == "best" and complexity is not MISSING:
         raise SpecError(
-            "search.complexity",
-            search.get("complexity", MISSING),
-            "the name of a numeric parameter (larger = more complex) for one_se",
-        )
-    return built, Selection(rule, search.get("complexity") if rule == "one_se" else None)
+            "search.complexity", complexity, "no complexity with selection = 'best'",
+            hint="Set selection = 'one_se' to use it, or remove complexity.",
+        )  # fmt: skip
+    if rule == "best":
+        return Selection()
+    names = sorted({name for grid in grids for name in grid})
+    allowed = f"the name of a numeric parameter of the space (larger = more complex): {names}"
+    if not isinstance(complexity, str) or complexity not in names:
+        hint = close_match(complexity, names) if isinstance(complexity, str) else ""
+        raise SpecError("search.complexity", complexity, allowed, hint=hint)
+    for i, grid in enumerate(grids):
+        where = "space" if len(grids) == 1 else f"space[{i}]"
+        values = grid.get(complexity, MISSING)
+        if values is MISSING or (isinstance(values, list) and not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+        )):  # fmt: skip
+            found = "does not set it" if values is MISSING else f"has {complexity} = {values!r}"
+            raise SpecError("search.complexity", complexity, allowed, hint=f"{where} {found}.")
+    return Selection("one_se", complexity)
 
 
 def _scheme_table(value: Any, key: str) -> dict[str, Any]:

@@ -159,12 +159,21 @@ def check_choice(table: Mapping[str, Any], key: str, where: str, choices: tuple[
         )
 
 
-def check_int(table: Mapping[str, Any], key: str, where: str, low: int) -> None:
-    """``table[key]``, when present, must be an int >= ``low`` (``n_jobs`` may be -1)."""
+def check_int(
+    table: Mapping[str, Any], key: str, where: str, low: int, high: int | None = None
+) -> None:
+    """``table[key]``, when present, must be an int from ``low`` to ``high``.
+
+    ``n_jobs`` may also be -1 (every core) or -2 (all but one), as on the command line.
+    """
     if key in table:
-        value = check_type(table[key], (int,), f"{where}.{key}", f"an int >= {low}")
-        if value < low and not (key == "n_jobs" and value == -1):
-            raise SpecError(f"{where}.{key}", value, f"an int >= {low}")
+        allowed = f"an int >= {low}" if high is None else f"an int from {low} to {high}"
+        extra = key == "n_jobs"
+        allowed += ", -1 for every core or -2 for all but one" if extra else ""
+        value = check_type(table[key], (int,), f"{where}.{key}", allowed)
+        outside = value < low or (high is not None and value > high)
+        if outside and not (extra and value in (-1, -2)):
+            raise SpecError(f"{where}.{key}", value, allowed)
 
 
 def check_strings(table: Mapping[str, Any], keys: tuple[str, ...], where: str) -> None:

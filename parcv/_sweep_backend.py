@@ -70,8 +70,31 @@ def _cluster_backend(spec: Spec, security: Any) -> tuple[Any, int | None, str]:
     return backend, None, f"dask on a {cluster['kind']} cluster ({size})"
 
 
-def make_backend(spec: Spec) -> tuple[Any, int | None, str]:
+def _check_scheduler_file(spec: Spec) -> None:
+    """A scheduler file that exists must be one (one still to be written is waited for)."""
+    from parcv.backends.dask import check_scheduler_file
+
+    path = spec.run.scheduler_file
+    if path is None or not Path(path).exists():
+        return
+    try:
+        check_scheduler_file(path, "run.scheduler_file (--scheduler-file)")
+    except ValueError as err:
+        raise UsageError(f"{spec.source}: {err}") from None
+
+
+def _workers(n_jobs: int | None) -> str:
+    from parcv.backends.local import check_n_jobs  # -1: every core, -2: all but one
+
+    return "all cores as workers" if n_jobs is None else f"{check_n_jobs(n_jobs)} workers"
+
+
+def make_backend(
+    spec: Spec, *, connect_timeout: float | None = None
+) -> tuple[Any, int | None, str]:
     """Return (backend, n_jobs, description) from the spec's run, cluster and tls options.
+
+    ``connect_timeout`` (seconds) is the Dask backend's: refused with any other.
 
     Examples
     --------
@@ -82,10 +105,16 @@ def make_backend(spec: Spec) -> tuple[Any, int | None, str]:
     ('local', 2, 'local (2 workers)')
     """
     run, security = spec.run, _security(spec)
-    if spec.table("cluster"):
-        return _cluster_backend(spec, security)
     remote = run.scheduler or run.scheduler_file
     backend = run.backend or ("dask" if remote else "local")
+    if connect_timeout is not None and (spec.table("cluster") or backend != "dask"):
+        raise UsageError(
+            f"--connect-timeout {connect_timeout:g} is for a Dask scheduler or cluster; the "
+            f"backend here is {'a [cluster] (--cluster)' if spec.table('cluster') else backend!r}. "
+            "Drop --connect-timeout, or pass --scheduler, --scheduler-file or --backend dask."
+        )
+    if spec.table("cluster"):
+        return _cluster_backend(spec, security)
     if backend != "dask":
         for name, value in (
             ("scheduler", run.scheduler),
@@ -96,10 +125,19 @@ def make_backend(spec: Spec) -> tuple[Any, int | None, str]:
                 raise spec.error(
                     "run.backend (--backend)", backend, f"'dask' (or unset) with {name}"
                 )
-        workers = "1 worker" if backend == "serial" else f"{run.n_jobs or 'all cores as'} workers"
+        workers = "1 worker" if backend == "serial" else _workers(run.n_jobs)
         return backend, run.n_jobs, f"{backend} ({workers})"
-    from parcv.backends import DaskBackend
+    return _dask_backend(spec, security, connect_timeout)
 
+
+def _dask_backend(
+    spec: Spec, security: Any, connect_timeout: float | None
+) -> tuple[Any, int | None, str]:
+    from parcv.backends import DaskBackend
+    from parcv.backends.local import check_n_jobs
+
+    run = spec.run
+    remote = run.scheduler or run.scheduler_file
     if remote and run.n_jobs is not None:
         raise spec.error(
             "run.n_jobs (--n-jobs)",
@@ -107,11 +145,17 @@ def make_backend(spec: Spec) -> tuple[Any, int | None, str]:
             "nothing with a scheduler",
             "The scheduler's cluster has its own workers.",
         )
+    _check_scheduler_file(spec)
+    options: dict[str, Any] = {"security": security}
+    if connect_timeout is not None:
+        options["connect_timeout"] = connect_timeout
     dask = DaskBackend(
         address=run.scheduler,
         scheduler_file=run.scheduler_file,
-        n_workers=None if remote else run.n_jobs,
-        security=security,
+        # -1 (every core) is a count only once resolved
+        n_workers=None if remote or run.n_jobs is None else check_n_jobs(run.n_jobs),
+        **options,
     )
-    where = f"at {remote}" if remote else f"local cluster, {run.n_jobs or 'one per core'} workers"
+    size = "one per core" if run.n_jobs is None else check_n_jobs(run.n_jobs)
+    where = f"at {remote}" if remote else f"local cluster, {size} workers"
     return dask, None, f"dask ({where})"

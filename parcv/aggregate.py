@@ -16,7 +16,14 @@ from parcv.plan import Plan
 from parcv.records import Key, Record
 from parcv.summary import rank_means, select_candidate
 
-__all__ = ["fold_scores", "fit_ok", "failure_message", "select_for", "build_cv_results"]
+__all__ = [
+    "fold_scores",
+    "fit_ok",
+    "failure_message",
+    "select_for",
+    "build_cv_results",
+    "report_fit_failures",
+]
 
 
 def fit_ok(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> NDArray[np.bool_]:
@@ -54,8 +61,11 @@ def fold_scores(
     return out
 
 
-def failure_message(plan: Plan, record: Record) -> str:
-    """Describe a failed unit: candidate, fold and the original traceback."""
+def failure_message(plan: Plan, record: Record, *, raised: bool = True) -> str:
+    """Describe a failed unit: candidate, fold and the original traceback.
+
+    ``raised`` says the failure stops the run (``error_score='raise'``).
+    """
     unit = record.unit
     where = "all data" if unit.outer is None else f"outer fold {unit.outer}"
     if unit.inner is not None:
@@ -66,9 +76,10 @@ def failure_message(plan: Plan, record: Record) -> str:
     detail = (
         "" if err is None else f"{err.type}: {err.message}\n\nOriginal traceback:\n{err.traceback}"
     )
+    why = " (error_score='raise')" if raised else ""
     return (
         f"The {unit.kind} of candidate {plan.candidates[unit.candidate].label} on {where} "
-        f"failed (error_score='raise'). {detail}"
+        f"failed{why}. {detail}"
     )
 
 
@@ -100,13 +111,55 @@ def select_for(
     try:
         return select_candidate(scores, [c.params for c in plan.candidates], plan.selection)
     except ValueError as err:
-        failed = [r for r in records.values() if r.unit.outer == outer and not r.ok]
-        first = failure_message(plan, failed[0]) if failed else ""
         where = "all data" if outer is None else f"outer fold {outer}"
-        raise ParcvError(
-            f"every candidate failed on {where}: {len(failed)} failed fits; nothing can be "
-            f"selected. First failure: {first}"
+        if all(r.ok for r in records.values() if r.unit.outer == outer):
+            raise ParcvError(
+                f"no candidate can be selected on {where}: no fit failed, but every candidate's "
+                f"mean score (metric {plan.scoring.refit!r}) is NaN: the scorer returned NaN in "
+                "some fold. Use a scoring that is defined on every test fold of this data."
+            ) from err
+        raise all_failed_error(
+            plan, records, outer, f"every candidate failed on {where}", "nothing can be selected"
         ) from err
+
+
+def all_failed_error(
+    plan: Plan, records: Mapping[Key, Record], outer: int | None, what: str, outcome: str
+) -> ParcvError:
+    """The error of a run whose every fit on ``outer`` failed: count, hint, first failure."""
+    failed = sorted((r for r in records.values() if r.unit.outer == outer and not r.ok),
+                    key=lambda r: r.started)  # fmt: skip
+    first = failure_message(plan, failed[0], raised=False) if failed else ""
+    return ParcvError(
+        f"{what}: {len(failed)} failed fits; {outcome}. The estimator, its parameters, the "
+        "data or the scoring is likely misconfigured; pass error_score='raise' to stop at "
+        f"the first failure with its traceback. First failure: {first}"
+    )
+
+
+def report_fit_failures(plan: Plan, records: Mapping[Key, Record], *, stacklevel: int) -> None:
+    """Warn when some folds of a one-candidate plan failed; raise when every one did.
+
+    As scikit-learn's ``cross_validate`` with a numeric ``error_score``: a
+    ``FitFailedWarning`` summarises partial failures (their scores are
+    ``error_score``) and a run with nothing scored is an error.
+    """
+    ok = fit_ok(plan, records, None)[0]
+    n_failed = int(np.count_nonzero(~ok))
+    if n_failed == 0:
+        return
+    if n_failed == ok.size:
+        what = "cross_validate failed on every fold"
+        raise all_failed_error(plan, records, None, what, "nothing was scored")
+    summary = summarize_failures(plan, {k: r for k, r in records.items() if r.unit.kind == "fit"})
+    folds = ", ".join(str(i) for i in np.flatnonzero(~ok))
+    warnings.warn(
+        f"{n_failed} of {ok.size} fits failed (folds {folds}); their scores are "
+        f"error_score={plan.error_score!r}. First error: {summary.first_error}. Pass "
+        "error_score='raise' to stop at the first failure with its traceback.",
+        FitFailedWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def _fold_times(

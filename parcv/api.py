@@ -36,11 +36,27 @@ def _run(
     ``arrays`` is ``(X, y, groups, fit_params)``; ``plan_options`` go to
     :func:`build_plan`, ``run_options`` to :func:`execute_plan`.
     """
+    _check_store_options(run_options.get("store"), run_options["resume"], run_options["overwrite"])
     check_journal(journal)
     data = check_dataset(*arrays)
     plan = build_plan(estimator, space, data, **plan_options)
     resolved = check_backend(backend, n_jobs)
     return plan, execute_plan(plan, data, resolved, kind, journal=journal, **run_options)
+
+
+def _check_store_options(store: Any, resume: Any, overwrite: Any) -> None:
+    """Refuse store options that contradict each other, before the store is opened."""
+    if resume and overwrite:
+        raise ValueError(
+            "resume=True and overwrite=True contradict each other: resume keeps the records in "
+            f"store={store!r}, overwrite deletes them. Keep resume=True alone to compute only "
+            "the missing units, or overwrite=True alone to discard them and start again."
+        )
+    if resume and store is None:
+        raise ValueError(
+            "resume=True needs store=...: the file of the run to resume; got store=None. "
+            "Pass the store path of the earlier run, e.g. store='run.sqlite'."
+        )
 
 
 def cross_validate(
@@ -95,10 +111,10 @@ def cross_validate(
         belongs to one plan (a fingerprint of data, estimator, space, folds,
         scoring and parcv version): another plan's store is refused.
     resume : bool, default=False
-        Compute only the units missing from ``store``; the result is
-        identical to an uninterrupted run.
+        Compute only the units missing from ``store`` (required); the result
+        is identical to an uninterrupted run.
     overwrite : bool, default=False
-        Discard what ``store`` holds.
+        Discard what ``store`` holds; contradicts ``resume=True`` (refused).
     progress : bool, default=None
         Progress bar (tqdm) with done/failed/total, rate and ETA; ``None``
         shows it only when stderr is a terminal.
@@ -203,9 +219,11 @@ def search(
         sources, since unpickling runs code.
     refit : bool or str, default=True
         Refit the selected candidate on all data; with several metrics, the
-        name of the metric that selects.
+        name of the metric that selects. No callable: use ``selection``.
     selection : Selection, default=None
-        ``Selection("one_se", complexity=...)`` for the one-standard-error rule.
+        ``Selection("one_se", complexity=...)`` for the one-standard-error rule
+        (a :class:`Selection`, not a rule name; a complexity name is checked
+        against the space before anything runs).
     fast_cv : {"auto", True, False}, default="auto"
         Exact closed-form held-out predictions for linear smoothers; see
         :func:`cross_validate`. ``cv=LeaveOneOut()`` over Ridge alphas costs

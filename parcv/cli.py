@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
+import re
 import shlex
 import signal
 import sys
 import threading
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,40 @@ EPILOG = (
 )
 
 
+def _int_flag(text: str, allowed: str, ok: Callable[[int], bool]) -> int:
+    """An int flag's value, or a usage error naming what is allowed (argparse adds the flag)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {allowed}; got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    return _int_flag(text, "an int >= 1", lambda n: n >= 1)
+
+
+def _n_jobs(text: str) -> int:
+    allowed = "an int >= 1, -1 for every core or -2 for all but one"
+    return _int_flag(text, allowed, lambda n: n != 0)
+
+
+def _seed(text: str) -> int:
+    return _int_flag(text, f"an int from 0 to {2**32 - 1}, e.g. 0", lambda n: 0 <= n < 2**32)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, e.g. 5; got {text!r}")
+    return value
+
+
 def _backend_options(parser: argparse.ArgumentParser, *, demo: bool = False) -> None:
     parser.add_argument(
         "--backend",
@@ -38,18 +74,18 @@ def _backend_options(parser: argparse.ArgumentParser, *, demo: bool = False) -> 
         help="where fits run (default: the spec's, else local)",
     )
     parser.add_argument(
-        "--n-jobs", type=int, metavar="N", help="local workers (default: every core)"
+        "--n-jobs", type=_n_jobs, metavar="N", help="local workers (default: every core)"
     )
     if demo:
         return
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786")
     where.add_argument("--scheduler-file", metavar="F", help="Dask scheduler JSON file")
-    parser.add_argument("--seed", type=int, metavar="S", help="seed of splits, search, models")
+    parser.add_argument("--seed", type=_seed, metavar="S", help="seed of splits, search, models")
     hpc = parser.add_argument_group("HPC cluster (Dask workers as batch jobs)")
     hpc.add_argument("--cluster", choices=["slurm", "pbs"], help="start workers as batch jobs")
-    hpc.add_argument("--jobs", type=int, metavar="N", help="batch jobs")
-    hpc.add_argument("--cores", type=int, metavar="C", help="cores per job")
+    hpc.add_argument("--jobs", type=_count, metavar="N", help="batch jobs")
+    hpc.add_argument("--cores", type=_count, metavar="C", help="cores per job")
     hpc.add_argument("--memory", metavar="M", help="memory per job, e.g. 8GB")
     hpc.add_argument("--walltime", metavar="T", help="walltime per job, e.g. 01:00:00")
     hpc.add_argument("--queue", metavar="Q", help="queue / partition")
@@ -60,18 +96,22 @@ def _backend_options(parser: argparse.ArgumentParser, *, demo: bool = False) -> 
     tls.add_argument("--tls-key", metavar="F", help="client private key (PEM)")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="parcv", description="Parallel cross-validation.", epilog=EPILOG
+def _run_parser(sub: Any) -> argparse.ArgumentParser:
+    run: argparse.ArgumentParser = sub.add_parser(
+        "run", help="run a sweep spec into a run directory", epilog=EPILOG
     )
-    parser.add_argument("--version", action="version", version=f"parcv {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run a sweep spec into a run directory", epilog=EPILOG)
     run.add_argument("spec", metavar="SPEC.toml", help="sweep spec file (see examples/*.toml)")
     _backend_options(run)
     run.add_argument("--out", metavar="DIR", help="run directory (default: runs/<spec name>)")
-    run.add_argument("--resume", action="store_true", help="compute only missing units")
-    run.add_argument("--overwrite", action="store_true", help="discard the stored results")
+    run.add_argument(
+        "--connect-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="seconds to reach the Dask scheduler or start its cluster (default: 30)",
+    )
+    again = run.add_mutually_exclusive_group()  # together they would discard what --resume keeps
+    again.add_argument("--resume", action="store_true", help="compute only missing units")
+    again.add_argument("--overwrite", action="store_true", help="discard the stored results")
     run.add_argument(
         "--journal",
         choices=["wal", "delete"],
@@ -79,6 +119,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     run.add_argument("--dry-run", action="store_true", help="show the plan (as inspect)")
+    return run
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="parcv", description="Parallel cross-validation.", epilog=EPILOG
+    )
+    parser.add_argument("--version", action="version", version=f"parcv {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = _run_parser(sub)
     inspect = sub.add_parser("inspect", help="show the plan of a spec without running it")
     inspect.add_argument("spec", metavar="SPEC.toml")
     _backend_options(inspect)
@@ -147,10 +197,31 @@ def _apply_overrides(spec: Any, args: argparse.Namespace) -> Any:
     )
 
 
-def _load(args: argparse.Namespace) -> Any:
-    from parcv.spec import load_spec
+def _looks_like_yaml(path: Path) -> bool:
+    """A first statement like ``key: value``, ``- item`` or ``---`` (never valid TOML)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    first = next((ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")), "")
+    return first == "---" or first.startswith("- ") or bool(re.match(r"[\w.-]+:(\s|$)", first))
 
-    return _apply_overrides(load_spec(args.spec), args)
+
+def _load(args: argparse.Namespace) -> Any:
+    from parcv.spec import SpecError, load_spec
+    from parcv.sweep import UsageError
+
+    path = Path(args.spec)
+    fix = "Write the spec in TOML ([table] headers, key = value): see examples/*.toml."
+    if path.suffix.lower() in (".yaml", ".yml"):
+        raise UsageError(f"{args.spec}: specs are TOML files, not YAML ({path.suffix}). {fix}")
+    try:
+        spec = load_spec(path)
+    except SpecError as err:
+        if err.key == "(toml syntax)" and _looks_like_yaml(path):
+            raise UsageError(f"{err} It looks like YAML: specs are TOML files. {fix}") from None
+        raise
+    return _apply_overrides(spec, args)
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
@@ -183,6 +254,7 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             resume=args.resume,
             overwrite=args.overwrite,
             progress=False if args.quiet else None,
+            connect_timeout=args.connect_timeout,
         )
     except RunInterrupted as err:
         logging.getLogger(__name__).debug("interrupted: %s", err)
@@ -293,10 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _dispatch(args, words)
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
-    except PlanMismatchError as err:
-        print(f"parcv: error: {err} (command line: --resume or --overwrite)", file=sys.stderr)
-        return EXIT_USAGE
-    except (SpecError, UsageError, FileNotFoundError) as err:
+    except (PlanMismatchError, SpecError, UsageError, FileNotFoundError) as err:
         print(f"parcv: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

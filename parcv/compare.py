@@ -66,13 +66,22 @@ def _index(result: SearchResult, candidate: int | str) -> int:
     )
 
 
+def _check_metric(metric: Any, metrics: Sequence[str], whose: str = "this result") -> None:
+    """``metric`` must name one of the metrics a result holds."""
+    if metric not in metrics:
+        one = " (single-metric results name their metric 'score')" if "score" in metrics else ""
+        raise ValueError(
+            f"metric must be one of the metrics of {whose} {list(metrics)!r}{one}; got "
+            f"metric={metric!r}. Pass one of them, or metric=None for the refit metric."
+        )
+
+
 def candidate_scores(result: SearchResult, metric: str | None = None) -> NDArray[np.float64]:
     """Per-fold scores, shape (n_candidates, n_splits), of one metric."""
     metric = result.refit_metric if metric is None else metric
+    _check_metric(metric, result.metrics)
     suffix = metric if result.multimetric else "score"
     keys = [f"split{i}_test_{suffix}" for i in range(result.n_splits_)]
-    if keys[0] not in result.cv_results_:
-        raise ValueError(f"metric {metric!r} is not in this result; use one of {result.metrics}.")
     return np.column_stack([result.cv_results_[k] for k in keys]).astype(np.float64)
 
 
@@ -145,9 +154,13 @@ def compare_procedures(
 
     Raises
     ------
+    TypeError
+        If ``b`` is not a NestedResult or ``names`` is not two strings.
     ValueError
-        If the two results were not computed on the same outer folds.
+        If the two results were not computed on the same outer folds, or
+        ``metric`` is not a metric of both.
     """
+    _check_procedures(b, metric, names, a.outer_scores)
     if a.outer_folds_digest != b.outer_folds_digest:
         raise ValueError(
             "the two nested results were computed on different outer folds, so their outer "
@@ -169,6 +182,38 @@ def compare_procedures(
         name_b=names[1],
         **_options(test, sizes, options),
     )
+
+
+def _check_procedures(
+    other: Any, metric: Any, names: Any, scores: dict[str, NDArray[np.float64]]
+) -> None:
+    """``other`` is a NestedResult sharing ``metric``; ``names`` are two labels."""
+    from parcv.results import NestedResult, SearchResult  # results imports this module
+
+    if not isinstance(other, NestedResult):
+        hint = (
+            " A SearchResult has no outer folds: run nested_cv for both procedures, or "
+            "compare candidates of one search with result.compare(a, b)."
+            if isinstance(other, SearchResult)
+            else " Pass the result of another parcv.nested_cv on the same data and outer folds."
+        )
+        raise TypeError(
+            f"other must be a NestedResult (from parcv.nested_cv); got a "
+            f"{type(other).__name__}.{hint}"
+        )
+    if metric is not None:
+        _check_metric(metric, [m for m in scores if m in other.outer_scores], "both results")
+    pair = not isinstance(names, str) and isinstance(names, Sequence)
+    if not pair or not all(isinstance(n, str) for n in names):
+        raise TypeError(
+            f"names must be a pair of str naming the two procedures; got names={names!r}. "
+            "Pass e.g. names=('ridge', 'svr')."
+        )
+    if len(names) != 2:
+        raise ValueError(
+            f"names must name the two procedures, self then other; got {len(names)} "
+            f"name(s): names={names!r}. Pass e.g. names=('ridge', 'svr')."
+        )
 
 
 def best_vs_rest_marked(result: SearchResult) -> ComparisonTable | None:

@@ -72,6 +72,24 @@ def _check_y(y: Any) -> np.ndarray:
     return y_arr
 
 
+def _check_fit_params(fit_params: Any) -> dict[str, Any]:
+    """Type-check ``fit_params`` before anything converts it."""
+    if fit_params is None:
+        return {}
+    if not isinstance(fit_params, Mapping):
+        raise TypeError(
+            f"fit_params must be a dict of fit() argument name -> value; got {fit_params!r}. "
+            "Pass e.g. fit_params={'sample_weight': w}, or None for no extra arguments."
+        )
+    bad = [name for name in fit_params if not isinstance(name, str)]
+    if bad:
+        raise TypeError(
+            f"fit_params keys must be the str names of fit() arguments; got the key "
+            f"{bad[0]!r}. Write them as in fit(), e.g. {{'sample_weight': w}}."
+        )
+    return dict(fit_params)
+
+
 def check_dataset(X: Any, y: Any, groups: Any = None, fit_params: Any = None) -> Dataset:
     """Check shapes and targets before any compute.
 
@@ -90,6 +108,8 @@ def check_dataset(X: Any, y: Any, groups: Any = None, fit_params: Any = None) ->
     ------
     ValueError
         Empty data, length mismatch, or NaN/inf/None in ``y``.
+    TypeError
+        ``X`` not array-like, or ``fit_params`` not a dict of str to value.
 
     Examples
     --------
@@ -116,8 +136,6 @@ def check_dataset(X: Any, y: Any, groups: Any = None, fit_params: Any = None) ->
             raise ValueError(
                 f"groups must have shape ({n_x},), one label per sample; got {groups_arr.shape}."
             )
-    params = dict(fit_params or {})
-    if not isinstance(fit_params, (Mapping, type(None))):
-        raise TypeError(f"fit_params must be a dict; got {fit_params!r}.")
+    params = _check_fit_params(fit_params)
     y_out = y if not isinstance(y, (list, tuple)) else y_arr
     return Dataset(X=X, y=y_out, groups=groups_arr, fit_params=params)

@@ -19,6 +19,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
+from parcv.backends import check_backend
 from parcv.errors import PlanMismatchError
 from parcv.report import RunInfo, render_summary, write_private
 from parcv.results import NestedResult
@@ -217,7 +218,13 @@ def run_demo(
     Returns
     -------
     DemoOutcome
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad ``backend`` or ``n_jobs``, before any directory is created.
     """
+    check_backend(backend, n_jobs)
     out = prepare_run_dir(out_dir)
     runs, parts = (
         [],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sklearn.exceptions import FitFailedWarning as _SklearnFitFailedWarning
+
 __all__ = [
     "ParcvError",
     "FitFailedError",
@@ -36,5 +38,9 @@ class RunInterrupted(KeyboardInterrupt):
     """
 
 
-class FitFailedWarning(UserWarning):
-    """Some fits failed and were handled by ``error_score`` (a candidate was excluded)."""
+class FitFailedWarning(UserWarning, _SklearnFitFailedWarning):  # type: ignore[misc]
+    """Some fits failed and were handled by ``error_score`` (a candidate was excluded).
+
+    A subclass of scikit-learn's ``FitFailedWarning`` too: code that filters or
+    catches scikit-learn's warning also sees parcv's.
+    """

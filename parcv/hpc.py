@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from parcv.backends.base import Executor
+from parcv.backends.base import Executor, check_number
 from parcv.backends.dask import DaskBackend
 from parcv.data import Dataset
 from parcv.errors import BackendError
@@ -27,6 +27,7 @@ _CLASSES = {"slurm": "SLURMCluster", "pbs": "PBSCluster"}
 # wait long in the queue), and scale up once queued work exceeds ~1 s per worker.
 _ADAPT = {"interval": "1s", "wait_count": 30, "target_duration": "1s"}
 _DEATH_TIMEOUT = 60
+_NO_WORKER = "Pass the seconds to wait for a worker job, or None to wait while jobs are queued."
 
 
 def _import_jobqueue() -> Any:
@@ -145,6 +146,8 @@ class JobQueueBackend:
     def __post_init__(self) -> None:
         _check_sizes(self.kind, self.jobs, self.minimum_jobs)
         _check_count("cores_per_job", self.cores_per_job, 1, "Pass the cores of one job.")
+        check_number("threads", self.threads, kind=int, hint="Pass 1 (per worker), or None.")
+        check_number("no_worker_timeout", self.no_worker_timeout, kind=float, hint=_NO_WORKER)
 
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[Executor]:

@@ -23,9 +23,9 @@ from parcv.partition import PartitionFolds, leave_one_out_folds
 from parcv.records import Key, Unit
 from parcv.reprs import stable_repr
 from parcv.scoring import Scoring, check_scoring_spec
-from parcv.space import Candidate, check_candidate_params, check_space
+from parcv.space import Candidate, check_candidate_params, check_candidate_values, check_space
 from parcv.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
-from parcv.summary import Selection
+from parcv.summary import Selection, check_selection
 
 __all__ = ["Plan", "build_plan", "fingerprint"]
 
@@ -157,31 +157,20 @@ def _check_estimator(estimator: Any) -> None:
         )
 
 
-def _check_params(estimator: Any, candidates: Sequence[Candidate]) -> None:
-    """Check parameter names, cloning the estimator only when the cheap check cannot tell."""
-    valid = estimator.get_params(deep=True)
-    if all(
-        name in valid and not hasattr(value, "get_params")
-        for c in candidates for name, value in c.params.items()
-    ):  # fmt: skip
-        return  # set_params would accept every candidate: no structure changes, known names
-    check_candidate_params(estimator, candidates)
-
-
-def _inner_folds(inner: Any, data: Dataset, rows: Fold | None, classifier: bool) -> Sequence[Fold]:
+def _inner_folds(
+    inner: Any, data: Dataset, rows: Fold | None, classifier: bool, where: str
+) -> Sequence[Fold]:
     if type(inner) is LeaveOneOut and (data.n_samples if rows is None else len(rows.train)) > 1:
         # Same folds as LeaveOneOut().split, without n train arrays of n - 1 rows.
         return leave_one_out_folds(np.arange(data.n_samples) if rows is None else rows.train)
     if rows is None:
         y, groups, X = data.y, data.groups, data.X
-        where = "cv"
     else:
         idx = rows.train
         y = _safe_indexing(data.y, idx)
         groups = None if data.groups is None else data.groups[idx]
         X = _safe_indexing(data.X, idx)
-        where = "inner"
-    splitter = check_scheme(inner, y, classifier=classifier)
+    splitter = check_scheme(inner, y, classifier=classifier, where=where)
     folds = materialize_folds(splitter, X, y, groups, where=where)
     if rows is None:
         return folds
@@ -245,7 +234,11 @@ def build_plan(
     """
     _check_estimator(estimator)
     candidates = check_space(space)
-    _check_params(estimator, candidates)
+    check_candidate_params(estimator, candidates)
+    error = check_error_score(error_score)
+    if error == "raise" or space is not None:
+        # The fits would stop at the first rejected candidate, or have nothing to select from.
+        check_candidate_values(estimator, candidates, each=error == "raise")
     selects = len(candidates) > 1 or bool(refit)
     score_spec: Scoring = check_scoring_spec(estimator, scoring, refit, selects=selects)
     request = check_criteria(criteria, estimator)
@@ -265,8 +258,8 @@ def build_plan(
         units=make_units(inner_folds, len(candidates), decision.batches, request is not None),
         refit_outers=tuple(range(len(outer_folds))),
         final=do_final,
-        selection=selection if selection is not None else Selection(),
-        error_score=check_error_score(error_score),
+        selection=check_selection(selection, [c.params for c in candidates]),
+        error_score=error,
         return_train_score=bool(return_train_score),
         n_samples=data.n_samples,
         fast_cv=decision.used,
@@ -286,12 +279,13 @@ def _all_folds(
         inner = outer.inner_splitter()
     if do_final or outer is None:
         a_scheme = inner.inner_splitter() if isinstance(inner, ThreeWayHoldOut) else inner
-        inner_folds[None] = _inner_folds(a_scheme, data, None, classifier)
+        where = "cv" if outer is None else "inner"  # the user's parameter, named in errors
+        inner_folds[None] = _inner_folds(a_scheme, data, None, classifier, where)
     if outer is not None:
-        outer_splitter = check_scheme(outer, data.y, classifier=classifier)
+        outer_splitter = check_scheme(outer, data.y, classifier=classifier, where="outer")
         outer_folds = materialize_folds(outer_splitter, data.X, data.y, data.groups, where="outer")
         for o, fold in enumerate(outer_folds):
-            inner_folds[o] = _inner_folds(inner, data, fold, classifier)
+            inner_folds[o] = _inner_folds(inner, data, fold, classifier, "inner")
     return outer_folds, inner_folds
 
 

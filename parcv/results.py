@@ -324,6 +324,12 @@ class NestedResult(Exportable):
         Returns
         -------
         TestResult
+
+        Raises
+        ------
+        TypeError, ValueError
+            ``other`` is not a NestedResult, ``metric`` not a metric of both,
+            ``names`` not two str, or the outer folds differ.
         """
         return compare_procedures(self, other, test, metric=metric, names=names, **options)
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sklearn.metrics import check_scoring, get_scorer, get_scorer_names
 
 __all__ = ["Scoring", "check_scoring_spec"]
@@ -83,6 +84,7 @@ def check_scoring_spec(
     >>> check_scoring_spec(Ridge(), ["r2", "neg_mean_squared_error"], "r2").refit
     'r2'
     """
+    _check_refit(refit, scoring)
     if scoring is None or isinstance(scoring, str) or callable(scoring):
         if isinstance(scoring, str):
             scorer = _named_scorer(scoring)
@@ -97,6 +99,20 @@ def check_scoring_spec(
     raise ValueError(
         f"With several metrics {sorted(scorers)}, refit must name the one that selects "
         f"candidates; got refit={refit!r}. Pass e.g. refit={next(iter(scorers))!r}."
+    )
+
+
+def _check_refit(refit: Any, scoring: Any) -> None:
+    """A bool, or a metric name: one of several (checked with them), or the one str scoring."""
+    one = scoring is None or isinstance(scoring, str) or callable(scoring)
+    if isinstance(refit, (bool, np.bool_)) or (
+        isinstance(refit, str) and (not one or refit == scoring)
+    ):
+        return
+    raise (ValueError if isinstance(refit, str) else TypeError)(
+        f"refit must be True, False or the name of the metric that selects; got refit={refit!r} "
+        f"with scoring={scoring!r}. A name selects among several metrics, e.g. scoring=['r2', "
+        "'neg_mean_squared_error'], refit='r2'; pass selection= to change how one is picked."
     )
 
 

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 
 from parcv import __version__
+from parcv._store_checks import check_store, check_store_to_read
+from parcv.aggregate import report_fit_failures
 from parcv.backends.base import Backend
 from parcv.criteria_tasks import CriteriaRequest
 from parcv.data import Dataset
@@ -157,10 +159,22 @@ def execute_plan(
 
     Raises
     ------
+    TypeError, ValueError
+        ``store`` is not a path to a file that can be created or written;
+        raised before anything runs.
+    ParcvError
+        For ``cross_validate``, every fit failed (with a numeric
+        ``error_score``); the records are stored first.
     RunInterrupted
         On Ctrl-C: in-flight work is cancelled, finished records are stored,
         and the message says how to resume.
+
+    Warns
+    -----
+    FitFailedWarning
+        For ``cross_validate``, some fits failed and scored ``error_score``.
     """
+    check_store(store)
     show = check_progress(progress)
     if save_models and store is None:
         raise ValueError("save_models=True needs store=path: models are written beside it.")
@@ -181,6 +195,8 @@ def execute_plan(
             bar.close()
     if save_models and ("final",) in records:
         _save_final(store, records[("final",)])  # type: ignore[arg-type]
+    if kind == "cross_validate":  # search and nested_cv report failures as they select
+        report_fit_failures(plan, records, stacklevel=4)
     return records
 
 
@@ -262,13 +278,36 @@ def load_run(
     store: str | Path, *, load_models: bool = False
 ) -> tuple[str, Plan, dict[Key, Record]]:
     """Read a store into (kind, plan view, records) without recomputing anything."""
-    path = Path(store)
+    path = check_store_to_read(store)
     meta, records = read_store(path)
     if "plan" not in meta:
         raise ParcvError(f"store {str(path)!r} has no plan description; it is not a parcv store.")
     plan = _plan_from_store(meta, path)
-    records = _resumable(path if load_models else None, records) if load_models else records
+    if load_models:
+        _check_saved_model(path, meta["kind"], plan)
+        records = _resumable(path, records)
     return meta["kind"], plan, records
+
+
+def _check_saved_model(path: Path, kind: str, plan: Plan) -> None:
+    """``load_models=True`` needs the model a ``save_models=True`` run wrote beside the store."""
+    if not plan.final:
+        what = "the run had refit=False, so no final model was fitted"
+        if kind == "cross_validate":
+            what = "cross_validate fits no final model"
+        raise ValueError(
+            f"load_models=True, but store {str(path)!r} has no model to load: {what}. "
+            "Call load(store) without load_models; rerun with refit=True and "
+            "save_models=True to keep a fitted model."
+        )
+    if not (_models_dir(path) / "final.joblib").is_file():
+        raise ValueError(
+            f"load_models=True, but store {str(path)!r} was written without "
+            "save_models=True: no fitted model is kept beside it. Rerun the same call with "
+            "resume=True and save_models=True (only the final refit runs again), refit "
+            "the estimator with result.best_params_ yourself, or call load(store) without "
+            "load_models."
+        )
 
 
 def empty_index() -> np.ndarray:

@@ -7,8 +7,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+from sklearn import get_config
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
+
+try:  # what fit() runs first; scikit-learn has no public name for either
+    from sklearn.base import BaseEstimator
+    from sklearn.utils._param_validation import (
+        InvalidParameterError,
+        validate_parameter_constraints,
+    )
+
+    _REJECTED: tuple[type[Exception], ...] = (InvalidParameterError,)
+except ImportError:  # pragma: no cover - moved in some scikit-learn: the fits report it
+    _REJECTED = ()
 
 __all__ = ["Candidate", "RandomSpace", "check_space", "format_params"]
 
@@ -121,18 +134,31 @@ def _check_grid(space: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[
                 f"space must be a dict, a list of dicts or a RandomSpace; got an item {grid!r}. "
                 "Write each grid as {'param': [values, ...]}."
             )
-        for name, values in grid.items():
-            if isinstance(values, str) or not isinstance(values, Sequence):
-                raise TypeError(
-                    f"space[{name!r}] must be a list of values; got {values!r}. "
-                    f"Wrap a single value in a list: {{{name!r}: [{values!r}]}}."
-                )
-            if len(values) == 0:
-                raise ValueError(
-                    f"space[{name!r}] is an empty list, so the grid has no candidate. "
-                    "Give at least one value or remove the key."
-                )
-    return [dict(grid) for grid in grids]
+    return [{name: _check_values(name, values) for name, values in grid.items()} for grid in grids]
+
+
+def _check_values(name: str, values: Any) -> Any:
+    """One grid entry: a non-empty list, tuple, range or 1-D array of values."""
+    if isinstance(values, np.ndarray) and values.ndim > 1:
+        raise ValueError(
+            f"space[{name!r}] must be a 1-D list or array of values; got an array of shape "
+            f"{values.shape}: {values!r}. Pass a 1-D array such as np.logspace(-2, 2, 5), or "
+            f"a list of arrays to try whole arrays as values: {{{name!r}: [array1, array2]}}."
+        )
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        # Python scalars, as from the equal list: same candidates, labels, fingerprint, store.
+        values = values.tolist()
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise TypeError(
+            f"space[{name!r}] must be a list of values; got {values!r}. "
+            f"Wrap a single value in a list: {{{name!r}: [{values!r}]}}."
+        )
+    if len(values) == 0:
+        raise ValueError(
+            f"space[{name!r}] is an empty list, so the grid has no candidate. "
+            "Give at least one value or remove the key."
+        )
+    return values
 
 
 def check_space(space: Any) -> tuple[Candidate, ...]:
@@ -142,7 +168,10 @@ def check_space(space: Any) -> tuple[Candidate, ...]:
     ----------
     space : dict, list of dict, RandomSpace or None
         A grid (as ``GridSearchCV``'s ``param_grid``), a :class:`RandomSpace`,
-        or ``None`` for the single candidate "the estimator as given".
+        or ``None`` for the single candidate "the estimator as given". A
+        grid's values are a list, tuple, range or 1-D array; an array's
+        values become Python scalars (``.tolist()``), so
+        ``np.logspace(-2, 2, 5)`` makes the same candidates as the equal list.
 
     Returns
     -------
@@ -160,6 +189,8 @@ def check_space(space: Any) -> tuple[Candidate, ...]:
     --------
     >>> [c.params for c in check_space({"a": [1, 2], "b": ["x"]})]
     [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'x'}]
+    >>> [c.params for c in check_space({"alpha": np.logspace(-1, 1, 3)})]
+    [{'alpha': 0.1}, {'alpha': 1.0}, {'alpha': 10.0}]
     """
     if space is None:
         return (Candidate(0, {}),)
@@ -182,6 +213,12 @@ def check_space(space: Any) -> tuple[Candidate, ...]:
 
 def check_candidate_params(estimator: Any, candidates: Sequence[Candidate]) -> None:
     """Raise if any candidate names a parameter the estimator does not have."""
+    valid = estimator.get_params(deep=True)
+    if all(
+        name in valid and not hasattr(value, "get_params")
+        for c in candidates for name, value in c.params.items()
+    ):  # fmt: skip
+        return  # set_params would accept every candidate: no structure changes, known names
     for cand in candidates:
         try:
             clone(estimator).set_params(**clone(cand.params, safe=False))
@@ -193,6 +230,141 @@ def check_candidate_params(estimator: Any, candidates: Sequence[Candidate]) -> N
                 f"{type(estimator).__name__} does not have. Valid names: {valid}. "
                 "Fix the key in the space (nested parameters are written 'step__param')."
             ) from err
+
+
+def check_candidate_values(
+    estimator: Any, candidates: Sequence[Candidate], *, each: bool = True
+) -> None:
+    """Raise if scikit-learn's parameter constraints reject candidates, before any fit.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    candidates : sequence of Candidate
+    each : bool, default=True
+        Raise at the first rejected candidate (``error_score="raise"``: the
+        run would stop there). Otherwise raise only when every candidate is
+        rejected (nothing could be selected), stopping at the first accepted.
+
+    Raises
+    ------
+    ValueError
+        Naming the candidate, scikit-learn's message and the fix.
+
+    Notes
+    -----
+    The check is what ``fit`` runs first: ``_validate_params()`` of
+    ``clone(estimator).set_params(**params)`` and of every estimator among
+    its parameters (pipeline steps); estimators without
+    ``_parameter_constraints`` are not checked. Constraints hold per
+    parameter, so each distinct value is checked once against its
+    constraint (about 10 us); a candidate that swaps in an estimator, or an
+    estimator with its own ``_validate_params``, costs one clone (about
+    0.4 ms). 5,000 Ridge alphas take about 50 ms. Nothing is checked under
+    ``sklearn.set_config(skip_parameter_validation=True)``.
+    """
+    if not _REJECTED or get_config().get("skip_parameter_validation"):
+        return  # fit() would not check either
+    check = _ConstraintCheck(estimator)
+    first: tuple[Candidate, Exception] | None = None
+    for cand in candidates:
+        err = check.rejection(cand.params)
+        if err is None and not each:
+            return
+        if err is not None and first is None:
+            first = (cand, err)
+            if each:
+                break
+    if first is None:
+        return
+    cand, err = first
+    what = f"candidate {cand.label}" if cand.params else f"the estimator as given ({estimator!r})"
+    if each:
+        raise ValueError(
+            f"{what} is rejected by scikit-learn's parameter check: {err} Fix the value in "
+            "the space, or pass error_score=float('nan') to record its fits as failed and go on."
+        ) from err
+    raise ValueError(
+        f"every candidate is rejected by scikit-learn's parameter check, so nothing could be "
+        f"selected; the first, {what}: {err} Fix the values in the space."
+    ) from err
+
+
+def _is_estimator(value: Any) -> bool:
+    return hasattr(value, "get_params") and not isinstance(value, type)
+
+
+def _holds_estimator(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_holds_estimator(v) for v in value)
+    return _is_estimator(value)
+
+
+def _constrained(part: Any) -> bool:
+    return hasattr(part, "_parameter_constraints") and hasattr(part, "_validate_params")
+
+
+class _ConstraintCheck:
+    """Rejections of candidates by parameter constraints, one distinct value at a time."""
+
+    def __init__(self, estimator: Any) -> None:
+        self.estimator = estimator
+        nested = estimator.get_params(deep=True)
+        self.parts = {"": estimator, **{k: v for k, v in nested.items() if _is_estimator(v)}}
+        # An estimator's own _validate_params may check more than each value alone.
+        self.per_value = all(
+            getattr(type(p), "_validate_params", None) is BaseEstimator._validate_params
+            for p in self.parts.values() if _constrained(p)
+        )  # fmt: skip
+        self.seen: dict[Any, Exception | None] = {}
+        self.base = {n: e for n, v in nested.items() if (e := self.value_error(n, v)) is not None}
+
+    def value_error(self, name: str, value: Any) -> Exception | None:
+        """The error of one ``step__param`` value, cached per (name, type, value)."""
+        path, _, leaf = name.rpartition("__")
+        part = self.parts.get(path)
+        constraints = getattr(part, "_parameter_constraints", {}) if _constrained(part) else {}
+        if leaf not in constraints:
+            return None
+        key: Any = (name, type(value), value)
+        try:
+            if key in self.seen:
+                return self.seen[key]
+        except TypeError:  # an unhashable value (list, array): checked every time
+            key = None
+        try:
+            validate_parameter_constraints(
+                {leaf: constraints[leaf]}, {leaf: value}, caller_name=type(part).__name__
+            )
+            err = None
+        except _REJECTED as caught:
+            err = caught
+        if key is not None:
+            self.seen[key] = err
+        return err
+
+    def rejection(self, params: Mapping[str, Any]) -> Exception | None:
+        """The first constraint error of a candidate, or None."""
+        if not self.per_value or any(_holds_estimator(v) for v in params.values()):
+            return _rejection(self.estimator, params)
+        for name, value in params.items():
+            if (err := self.value_error(name, value)) is not None:
+                return err
+        return next((e for n, e in self.base.items() if n not in params), None)
+
+
+def _rejection(estimator: Any, params: Mapping[str, Any]) -> Exception | None:
+    """The constraint error fit() would raise first for these parameters, or None."""
+    # Estimator-valued parameters are cloned: set_params of 'model__alpha' would mutate them.
+    est = clone(estimator).set_params(**clone(dict(params), safe=False))
+    parts = [est, *(v for v in est.get_params(deep=True).values() if _is_estimator(v))]
+    for part in parts:
+        if _constrained(part):
+            try:
+                part._validate_params()
+            except _REJECTED as err:
+                return err
+    return None
 
 
 def _valid_names(estimator: Any, params: Mapping[str, Any]) -> set[str]:

@@ -159,7 +159,7 @@ class Spec:
 def _check_run(run: Mapping[str, Any]) -> RunOptions:
     check_choice(run, "backend", "run", BACKENDS)
     check_int(run, "n_jobs", "run", 1)
-    check_int(run, "seed", "run", 0)
+    check_int(run, "seed", "run", 0, 2**32 - 1)  # numpy seeds
     check_strings(run, ("scheduler", "scheduler_file", "out"), "run")
     if "scheduler" in run and "scheduler_file" in run:
         raise SpecError(

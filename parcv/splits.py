@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -106,7 +107,7 @@ class ThreeWayHoldOut:
         return ShuffleSplit(n_splits=1, test_size=valid, random_state=self.random_state)
 
 
-def check_scheme(cv: Any, y: Any, *, classifier: bool) -> Any:
+def check_scheme(cv: Any, y: Any, *, classifier: bool, where: str = "cv") -> Any:
     """Normalise ``cv`` to a splitter, as scikit-learn's ``check_cv`` does.
 
     Parameters
@@ -117,24 +118,62 @@ def check_scheme(cv: Any, y: Any, *, classifier: bool) -> Any:
         Targets; decide stratification.
     classifier : bool
         Whether the estimator is a classifier.
+    where : str, default="cv"
+        Name of the parameter the scheme came from, for error messages.
 
     Returns
     -------
     splitter
         An object with ``split(X, y, groups)``.
+
+    Raises
+    ------
+    TypeError
+        ``cv`` is a splitter class rather than an instance, a float, a
+        string, None or another object that cannot split.
+    ValueError
+        ``cv`` is an int below 2.
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import KFold
+    >>> check_scheme(KFold, None, classifier=False)
+    Traceback (most recent call last):
+    ...
+    TypeError: cv must be a splitter instance such as KFold(5); got the class KFold. \
+Pass KFold(5).
     """
     if isinstance(cv, ThreeWayHoldOut):
         return cv
-    if isinstance(cv, bool) or (isinstance(cv, numbers.Integral) and cv < 2):
-        raise ValueError(
-            f"cv must be an int >= 2, a scikit-learn splitter or a list of splits; got {cv!r}. "
-            "Use at least 2 folds."
-        )
-    if cv is None or isinstance(cv, str):
+    expected = f"{where} must be an int >= 2, a scikit-learn splitter or a list of splits"
+    if isinstance(cv, type):
         raise TypeError(
-            f"cv must be an int >= 2, a scikit-learn splitter or a list of splits; got {cv!r}."
+            f"{where} must be a splitter instance such as KFold(5); got the class "
+            f"{cv.__name__}. Pass {_instance_hint(cv)}."
         )
+    if isinstance(cv, bool) or (isinstance(cv, numbers.Integral) and cv < 2):
+        raise ValueError(f"{expected}; got {cv!r}. Use at least 2 folds.")
+    if isinstance(cv, numbers.Real) and not isinstance(cv, numbers.Integral):
+        value = float(cv)
+        whole = value.is_integer() and value >= 2
+        fix = f"{where}={int(value)}" if whole else f"an int number of folds, e.g. {where}=5"
+        raise TypeError(f"{expected}; got the float {cv!r}. Pass {fix}.")
+    if (
+        cv is None
+        or isinstance(cv, (str, bytes))
+        or not (isinstance(cv, numbers.Integral) or hasattr(cv, "split") or hasattr(cv, "__iter__"))
+    ):
+        raise TypeError(f"{expected}; got {cv!r}. Pass e.g. {where}=5 or {where}=KFold(5).")
     return check_cv(cv, y, classifier=classifier)
+
+
+def _instance_hint(cls: type) -> str:
+    """``KFold(5)`` for a class taking ``n_splits``, else ``LeaveOneOut()``."""
+    try:
+        takes_splits = "n_splits" in inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        takes_splits = False
+    return f"{cls.__name__}(5)" if takes_splits else f"{cls.__name__}()"
 
 
 def materialize_folds(
@@ -154,32 +193,84 @@ def materialize_folds(
     Returns
     -------
     tuple of Fold
-        Index arrays relative to ``X``.
+        Index arrays relative to ``X``. As in scikit-learn, explicit splits
+        may give boolean masks or negative indices (counted from the end);
+        both become non-negative row indices.
 
     Raises
     ------
     ValueError
-        If the scheme cannot split these rows.
+        If the scheme cannot split these rows, or a split has an index
+        outside ``[-n_samples, n_samples)``, a boolean mask of the wrong
+        length or an empty side.
+    TypeError
+        If a split's indices are neither integers nor a boolean mask.
     """
     n_samples = len(y)
     _check_before_split(splitter, y, groups, n_samples, where)
+    label = _describe(splitter, where)
     try:
         pairs = list(splitter.split(X, y, groups))
     except ValueError as err:
-        raise ValueError(f"{where}={splitter!r} cannot split {n_samples} samples: {err}") from err
+        raise ValueError(f"{label} cannot split {n_samples} samples: {err}") from err
     if not pairs:
-        raise ValueError(f"{where}={splitter!r} produced no split for {n_samples} samples.")
+        raise ValueError(f"{label} produced no split for {n_samples} samples.")
     folds = []
     for i, (train, test) in enumerate(pairs):
-        train = np.asarray(train, dtype=np.intp)
-        test = np.asarray(test, dtype=np.intp)
-        if train.size == 0 or test.size == 0:
+        rows = (_check_indices(part, name, n_samples, f"{label}: split {i}")
+                for name, part in (("train", train), ("test", test)))  # fmt: skip
+        fold = Fold(*rows)
+        if fold.train.size == 0 or fold.test.size == 0:
             raise ValueError(
-                f"{where}={splitter!r}: split {i} has {train.size} train and {test.size} test "
+                f"{label}: split {i} has {fold.train.size} train and {fold.test.size} test "
                 "samples; every split needs both. Use fewer folds or more data."
             )
-        folds.append(Fold(train, test))
+        folds.append(fold)
     return tuple(folds)
+
+
+def _describe(splitter: Any, where: str) -> str:
+    """``cv=KFold(...)``, or ``cv (a list of 3 splits)`` rather than the repr of every index."""
+    splits = getattr(splitter, "cv", None)  # check_cv wraps an iterable of splits this way
+    if isinstance(splits, list):
+        return f"{where} (a list of {len(splits)} splits)"
+    return f"{where}={splitter!r}"
+
+
+def _check_indices(values: Any, part: str, n_samples: int, where: str) -> NDArray[np.intp]:
+    """Row indices of one side of a split: ints in [-n, n) or a boolean mask, as scikit-learn."""
+    array = np.asarray(values)
+    if array.size == 0:
+        return np.empty(0, dtype=np.intp)
+    if array.ndim != 1:
+        raise ValueError(
+            f"{where}: the {part} indices must be a 1-D array; got shape {array.shape!r}. "
+            "Pass one flat array of row indices per side of each split."
+        )
+    if array.dtype == bool:
+        if array.size != n_samples:
+            raise ValueError(
+                f"{where}: the {part} boolean mask has {array.size} entries for {n_samples} "
+                f"samples. Pass a mask of length {n_samples}, or integer row indices."
+            )
+        return np.flatnonzero(array).astype(np.intp)
+    if not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(
+            f"{where}: the {part} indices must be integers or a boolean mask; got dtype "
+            f"{array.dtype.name!r} (first value {array[0]!r}). Pass integer row indices, "
+            "e.g. np.asarray(indices, dtype=int)."
+        )
+    bad = (array < -n_samples) | (array >= n_samples)
+    if bad.any():
+        raise ValueError(
+            f"{where}: {part} index {array[bad][0].item()!r} is out of range for {n_samples} "
+            f"samples (valid indices are 0 to {n_samples - 1}, or -{n_samples} to -1 from the "
+            "end). Build the splits from the rows of the data passed, e.g. with a "
+            "splitter's split(X)."
+        )
+    rows = array.astype(np.intp)
+    # Negative indices count from the end, as numpy and scikit-learn's _safe_indexing do.
+    return np.where(rows < 0, rows + n_samples, rows)
 
 
 def _check_before_split(splitter: Any, y: Any, groups: Any, n_samples: int, where: str) -> None:

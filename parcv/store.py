@@ -20,15 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from parcv._store_checks import JOURNAL_MODES, check_journal, check_store, mismatch_message
 from parcv.errors import PlanMismatchError
 from parcv.partition import PartitionFolds
 from parcv.records import ErrorInfo, FoldScores, Key, Record, Unit
 
 __all__ = ["JOURNAL_MODES", "Store", "check_journal", "open_store", "read_store"]
-
-# WAL is fast but needs shared memory that network file systems (NFS, Lustre) do not
-# provide reliably; "delete" is SQLite's classic rollback journal, safe there.
-JOURNAL_MODES = ("wal", "delete")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -75,49 +72,23 @@ def params_json(params: dict[str, Any]) -> str:
     return json.dumps({k: _json_value(v) for k, v in sorted(params.items())}, sort_keys=True)
 
 
-def check_journal(journal: Any) -> str:
-    """Check a SQLite journal mode for a store: ``"wal"`` or ``"delete"``.
-
-    Parameters
-    ----------
-    journal : str
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    TypeError, ValueError
-        Not a string, or not one of :data:`JOURNAL_MODES`.
-
-    Examples
-    --------
-    >>> check_journal("delete")
-    'delete'
-    >>> check_journal("WAL")
-    Traceback (most recent call last):
-    ...
-    ValueError: journal must be one of ['wal', 'delete']; got 'WAL'. Use journal='delete' \
-when the store is on a network file system (NFS, Lustre), else the default 'wal'.
-    """
-    if not isinstance(journal, str):
-        raise TypeError(
-            f"journal must be a str, one of {list(JOURNAL_MODES)}; got {journal!r}. "
-            "Pass e.g. journal='delete'."
-        )
-    if journal not in JOURNAL_MODES:
-        raise ValueError(
-            f"journal must be one of {list(JOURNAL_MODES)}; got {journal!r}. Use "
-            "journal='delete' when the store is on a network file system (NFS, Lustre), "
-            "else the default 'wal'."
-        )
-    return journal
-
-
 def _connect(path: Path, journal: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
-    conn.execute(f"PRAGMA journal_mode={journal}")
+    try:  # check_store vetted the path: what fails here is the file system itself
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    except (OSError, sqlite3.OperationalError) as err:
+        raise ValueError(
+            f"store={str(path)!r} cannot be created ({err}). Pass a path in a directory you "
+            "can write to."
+        ) from err
+    try:
+        conn.execute(f"PRAGMA journal_mode={journal}")
+    except sqlite3.OperationalError as err:
+        conn.close()
+        raise ValueError(
+            f"store={str(path)!r} cannot be opened for writing ({err}). Pass a path on a "
+            "local, writable file system, or journal='delete' on NFS or Lustre."
+        ) from err
     conn.execute("PRAGMA synchronous=NORMAL" if journal == "wal" else "PRAGMA synchronous=FULL")
     return conn
 
@@ -220,7 +191,8 @@ def read_meta(path: Path) -> dict[str, str]:
             return dict(conn.execute("SELECT name, value FROM meta").fetchall())
         except sqlite3.DatabaseError as err:
             raise PlanMismatchError(
-                f"store {str(path)!r} is not a parcv store ({err}). Pass another path."
+                f"store {str(path)!r} is not a parcv store ({err}); it was left unchanged. "
+                "Check the path: pass a store written by parcv, or a new path."
             ) from err
 
 
@@ -296,16 +268,12 @@ def _check_fingerprint(path: Path, meta: dict[str, str], overwrite: bool, resume
     if not old or overwrite:
         return True
     if old.get("fingerprint") != meta["fingerprint"]:
-        raise PlanMismatchError(
-            f"store {str(path)!r} holds {n_old} records of a different plan (fingerprint "
-            f"{old.get('fingerprint', '?')[:12]}, this plan {meta['fingerprint'][:12]}: the data, "
-            "estimator, space, folds, scoring or parcv version differ). Nothing was changed. "
-            "Use a new store path, or overwrite=True to discard the old results."
-        )
+        raise PlanMismatchError(mismatch_message(path, old, meta, n_old))
     if n_old and not resume:
         raise PlanMismatchError(
             f"store {str(path)!r} already holds {n_old} records of this plan. Pass resume=True "
-            "to compute only the missing units, or overwrite=True to start again."
+            "(command line: --resume) to compute only the missing units, or overwrite=True "
+            "(--overwrite) to start again."
         )
     return False
 
@@ -352,14 +320,15 @@ def open_store(
     PlanMismatchError
         The file holds another plan's records, or records of this plan
         without ``resume=True``; the file is left untouched.
-    ValueError
-        ``journal`` is not one of :data:`JOURNAL_MODES`.
+    TypeError, ValueError
+        ``journal`` is not one of :data:`JOURNAL_MODES`, or ``path`` is not
+        a path to a file that can be created or written (see
+        :func:`parcv._store_checks.check_store`).
     """
     journal = check_journal(journal)
-    if path is None:
+    p = check_store(path)
+    if p is None:
         return Store(None, None, labels)
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     wipe = _check_fingerprint(p, meta, overwrite, resume) if p.exists() else True
     conn = _connect(p, journal)
     os.chmod(p, 0o600)  # results are the user's only

@@ -20,6 +20,7 @@ from parcv._sweep_backend import make_backend
 from parcv.api import cross_validate, load, nested_cv, search
 from parcv.criteria_tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.data import check_dataset
+from parcv.errors import BackendError
 from parcv.plan import Plan, build_plan
 from parcv.report import RunInfo, write_outputs, write_private
 from parcv.results import CVResult, NestedResult, SearchResult
@@ -191,9 +192,40 @@ def prepare_run_dir(path: str | Path) -> Path:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {str(out)!r} is a file; pass a directory for the run.")
     if not out.exists():
-        out.mkdir(mode=0o700, parents=True)
-        out.chmod(0o700)
+        try:
+            out.mkdir(mode=0o700, parents=True)
+            out.chmod(0o700)
+        except OSError as err:
+            raise UsageError(
+                f"cannot create the run directory {str(out)!r}: {err.strerror or err}. Pass "
+                "--out a directory you can write to (or one that can be created there)."
+            ) from err
     return out
+
+
+def _missing_from(path: Path) -> Path | None:
+    """The outermost of ``path`` and its parents that does not exist yet (None: it exists)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    return missing[-1] if missing else None
+
+
+def _drop_unused_run(run_dir: Path, created: Path | None) -> None:
+    """Remove the new empty store and the directories made for it (no unit ran)."""
+    store = run_dir / STORE
+    if stored_units(store):
+        return  # finished units are kept for --resume
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{store}{suffix}").unlink(missing_ok=True)
+    if created is None:
+        return
+    for folder in (run_dir, *run_dir.parents):
+        try:
+            folder.rmdir()  # only while empty
+        except OSError as err:
+            logger.debug("run directory %s kept: %s", folder, err)
+            return
+        if folder == created:
+            return
 
 
 @contextmanager
@@ -245,6 +277,23 @@ def run_info(spec: Spec, job: Job, backend: str) -> RunInfo:
     )
 
 
+def _check_run(job: Job, connect_timeout: float | None) -> tuple[Plan, tuple[Any, Any, str]]:
+    """The plan and the backend of a job: bad data or options are usage errors."""
+    spec = job.spec
+    try:
+        plan = job.plan()
+    except SpecError:
+        raise
+    except (ValueError, TypeError) as err:
+        raise UsageError(f"{spec.source}: the sweep cannot run on this data: {err}") from err
+    try:
+        return plan, make_backend(spec, connect_timeout=connect_timeout)
+    except (SpecError, UsageError):
+        raise
+    except (ValueError, TypeError) as err:
+        raise UsageError(f"{spec.source}: invalid backend options: {err}") from err
+
+
 def run_spec(
     spec: Spec,
     *,
@@ -252,6 +301,7 @@ def run_spec(
     resume: bool = False,
     overwrite: bool = False,
     progress: bool | None = None,
+    connect_timeout: float | None = None,
 ) -> RunOutcome:
     """Run a spec into its run directory and write the report.
 
@@ -262,6 +312,8 @@ def run_spec(
         Run directory; defaults to the spec's ``run.out``, then ``runs/<spec stem>``.
     resume, overwrite, progress
         As in :func:`parcv.nested_cv`.
+    connect_timeout : float, default=None
+        Seconds to reach a Dask scheduler (None: the backend's default).
 
     Returns
     -------
@@ -272,37 +324,37 @@ def run_spec(
     ------
     SpecError, UsageError
         Before anything runs.
+    BackendError
+        The backend cannot start; a run directory this call created is
+        removed again while its store holds no unit.
     RunInterrupted
         On Ctrl-C; finished units stay in the store.
     """
     job = build_job(spec)
-    try:
-        plan = job.plan()
-    except SpecError:
-        raise
-    except (ValueError, TypeError) as err:
-        raise UsageError(f"{spec.source}: the sweep cannot run on this data: {err}") from err
-    try:
-        backend, n_jobs, where = make_backend(spec)
-    except SpecError:
-        raise
-    except (ValueError, TypeError) as err:
-        raise UsageError(f"{spec.source}: invalid backend options: {err}") from err
-    run_dir = prepare_run_dir(out or default_out(spec))
+    plan, (backend, n_jobs, where) = _check_run(job, connect_timeout)
+    run_dir = Path(out or default_out(spec)).expanduser()
+    created = _missing_from(run_dir)
+    prepare_run_dir(run_dir)
     store = run_dir / STORE
+    new_store = not store.exists()
     n_resumed = stored_units(store) if resume and not overwrite else 0
     start = time.perf_counter()
     with private_files():
-        job.run(
-            backend,
-            n_jobs,
-            store=store,
-            resume=resume,
-            overwrite=overwrite,
-            progress=progress,
-            save_models=spec.run.save_models,
-            journal=spec.run.journal,
-        )
+        try:
+            job.run(
+                backend,
+                n_jobs,
+                store=store,
+                resume=resume,
+                overwrite=overwrite,
+                progress=progress,
+                save_models=spec.run.save_models,
+                journal=spec.run.journal,
+            )
+        except BackendError:
+            if new_store:  # a backend that did not start leaves no empty run behind
+                _drop_unused_run(run_dir, created)
+            raise
         elapsed = time.perf_counter() - start
         write_private(run_dir / "spec.toml", spec.text)
         result = load(store)

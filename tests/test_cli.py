@@ -130,7 +130,8 @@ def test_rerun_needs_resume_or_overwrite(tmp_path, capsys):
     run = ["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial", "--quiet"]
     assert main(run) == 0
     assert main(run) == 2
-    assert "--resume or --overwrite" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "(command line: --resume)" in err and "overwrite=True (--overwrite)" in err
     assert main([*run, "--resume"]) == 0
     assert main([*run, "--overwrite"]) == 0
     (tmp_path / "file").write_text("")
@@ -139,13 +140,15 @@ def test_rerun_needs_resume_or_overwrite(tmp_path, capsys):
 
 
 def test_failed_run_exits_1(tmp_path, capsys):
+    # A value only fit() refuses (a bad alpha is now a usage error, before any fit).
     spec = tmp_path / "fail.toml"
     spec.write_text(
-        TINY.replace("[0.1, 10.0]", "[0.1, -1.0]") + '[scoring]\nerror_score = "raise"\n'
+        TINY.replace("alpha = [0.1, 10.0]", 'solver = ["auto", "lbfgs"]')
+        + '[scoring]\nerror_score = "raise"\n'
     )
     assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]) == 1
     err = capsys.readouterr().err
-    assert "parcv: run failed: FitFailedError" in err and "alpha=-1.0" in err
+    assert "parcv: run failed: FitFailedError" in err and "solver='lbfgs'" in err
 
 
 def test_usage_errors_exit_2(tmp_path, capsys):
@@ -157,7 +160,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
         (["--cluster", "slurm"], "cluster.jobs (--jobs) is missing"),
         (["--scheduler", "tcp://127.0.0.1:1", "--n-jobs", "2"], "run.n_jobs (--n-jobs)"),
         (["--scheduler", "a", "--scheduler-file", "b"], "not allowed with argument"),
-        (["--n-jobs", "zero"], "invalid int value"),
+        (["--n-jobs", "zero"], "argument --n-jobs: expected an int >= 1"),
     ]
     for options, message in cases:
         assert main(["run", str(spec), "--out", str(tmp_path / "r"), *options]) == 2, options

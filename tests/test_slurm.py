@@ -560,7 +560,7 @@ def test_jobqueue_backend_over_tls_releases_its_jobs_when_the_run_fails(
     y = [float(i % 5) for i in range(30)]
     with pytest.raises(parcv.FitFailedError):
         parcv.cross_validate(
-            Ridge(alpha=-1.0), X, y, cv=3, backend=backend, error_score="raise", progress=False
+            Ridge(solver="lbfgs"), X, y, cv=3, backend=backend, error_score="raise", progress=False
         )
     worker_logs = "".join(p.read_text() for p in tmp_path.glob(f"{name}-*.err"))
     assert "Registered to:      tls://127.0.0.1:" in worker_logs, "no worker joined over TLS"

@@ -53,6 +53,8 @@ BAD_SPECS = [
     ("[data]\nn_samples = 3\n[estimator]\nclass = 'a.B'\n", ["data.source is missing"]),
     (BASE + '[run]\nbackend = "gpu"\n', [":8: run.backend = 'gpu'", "['serial', 'local', 'dask']"]),
     (BASE + "[run]\nn_jobs = 0\n", ["run.n_jobs = 0", "an int >= 1"]),
+    (BASE + "[run]\nseed = 4294967296\n", ["run.seed = 4294967296", "from 0 to 4294967295"]),
+    (BASE + "[run]\nn_jobs = -3\n", ["run.n_jobs = -3", "-1 for every core or -2"]),
     (BASE + "[space]\nalpha = [1.0]\n[cv]\nouter = 1\n", [":10: cv.outer = 1", "int k >= 2"]),
     (
         BASE + '[space]\nalpha = [1.0]\n[cv]\nouter = { kind = "kfould" }\n',
@@ -115,6 +117,32 @@ BAD_SPECS = [
         BASE + '[run]\njournal = "wal2"\n',
         [":8: run.journal = 'wal2'", "['wal', 'delete']", "NFS"],
     ),
+    (
+        SEARCH + 'selection = "one_se"\ncomplexity = "alpah"\n',
+        [":11: search.complexity = 'alpah'", "parameter of the space", "['alpha']", "'alpha'?"],
+    ),
+    (
+        SEARCH + 'complexity = "alpha"\n',
+        [":10: search.complexity = 'alpha'", "selection = 'best'", "selection = 'one_se'"],
+    ),
+    (
+        BASE + '[space]\nsolver = ["auto", "svd"]\n[search]\nselection = "one_se"\n'
+        'complexity = "solver"\n',
+        [":11: search.complexity = 'solver'", "numeric", "space has solver = ['auto', 'svd']"],
+    ),
+    (
+        BASE + "[[space]]\nalpha = [1.0]\n[[space]]\nfit_intercept = [false]\n[search]\n"
+        'selection = "one_se"\ncomplexity = "alpha"\n',
+        [":13: search.complexity = 'alpha'", "space[1] does not set it"],
+    ),
+    (
+        BASE + '[space]\nalpha = ["0.1", "1.0"]\n',
+        ["every candidate is rejected", "alpha='0.1'", "'alpha' parameter of Ridge"],
+    ),
+    (
+        BASE + '[space]\nalpha = [1.0, "0.1"]\n[scoring]\nerror_score = "raise"\n',
+        ["candidate alpha='0.1' is rejected", "error_score=float('nan')"],
+    ),
 ]
 
 
@@ -168,6 +196,8 @@ def test_overrides_replace_run_options_and_tables():
     spec = parse_spec(BASE + '[run]\nseed = 3\nbackend = "local"\n[cluster]\nkind = "pbs"\n')
     spec = override_run(spec, seed=None, backend="serial", n_jobs=2)
     assert (spec.run.seed, spec.run.backend, spec.run.n_jobs) == (3, "serial", 2)
+    for n_jobs in (-1, -2):  # as on the command line
+        assert parse_spec(BASE + f"[run]\nn_jobs = {n_jobs}\n").run.n_jobs == n_jobs
     assert override_table(spec, "cluster", {"jobs": 4}).table("cluster") == {
         "kind": "pbs",
         "jobs": 4,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from parcv.backends.base import Backend, Executor
@@ -19,6 +20,7 @@ __all__ = [
 ]
 
 _NAMES = ("serial", "local", "dask")
+_CLASS_NAMES = {SerialBackend: "serial", LocalBackend: "local", DaskBackend: "dask"}
 
 
 def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
@@ -38,6 +40,13 @@ def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
     -------
     Backend
 
+    Raises
+    ------
+    TypeError
+        A backend class instead of an instance, or an object without ``open``.
+    ValueError
+        An unknown name, a bad ``n_jobs``, or ``n_jobs`` with a backend object.
+
     Examples
     --------
     >>> check_backend("serial")
@@ -46,18 +55,38 @@ def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
     2
     """
     if isinstance(backend, str):
-        if backend == "serial":
-            return SerialBackend()
-        if backend == "local":
-            return LocalBackend(n_jobs=n_jobs)
-        if backend == "dask":
-            return DaskBackend(n_workers=None if n_jobs is None else check_n_jobs(n_jobs))
-        raise ValueError(
-            f"backend must be one of {list(_NAMES)} or a Backend object; got {backend!r}."
+        return _by_name(backend, n_jobs)
+    if isinstance(backend, type):
+        name = _CLASS_NAMES.get(backend, "local")
+        raise TypeError(
+            f"backend must be a backend object or a name, not the class {backend.__name__!r}; "
+            f"pass {backend.__name__}(...) (an instance), or backend={name!r}."
         )
-    if isinstance(backend, Backend):
-        return backend
-    raise TypeError(
-        f"backend must be a name {list(_NAMES)} or an object with open(plan, data); "
-        f"got {backend!r}."
+    if not isinstance(backend, Backend):
+        raise TypeError(
+            f"backend must be a name {list(_NAMES)} or an object with open(plan, data); "
+            f"got {backend!r}. Pass backend='local', or e.g. LocalBackend(n_jobs=4)."
+        )
+    if n_jobs is not None:
+        raise ValueError(
+            f"n_jobs sizes a backend given by name; got n_jobs={n_jobs!r} with the object "
+            f"{backend!r}. Size the object itself (LocalBackend(n_jobs=...), "
+            "DaskBackend(n_workers=...)), or drop n_jobs."
+        )
+    return backend
+
+
+def _by_name(backend: str, n_jobs: int | None) -> Backend:
+    """The backend of a name, sized by ``n_jobs``."""
+    if backend == "serial":
+        return SerialBackend()
+    if backend == "local":
+        return LocalBackend(n_jobs=n_jobs)
+    if backend == "dask":
+        return DaskBackend(n_workers=None if n_jobs is None else check_n_jobs(n_jobs))
+    close = difflib.get_close_matches(backend.lower(), _NAMES, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ValueError(
+        f"backend must be one of {list(_NAMES)} or a Backend object; got {backend!r}.{hint} "
+        "Pass one of these names, or a backend object such as DaskBackend(address=...)."
     )

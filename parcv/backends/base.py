@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterator
 from contextlib import AbstractContextManager
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from parcv.data import Dataset
 from parcv.plan import Plan
 from parcv.records import Record, Unit
 
-__all__ = ["Backend", "Executor"]
+__all__ = ["Backend", "Executor", "check_number"]
 
 
 class Executor(Protocol):
@@ -45,3 +46,28 @@ class Backend(Protocol):
     def open(self, plan: Plan, data: Dataset) -> AbstractContextManager[Executor]:
         """Ship plan and data to the workers once; close everything on exit."""
         ...
+
+
+def check_number(
+    name: str, value: Any, *, kind: type, allow_none: bool = True, hint: str = ""
+) -> None:
+    """Raise unless ``value`` is an int >= 1 (``kind=int``) or a number of seconds > 0.
+
+    ``hint`` (how to fix it) ends the message.
+
+    Examples
+    --------
+    >>> check_number("threads", 0, kind=int, hint="Pass 1 for one thread per worker.")
+    Traceback (most recent call last):
+    ...
+    ValueError: threads must be an int >= 1 or None; got 0. Pass 1 for one thread per worker.
+    """
+    if value is None and allow_none:
+        return
+    expected = "an int >= 1" if kind is int else "a number of seconds > 0"
+    expected += " or None" * allow_none
+    message = f"{name} must be {expected}; got {value!r}." + (f" {hint}" if hint else "")
+    if isinstance(value, bool) or not isinstance(value, (int,) if kind is int else (int, float)):
+        raise TypeError(message)
+    if not 0 < value < math.inf:  # also refuses nan and inf
+        raise ValueError(message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from parcv.backends._dask_executor import _DaskExecutor, _Payload
+from parcv.backends.base import check_number
 from parcv.backends.local import check_n_jobs
 from parcv.data import Dataset
 from parcv.errors import BackendError
@@ -28,25 +30,65 @@ _LOCAL = dict(threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_
 _LOCAL_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
+def check_scheduler_file(path: str | os.PathLike[str], name: str = "scheduler_file") -> str:
+    """Return the address in a Dask scheduler file; raise ValueError saying what is wrong.
+
+    ``name`` is the option that gave the file, for the message.
+
+    Examples
+    --------
+    >>> check_scheduler_file(os.devnull)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: scheduler_file '/dev/null' is not a Dask scheduler file: it is empty. ...
+    """
+    file = os.fspath(path)
+    fix = (
+        "Pass the JSON file that `dask scheduler --scheduler-file FILE` writes "
+        '(it holds the scheduler\'s "address").'
+    )
+    try:
+        with open(file, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"cannot read {name} {file!r}: {err}. {fix}") from err
+    try:
+        info = json.loads(text)
+        problem = "" if isinstance(info, dict) else f"it holds a JSON {type(info).__name__}"
+    except json.JSONDecodeError as err:
+        problem = "it is empty" if not text.strip() else f"it is not JSON ({err})"
+    if not problem and not (isinstance(info.get("address"), str) and info["address"]):
+        problem = f'it has no "address" string (got {info.get("address")!r})'
+    if problem:
+        raise ValueError(f"{name} {file!r} is not a Dask scheduler file: {problem}. {fix}")
+    return str(info["address"])
+
+
 def _wait_for_file(path: str, timeout: float) -> None:
-    """Wait for a scheduler file to appear (dask's Client would wait forever)."""
+    """Wait for a scheduler file to appear (dask's Client would wait forever) and check it."""
     deadline = time.monotonic() + timeout
     while not os.path.exists(path):
         if time.monotonic() > deadline:
             raise FileNotFoundError(f"{path!r} was not written within {timeout:g} s")
         time.sleep(0.05)
+    # A scheduler writes the file after creating it: allow it a moment to finish.
+    settled = time.monotonic() + min(timeout, 1.0)
+    while True:
+        try:
+            check_scheduler_file(path)
+            return
+        except ValueError as err:
+            if time.monotonic() > settled:
+                raise BackendError(str(err)) from None
+            time.sleep(0.05)
 
 
-def _check_number(name: str, value: Any, *, kind: type, allow_none: bool = True) -> None:
-    """Raise unless ``value`` is an int >= 1 (``kind=int``) or a number of seconds > 0."""
-    if value is None and allow_none:
-        return
-    expected = "an int >= 1" if kind is int else "a number of seconds > 0"
-    expected += " or None" * allow_none
-    if isinstance(value, bool) or not isinstance(value, (int,) if kind is int else (int, float)):
-        raise TypeError(f"{name} must be {expected}; got {value!r}.")
-    if not value > 0:
-        raise ValueError(f"{name} must be {expected}; got {value!r}.")
+_HINTS = {
+    "n_workers": "Pass the number of worker processes, or None for one per core.",
+    "threads": "Pass 1 (one BLAS thread per worker), or None to leave them as they are.",
+    "no_worker": "Pass the seconds to wait for a worker, or None to wait for ever.",
+    "connect": "Pass the seconds to wait for the scheduler, e.g. 30.",
+}
 
 
 def _check_options(b: DaskBackend) -> None:
@@ -134,10 +176,10 @@ class DaskBackend:
     --------
     >>> DaskBackend(address="tcp://127.0.0.1:8786").threads
     1
-    >>> DaskBackend(threads=0)
+    >>> DaskBackend(threads=0)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: threads must be an int >= 1 or None; got 0.
+    ValueError: threads must be an int >= 1 or None; got 0. Pass 1 (one BLAS thread ...
     """
 
     address: str | None = None
@@ -151,10 +193,18 @@ class DaskBackend:
     connect_timeout: float = 30.0
 
     def __post_init__(self) -> None:
-        _check_number("n_workers", self.n_workers, kind=int)
-        _check_number("threads", self.threads, kind=int)
-        _check_number("no_worker_timeout", self.no_worker_timeout, kind=float)
-        _check_number("connect_timeout", self.connect_timeout, kind=float, allow_none=False)
+        check_number("n_workers", self.n_workers, kind=int, hint=_HINTS["n_workers"])
+        check_number("threads", self.threads, kind=int, hint=_HINTS["threads"])
+        check_number(
+            "no_worker_timeout", self.no_worker_timeout, kind=float, hint=_HINTS["no_worker"]
+        )
+        check_number(
+            "connect_timeout",
+            self.connect_timeout,
+            kind=float,
+            allow_none=False,
+            hint=_HINTS["connect"],
+        )
         _check_options(self)
 
     @contextmanager
@@ -199,11 +249,24 @@ class DaskBackend:
             if own:
                 client.amm.stop()  # keep every broadcast copy: no worker fetches the data twice
                 client.wait_for_workers(n_workers, timeout=self.connect_timeout)
+        except BackendError:  # a scheduler file that is not one: the message says why
+            raise
         except Exception as err:
-            at = path or self.address or getattr(self.cluster, "scheduler_address", "?")
-            where = f"a local Dask cluster of {n_workers} workers" if own else f"Dask at {at!r}"
-            hint = "" if own else " Check that it runs and is reachable, or raise connect_timeout."
-            raise BackendError(
-                f"cannot reach {where} ({type(err).__name__}: {err}).{hint}"
-            ) from err
+            raise self._unreachable(err, n_workers) from err
         return client
+
+    def _unreachable(self, err: Exception, n_workers: int) -> BackendError:
+        """The error of a scheduler or local cluster that could not be reached or started."""
+        own = all(getattr(self, name) is None for name in _CONNECTIONS)
+        if own:
+            where, hint = f"a local Dask cluster of {n_workers} workers", ""
+        else:
+            at = self.address or getattr(self.cluster, "scheduler_address", "?")
+            if self.scheduler_file is not None:
+                at = os.fspath(self.scheduler_file)
+            where = f"Dask at {at!r}"
+            hint = (
+                " Check that it runs and is reachable, or raise connect_timeout"
+                " (parcv run --connect-timeout SECONDS)."
+            )
+        return BackendError(f"cannot reach {where} ({type(err).__name__}: {err}).{hint}")

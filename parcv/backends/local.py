@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from parcv.backends.base import check_number
 from parcv.data import Dataset
 from parcv.errors import BackendError
 from parcv.plan import Plan
@@ -93,17 +94,40 @@ def _drop_pool(*, kill: bool) -> None:
         current[1].shutdown(wait=False, kill_workers=kill)
 
 
+def _check_n_jobs_type(n_jobs: Any, name: str = "n_jobs") -> None:
+    """Raise unless ``n_jobs`` is None or a non-zero int (checked without importing joblib)."""
+    if n_jobs is None:
+        return
+    message = (
+        f"{name} must be a positive int, -1 for every core (-2 all but one) or None; "
+        f"got {n_jobs!r}. Pass the number of worker processes, or -1 to use every core."
+    )
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int):
+        raise TypeError(message)
+    if n_jobs == 0:
+        raise ValueError(message)
+
+
 def check_n_jobs(n_jobs: Any) -> int:
-    """Resolve ``n_jobs`` (None or -1: every core; -2: all but one) to a count."""
+    """Resolve ``n_jobs`` (None or -1: every core; -2: all but one) to a count.
+
+    Examples
+    --------
+    >>> check_n_jobs(2)
+    2
+    >>> check_n_jobs(0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: n_jobs must be a positive int, -1 for every core (-2 all but one) or None; ...
+    """
     from joblib import cpu_count
 
+    _check_n_jobs_type(n_jobs)
     if n_jobs is None:
         return int(cpu_count())
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a positive int, or -1 for every core; got {n_jobs!r}.")
     if n_jobs < 0:
-        return max(1, int(cpu_count()) + 1 + n_jobs)
-    return n_jobs
+        return max(1, int(cpu_count()) + 1 + int(n_jobs))
+    return int(n_jobs)
 
 
 class _LocalExecutor:
@@ -163,7 +187,7 @@ class LocalBackend:
     Parameters
     ----------
     n_jobs : int or None, default=None
-        Worker processes; ``None`` or -1 uses every core.
+        Worker processes; ``None`` or -1 uses every core, -2 all but one.
     threads : int or None, default=1
         Cap on BLAS/OpenMP threads inside each worker.
     idle_timeout : float, default=300
@@ -172,15 +196,40 @@ class LocalBackend:
         costs ~1.5 s of imports each; with 30 s they exited during W1's
         50 s serial reference run and every benchmark round paid 2.4-3.2 s).
 
+    Raises
+    ------
+    TypeError, ValueError
+        On construction, for a value of the wrong type or out of range.
+
     Examples
     --------
     >>> LocalBackend(n_jobs=2).n_jobs
     2
+    >>> LocalBackend(n_jobs=0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: n_jobs must be a positive int, -1 for every core (-2 all but one) or None; ...
     """
 
     n_jobs: int | None = None
     threads: int | None = 1
     idle_timeout: float = 300.0
+
+    def __post_init__(self) -> None:
+        _check_n_jobs_type(self.n_jobs)
+        check_number(
+            "threads",
+            self.threads,
+            kind=int,
+            hint="Pass 1 (one BLAS thread per worker), or None to leave them as they are.",
+        )
+        check_number(
+            "idle_timeout",
+            self.idle_timeout,
+            kind=float,
+            allow_none=False,
+            hint="Pass the seconds an idle pool lives on for the next call, e.g. 300.",
+        )
 
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[_LocalExecutor]:
