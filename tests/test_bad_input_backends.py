@@ -101,6 +101,9 @@ def test_check_backend_names_the_bad_value_and_the_fix():
         check_backend("dask", 0)
     with pytest.raises(TypeError, match=N_JOBS + "'2'"):
         check_backend("local", "2")
+    with pytest.raises(TypeError, match=N_JOBS + "'abc'"):
+        check_backend("serial", "abc")  # one process runs, but a bad value is still refused
+    assert check_backend("serial", 2) == parcv.SerialBackend()
     # n_jobs would be ignored: the object is already sized.
     with pytest.raises(ValueError, match=r"n_jobs sizes a backend given by name; got n_jobs=4"):
         parcv.search(

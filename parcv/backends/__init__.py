@@ -79,6 +79,8 @@ def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
 def _by_name(backend: str, n_jobs: int | None) -> Backend:
     """The backend of a name, sized by ``n_jobs``."""
     if backend == "serial":
+        if n_jobs is not None:
+            check_n_jobs(n_jobs)  # a bad value is refused even where one process runs
         return SerialBackend()
     if backend == "local":
         return LocalBackend(n_jobs=n_jobs)
