@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from parcv import __version__
-from parcv._store_checks import check_store, check_store_to_read
+from parcv._store_checks import check_store_to_read
 from parcv.aggregate import report_fit_failures
 from parcv.backends.base import Backend
 from parcv.criteria_tasks import CriteriaRequest
@@ -160,8 +160,8 @@ def execute_plan(
     Raises
     ------
     TypeError, ValueError
-        ``store`` is not a path to a file that can be created or written;
-        raised before anything runs.
+        ``store`` is not a path to a file that can be created or written
+        (checked when the store is opened, before anything runs).
     ParcvError
         For ``cross_validate``, every fit failed (with a numeric
         ``error_score``); the records are stored first.
@@ -174,7 +174,6 @@ def execute_plan(
     FitFailedWarning
         For ``cross_validate``, some fits failed and scored ``error_score``.
     """
-    check_store(store)
     show = check_progress(progress)
     if save_models and store is None:
         raise ValueError("save_models=True needs store=path: models are written beside it.")
