@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from parcv.backends.base import Executor, check_number
+from parcv.backends.base import Executor, check_number, check_threads
 from parcv.backends.dask import DaskBackend
 from parcv.data import Dataset
 from parcv.errors import BackendError
@@ -146,7 +146,7 @@ class JobQueueBackend:
     def __post_init__(self) -> None:
         _check_sizes(self.kind, self.jobs, self.minimum_jobs)
         _check_count("cores_per_job", self.cores_per_job, 1, "Pass the cores of one job.")
-        check_number("threads", self.threads, kind=int, hint="Pass 1 (per worker), or None.")
+        check_threads(self.threads)
         check_number("no_worker_timeout", self.no_worker_timeout, kind=float, hint=_NO_WORKER)
 
     @contextmanager

@@ -11,7 +11,7 @@ from parcv.data import Dataset
 from parcv.plan import Plan
 from parcv.records import Record, Unit
 
-__all__ = ["Backend", "Executor", "check_number"]
+__all__ = ["Backend", "Executor", "check_number", "check_threads"]
 
 
 class Executor(Protocol):
@@ -71,3 +71,13 @@ def check_number(
         raise TypeError(message)
     if not 0 < value < math.inf:  # also refuses nan and inf
         raise ValueError(message)
+
+
+def check_threads(threads: Any) -> None:
+    """Raise unless ``threads`` (the BLAS/OpenMP cap of every backend) is an int >= 1 or None."""
+    check_number(
+        "threads",
+        threads,
+        kind=int,
+        hint="Pass 1 (one BLAS thread in each process that fits), or None to leave them as is.",
+    )

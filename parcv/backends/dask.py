@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from parcv.backends._dask_executor import _DaskExecutor, _Payload
-from parcv.backends.base import check_number
+from parcv.backends.base import check_number, check_threads
 from parcv.backends.local import check_n_jobs
 from parcv.data import Dataset
 from parcv.errors import BackendError
@@ -85,7 +85,6 @@ def _wait_for_file(path: str, timeout: float) -> None:
 
 _HINTS = {
     "n_workers": "Pass the number of worker processes, or None for one per core.",
-    "threads": "Pass 1 (one BLAS thread per worker), or None to leave them as they are.",
     "no_worker": "Pass the seconds to wait for a worker, or None to wait for ever.",
     "connect": "Pass the seconds to wait for the scheduler, e.g. 30.",
 }
@@ -194,7 +193,7 @@ class DaskBackend:
 
     def __post_init__(self) -> None:
         check_number("n_workers", self.n_workers, kind=int, hint=_HINTS["n_workers"])
-        check_number("threads", self.threads, kind=int, hint=_HINTS["threads"])
+        check_threads(self.threads)
         check_number(
             "no_worker_timeout", self.no_worker_timeout, kind=float, hint=_HINTS["no_worker"]
         )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parcv.backends.base import check_number
+from parcv.backends.base import check_number, check_threads
 from parcv.data import Dataset
 from parcv.errors import BackendError
 from parcv.plan import Plan
@@ -217,12 +217,7 @@ class LocalBackend:
 
     def __post_init__(self) -> None:
         _check_n_jobs_type(self.n_jobs)
-        check_number(
-            "threads",
-            self.threads,
-            kind=int,
-            hint="Pass 1 (one BLAS thread per worker), or None to leave them as they are.",
-        )
+        check_threads(self.threads)
         check_number(
             "idle_timeout",
             self.idle_timeout,

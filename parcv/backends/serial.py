@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from parcv.backends._threads import controller
-from parcv.backends.base import check_number
+from parcv.backends.base import check_threads
 from parcv.data import Dataset
 from parcv.plan import Plan
 from parcv.records import Record, Unit
@@ -57,12 +57,7 @@ class SerialBackend:
     threads: int | None = 1
 
     def __post_init__(self) -> None:
-        check_number(
-            "threads",
-            self.threads,
-            kind=int,
-            hint="Pass 1 (one BLAS thread during fits), or None to leave them as they are.",
-        )
+        check_threads(self.threads)
 
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[_SerialExecutor]:
