@@ -22,7 +22,7 @@ from parcv.fastplan import decide_fast_cv
 from parcv.partition import PartitionFolds, leave_one_out_folds
 from parcv.records import Key, Unit
 from parcv.reprs import stable_repr
-from parcv.scoring import Scoring, check_scoring_spec
+from parcv.scoring import Scoring, check_metric_target, check_response_methods, check_scoring_spec
 from parcv.space import Candidate, check_candidate_params, check_candidate_values, check_space
 from parcv.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
 from parcv.summary import Selection, check_selection
@@ -241,6 +241,9 @@ def build_plan(
         check_candidate_values(estimator, candidates, each=error == "raise")
     selects = len(candidates) > 1 or bool(refit)
     score_spec: Scoring = check_scoring_spec(estimator, scoring, refit, selects=selects)
+    params = [c.params for c in candidates]
+    check_metric_target(score_spec, data.y, given=scoring)
+    check_response_methods(estimator, params, score_spec, each=error == "raise", given=scoring)
     request = check_criteria(criteria, estimator)
     do_final = bool(refit) if final is None else final
     outer_folds, inner_folds = _all_folds(estimator, data, inner, outer, do_final)
@@ -258,7 +261,7 @@ def build_plan(
         units=make_units(inner_folds, len(candidates), decision.batches, request is not None),
         refit_outers=tuple(range(len(outer_folds))),
         final=do_final,
-        selection=check_selection(selection, [c.params for c in candidates]),
+        selection=check_selection(selection, params),
         error_score=error,
         return_train_score=bool(return_train_score),
         n_samples=data.n_samples,

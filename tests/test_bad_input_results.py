@@ -53,8 +53,11 @@ def test_cross_validate_with_every_fit_failing_raises_like_search():
 
 
 def test_cross_validate_with_a_scorer_failing_everywhere_raises():
+    def needs_proba(estimator, X, y):  # a user's scorer: not checked before the fits
+        return estimator.predict_proba(X)[:, 1].mean()
+
     with pytest.raises(parcv.ParcvError, match=r"(?s)every fold.*AttributeError.*predict_proba"):
-        parcv.cross_validate(Ridge(), X, Y, cv=ms.KFold(3), scoring="roc_auc", backend="serial")
+        parcv.cross_validate(Ridge(), X, Y, cv=ms.KFold(3), scoring=needs_proba, backend="serial")
 
 
 def test_cross_validate_with_some_fits_failing_warns_and_scores_as_sklearn():
