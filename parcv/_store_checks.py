@@ -10,6 +10,7 @@ from typing import Any
 
 __all__ = [
     "JOURNAL_MODES",
+    "changed_choice",
     "check_journal",
     "check_store",
     "check_store_to_read",
@@ -26,10 +27,7 @@ _DESCRIBED = {
     "candidates": "space",
     "metrics": "scoring",
     "multimetric": "scoring (several metrics)",
-    "refit": "refit metric",
     "final": "refit",
-    "selection": "selection",
-    "error_score": "error_score",
     "return_train_score": "return_train_score",
     "n_samples": "number of samples",
     "n_outer": "number of outer folds",
@@ -37,9 +35,12 @@ _DESCRIBED = {
     "batches": "fast-CV batches",
     "criteria": "criteria",
 }
+# ... and those of how a candidate is chosen from the fits: not fingerprinted, a change
+# drops only the records that depend on it (see store.open_store).
+_CHOICE = {"refit": "refit metric", "selection": "selection", "error_score": "error_score"}
 _FINGERPRINTED = (
-    "the data, estimator, space, folds, scoring, refit, selection, error_score, "
-    "return_train_score, fast_cv, criteria and parcv version"
+    "the data, estimator, space, folds, scoring, refit, return_train_score, fast_cv, "
+    "criteria and parcv version (not the refit metric, selection or error_score)"
 )
 
 
@@ -203,11 +204,25 @@ def _short(key: str, value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
+def changed_choice(old: dict[str, str], new: dict[str, str]) -> str:
+    """Which of refit metric, selection and error_score two plan descriptions disagree on.
+
+    Examples
+    --------
+    >>> old = {"plan": '{"selection": {"rule": "best"}, "refit": "score"}'}
+    >>> changed_choice(old, {"plan": '{"selection": {"rule": "one_se"}, "refit": "score"}'})
+    "selection (stored {'rule': 'best'}, now {'rule': 'one_se'})"
+    """
+    return "; ".join(_differences(old, new, _CHOICE)) or "refit metric, selection or error_score"
+
+
+def _differences(
+    old: dict[str, str], new: dict[str, str], described: dict[str, str] = _DESCRIBED
+) -> list[str]:
     """What the stored plan description and this plan's disagree on, one entry per key."""
     before, after = _description(old), _description(new)
     found = []
-    for key, name in _DESCRIBED.items():
+    for key, name in described.items():
         if key in before and before.get(key) != after.get(key):
             stored, now = _short(key, before[key]), _short(key, after.get(key))
             found.append(f"{name} (stored {stored}, now {now})")

@@ -112,7 +112,9 @@ def cross_validate(
         scoring and parcv version): another plan's store is refused.
     resume : bool, default=False
         Compute only the units missing from ``store`` (required); the result
-        is identical to an uninterrupted run.
+        is identical to an uninterrupted run. With another refit metric,
+        ``selection`` or ``error_score`` than the stored run, its fits are
+        kept and only the refits and the failed fits are computed again.
     overwrite : bool, default=False
         Discard what ``store`` holds; contradicts ``resume=True`` (refused).
     progress : bool, default=None

@@ -27,7 +27,7 @@ from parcv.space import Candidate, check_candidate_params, check_candidate_value
 from parcv.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
 from parcv.summary import Selection, check_selection
 
-__all__ = ["Plan", "build_plan", "fingerprint"]
+__all__ = ["Plan", "build_plan", "choice_digest", "fingerprint"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +343,10 @@ def _hash_value(h: Any, value: Any) -> None:
 
 
 def fingerprint(plan: Plan, data: Dataset) -> str:
-    """Hash what determines the numbers: data, estimator, space, folds, scorers, version.
+    """Hash what determines the fits' numbers: data, estimator, space, folds, scorers, version.
+
+    The choice made from the fits (refit metric, selection rule, error_score)
+    is left out: see :func:`choice_digest`.
 
     Parameters
     ----------
@@ -366,8 +369,6 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
     for folds in (plan.outer_folds, *plan.inner_folds.values()):
         _hash_folds(h, folds)
     h.update(stable_repr(sorted(plan.scoring.scorers.items())).encode())
-    selection = (plan.selection.rule, stable_repr(plan.selection.complexity))
-    h.update(repr((plan.scoring.refit, selection, plan.error_score)).encode())
     h.update(repr((plan.return_train_score, plan.final, __version__)).encode())
     if plan.fast_cv:
         # Fast CV agrees with refits to rounding, not bit for bit: never mix the two in a store.
@@ -376,6 +377,16 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
         request = plan.criteria
         h.update(stable_repr([request.names, request.n_params, request.noise_variance]).encode())
     return h.hexdigest()
+
+
+def choice_digest(plan: Plan) -> str:
+    """Hash how a candidate is chosen from the fits: refit metric, selection, error_score.
+
+    Refit records and failed fits' scores depend on it; other fit records do not.
+    """
+    selection = (plan.selection.rule, stable_repr(plan.selection.complexity))
+    text = repr((plan.scoring.refit, selection, plan.error_score))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _hash_folds(h: Any, folds: Sequence[Fold]) -> None:

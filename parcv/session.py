@@ -18,7 +18,7 @@ from parcv.criteria_tasks import CriteriaRequest
 from parcv.data import Dataset
 from parcv.errors import ParcvError, RunInterrupted
 from parcv.partition import PartitionFolds
-from parcv.plan import Plan, fingerprint, make_units
+from parcv.plan import Plan, choice_digest, fingerprint, make_units
 from parcv.progress import Progress, check_progress
 from parcv.records import Key, Record
 from parcv.reprs import stable_repr
@@ -69,6 +69,7 @@ def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
     }
     return {
         "fingerprint": digest,
+        "choice": choice_digest(plan),
         "parcv_version": __version__,
         "kind": kind,
         "created": repr(time.time()),
@@ -178,6 +179,8 @@ def execute_plan(
     if save_models and store is None:
         raise ValueError("save_models=True needs store=path: models are written beside it.")
     st = _open(plan, data, kind, store, resume=resume, overwrite=overwrite, journal=journal)
+    if st.rechosen and store is not None:  # its final model was fitted for the old choice
+        (_models_dir(store) / "final.joblib").unlink(missing_ok=True)
     with store_session(st):
         done = _resumable(store, st.records() if resume else {})
         bar = Progress(plan.n_units, show, initial=len(done))

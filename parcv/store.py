@@ -20,7 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from parcv._store_checks import JOURNAL_MODES, check_journal, check_store, mismatch_message
+from parcv._store_checks import (
+    JOURNAL_MODES,
+    changed_choice,
+    check_journal,
+    check_store,
+    mismatch_message,
+)
 from parcv.errors import PlanMismatchError
 from parcv.partition import PartitionFolds
 from parcv.records import ErrorInfo, FoldScores, Key, Record, Unit
@@ -159,6 +165,7 @@ class Store:
     path: Path | None
     conn: sqlite3.Connection | None = None
     labels: tuple[tuple[str, str], ...] = ()
+    rechosen: bool = False  # opened with another choice: choice-dependent records dropped
 
     def add(self, records: Iterable[Record]) -> None:
         """Commit a batch of records in one transaction."""
@@ -261,21 +268,32 @@ def read_store(path: str | Path) -> tuple[dict[str, str], dict[Key, Record]]:
     return read_meta(p), read_records(p)
 
 
-def _check_fingerprint(path: Path, meta: dict[str, str], overwrite: bool, resume: bool) -> bool:
-    """Return whether the existing file must be wiped; raise if it belongs to another plan."""
+def _check_fingerprint(path: Path, meta: dict[str, str], overwrite: bool, resume: bool) -> str:
+    """What to do with the existing file: "wipe", "keep" or "rechoose"; raise if another plan's.
+
+    "rechoose": the same fits, chosen from by another refit metric, selection rule or
+    error_score; the records that depend on the choice are dropped, the others kept.
+    """
     old = read_meta(path)
     n_old = len(read_records(path)) if old else 0
     if not old or overwrite:
-        return True
+        return "wipe"
     if old.get("fingerprint") != meta["fingerprint"]:
         raise PlanMismatchError(mismatch_message(path, old, meta, n_old))
+    rechoose = old.get("choice") != meta.get("choice")
     if n_old and not resume:
-        raise PlanMismatchError(
-            f"store {str(path)!r} already holds {n_old} records of this plan. Pass resume=True "
-            "(command line: --resume) to compute only the missing units, or overwrite=True "
-            "(--overwrite) to start again."
+        changed = (
+            f" This call chooses differently: {changed_choice(old, meta)}. Resuming keeps the "
+            "fits and redoes only the refits and the failed fits."
+            if rechoose
+            else ""
         )
-    return False
+        raise PlanMismatchError(
+            f"store {str(path)!r} already holds {n_old} records of this plan.{changed} Pass "
+            "resume=True (command line: --resume) to compute only the missing units, or "
+            "overwrite=True (--overwrite) to start again."
+        )
+    return "rechoose" if rechoose else "keep"
 
 
 def open_store(
@@ -304,7 +322,9 @@ def open_store(
     partitions : dict of outer fold to PartitionFolds, default=None
         Compact fold sets (leave-one-out), stored as index blobs.
     resume : bool, default=False
-        Keep this plan's records (the run computes only missing units).
+        Keep this plan's records (the run computes only missing units). If
+        the refit metric, selection or error_score changed, the refit records
+        and failed fits are dropped first: they depend on those.
     overwrite : bool, default=False
         Discard whatever the file holds.
     journal : {"wal", "delete"}, default="wal"
@@ -329,7 +349,7 @@ def open_store(
     p = check_store(path)
     if p is None:
         return Store(None, None, labels)
-    wipe = _check_fingerprint(p, meta, overwrite, resume) if p.exists() else True
+    action = _check_fingerprint(p, meta, overwrite, resume) if p.exists() else "wipe"
     conn = _connect(p, journal)
     os.chmod(p, 0o600)  # results are the user's only
     with conn:
@@ -339,7 +359,12 @@ def open_store(
                 conn.execute(statement)
         if not _has_column(conn, "records", "fold_scores"):
             conn.execute("ALTER TABLE records ADD COLUMN fold_scores TEXT")
-        if wipe:
+        if action == "rechoose":
+            # Refits depend on the choice, failed fits' scores on error_score: redo them.
+            conn.execute("DELETE FROM records WHERE kind IN ('refit', 'final') OR status != 'ok'")
+            conn.execute("DELETE FROM meta")
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
+        if action == "wipe":
             for table in ("meta", "folds", "partitions", "records"):
                 conn.execute(f"DELETE FROM {table}")
             conn.executemany(
@@ -352,7 +377,7 @@ def open_store(
                 "INSERT INTO folds VALUES (?, ?, ?, ?)",
                 [(o, i, _index_blob(tr), _index_blob(te)) for o, i, tr, te in folds],
             )
-    return Store(p, conn, labels)
+    return Store(p, conn, labels, rechosen=action == "rechoose")
 
 
 @contextmanager

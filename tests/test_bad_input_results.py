@@ -32,8 +32,9 @@ X, Y = make_regression(n_samples=60, n_features=3, random_state=0)
 Y_LAST_FOLD_ONE_CLASS = np.r_[np.zeros(40), np.ones(20)]
 
 
-def _search(**options):
-    return parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, Y, cv=3, backend="serial", **options)
+def _search(space=None, **options):
+    space = {"alpha": [0.1, 1.0]} if space is None else space
+    return parcv.search(Ridge(), space, X, Y, cv=3, backend="serial", **options)
 
 
 # 1. failed fits of cross_validate are reported as scikit-learn reports them
@@ -335,10 +336,9 @@ def test_load_models_of_a_run_without_a_final_model(tmp_path):
 @pytest.mark.parametrize(
     ("change", "shown"),
     [
-        ({"error_score": "raise"}, "error_score (stored 'nan', now 'raise')"),
         ({"return_train_score": True}, "return_train_score (stored False, now True)"),
         ({"refit": False}, "refit (stored True, now False)"),
-        ({"selection": parcv.Selection("one_se", complexity="alpha")}, "selection (stored"),
+        ({"space": {"alpha": [0.1, 2.0]}}, "space (stored"),
     ],
 )
 def test_plan_mismatch_says_what_differs_and_how_to_proceed(tmp_path, change, shown):
@@ -380,7 +380,7 @@ def test_plan_mismatch_of_an_old_store_without_description(tmp_path):
         conn.execute("DELETE FROM meta WHERE name = 'plan'")
     conn.close()
     with pytest.raises(parcv.PlanMismatchError, match="different plan"):
-        _search(store=store, error_score="raise")
+        _search(store=store, return_train_score=True)
 
 
 def test_scores_all_nan_without_failed_fits_says_the_scorer_returned_nan():

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -149,6 +150,26 @@ def test_failed_run_exits_1(tmp_path, capsys):
     assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]) == 1
     err = capsys.readouterr().err
     assert "parcv: run failed: FitFailedError" in err and "solver='lbfgs'" in err
+
+
+def test_a_failed_run_resumed_with_a_numeric_error_score_keeps_its_fits(tmp_path, capsys):
+    spec = tmp_path / "fail.toml"
+    failing = TINY.replace("alpha = [0.1, 10.0]", 'solver = ["auto", "lbfgs"]')
+    spec.write_text(failing + '[scoring]\nerror_score = "raise"\n')
+    run = ["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial", "--quiet"]
+    assert main(run) == 1
+    before = read_records(tmp_path / "run" / "store.sqlite")
+    assert before and all(r.ok for r in before.values())  # the fits before the failure
+    spec.write_text(failing + "[scoring]\nerror_score = nan\n")
+    assert main(run) == 2  # the store holds this plan's fits: resume or overwrite
+    assert "error_score (stored 'raise', now 'nan')" in capsys.readouterr().err
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # not "error": the command prints its warnings
+        assert main([*run, "--resume"]) == 0
+    assert "FitFailedWarning: excluded" in capsys.readouterr().err
+    after = read_records(tmp_path / "run" / "store.sqlite")
+    assert all(after[key] == record for key, record in before.items())
+    assert len(after) == 7 and sum(not r.ok for r in after.values()) == 3
 
 
 def test_usage_errors_exit_2(tmp_path, capsys):
@@ -347,6 +368,7 @@ def test_interrupt_exits_130_keeps_the_store_and_resume_completes(
 CHATTY_CLUSTER = """
 import sys
 import types
+import warnings
 from contextlib import contextmanager
 
 import distributed  # imported before the CLI sets up logging: with a stderr handler of its own
