@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -200,40 +201,38 @@ class _MethodCheck:
             return self.base
         return self.lacking(clone(self.estimator).set_params(**clone(dict(params), safe=False)))
 
-    def _cached(self, key: Any, params: Mapping[str, Any]) -> str | None:
+    def _memo(self, key: Any, verdict: Callable[[], str | None]) -> str | None:
         try:
             if key not in self.seen:
-                self.seen[key] = self.exact(params)
+                self.seen[key] = verdict()
             return self.seen[key]
         except TypeError:  # an unhashable value (list, array): tried every time
-            return self.exact(params)
+            return verdict()
 
-    def alone(self, name: str, value: Any) -> str | None:
-        """The verdict with one parameter changed."""
+    def _set_alone(self, name: str, value: Any) -> str | None:
+        """The verdict with one parameter changed (on the scratch copy, then set back)."""
         self.scratch.set_params(**{name: value})
         try:
             return self.lacking(self.scratch)
         finally:
             self.scratch.set_params(**{name: self.defaults[name]})
 
-    def _single(self, name: str, value: Any) -> str | None:
-        key = (name, type(value), value)
-        try:
-            if key not in self.seen:
-                self.seen[key] = self.alone(name, value)
-            return self.seen[key]
-        except TypeError:  # an unhashable value (list, array): tried every time
-            return self.alone(name, value)
+    def alone(self, name: str, value: Any) -> str | None:
+        """The verdict with one parameter changed, once per distinct value."""
+        return self._memo((name, type(value), value), partial(self._set_alone, name, value))
 
     def quick(self, params: Mapping[str, Any]) -> str | None:
         """The verdict from the parameters that, set alone, change the estimator's."""
         if any(n not in self.defaults or _holds_estimator(v) for n, v in params.items()):
             return self.exact(params)  # a swapped-in estimator, or a parameter of one
-        alone = {n: v for n, v in params.items()
-                 if not _amount(v) and self._single(n, v) != self.base}  # fmt: skip
-        if not alone:
+        changed = {
+            n: v for n, v in params.items()
+            if not _amount(v) and self.alone(n, v) != self.base
+        }  # fmt: skip
+        if not changed:
             return self.base
-        return self._cached(tuple((n, type(v), v) for n, v in sorted(alone.items())), alone)
+        key = tuple((n, type(v), v) for n, v in sorted(changed.items()))
+        return self._memo(key, partial(self.exact, changed))
 
     def first_lacking(self, params: Sequence[Mapping[str, Any]]) -> tuple[Any, str] | None:
         for p in params:
