@@ -17,6 +17,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -316,9 +317,12 @@ def _configure_logging(*, verbose: bool) -> None:
         logging.getLogger(name).setLevel(level)
 
 
-def _show_warning(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
-    """Print a warning as one line naming its category, without the source line."""
-    print(f"parcv: {category.__name__}: {message}", file=sys.stderr)
+def _show_warning(message: Any, category: type, *args: Any, shown: set[str], **kw: Any) -> None:
+    """Print a warning as one line naming its category, once per command (checks may rerun)."""
+    line = f"parcv: {category.__name__}: {message}"
+    if line not in shown:
+        shown.add(line)
+        print(line, file=sys.stderr)
 
 
 def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -359,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     levels = {name: logging.getLogger(name).level for name in _CHATTY}
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _show_warning
+            warnings.showwarning = partial(_show_warning, shown=set())
             args = _parser().parse_args(words)
             _configure_logging(verbose=args.verbose)
             return _dispatch(args, words)

@@ -16,13 +16,14 @@ from sklearn.model_selection import LeaveOneOut
 from sklearn.utils import _safe_indexing
 
 from parcv import __version__
+from parcv._scoring_checks import check_metric_target, check_response_methods
 from parcv.criteria_tasks import CriteriaRequest, check_criteria
 from parcv.data import Dataset
 from parcv.fastplan import decide_fast_cv
 from parcv.partition import PartitionFolds, leave_one_out_folds
 from parcv.records import Key, Unit
 from parcv.reprs import stable_repr
-from parcv.scoring import Scoring, check_metric_target, check_response_methods, check_scoring_spec
+from parcv.scoring import Scoring, check_scoring_spec
 from parcv.space import Candidate, check_candidate_params, check_candidate_values, check_space
 from parcv.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
 from parcv.summary import Selection, check_selection
@@ -242,7 +243,7 @@ def build_plan(
     selects = len(candidates) > 1 or bool(refit)
     score_spec: Scoring = check_scoring_spec(estimator, scoring, refit, selects=selects)
     params = [c.params for c in candidates]
-    check_metric_target(score_spec, data.y, given=scoring)
+    check_metric_target(score_spec, data.y, given=scoring, estimator=estimator, params=params)
     check_response_methods(estimator, params, score_spec, each=error == "raise", given=scoring)
     request = check_criteria(criteria, estimator)
     do_final = bool(refit) if final is None else final
@@ -345,8 +346,7 @@ def _hash_value(h: Any, value: Any) -> None:
 def fingerprint(plan: Plan, data: Dataset) -> str:
     """Hash what determines the fits' numbers: data, estimator, space, folds, scorers, version.
 
-    The choice made from the fits (refit metric, selection rule, error_score)
-    is left out: see :func:`choice_digest`.
+    How a candidate is chosen from the fits is left out: see :func:`choice_digest`.
 
     Parameters
     ----------

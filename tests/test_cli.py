@@ -172,6 +172,18 @@ def test_a_failed_run_resumed_with_a_numeric_error_score_keeps_its_fits(tmp_path
     assert len(after) == 7 and sum(not r.ok for r in after.values()) == 3
 
 
+def test_a_warning_of_the_checks_is_printed_once(tmp_path, capsys):
+    # diabetes' y is whole numbers, so accuracy is not refused; Ridge's predictions fail it.
+    spec = tmp_path / "acc.toml"
+    spec.write_text(TINY + '[scoring]\nmetrics = ["accuracy"]\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # not "error": the command prints its warnings
+        assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("but Ridge is a regressor") == 1
+    assert "every candidate failed" in err
+
+
 def test_usage_errors_exit_2(tmp_path, capsys):
     spec = tmp_path / "tiny.toml"
     spec.write_text(TINY)

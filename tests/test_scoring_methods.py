@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn import model_selection as ms
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
@@ -19,6 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 import parcv
+import parcv._scoring_checks
 import parcv.scoring
 
 
@@ -61,6 +63,8 @@ def _sklearn_lacks_method(estimator, metric):
     return False
 
 
+# Ridge with accuracy also warns that its predictions are continuous: tested below.
+@pytest.mark.filterwarnings("ignore:.* is a regressor:UserWarning")
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
 def test_refused_up_front_exactly_when_sklearn_scoring_lacks_the_method(name, metric):
@@ -236,14 +240,39 @@ def test_grouped_check_agrees_with_a_clone_per_candidate(space, order):
     scoring = parcv.scoring.check_scoring_spec(estimator, "neg_log_loss", True)
     first = _brute_first_lacking(estimator, params, ["predict_proba"])
     if first is None:
-        parcv.scoring.check_response_methods(estimator, params, scoring, each=True)
+        parcv._scoring_checks.check_response_methods(estimator, params, scoring, each=True)
     else:
         with pytest.raises(ValueError, match="does not have") as info:
-            parcv.scoring.check_response_methods(estimator, params, scoring, each=True)
+            parcv._scoring_checks.check_response_methods(estimator, params, scoring, each=True)
         assert f"candidate {first!r} does not have" in str(info.value)
     every = all(_brute_first_lacking(estimator, [p], ["predict_proba"]) for p in params)
     if every:
         with pytest.raises(ValueError, match="no candidate has"):
-            parcv.scoring.check_response_methods(estimator, params, scoring, each=False)
+            parcv._scoring_checks.check_response_methods(estimator, params, scoring, each=False)
     else:
-        parcv.scoring.check_response_methods(estimator, params, scoring, each=False)
+        parcv._scoring_checks.check_response_methods(estimator, params, scoring, each=False)
+
+
+Y_COUNTS = np.round(np.exp(1 + 0.5 * X[:, 0])).astype(int)  # whole numbers: not continuous
+
+
+def test_a_label_metric_on_a_regressor_warns_as_sklearn_would_fail_at_every_fit():
+    with pytest.raises(ValueError, match="can't handle a mix of multiclass and continuous"):
+        ms.cross_validate(Ridge(), X, Y_COUNTS, cv=3, scoring="accuracy", error_score="raise")
+    warned = r"'accuracy' is a classification metric \(accuracy_score\), but Ridge is a regressor"
+    with pytest.warns(UserWarning, match=warned) as caught, pytest.raises(Dispatched):
+        parcv.cross_validate(Ridge(), X, Y_COUNTS, cv=3, scoring="accuracy", backend=GO)
+    assert caught[0].filename == __file__  # points at the caller's line
+
+
+def test_no_warning_for_a_classifier_or_model_families():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(Dispatched):
+            parcv.cross_validate(
+                LogisticRegression(), X, Y_COUNTS, cv=KFold(3), scoring="accuracy", backend=GO
+            )
+        pipe = Pipeline([("model", Ridge())])
+        space = [{"model": [Ridge()]}, {"model": [LogisticRegression()]}]
+        with pytest.raises(Dispatched):
+            parcv.search(pipe, space, X, Y_COUNTS, cv=KFold(3), scoring="accuracy", backend=GO)

@@ -1,0 +1,296 @@
+"""Checks that a run's metrics can score it, made before any fit.
+
+A scikit-learn scorer calls one of a few estimator methods and compares the
+predictions with ``y``. When the estimator lacks the method, or ``y`` is not
+what the metric takes, every fit would run and then fail to be scored: these
+checks refuse such runs up front (or warn, when it is only likely).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone, is_regressor
+from sklearn.utils.multiclass import type_of_target
+
+from parcv.scoring import Scoring
+
+__all__ = ["check_metric_target", "check_response_methods"]
+
+# Where scikit-learn's metrics that take class labels (or a binary/multilabel indicator)
+# live: each of them refuses a continuous y_true, whatever the predictions. (Clustering
+# metrics only warn.) The likelihood-ratio scorers wrap one in the scorer module.
+_LABEL_METRICS = ("sklearn.metrics._classification", "sklearn.metrics._ranking")
+
+
+def _takes_labels(func: Any) -> bool:
+    module, name = getattr(func, "__module__", None), getattr(func, "__name__", "")
+    scorer_wrapper = module == "sklearn.metrics._scorer" and name.endswith("likelihood_ratio")
+    return module in _LABEL_METRICS or scorer_wrapper
+
+
+def _methods(scorer: Any) -> tuple[str, ...]:
+    """The estimator methods a scikit-learn scorer calls, any one of them (none if unknown)."""
+    methods = getattr(scorer, "_response_method", None)
+    if isinstance(methods, str):
+        return (methods,)
+    if isinstance(methods, (list, tuple)) and all(isinstance(m, str) for m in methods):
+        return tuple(methods)
+    return ()  # a callable of the user's, or a scorer without the attribute: not checked
+
+
+def _amount(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def _holds_estimator(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_holds_estimator(v) for v in value)
+    return hasattr(value, "get_params") and not isinstance(value, type)
+
+
+class _MethodCheck:
+    """Which metric's methods a candidate's estimator lacks, without a clone per candidate.
+
+    Whether an estimator has a method depends, in scikit-learn, on one parameter at a
+    time (``probability``, ``loss``, ``voting``, a pipeline's last step), never on an
+    amount (``alpha``, ``C``). So each distinct value that is not an amount is tried
+    alone once, and candidates are grouped by the values that changed the answer. A
+    candidate found lacking is confirmed on its own estimator before it is reported:
+    a wrong guess can miss a refusal (the fits then fail as before), never make one.
+    """
+
+    def __init__(self, estimator: Any, needs: dict[str, tuple[str, ...]]) -> None:
+        self.estimator, self.needs = estimator, needs
+        self.base = self.lacking(estimator)
+        self.seen: dict[Any, str | None] = {}
+        # One copy to try single values on, each set back after (a set_params, not a clone).
+        self.scratch = clone(estimator)
+        self.defaults = self.scratch.get_params(deep=True)
+
+    def lacking(self, est: Any) -> str | None:
+        """The first metric none of whose methods ``est`` has, or None."""
+        return next((n for n, m in self.needs.items() if not any(hasattr(est, x) for x in m)), None)
+
+    def exact(self, params: Mapping[str, Any]) -> str | None:
+        if not params:
+            return self.base
+        return self.lacking(clone(self.estimator).set_params(**clone(dict(params), safe=False)))
+
+    def _memo(self, key: Any, verdict: Callable[[], str | None]) -> str | None:
+        try:
+            if key not in self.seen:
+                self.seen[key] = verdict()
+            return self.seen[key]
+        except TypeError:  # an unhashable value (list, array): tried every time
+            return verdict()
+
+    def _set_alone(self, name: str, value: Any) -> str | None:
+        """The verdict with one parameter changed (on the scratch copy, then set back)."""
+        self.scratch.set_params(**{name: value})
+        try:
+            return self.lacking(self.scratch)
+        finally:
+            self.scratch.set_params(**{name: self.defaults[name]})
+
+    def alone(self, name: str, value: Any) -> str | None:
+        """The verdict with one parameter changed, once per distinct value."""
+        return self._memo((name, type(value), value), partial(self._set_alone, name, value))
+
+    def quick(self, params: Mapping[str, Any]) -> str | None:
+        """The verdict from the parameters that, set alone, change the estimator's."""
+        if any(n not in self.defaults or _holds_estimator(v) for n, v in params.items()):
+            return self.exact(params)  # a swapped-in estimator, or a parameter of one
+        changed = {
+            n: v for n, v in params.items()
+            if not _amount(v) and self.alone(n, v) != self.base
+        }  # fmt: skip
+        if not changed:
+            return self.base
+        key = tuple((n, type(v), v) for n, v in sorted(changed.items()))
+        return self._memo(key, partial(self.exact, changed))
+
+    def first_lacking(self, params: Sequence[Mapping[str, Any]]) -> tuple[Any, str] | None:
+        for p in params:
+            if self.quick(p) is not None and (lacks := self.exact(p)) is not None:
+                return p, lacks
+        return None
+
+    def all_lacking(self, params: Sequence[Mapping[str, Any]]) -> tuple[Any, str] | None:
+        """The first candidate and what it lacks, if every candidate lacks a method."""
+        if any(self.quick(p) is None and self.exact(p) is None for p in params):
+            return None
+        if any(self.exact(p) is None for p in params):  # what the grouping cannot see
+            return None
+        return params[0], str(self.exact(params[0]))
+
+
+def check_response_methods(
+    estimator: Any,
+    params: Sequence[Mapping[str, Any]],
+    scoring: Scoring,
+    *,
+    each: bool = True,
+    given: Any = None,
+) -> None:
+    """Raise if a scorer calls a method (``predict_proba``, ...) the estimator lacks.
+
+    Every fit would run and then fail to be scored. Scikit-learn's scorers name
+    the methods they call; the estimator of a candidate (``clone(estimator)
+    .set_params(**params)``, unfitted) must have at least one of them, as the
+    scorer looks them up with ``hasattr`` too.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    params : sequence of dict
+        Parameters of every candidate (``[{}]``: the estimator as given).
+    scoring : Scoring
+    each : bool, default=True
+        Raise at the first candidate that lacks a method (``error_score="raise"``:
+        the run would stop there). Otherwise raise only when every candidate
+        lacks one (nothing could be selected), stopping at the first that does not.
+    given : object, default=None
+        The user's ``scoring``, to name a single metric in the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the metric, the methods it calls and the candidate.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from parcv.scoring import check_scoring_spec
+    >>> scoring = check_scoring_spec(Ridge(), "roc_auc", True)
+    >>> check_response_methods(Ridge(), [{}], scoring, given="roc_auc")
+    Traceback (most recent call last):
+    ...
+    ValueError: scoring 'roc_auc' calls the estimator's decision_function or predict_proba, \
+which Ridge() does not have: every fit would run and then fail to be scored. Pick a metric \
+that suits the estimator (sklearn.metrics.get_scorer_names() lists them), or an estimator \
+that has one of those methods.
+    """
+    needs = {name: m for name, s in scoring.scorers.items() if (m := _methods(s))}
+    if not needs:
+        return
+    check = _MethodCheck(estimator, needs)
+    first = check.first_lacking(params) if each else check.all_lacking(params)
+    if first is None:
+        return
+    p, name = first
+    head = f"{_label(scoring, name, given)} calls the estimator's {' or '.join(needs[name])}, which"
+    fix = (
+        "Pick a metric that suits the estimator (sklearn.metrics.get_scorer_names() lists "
+        "them), or an estimator that has one of those methods."
+    )
+    if len(params) <= 1:
+        what = f"candidate {dict(p)!r}" if p else repr(estimator)
+        raise ValueError(
+            f"{head} {what} does not have: every fit would run and then fail to be scored. {fix}"
+        )
+    if each:
+        raise ValueError(
+            f"{head} candidate {dict(p)!r} does not have: its fits would run and then fail to "
+            f"be scored. {fix} Or pass error_score=float('nan') to record those fits as failed "
+            "and go on."
+        )
+    raise ValueError(
+        f"{head} no candidate has (the first: {dict(p)!r}): every fit would run and then fail "
+        f"to be scored. {fix}"
+    )
+
+
+def _label(scoring: Scoring, name: str, given: Any) -> str:
+    if scoring.multimetric:
+        return f"scoring metric {name!r}"
+    return f"scoring {given if isinstance(given, str) else scoring.scorers[name]!r}"
+
+
+def check_metric_target(
+    scoring: Scoring,
+    y: Any,
+    *,
+    given: Any = None,
+    estimator: Any = None,
+    params: Sequence[Mapping[str, Any]] = (),
+) -> None:
+    """Raise if a classification metric would score a continuous ``y``, before any fit.
+
+    Scikit-learn's label metrics (accuracy, f1, roc_auc, log_loss, ...) refuse a
+    continuous ``y_true`` whatever the predictions, so every fit would run and
+    then fail to be scored.
+
+    Parameters
+    ----------
+    scoring : Scoring
+    y : array-like or None
+        The targets (``None``: nothing to check).
+    given : object, default=None
+        The user's ``scoring``, to name a single metric in the message.
+    estimator : estimator object, default=None
+        If it is a regressor and no candidate swaps in another estimator, a
+        label metric on its predictions fails even with class labels as ``y``.
+    params : sequence of dict, default=()
+        Parameters of every candidate.
+
+    Raises
+    ------
+    ValueError
+        Naming the metric, a continuous value of ``y`` and the fix.
+
+    Warns
+    -----
+    UserWarning
+        A label metric on a regressor's predictions (they could, rarely, all
+        be whole numbers: a warning, not a refusal).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from parcv.scoring import check_scoring_spec
+    >>> scoring = check_scoring_spec(Ridge(), "accuracy", True)
+    >>> check_metric_target(scoring, [0.5, 1.25, 2.0], given="accuracy")
+    Traceback (most recent call last):
+    ...
+    ValueError: scoring 'accuracy' is a classification metric (accuracy_score), but y is \
+continuous (y[0] = 0.5): every fit would run and then fail to be scored. Pick a regression \
+metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y.
+    """
+    funcs = {n: getattr(s, "_score_func", None) for n, s in scoring.scorers.items()}
+    labels: dict[str, Any] = {n: f for n, f in funcs.items() if _takes_labels(f)}
+    if not labels or y is None:
+        return
+    try:
+        kind = type_of_target(y)
+    except ValueError:  # not a target scikit-learn can type: the fits will say what is wrong
+        return
+    name, func = next(iter(labels.items()))
+    if kind not in ("continuous", "continuous-multioutput"):
+        predicts = {n for n, f in labels.items() if _methods(scoring.scorers[n]) == ("predict",)}
+        swaps = any(_holds_estimator(v) for p in params for v in p.values())
+        if predicts and estimator is not None and is_regressor(estimator) and not swaps:
+            name = min(predicts)
+            warnings.warn(
+                f"{_label(scoring, name, given)} is a classification metric "
+                f"({labels[name].__name__}), but {type(estimator).__name__} is a regressor: "
+                "scikit-learn refuses to compare its continuous predictions with the labels "
+                "of y, so every fit will likely fail to be scored. Pick a regression metric "
+                "such as 'r2', or a classifier.",
+                UserWarning,
+                stacklevel=5,
+            )
+        return
+    first = np.asarray(y).ravel()[0]
+    first = first.item() if isinstance(first, np.generic) else first
+    raise ValueError(
+        f"{_label(scoring, name, given)} is a classification metric ({func.__name__}), but y is "
+        f"{kind} (y[0] = {first!r}): every fit would run and then fail to be scored. Pick a "
+        "regression metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y."
+    )
