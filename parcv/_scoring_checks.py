@@ -186,22 +186,25 @@ that has one of those methods.
         return
     p, name = first
     head = f"{_label(scoring, name, given)} calls the estimator's {' or '.join(needs[name])}, which"
+    raise ValueError(_lacking_message(head, p, estimator, several=len(params) > 1, each=each))
+
+
+def _lacking_message(head: str, p: Mapping[str, Any], estimator: Any, *, several: bool,
+                     each: bool) -> str:  # fmt: skip
     fix = (
         "Pick a metric that suits the estimator (sklearn.metrics.get_scorer_names() lists "
         "them), or an estimator that has one of those methods."
     )
-    if len(params) <= 1:
+    if not several:
         what = f"candidate {dict(p)!r}" if p else repr(estimator)
-        raise ValueError(
-            f"{head} {what} does not have: every fit would run and then fail to be scored. {fix}"
-        )
+        return f"{head} {what} does not have: every fit would run and then fail to be scored. {fix}"
     if each:
-        raise ValueError(
+        return (
             f"{head} candidate {dict(p)!r} does not have: its fits would run and then fail to "
             f"be scored. {fix} Or pass error_score=float('nan') to record those fits as failed "
             "and go on."
         )
-    raise ValueError(
+    return (
         f"{head} no candidate has (the first: {dict(p)!r}): every fit would run and then fail "
         f"to be scored. {fix}"
     )
@@ -271,26 +274,38 @@ metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y.
         kind = type_of_target(y)
     except ValueError:  # not a target scikit-learn can type: the fits will say what is wrong
         return
-    name, func = next(iter(labels.items()))
     if kind not in ("continuous", "continuous-multioutput"):
-        predicts = {n for n, f in labels.items() if _methods(scoring.scorers[n]) == ("predict",)}
-        swaps = any(_holds_estimator(v) for p in params for v in p.values())
-        if predicts and estimator is not None and is_regressor(estimator) and not swaps:
-            name = min(predicts)
-            warnings.warn(
-                f"{_label(scoring, name, given)} is a classification metric "
-                f"({labels[name].__name__}), but {type(estimator).__name__} is a regressor: "
-                "scikit-learn refuses to compare its continuous predictions with the labels "
-                "of y, so every fit will likely fail to be scored. Pick a regression metric "
-                "such as 'r2', or a classifier.",
-                UserWarning,
-                stacklevel=5,
-            )
+        _warn_if_regressor(scoring, labels, given, estimator, params)
         return
+    name, func = next(iter(labels.items()))
     first = np.asarray(y).ravel()[0]
     first = first.item() if isinstance(first, np.generic) else first
     raise ValueError(
         f"{_label(scoring, name, given)} is a classification metric ({func.__name__}), but y is "
         f"{kind} (y[0] = {first!r}): every fit would run and then fail to be scored. Pick a "
         "regression metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y."
+    )
+
+
+def _warn_if_regressor(
+    scoring: Scoring,
+    labels: Mapping[str, Any],
+    given: Any,
+    estimator: Any,
+    params: Sequence[Mapping[str, Any]],
+) -> None:
+    """Warn if a label metric would score the predictions of a regressor (every candidate's)."""
+    predicts = {n for n in labels if _methods(scoring.scorers[n]) == ("predict",)}
+    swaps = any(_holds_estimator(v) for p in params for v in p.values())
+    if not predicts or estimator is None or not is_regressor(estimator) or swaps:
+        return
+    name = min(predicts)
+    warnings.warn(
+        f"{_label(scoring, name, given)} is a classification metric "
+        f"({labels[name].__name__}), but {type(estimator).__name__} is a regressor: "
+        "scikit-learn refuses to compare its continuous predictions with the labels "
+        "of y, so every fit will likely fail to be scored. Pick a regression metric "
+        "such as 'r2', or a classifier.",
+        UserWarning,
+        stacklevel=6,
     )
