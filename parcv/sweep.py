@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +22,12 @@ from parcv.criteria_tasks import CriteriaRequest, CriteriaUndefinedError, check_
 from parcv.data import check_dataset
 from parcv.errors import BackendError
 from parcv.plan import Plan, build_plan
+from parcv.records import Key, Record
 from parcv.report import RunInfo, write_outputs, write_private
 from parcv.results import CVResult, NestedResult, SearchResult
 from parcv.spec import Spec, SpecError
 from parcv.splits import ThreeWayHoldOut
+from parcv.store import read_records
 
 __all__ = [
     "Job",
@@ -238,10 +240,13 @@ def private_files() -> Iterator[None]:
         os.umask(old)
 
 
+def _kept(before: Mapping[Key, Record], after: Mapping[Key, Record]) -> int:
+    """Units the run took from the store rather than ran (a redone unit starts anew)."""
+    return sum(1 for k, r in before.items() if k in after and after[k].started == r.started)
+
+
 def stored_units(store: Path) -> int:
     """Number of records in a store file (0 if there is none)."""
-    from parcv.store import read_records
-
     return len(read_records(store)) if store.is_file() else 0
 
 
@@ -337,7 +342,7 @@ def run_spec(
     prepare_run_dir(run_dir)
     store = run_dir / STORE
     new_store = not store.exists()
-    n_resumed = stored_units(store) if resume and not overwrite else 0
+    stored = read_records(store) if resume and not overwrite and store.is_file() else {}
     start = time.perf_counter()
     with private_files():
         try:
@@ -356,6 +361,7 @@ def run_spec(
                 _drop_unused_run(run_dir, created)
             raise
         elapsed = time.perf_counter() - start
+        n_resumed = _kept(stored, read_records(store))
         write_private(run_dir / "spec.toml", spec.text)
         result = load(store)
         files = write_outputs(run_dir, result, run_info(spec, job, where))

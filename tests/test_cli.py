@@ -184,6 +184,20 @@ def test_a_warning_of_the_checks_is_printed_once(tmp_path, capsys):
     assert "every candidate failed" in err
 
 
+def test_resumed_count_is_what_the_run_did_not_redo(tmp_path, capsys):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(TINY)
+    run = ["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]
+    assert main(run) == 0
+    # No saved model: the final refit is redone on resume, the 6 fits are not.
+    assert main([*run, "--resume"]) == 0
+    assert "7 units, 6 resumed from the store" in capsys.readouterr().out
+    # Another selection: the fits are kept, the final refit (of another candidate) redone.
+    spec.write_text(TINY + '[search]\nselection = "one_se"\ncomplexity = "alpha"\n')
+    assert main([*run, "--resume"]) == 0
+    assert "7 units, 6 resumed from the store" in capsys.readouterr().out
+
+
 def test_usage_errors_exit_2(tmp_path, capsys):
     spec = tmp_path / "tiny.toml"
     spec.write_text(TINY)
