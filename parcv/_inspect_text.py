@@ -72,9 +72,30 @@ def _criteria_lines(plan: Any) -> list[str]:
     return [f"criteria   {names} (one fit per candidate on each training set, beside CV)"]
 
 
+def _store_text(store: Path, plan: Any, job: Any) -> str:
+    """What a run of this plan would find in the store."""
+    from parcv.data import check_dataset
+    from parcv.plan import choice_digest, fingerprint
+    from parcv.store import depends_on_choice, read_store
+
+    if not store.is_file():
+        return "none yet"
+    meta, records = read_store(store)
+    data = check_dataset(job.data.X, job.data.y, job.data.groups)
+    if meta.get("fingerprint") != fingerprint(plan, data):
+        return f"{len(records)} units of another plan (a run needs another --out or --overwrite)"
+    if meta.get("choice") != choice_digest(plan):
+        kept = sum(not depends_on_choice(r) for r in records.values())
+        return (
+            f"{kept} of {plan.n_units} units kept by --resume (stored with another refit "
+            "metric, selection or error_score: its refits and failed fits are redone)"
+        )
+    return f"{len(records)} of {plan.n_units} units stored"
+
+
 def plan_text(spec: Any, out: Path, probe: bool) -> str:
     """What ``parcv inspect`` prints: the plan of a spec, its work and its store."""
-    from parcv.sweep import build_job, stored_units
+    from parcv.sweep import build_job
 
     job = build_job(spec)
     plan = job.plan()
@@ -83,7 +104,6 @@ def plan_text(spec: Any, out: Path, probe: bool) -> str:
     shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
     rows = sum(len(plan.fold_of(u).train) for u in plan.units)
     store = out / "store.sqlite"
-    stored = f"{stored_units(store)} of {plan.n_units} units stored" if store.is_file() else None
     return "\n".join(
         [
             f"spec       {spec.source} ({spec.name}), mode {spec.mode}",
@@ -95,6 +115,6 @@ def plan_text(spec: Any, out: Path, probe: bool) -> str:
             f"units      {n_fit} fits + {n_refit} refit(s) = {plan.n_units}",
             f"work       {rows:,} training rows over all fits ({rows // max(n_fit, 1):,} per fit)",
             *_work_lines(spec, job, plan, probe),
-            f"store      {store}: {stored or 'none yet'}",
+            f"store      {store}: {_store_text(store, plan, job)}",
         ]
     )

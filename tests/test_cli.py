@@ -123,6 +123,12 @@ def test_summary_inspect_and_dry_run_do_not_run(tmp_path, capsys):
     assert json.loads((out / "run.json").read_text())["seed"] == 3
     assert main(["inspect", str(spec), "--out", str(out), "--seed", "3"]) == 0
     assert "7 of 7 units stored" in capsys.readouterr().out
+    spec.write_text(TINY + '[search]\nselection = "one_se"\ncomplexity = "alpha"\n')
+    assert main(["inspect", str(spec), "--out", str(out), "--seed", "3"]) == 0
+    assert "6 of 7 units kept by --resume (stored with another refit" in capsys.readouterr().out
+    spec.write_text(TINY.replace("[0.1, 10.0]", "[0.1, 20.0]"))
+    assert main(["inspect", str(spec), "--out", str(out), "--seed", "3"]) == 0
+    assert "7 units of another plan (a run needs another --out" in capsys.readouterr().out
 
 
 def test_rerun_needs_resume_or_overwrite(tmp_path, capsys):
