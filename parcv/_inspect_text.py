@@ -76,7 +76,7 @@ def _store_text(store: Path, plan: Any, job: Any) -> str:
     """What a run of this plan would find in the store."""
     from parcv.data import check_dataset
     from parcv.plan import choice_digest, fingerprint
-    from parcv.store import depends_on_choice, read_store
+    from parcv.store import read_store
 
     if not store.is_file():
         return "none yet"
@@ -85,7 +85,7 @@ def _store_text(store: Path, plan: Any, job: Any) -> str:
     if meta.get("fingerprint") != fingerprint(plan, data):
         return f"{len(records)} units of another plan (a run needs another --out or --overwrite)"
     if meta.get("choice") != choice_digest(plan):
-        kept = sum(not depends_on_choice(r) for r in records.values())
+        kept = sum(not r.depends_on_choice for r in records.values())
         return (
             f"{kept} of {plan.n_units} units kept by --resume (stored with another refit "
             "metric, selection or error_score: its refits and failed fits are redone)"

@@ -29,16 +29,9 @@ from parcv._store_checks import (
 )
 from parcv.errors import PlanMismatchError
 from parcv.partition import PartitionFolds
-from parcv.records import ErrorInfo, FoldScores, Key, Record, Unit
+from parcv.records import CHOSEN_KINDS, ErrorInfo, FoldScores, Key, Record, Unit
 
-__all__ = [
-    "JOURNAL_MODES",
-    "Store",
-    "check_journal",
-    "depends_on_choice",
-    "open_store",
-    "read_store",
-]
+__all__ = ["JOURNAL_MODES", "Store", "check_journal", "open_store", "read_store"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,16 +56,6 @@ _COLUMNS = (
     "traceback, warnings, worker, started, finished, stored, fold_scores"
 )
 _N_COLUMNS = _COLUMNS.count(",") + 1
-
-
-# Units whose records depend on how a candidate is chosen (refit metric, selection,
-# error_score), besides failed fits, whose scores are the error_score.
-_CHOSEN = ("refit", "final")
-
-
-def depends_on_choice(record: Record) -> bool:
-    """Whether a record is dropped when its plan is resumed with another choice."""
-    return record.unit.kind in _CHOSEN or not record.ok
 
 
 def key_text(key: Key) -> str:
@@ -378,7 +361,8 @@ def open_store(
             conn.execute("ALTER TABLE records ADD COLUMN fold_scores TEXT")
         if action == "rechoose":
             # Refits depend on the choice, failed fits' scores on error_score: redo them.
-            conn.execute(f"DELETE FROM records WHERE kind IN {_CHOSEN} OR status != 'ok'")
+            # As Record.depends_on_choice says, in SQL.
+            conn.execute(f"DELETE FROM records WHERE kind IN {CHOSEN_KINDS} OR status != 'ok'")
             conn.execute("DELETE FROM meta")
             conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
         if action == "wipe":
