@@ -361,9 +361,9 @@ def run_spec(
                 _drop_unused_run(run_dir, created)
             raise
         elapsed = time.perf_counter() - start
-        n_resumed = _kept(stored, read_records(store))
         write_private(run_dir / "spec.toml", spec.text)
         result = load(store)
+        n_resumed = _kept(stored, {r.key: r for r in result.records})
         files = write_outputs(run_dir, result, run_info(spec, job, where))
     logger.info(
         "run %s: %d units (%d resumed) in %.1f s", run_dir, plan.n_units, n_resumed, elapsed
