@@ -18,6 +18,7 @@ from sklearn.base import clone, is_regressor
 from sklearn.utils.multiclass import type_of_target
 
 from parcv.scoring import Scoring
+from parcv.space import holds_estimator
 
 __all__ = ["check_metric_target", "check_response_methods"]
 
@@ -47,12 +48,6 @@ def _amount(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_)
     )
-
-
-def _holds_estimator(value: Any) -> bool:
-    if isinstance(value, (list, tuple)):
-        return any(_holds_estimator(v) for v in value)
-    return hasattr(value, "get_params") and not isinstance(value, type)
 
 
 class _MethodCheck:
@@ -105,7 +100,7 @@ class _MethodCheck:
 
     def quick(self, params: Mapping[str, Any]) -> str | None:
         """The verdict from the parameters that, set alone, change the estimator's."""
-        if any(n not in self.defaults or _holds_estimator(v) for n, v in params.items()):
+        if any(n not in self.defaults or holds_estimator(v) for n, v in params.items()):
             return self.exact(params)  # a swapped-in estimator, or a parameter of one
         changed = {
             n: v for n, v in params.items()
@@ -296,7 +291,7 @@ def _warn_if_regressor(
 ) -> None:
     """Warn if a label metric would score the predictions of a regressor (every candidate's)."""
     predicts = {n for n in labels if _methods(scoring.scorers[n]) == ("predict",)}
-    swaps = any(_holds_estimator(v) for p in params for v in p.values())
+    swaps = any(holds_estimator(v) for p in params for v in p.values())
     if not predicts or estimator is None or not is_regressor(estimator) or swaps:
         return
     name = min(predicts)

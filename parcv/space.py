@@ -294,9 +294,10 @@ def _is_estimator(value: Any) -> bool:
     return hasattr(value, "get_params") and not isinstance(value, type)
 
 
-def _holds_estimator(value: Any) -> bool:
+def holds_estimator(value: Any) -> bool:
+    """Whether a parameter value is, or lists, an estimator (a step swapped in)."""
     if isinstance(value, (list, tuple)):
-        return any(_holds_estimator(v) for v in value)
+        return any(holds_estimator(v) for v in value)
     return _is_estimator(value)
 
 
@@ -345,7 +346,7 @@ class _ConstraintCheck:
 
     def rejection(self, params: Mapping[str, Any]) -> Exception | None:
         """The first constraint error of a candidate, or None."""
-        if not self.per_value or any(_holds_estimator(v) for v in params.values()):
+        if not self.per_value or any(holds_estimator(v) for v in params.values()):
             return _rejection(self.estimator, params)
         for name, value in params.items():
             if (err := self.value_error(name, value)) is not None:
