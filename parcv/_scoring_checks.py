@@ -9,7 +9,7 @@ checks refuse such runs up front (or warn, when it is only likely).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -18,7 +18,7 @@ from sklearn.base import clone, is_regressor
 from sklearn.utils.multiclass import type_of_target
 
 from parcv.scoring import Scoring
-from parcv.space import holds_estimator
+from parcv.space import holds_estimator, memo
 
 __all__ = ["check_metric_target", "check_response_methods"]
 
@@ -78,14 +78,6 @@ class _MethodCheck:
             return self.base
         return self.lacking(clone(self.estimator).set_params(**clone(dict(params), safe=False)))
 
-    def _memo(self, key: Any, verdict: Callable[[], str | None]) -> str | None:
-        try:
-            if key not in self.seen:
-                self.seen[key] = verdict()
-            return self.seen[key]
-        except TypeError:  # an unhashable value (list, array): tried every time
-            return verdict()
-
     def _set_alone(self, name: str, value: Any) -> str | None:
         """The verdict with one parameter changed (on the scratch copy, then set back)."""
         self.scratch.set_params(**{name: value})
@@ -96,7 +88,7 @@ class _MethodCheck:
 
     def alone(self, name: str, value: Any) -> str | None:
         """The verdict with one parameter changed, once per distinct value."""
-        return self._memo((name, type(value), value), partial(self._set_alone, name, value))
+        return memo(self.seen, (name, type(value), value), partial(self._set_alone, name, value))
 
     def quick(self, params: Mapping[str, Any]) -> str | None:
         """The verdict from the parameters that, set alone, change the estimator's."""
@@ -109,7 +101,7 @@ class _MethodCheck:
         if not changed:
             return self.base
         key = tuple((n, type(v), v) for n, v in sorted(changed.items()))
-        return self._memo(key, partial(self.exact, changed))
+        return memo(self.seen, key, partial(self.exact, changed))
 
     def first_lacking(self, params: Sequence[Mapping[str, Any]]) -> tuple[Any, str] | None:
         for p in params:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import numpy as np
 from sklearn import get_config
@@ -24,6 +25,8 @@ except ImportError:  # pragma: no cover - moved in some scikit-learn: the fits r
     _REJECTED = ()
 
 __all__ = ["Candidate", "RandomSpace", "check_space", "format_params"]
+
+T = TypeVar("T")
 
 
 def format_params(params: Mapping[str, Any]) -> str:
@@ -327,22 +330,7 @@ class _ConstraintCheck:
         constraints = getattr(part, "_parameter_constraints", {}) if _constrained(part) else {}
         if leaf not in constraints:
             return None
-        key: Any = (name, type(value), value)
-        try:
-            if key in self.seen:
-                return self.seen[key]
-        except TypeError:  # an unhashable value (list, array): checked every time
-            key = None
-        try:
-            validate_parameter_constraints(
-                {leaf: constraints[leaf]}, {leaf: value}, caller_name=type(part).__name__
-            )
-            err = None
-        except _REJECTED as caught:
-            err = caught
-        if key is not None:
-            self.seen[key] = err
-        return err
+        return memo(self.seen, (name, type(value), value), partial(_violation, part, leaf, value))
 
     def rejection(self, params: Mapping[str, Any]) -> Exception | None:
         """The first constraint error of a candidate, or None."""
@@ -352,6 +340,30 @@ class _ConstraintCheck:
             if (err := self.value_error(name, value)) is not None:
                 return err
         return next((e for n, e in self.base.items() if n not in params), None)
+
+
+def memo(cache: dict[Any, T], key: Any, compute: Callable[[], T]) -> T:
+    """``compute()``, kept in ``cache`` under ``key``; computed every time for an unhashable
+    key (a list or array among the values)."""
+    try:
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+    except TypeError:
+        return compute()
+
+
+def _violation(part: Any, leaf: str, value: Any) -> Exception | None:
+    """The error of one value against its parameter's constraint in ``part``, or None."""
+    try:
+        validate_parameter_constraints(
+            {leaf: part._parameter_constraints[leaf]},
+            {leaf: value},
+            caller_name=type(part).__name__,
+        )
+    except _REJECTED as caught:
+        return caught
+    return None
 
 
 def _rejection(estimator: Any, params: Mapping[str, Any]) -> Exception | None:
