@@ -6,7 +6,7 @@ Run: python examples/polynomial_degree.py
 from __future__ import annotations
 
 import parcv
-from parcv.demo import polynomial_data, polynomial_model
+from parcv.cli.demo import polynomial_data, polynomial_model
 
 
 def main() -> parcv.NestedResult:

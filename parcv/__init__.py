@@ -7,10 +7,8 @@ serially or on a local process pool, with scikit-learn's numbers.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from parcv.api import cross_validate, load, nested_cv, search
-from parcv.backends import DaskBackend, LocalBackend, SerialBackend
+from parcv.engine.backends import DaskBackend, LocalBackend, SerialBackend
 from parcv.errors import (
     BackendError,
     FitFailedError,
@@ -19,11 +17,13 @@ from parcv.errors import (
     PlanMismatchError,
     RunInterrupted,
 )
-from parcv.records import Record, Unit
-from parcv.results import CVResult, NestedResult, SearchResult
-from parcv.space import RandomSpace
-from parcv.splits import ThreeWayHoldOut
-from parcv.summary import ScoreSummary, Selection, summarize_scores
+from parcv.plan.records import Record, Unit
+from parcv.plan.selection import Selection
+from parcv.plan.space import RandomSpace
+from parcv.plan.splits import ThreeWayHoldOut
+from parcv.plan.version import __version__
+from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.results.summary import ScoreSummary, summarize_scores
 
 __all__ = [
     "BackendError",

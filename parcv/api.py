@@ -6,15 +6,15 @@ import math
 from pathlib import Path
 from typing import Any
 
-from parcv.assemble import make_cv_result, make_nested_result, make_search_result
-from parcv.backends import check_backend
-from parcv.data import check_dataset
-from parcv.plan import Plan, build_plan
-from parcv.records import Key, Record
-from parcv.results import CVResult, NestedResult, SearchResult
-from parcv.session import execute_plan, load_run
-from parcv.store import check_journal
-from parcv.summary import Selection
+from parcv.engine.backends import check_backend
+from parcv.engine.session import execute_plan, load_run
+from parcv.plan.build import Plan, build_plan
+from parcv.plan.data import check_dataset
+from parcv.plan.records import Key, Record
+from parcv.plan.selection import Selection
+from parcv.results.assemble import make_cv_result, make_nested_result, make_search_result
+from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.store.sqlite import check_journal
 
 __all__ = ["cross_validate", "search", "nested_cv", "load"]
 
@@ -237,7 +237,7 @@ def search(
         model: ``BayesianLinearRegression.log_evidence_`` or a Gaussian
         process's ``log_marginal_likelihood_value_``). The parameter count
         is the number of non-zero ``coef_`` entries; for other models pass
-        ``parcv.criteria_tasks.CriteriaRequest(names, n_params=...)``. A
+        ``parcv.criteria.tasks.CriteriaRequest(names, n_params=...)``. A
         criterion undefined for the estimator raises
         ``CriteriaUndefinedError`` saying how to fix it. The result's
         ``criteria_table`` shows each candidate's CV mean ± se next to its

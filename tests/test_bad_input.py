@@ -16,10 +16,10 @@ from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 from sklearn.svm import SVR
 
 import parcv
-from parcv.backends.base import Executor
-from parcv.data import check_dataset
-from parcv.plan import build_plan, fingerprint
-from parcv.space import check_candidate_values, check_space
+from parcv.engine.backends.base import Executor
+from parcv.plan.build import build_plan, fingerprint
+from parcv.plan.data import check_dataset
+from parcv.plan.space import check_candidate_values, check_space
 
 
 class NeverRuns:

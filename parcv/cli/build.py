@@ -1,0 +1,395 @@
+"""Turn the tables of a checked spec into estimators, spaces, CV schemes and scorers."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from scipy import stats
+from sklearn import model_selection as ms
+from sklearn.metrics import get_scorer_names
+from sklearn.pipeline import Pipeline
+
+from parcv.cli.spec import MISSING, SpecError, check_keys, check_type, close_match
+from parcv.plan.selection import Selection
+from parcv.plan.space import RandomSpace
+from parcv.plan.splits import ThreeWayHoldOut
+
+__all__ = ["build_estimator", "build_space", "build_scheme", "build_scoring"]
+
+GRIDS = ("range", "linspace", "logspace", "geomspace")
+DISTRIBUTIONS = ("loguniform", "uniform", "int")
+SCHEMES = (
+    "auto",
+    "kfold",
+    "stratified",
+    "group",
+    "stratified_group",
+    "repeated",
+    "repeated_stratified",
+    "shuffle_split",
+    "stratified_shuffle_split",
+    "loo",
+    "leave_one_group_out",
+    "holdout",
+)
+SCHEME_KEYS = (
+    "kind",
+    "n_splits",
+    "n_repeats",
+    "shuffle",
+    "test_size",
+    "train",
+    "valid",
+    "test",
+    "random_state",
+)
+
+
+def _import_class(path: Any, key: str) -> type:
+    check_type(path, (str,), key, "an import path such as 'sklearn.svm.SVC'")
+    module, _, name = path.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as err:
+        raise SpecError(
+            key,
+            path,
+            "the import path of an estimator class, e.g. 'sklearn.linear_model.Ridge'",
+            hint=f"({type(err).__name__}: {err})",
+        ) from None
+    if not isinstance(cls, type) or not hasattr(cls, "fit") or not hasattr(cls, "get_params"):
+        raise SpecError(key, path, "a scikit-learn compatible estimator class (fit, get_params)")
+    return cls
+
+
+def build_value(value: Any, key: str, seed: int | None) -> Any:
+    """Convert a TOML value: ``"None"`` is None, a table with ``class`` an estimator."""
+    if isinstance(value, str) and value == "None":
+        return None
+    if isinstance(value, dict) and "class" in value:
+        return build_estimator(value, key, seed)
+    if isinstance(value, dict):
+        return {k: build_value(v, f"{key}.{k}", seed) for k, v in value.items()}
+    if isinstance(value, list):
+        return [build_value(v, f"{key}[{i}]", seed) for i, v in enumerate(value)]
+    return value
+
+
+def _init_names(cls: type) -> list[str]:
+    signature = inspect.signature(cls)
+    return [n for n, p in signature.parameters.items() if p.kind != p.VAR_KEYWORD]
+
+
+def _pipeline(steps: Any, key: str, seed: int | None) -> Pipeline:
+    check_type(steps, (list,), f"{key}.steps", "a list of tables {name = ..., class = ...}")
+    built: list[tuple[str, Any]] = []
+    for i, step in enumerate(steps):
+        where = f"{key}.steps[{i}]"
+        check_type(step, (dict,), where, "a table {name = 'model', class = '...', params = {}}")
+        check_keys(step, ("name", "class", "params"), where)
+        est = build_estimator({k: v for k, v in step.items() if k != "name"}, where, seed)
+        name = step.get("name", type(est).__name__.lower())
+        if name in dict(built):
+            raise SpecError(f"{where}.name", name, "a name not used by another step")
+        built.append((check_type(name, (str,), f"{where}.name", "a string"), est))
+    if not built:
+        raise SpecError(f"{key}.steps", steps, "at least one step")
+    return Pipeline(built)
+
+
+def build_estimator(table: Mapping[str, Any], key: str = "estimator", seed: int | None = 0) -> Any:
+    """Build an estimator from ``{class, params}`` or a pipeline from ``{steps}``.
+
+    ``random_state`` is set to ``seed`` when the class has one and the spec
+    does not set it, so every run of a spec is reproducible.
+
+    Examples
+    --------
+    >>> build_estimator({"class": "sklearn.linear_model.Ridge", "params": {"alpha": 2.0}})
+    Ridge(alpha=2.0, random_state=0)
+    """
+    check_keys(table, ("class", "params", "steps"), key)
+    if "steps" in table:
+        if "class" in table or "params" in table:
+            raise SpecError(f"{key}.steps", table["steps"], "either steps or class/params")
+        return _pipeline(table["steps"], key, seed)
+    if "class" not in table:
+        raise SpecError(f"{key}.class", MISSING, "an estimator import path, or steps = [...]")
+    cls = _import_class(table["class"], f"{key}.class")
+    params = check_type(table.get("params", {}), (dict,), f"{key}.params", "a table")
+    names = _init_names(cls)
+    for name, value in params.items():
+        if name not in names:
+            raise SpecError(f"{key}.params.{name}", value, f"parameters of {cls.__name__}: {names}")
+    built = {n: build_value(v, f"{key}.params.{n}", seed) for n, v in params.items()}
+    if seed is not None and "random_state" in names and "random_state" not in built:
+        built["random_state"] = seed
+    return cls(**built)
+
+
+def _numbers(spec: Any, key: str, n: int, what: str) -> list[float]:
+    ok = isinstance(spec, list) and len(spec) in (n, 3 if what == "range" else n)
+    if not ok or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec):
+        raise SpecError(key, spec, f"{what} = [{', '.join(['a', 'b', 'n'][:n])}] of numbers")
+    return list(spec)
+
+
+def _values(value: Any, key: str, random: bool, seed: int | None) -> Any:
+    if isinstance(value, list):
+        if not value:
+            raise SpecError(key, value, "a non-empty list of values")
+        return build_value(value, key, seed)
+    allowed = f"a list of values, or a table with one of {list(GRIDS + DISTRIBUTIONS)}"
+    if not isinstance(value, dict) or len(value) != 1 or "class" in value:
+        raise SpecError(key, value, allowed, hint=f"Wrap a single value in a list: [{value!r}].")
+    (kind, spec), where = next(iter(value.items())), f"{key}.{next(iter(value))}"
+    if kind == "range":
+        if (
+            not isinstance(spec, list)
+            or not 2 <= len(spec) <= 3
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in spec)
+        ):
+            raise SpecError(where, spec, "range = [start, stop] or [start, stop, step] of ints")
+        return list(range(*spec))
+    if kind in ("linspace", "logspace", "geomspace"):
+        a, b, n = _numbers(spec, where, 3, kind)
+        if not isinstance(n, int) or n < 1:
+            raise SpecError(where, spec, f"{kind} = [start, stop, n] with an int n >= 1")
+        return [float(v) for v in getattr(np, kind)(a, b, n)]
+    if kind not in DISTRIBUTIONS:
+        raise SpecError(key, value, allowed)
+    if not random:
+        raise SpecError(
+            where,
+            spec,
+            "lists or grids (range, linspace, logspace, geomspace) in a grid search",
+            hint="Set [search] n_iter = N for a random search.",
+        )
+    a, b = _numbers(spec, where, 2, kind)
+    if not a < b or (kind == "loguniform" and a <= 0):
+        raise SpecError(
+            where, spec, f"{kind} = [low, high] with {'0 < ' * (kind == 'loguniform')}low < high"
+        )
+    if kind == "int":
+        return stats.randint(int(a), int(b) + 1)
+    return stats.loguniform(a, b) if kind == "loguniform" else stats.uniform(a, b - a)
+
+
+def _grid(table: Any, key: str, random: bool, seed: int | None) -> dict[str, Any]:
+    check_type(table, (dict,), key, "a table of parameter = values")
+    if not table:
+        raise SpecError(key, table, "at least one parameter")
+    return {name: _values(v, f"{key}.{name}", random, seed) for name, v in table.items()}
+
+
+def build_space(space: Any, search: Mapping[str, Any], seed: int) -> tuple[Any, Selection]:
+    """Build a grid (dict or list of dicts) or a RandomSpace, and the selection rule.
+
+    Examples
+    --------
+    >>> build_space({"alpha": {"logspace": [-1, 1, 3]}}, {}, 0)[0]
+    {'alpha': [0.1, 1.0, 10.0]}
+    """
+    strategy = search.get("strategy", "random" if "n_iter" in search else "grid")
+    if strategy not in ("grid", "random"):
+        raise SpecError("search.strategy", strategy, "'grid' or 'random'")
+    random = strategy == "random"
+    if random != ("n_iter" in search):
+        raise SpecError(
+            "search.n_iter",
+            search.get("n_iter", MISSING),
+            "an int >= 1 exactly when strategy = 'random'",
+        )
+    grids = (
+        [_grid(space, "space", random, seed)]
+        if isinstance(space, dict)
+        else [_grid(t, f"space[{i}]", random, seed) for i, t in enumerate(space)]
+    )
+    built: Any = grids[0] if isinstance(space, dict) else grids
+    if random:
+        n_iter = check_type(search["n_iter"], (int,), "search.n_iter", "an int >= 1")
+        state = check_type(
+            search.get("random_state", seed), (int,), "search.random_state", "an int"
+        )
+        if n_iter < 1:
+            raise SpecError("search.n_iter", n_iter, "an int >= 1")
+        built = RandomSpace(built, n_iter=n_iter, random_state=state)
+    return built, _selection(search, grids)
+
+
+def _selection(search: Mapping[str, Any], grids: list[dict[str, Any]]) -> Selection:
+    """The rule; a one_se complexity must be a numeric parameter of every grid."""
+    rule, complexity = search.get("selection", "best"), search.get("complexity", MISSING)
+    if rule not in ("best", "one_se"):
+        raise SpecError("search.selection", rule, "'best' or 'one_se'")
+    if rule == "best" and complexity is not MISSING:
+        raise SpecError(
+            "search.complexity", complexity, "no complexity with selection = 'best'",
+            hint="Set selection = 'one_se' to use it, or remove complexity.",
+        )  # fmt: skip
+    if rule == "best":
+        return Selection()
+    names = sorted({name for grid in grids for name in grid})
+    allowed = f"the name of a numeric parameter of the space (larger = more complex): {names}"
+    if not isinstance(complexity, str) or complexity not in names:
+        hint = close_match(complexity, names) if isinstance(complexity, str) else ""
+        raise SpecError("search.complexity", complexity, allowed, hint=hint)
+    for i, grid in enumerate(grids):
+        where = "space" if len(grids) == 1 else f"space[{i}]"
+        values = grid.get(complexity, MISSING)
+        if values is MISSING or (isinstance(values, list) and not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+        )):  # fmt: skip
+            found = "does not set it" if values is MISSING else f"has {complexity} = {values!r}"
+            raise SpecError("search.complexity", complexity, allowed, hint=f"{where} {found}.")
+    return Selection("one_se", complexity)
+
+
+def _scheme_table(value: Any, key: str) -> dict[str, Any]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 2:
+            raise SpecError(key, value, "an int k >= 2 or a table {kind = ..., n_splits = ...}")
+        return {"kind": "auto", "n_splits": value}
+    check_type(value, (dict,), key, "an int k >= 2 or a table {kind = ..., n_splits = ...}")
+    check_keys(value, SCHEME_KEYS, key)
+    if value.get("kind", "auto") not in SCHEMES:
+        raise SpecError(f"{key}.kind", value.get("kind"), f"one of {list(SCHEMES)}")
+    return {"kind": "auto", **value}
+
+
+def _splitter(kind: str, t: dict[str, Any], *, classifier: bool, state: int) -> Any:
+    """Make the splitter of one scheme kind from its (checked) table."""
+    n_splits, n_repeats, test_size = (
+        t.get("n_splits", 5),
+        t.get("n_repeats", 2),
+        t.get("test_size", 0.2),
+    )
+    seeded = {"shuffle": t.get("shuffle", True), "random_state": None}
+    if seeded["shuffle"]:
+        seeded["random_state"] = state
+    repeated = ms.RepeatedStratifiedKFold if classifier else ms.RepeatedKFold
+    makers: dict[str, Any] = {
+        "kfold": lambda: ms.KFold(n_splits, **seeded),
+        "stratified": lambda: ms.StratifiedKFold(n_splits, **seeded),
+        "group": lambda: ms.GroupKFold(n_splits, **seeded),
+        "stratified_group": lambda: ms.StratifiedGroupKFold(n_splits, **seeded),
+        "repeated": lambda: repeated(n_splits=n_splits, n_repeats=n_repeats, random_state=state),
+        "repeated_stratified": lambda: ms.RepeatedStratifiedKFold(
+            n_splits=n_splits, n_repeats=n_repeats, random_state=state
+        ),
+        "shuffle_split": lambda: ms.ShuffleSplit(n_splits, test_size=test_size, random_state=state),
+        "stratified_shuffle_split": lambda: ms.StratifiedShuffleSplit(
+            n_splits, test_size=test_size, random_state=state
+        ),
+        "loo": ms.LeaveOneOut,
+        "leave_one_group_out": ms.LeaveOneGroupOut,
+        "holdout": lambda: ThreeWayHoldOut(
+            t.get("train", 0.6), t.get("valid", 0.2), t.get("test", 0.2), random_state=state
+        ),
+    }
+    return makers[kind]()
+
+
+def build_scheme(
+    value: Any, key: str, *, classifier: bool, grouped: bool, seed: int, holdout: bool = False
+) -> Any:
+    """Build a scikit-learn splitter (or a ThreeWayHoldOut) from ``5`` or ``{kind = ...}``.
+
+    Shuffling splitters shuffle by default, seeded with the spec's seed;
+    ``holdout`` allows a three-way hold-out (an outer scheme, or the cv of a search).
+
+    Examples
+    --------
+    >>> build_scheme(3, "cv.cv", classifier=False, grouped=False, seed=0)
+    KFold(n_splits=3, random_state=0, shuffle=True)
+    """
+    t = _scheme_table(value, key)
+    kind = t["kind"]
+    if kind == "auto":
+        kind = "group" if grouped else "stratified" if classifier else "kfold"
+    if "group" in kind and not grouped:
+        raise SpecError(
+            f"{key}.kind",
+            kind,
+            "a scheme without groups, since the data has none",
+            hint="Set [data] groups = 'column' for grouped CV.",
+        )
+    if kind == "holdout" and not holdout:
+        raise SpecError(
+            f"{key}.kind",
+            kind,
+            f"one of {[s for s in SCHEMES if s != 'holdout']}",
+            hint="A three-way hold-out is an outer scheme (or the cv of a search).",
+        )
+    state = check_type(t.get("random_state", seed), (int,), f"{key}.random_state", "an int")
+    check_type(t.get("shuffle", True), (bool,), f"{key}.shuffle", "true or false")
+    check_type(t.get("n_splits", 5), (int,), f"{key}.n_splits", "an int >= 2")
+    try:
+        return _splitter(kind, t, classifier=classifier, state=state)
+    except (TypeError, ValueError) as err:
+        raise SpecError(key, value, f"valid arguments of {kind}", hint=str(err)) from None
+
+
+def _metrics(metrics: Any) -> list[str]:
+    """Check scorer names; a single name becomes a one-item list."""
+    if metrics is None:
+        return []
+    listed = [metrics] if isinstance(metrics, str) else metrics
+    check_type(listed, (list,), "scoring.metrics", "a scorer name or a list of names")
+    names = list(get_scorer_names())
+    for name in listed:
+        if name not in names:
+            close = [n for n in names if n in str(name) or str(name) in n][:4]
+            raise SpecError(
+                "scoring.metrics",
+                name,
+                "scikit-learn scorer names (see sklearn.metrics.get_scorer_names())",
+                hint=f"Close names: {close}." if close else "",
+            )
+    return list(listed)
+
+
+def build_scoring(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
+    """Return the scoring keyword arguments (scoring, refit, return_train_score, error_score).
+
+    Examples
+    --------
+    >>> build_scoring({"metrics": ["r2", "neg_mean_squared_error"], "refit": "r2"}, "search")
+    {'scoring': ['r2', 'neg_mean_squared_error'], 'refit': 'r2'}
+    >>> build_scoring({"metrics": "r2"}, "search")
+    {'scoring': ['r2'], 'refit': 'r2'}
+    """
+    out: dict[str, Any] = {}
+    metrics = table.get("metrics")
+    listed = _metrics(metrics)
+    if metrics is not None:
+        # One name is kept as a one-metric list, so results name the metric, not "score".
+        out["scoring"] = listed
+        if mode != "cross_validate" and len(listed) == 1:
+            out["refit"] = listed[0]
+        if mode != "cross_validate" and len(listed) > 1 and "refit" not in table:
+            raise SpecError("scoring.refit", MISSING, f"the metric of {listed} that selects")
+    if "refit" in table:
+        if mode == "cross_validate" or table["refit"] not in listed:
+            raise SpecError(
+                "scoring.refit",
+                table["refit"],
+                f"one of scoring.metrics {listed} (for a search or nested CV)",
+            )
+        out["refit"] = table["refit"]
+    if "return_train_score" in table:
+        out["return_train_score"] = check_type(
+            table["return_train_score"], (bool,), "scoring.return_train_score", "true or false"
+        )
+    if "error_score" in table:
+        value = table["error_score"]
+        if value not in ("raise", "nan") and (
+            isinstance(value, (bool, str)) or not isinstance(value, (int, float))
+        ):
+            raise SpecError("scoring.error_score", value, "'raise', 'nan' or a number")
+        out["error_score"] = float("nan") if value == "nan" else value
+    return out

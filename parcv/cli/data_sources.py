@@ -1,0 +1,264 @@
+"""Data sources of a spec: .npz/.npy/.csv files, scikit-learn datasets, Python callables."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import importlib.util
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parcv.cli.spec import MISSING, Spec, SpecError, check_type
+
+__all__ = ["LoadedData", "load_data"]
+
+SKLEARN_LOADERS = ("breast_cancer", "diabetes", "digits", "iris", "linnerud", "wine")
+SOURCES = ("a .csv, .npz or .npy file", "'sklearn:NAME'", "'python:module.function'")
+
+
+@dataclass(frozen=True)
+class LoadedData:
+    """X, y and groups of a spec, and a one-line description of where they came from."""
+
+    X: Any
+    y: Any
+    groups: Any
+    description: str
+
+
+def _params(table: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(check_type(table.get("params", {}), (dict,), "data.params", "a table of arguments"))
+
+
+def _sklearn(name: str, table: Mapping[str, Any]) -> tuple[Any, Any]:
+    import sklearn.datasets as datasets
+
+    makers = sorted(n for n in dir(datasets) if n.startswith("make_"))
+    allowed = (
+        f"'sklearn:' followed by one of {list(SKLEARN_LOADERS)} or a generator {makers[:6]}..."
+    )
+    if name in SKLEARN_LOADERS:
+        X, y = getattr(datasets, f"load_{name}")(return_X_y=True, **_params(table))
+        return X, y
+    if name in makers:
+        try:
+            out = getattr(datasets, name)(**_params(table))
+        except TypeError as err:
+            raise SpecError(
+                "data.params", table.get("params"), f"the arguments of {name}", hint=str(err)
+            ) from None
+        return out[0], out[1]
+    raise SpecError(
+        "data.source",
+        f"sklearn:{name}",
+        allowed,
+        hint="Files need no prefix; downloads (fetch_*) are not supported.",
+    )
+
+
+def _import(module: str, base_dir: Path) -> Any:
+    """Import ``module``; failing that, the file ``<module>.py`` beside the spec."""
+    beside = base_dir / f"{module.replace('.', '/')}.py"
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if not beside.is_file() or not module or err.name != module.split(".")[0]:
+            raise
+    loader = importlib.util.spec_from_file_location(f"_parcv_spec_data.{module}", beside)
+    if loader is None or loader.loader is None:  # pragma: no cover - a .py file always loads
+        raise ImportError(f"cannot load {str(beside)!r}")
+    loaded = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(loaded)
+    return loaded
+
+
+def _python(path: str, table: Mapping[str, Any], base_dir: Path) -> tuple[Any, Any]:
+    module, _, attr = path.rpartition(".")
+    try:
+        func = getattr(_import(module, base_dir), attr)
+    except (ImportError, AttributeError, ValueError) as err:
+        raise SpecError(
+            "data.source",
+            f"python:{path}",
+            "'python:package.module.function' of a function returning (X, y), in an "
+            "importable module or in a module file beside the spec",
+            hint=str(err),
+        ) from None
+    out = func(**_params(table))
+    if not isinstance(out, tuple) or len(out) < 2:
+        raise SpecError(
+            "data.source",
+            f"python:{path}",
+            "a function returning (X, y)",
+            hint=f"It returned {type(out).__name__}.",
+        )
+    return out[0], out[1]
+
+
+def _npz(path: Path, table: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    with np.load(path, allow_pickle=False) as archive:
+        names = list(archive.files)
+        picked: list[Any] = []
+        for key, default in (("x_key", "X"), ("y_key", "y"), ("groups", None)):
+            name = table.get(key, default)
+            if name is None:
+                picked.append(None)
+                continue
+            if name not in names:
+                raise SpecError(f"data.{key}", name, f"an array name in {path.name}: {names}")
+            picked.append(archive[name])
+    return picked[0], picked[1], picked[2]
+
+
+def _column(table: Mapping[str, Any], key: str, n_columns: int, default: int | None) -> int | None:
+    value = table.get(key, default)
+    if value is None:
+        return None
+    check_type(value, (int,), f"data.{key}", f"a column index in [-{n_columns}, {n_columns})")
+    if not -n_columns <= value < n_columns:
+        raise SpecError(f"data.{key}", value, f"a column index in [-{n_columns}, {n_columns})")
+    return int(value) % n_columns
+
+
+def _npy(path: Path, table: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    array = np.load(path, allow_pickle=False)
+    if array.ndim != 2 or array.shape[1] < 2:
+        raise SpecError(
+            "data.source",
+            str(path),
+            "a 2-D .npy array with the target as a column",
+            hint=f"It has shape {array.shape}; use .npz with arrays X and y instead.",
+        )
+    target = _column(table, "target", array.shape[1], -1)
+    groups = _column(table, "groups", array.shape[1], None)
+    keep = [c for c in range(array.shape[1]) if c not in (target, groups)]
+    return array[:, keep], array[:, target], None if groups is None else array[:, groups]
+
+
+def _as_numbers(values: list[str]) -> NDArray[Any] | None:
+    try:
+        return np.array([float(v) if v.strip() else np.nan for v in values])
+    except ValueError:
+        return None
+
+
+def _csv(path: Path, table: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    delimiter = check_type(table.get("delimiter", ","), (str,), "data.delimiter", "one character")
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh, delimiter=delimiter))
+    if len(rows) < 2:
+        raise SpecError("data.source", str(path), "a CSV file with a header row and data rows")
+    header, body = [h.strip() for h in rows[0]], rows[1:]
+    columns = {
+        name: [row[i] if i < len(row) else "" for row in body] for i, name in enumerate(header)
+    }
+    if "target" not in table:
+        raise SpecError("data.target", MISSING, f"the name of the target column, one of {header}")
+    for key in ("target", "groups"):
+        if key in table and table[key] not in columns:
+            raise SpecError(f"data.{key}", table[key], f"a column of {path.name}: {header}")
+    skip = {table["target"], table.get("groups")}
+    features = table.get("features", [h for h in header if h not in skip])
+    X = []
+    for name in check_type(features, (list,), "data.features", f"a list of columns of {header}"):
+        values = _as_numbers(columns[name]) if name in columns else None
+        if values is None:
+            raise SpecError(
+                "data.features",
+                name,
+                f"numeric columns of {header}",
+                hint="Encode text columns as numbers, or list only numeric ones in data.features.",
+            )
+        X.append(values)
+    target = columns[table["target"]]
+    y = _as_numbers(target)
+    groups = np.array(columns[table["groups"]]) if "groups" in table else None
+    return np.column_stack(X), (np.array(target) if y is None else y), groups
+
+
+def _file(source: str, spec: Spec) -> tuple[Any, Any, Any]:
+    path = Path(source).expanduser()
+    path = path if path.is_absolute() else spec.base_dir / path
+    readers = {".npz": _npz, ".npy": _npy, ".csv": _csv}
+    if path.suffix not in readers:
+        raise SpecError("data.source", source, " or ".join(SOURCES))
+    if not path.is_file():
+        raise SpecError(
+            "data.source",
+            source,
+            "an existing file",
+            hint=f"No file at {str(path)!r} (relative paths are relative to the spec).",
+        )
+    table = spec.table("data")
+    allowed = {
+        ".npz": ("x_key", "y_key", "groups"),
+        ".npy": ("target", "groups"),
+        ".csv": ("target", "features", "groups", "delimiter"),
+    }[path.suffix]
+    for key in ("target", "features", "x_key", "y_key", "delimiter", "params"):
+        if key in table and key not in allowed:
+            raise SpecError(
+                f"data.{key}", table[key], f"only {list(allowed)} for a {path.suffix} file"
+            )
+    return readers[path.suffix](path, table)
+
+
+def _subsample(X: Any, y: Any, groups: Any, n: Any, seed: int) -> tuple[Any, Any, Any]:
+    check_type(n, (int,), "data.n_samples", f"an int in [2, {len(y)}]")
+    if not 2 <= n <= len(y):
+        raise SpecError("data.n_samples", n, f"an int in [2, {len(y)}]")
+    rows = np.sort(np.random.default_rng(seed).choice(len(y), size=n, replace=False))
+    return X[rows], y[rows], None if groups is None else groups[rows]
+
+
+def load_data(spec: Spec) -> LoadedData:
+    """Load the data a spec names (relative file paths are relative to the spec).
+
+    Parameters
+    ----------
+    spec : Spec
+
+    Returns
+    -------
+    LoadedData
+
+    Raises
+    ------
+    SpecError
+        An unknown source, a missing file or column, a non-numeric feature.
+
+    Examples
+    --------
+    >>> from parcv.cli.spec import parse_spec
+    >>> spec = parse_spec('[data]\\nsource = "sklearn:iris"\\nn_samples = 30\\n'
+    ...                   '[estimator]\\nclass = "sklearn.svm.SVC"\\n')
+    >>> load_data(spec).X.shape
+    (30, 4)
+    """
+    table = spec.table("data")
+    source = str(table["source"])
+    try:
+        if source.startswith(("sklearn:", "python:")):
+            prefix, _, name = source.partition(":")
+            if prefix == "sklearn":
+                X, y = _sklearn(name, table)
+            else:
+                X, y = _python(name, table, spec.base_dir)
+            groups = None
+            if "groups" in table:
+                raise SpecError("data.groups", table["groups"], "groups only from a file column")
+        else:
+            X, y, groups = _file(source, spec)
+        X, y = np.asarray(X), np.asarray(y)
+        if "n_samples" in table:
+            X, y, groups = _subsample(X, y, groups, table["n_samples"], spec.run.seed)
+    except SpecError as err:
+        raise err.located(spec.source, spec.text) from None
+    shape = f"{X.shape[0]} samples x {X.shape[1] if X.ndim > 1 else 1} features"
+    grouped = "" if groups is None else f", {len(np.unique(groups))} groups"
+    return LoadedData(X, y, groups, f"{source} ({shape}{grouped})")

@@ -1,0 +1,120 @@
+"""The text of ``parcv inspect``: what a spec will run, where, and roughly how long."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["plan_text"]
+
+
+def _workers(spec: Any) -> tuple[int, float, str]:
+    """Workers, chunk target (s) and a description of the backend, without starting it."""
+    from parcv.engine.backends._dask_executor import _DaskExecutor
+    from parcv.engine.backends.local import _LocalExecutor, check_n_jobs
+    from parcv.engine.backends.serial import _SerialExecutor
+
+    run, cluster = spec.run, spec.table("cluster")
+    if cluster:
+        n = (cluster.get("jobs") or 1) * (cluster.get("cores") or 1)
+        dask = _DaskExecutor.chunk_seconds
+        return n, dask, f"dask on a {cluster.get('kind')} cluster ({n} worker threads)"
+    if run.scheduler or run.scheduler_file or run.backend == "dask":
+        where = run.scheduler or run.scheduler_file or "a local cluster"
+        n = check_n_jobs(run.n_jobs)
+        return n, _DaskExecutor.chunk_seconds, f"dask at {where} (estimates assume {n} workers)"
+    if run.backend == "serial":
+        return 1, _SerialExecutor.chunk_seconds, "serial (1 worker)"
+    n = check_n_jobs(run.n_jobs)
+    return n, _LocalExecutor.chunk_seconds, f"local ({n} workers)"
+
+
+def _folds_text(plan: Any) -> str:
+    n_outer = len(plan.outer_folds)
+    if not n_outer:
+        return f"{len(plan.inner_folds[None])} folds"
+    inner = sorted({len(f) for o, f in plan.inner_folds.items() if o is not None})
+    text = f"{n_outer} outer x {'/'.join(map(str, inner))} inner"
+    if plan.final:
+        text += f", + {len(plan.inner_folds[None])}-fold search on all data"
+    return text
+
+
+def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
+    """Backend, chunks and (with ``probe``) the time one fit takes here, extrapolated."""
+    from parcv.cli.sweep import probe_fit
+    from parcv.engine.runner import estimate_chunks
+
+    n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
+    workers, target, where = _workers(spec)
+    low = estimate_chunks(n_fit, workers, target, None) + n_refit
+    chunks = (
+        f"{plan.n_units} (one unit each)"
+        if low >= plan.n_units
+        else f"between {low} and {plan.n_units} (chunks grow with measured fit times)"
+    )
+    lines = [f"backend    {where}; chunks {chunks}"]
+    if probe:
+        seconds = probe_fit(job, plan)
+        n_chunks = estimate_chunks(n_fit, workers, target, seconds) + n_refit
+        total = seconds * plan.n_units
+        lines.append(
+            f"probe      one fit took {seconds:.3g} s: about {total:.3g} CPU-s in total, "
+            f"~{total / workers:.3g} s on {workers} workers, ~{n_chunks} chunks"
+        )
+    return lines
+
+
+def _criteria_lines(plan: Any) -> list[str]:
+    if plan.criteria is None:
+        return []
+    names = ", ".join(plan.criteria.names)
+    return [f"criteria   {names} (one fit per candidate on each training set, beside CV)"]
+
+
+def _store_text(store: Path, plan: Any, job: Any) -> str:
+    """What a run of this plan would find in the store."""
+    from parcv.plan.build import choice_digest, fingerprint
+    from parcv.plan.data import check_dataset
+    from parcv.store.sqlite import read_store
+
+    if not store.is_file():
+        return "none yet"
+    meta, records = read_store(store)
+    data = check_dataset(job.data.X, job.data.y, job.data.groups)
+    if meta.get("fingerprint") != fingerprint(plan, data):
+        return f"{len(records)} units of another plan (a run needs another --out or --overwrite)"
+    if meta.get("choice") != choice_digest(plan):
+        kept = sum(not r.depends_on_choice for r in records.values())
+        return (
+            f"{kept} of {plan.n_units} units kept by --resume (stored with another refit "
+            "metric, selection or error_score: its refits and failed fits are redone)"
+        )
+    return f"{len(records)} of {plan.n_units} units stored"
+
+
+def plan_text(spec: Any, out: Path, probe: bool) -> str:
+    """What ``parcv inspect`` prints: the plan of a spec, its work and its store."""
+    from parcv.cli.sweep import build_job
+
+    job = build_job(spec)
+    plan = job.plan()
+    n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
+    labels = [c.label for c in plan.candidates]
+    shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
+    rows = sum(len(plan.fold_of(u).train) for u in plan.units)
+    store = out / "store.sqlite"
+    return "\n".join(
+        [
+            f"spec       {spec.source} ({spec.name}), mode {spec.mode}",
+            f"data       {job.data.description}",
+            f"estimator  {' '.join(repr(job.estimator).split())}",
+            f"candidates {len(labels)}: {shown}",
+            f"folds      {_folds_text(plan)}",
+            *_criteria_lines(plan),
+            f"units      {n_fit} fits + {n_refit} refit(s) = {plan.n_units}",
+            f"work       {rows:,} training rows over all fits ({rows // max(n_fit, 1):,} per fit)",
+            *_work_lines(spec, job, plan, probe),
+            f"store      {store}: {_store_text(store, plan, job)}",
+        ]
+    )

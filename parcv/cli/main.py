@@ -1,0 +1,400 @@
+"""The ``parcv`` command line: run, inspect, report and demo.
+
+Exit codes: 0 ok, 1 the run failed, 2 usage or spec error, 130 interrupted
+(the store keeps every finished unit; the message says how to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import re
+import shlex
+import signal
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from parcv.plan.version import __version__
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# Loggers of the libraries that run a Dask cluster (scheduler, workers, batch jobs).
+_CHATTY = ("distributed", "dask_jobqueue")
+EPILOG = (
+    "exit codes: 0 ok, 1 run failed, 2 usage or spec error, 130 interrupted "
+    "(finished units are kept: rerun with --resume)"
+)
+
+
+def _int_flag(text: str, allowed: str, ok: Callable[[int], bool]) -> int:
+    """An int flag's value, or a usage error naming what is allowed (argparse adds the flag)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {allowed}; got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    return _int_flag(text, "an int >= 1", lambda n: n >= 1)
+
+
+def _n_jobs(text: str) -> int:
+    allowed = "an int >= 1, -1 for every core or -2 for all but one"
+    return _int_flag(text, allowed, lambda n: n != 0)
+
+
+def _seed(text: str) -> int:
+    return _int_flag(text, f"an int from 0 to {2**32 - 1}, e.g. 0", lambda n: 0 <= n < 2**32)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, e.g. 5; got {text!r}")
+    return value
+
+
+def _backend_options(parser: argparse.ArgumentParser, *, demo: bool = False) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=["serial", "local", "dask"],
+        help="where fits run (default: the spec's, else local)",
+    )
+    parser.add_argument(
+        "--n-jobs", type=_n_jobs, metavar="N", help="local workers (default: every core)"
+    )
+    if demo:
+        return
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786")
+    where.add_argument("--scheduler-file", metavar="F", help="Dask scheduler JSON file")
+    parser.add_argument("--seed", type=_seed, metavar="S", help="seed of splits, search, models")
+    hpc = parser.add_argument_group("HPC cluster (Dask workers as batch jobs)")
+    hpc.add_argument("--cluster", choices=["slurm", "pbs"], help="start workers as batch jobs")
+    hpc.add_argument("--jobs", type=_count, metavar="N", help="batch jobs")
+    hpc.add_argument("--cores", type=_count, metavar="C", help="cores per job")
+    hpc.add_argument("--memory", metavar="M", help="memory per job, e.g. 8GB")
+    hpc.add_argument("--walltime", metavar="T", help="walltime per job, e.g. 01:00:00")
+    hpc.add_argument("--queue", metavar="Q", help="queue / partition")
+    hpc.add_argument("--account", metavar="A", help="account to charge")
+    tls = parser.add_argument_group("TLS to the Dask scheduler")
+    tls.add_argument("--tls-ca-file", metavar="F", help="CA certificate (PEM)")
+    tls.add_argument("--tls-cert", metavar="F", help="client certificate (PEM)")
+    tls.add_argument("--tls-key", metavar="F", help="client private key (PEM)")
+
+
+def _run_parser(sub: Any) -> argparse.ArgumentParser:
+    run: argparse.ArgumentParser = sub.add_parser(
+        "run", help="run a sweep spec into a run directory", epilog=EPILOG
+    )
+    run.add_argument("spec", metavar="SPEC.toml", help="sweep spec file (see examples/*.toml)")
+    _backend_options(run)
+    run.add_argument("--out", metavar="DIR", help="run directory (default: runs/<spec name>)")
+    run.add_argument(
+        "--connect-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="seconds to reach the Dask scheduler or start its cluster (default: 30)",
+    )
+    again = run.add_mutually_exclusive_group()  # together they would discard what --resume keeps
+    again.add_argument("--resume", action="store_true", help="compute only missing units")
+    again.add_argument("--overwrite", action="store_true", help="discard the stored results")
+    run.add_argument(
+        "--journal",
+        choices=["wal", "delete"],
+        help="SQLite journal of the store: 'delete' on NFS/Lustre (default: the spec's, else wal)",
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    run.add_argument("--dry-run", action="store_true", help="show the plan (as inspect)")
+    return run
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="parcv", description="Parallel cross-validation.", epilog=EPILOG
+    )
+    parser.add_argument("--version", action="version", version=f"parcv {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = _run_parser(sub)
+    inspect = sub.add_parser("inspect", help="show the plan of a spec without running it")
+    inspect.add_argument("spec", metavar="SPEC.toml")
+    _backend_options(inspect)
+    inspect.add_argument("--out", metavar="DIR", help="run directory to check for a store")
+    inspect.add_argument(
+        "--probe", action="store_true", help="time one fit to estimate the total work"
+    )
+    report = sub.add_parser("report", help="rebuild the report of a run directory")
+    report.add_argument("run_dir", metavar="RUN_DIR")
+    demo = sub.add_parser("demo", help="run the demo sweeps by nested CV on the local pool")
+    demo.add_argument("--out", default="parcv-demo", help="run directory (default: parcv-demo)")
+    _backend_options(demo, demo=True)
+    demo.add_argument("--quick", action="store_true", help="smaller sweeps")
+    demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    for command in (run, inspect, report, demo):
+        command.add_argument(
+            "--verbose", action="store_true", help="also show INFO logs (parcv's and Dask's)"
+        )
+    return parser
+
+
+def _absolute(path: str | None) -> str | None:
+    return None if path is None else str(Path(path).expanduser().resolve())
+
+
+def _apply_overrides(spec: Any, args: argparse.Namespace) -> Any:
+    """Command-line options replace the spec's; a new target drops the spec's other targets."""
+    from dataclasses import replace
+
+    from parcv.cli.spec import override_run, override_table
+
+    local = args.backend in ("serial", "local")
+    remote = bool(args.scheduler or args.scheduler_file)
+    if local or remote:
+        spec = override_table(spec, "cluster", {}, replace_all=True)
+    if local:
+        spec = override_table(spec, "tls", {}, replace_all=True)
+    if local or remote or args.cluster:
+        # The spec's own serial/local choice would contradict a scheduler or cluster given here.
+        backend = None if spec.run.backend in ("serial", "local") else spec.run.backend
+        spec = replace(
+            spec, run=replace(spec.run, scheduler=None, scheduler_file=None, backend=backend)
+        )
+    cluster = {
+        k: getattr(args, k) for k in ("jobs", "cores", "memory", "walltime", "queue", "account")
+    }
+    spec = override_table(spec, "cluster", {"kind": args.cluster, **cluster})
+    spec = override_table(
+        spec,
+        "tls",
+        {
+            "ca_file": _absolute(args.tls_ca_file),
+            "cert": _absolute(args.tls_cert),
+            "key": _absolute(args.tls_key),
+        },
+    )
+    return override_run(
+        spec,
+        backend=args.backend,
+        n_jobs=args.n_jobs,
+        seed=args.seed,
+        scheduler=args.scheduler,
+        scheduler_file=args.scheduler_file,
+        out=getattr(args, "out", None),
+        journal=getattr(args, "journal", None),
+    )
+
+
+def _looks_like_yaml(path: Path) -> bool:
+    """A first statement like ``key: value``, ``- item`` or ``---`` (never valid TOML)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    first = next((ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")), "")
+    return first == "---" or first.startswith("- ") or bool(re.match(r"[\w.-]+:(\s|$)", first))
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from parcv.cli.spec import SpecError, load_spec
+    from parcv.cli.sweep import UsageError
+
+    path = Path(args.spec)
+    fix = "Write the spec in TOML ([table] headers, key = value): see examples/*.toml."
+    if path.suffix.lower() in (".yaml", ".yml"):
+        raise UsageError(f"{args.spec}: specs are TOML files, not YAML ({path.suffix}). {fix}")
+    try:
+        spec = load_spec(path)
+    except SpecError as err:
+        if err.key == "(toml syntax)" and _looks_like_yaml(path):
+            raise UsageError(f"{err} It looks like YAML: specs are TOML files. {fix}") from None
+        raise
+    return _apply_overrides(spec, args)
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from parcv.cli.inspect import plan_text
+    from parcv.cli.sweep import default_out
+
+    spec = _load(args)
+    print(plan_text(spec, Path(default_out(spec)), getattr(args, "probe", False)))
+    return EXIT_OK
+
+
+def _resume_hint(argv: Sequence[str]) -> str:
+    words = [w for w in argv if w != "--overwrite"]
+    return shlex.join(["parcv", *words, *([] if "--resume" in words else ["--resume"])])
+
+
+def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from parcv.cli.sweep import default_out, run_spec, stored_units
+    from parcv.errors import RunInterrupted
+    from parcv.report.run_dir import RunInfo, render_summary
+
+    if args.dry_run:
+        return _cmd_inspect(args)
+    spec = _load(args)
+    out = Path(default_out(spec))
+    try:
+        outcome = run_spec(
+            spec,
+            out=out,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=False if args.quiet else None,
+            connect_timeout=args.connect_timeout,
+        )
+    except RunInterrupted as err:
+        logging.getLogger(__name__).debug("interrupted: %s", err)
+        store = out / "store.sqlite"
+        print(
+            f"parcv: {stored_units(store)} finished units are kept in {store}. Resume with:\n"
+            f"  {_resume_hint(argv)}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    if not args.quiet:
+        info = RunInfo.from_dict({"title": spec.name, "mode": spec.mode})
+        resumed = f", {outcome.n_resumed} resumed from the store" if outcome.n_resumed else ""
+        print(render_summary(outcome.result, info))
+        print(f"{outcome.n_units} units{resumed}, {outcome.elapsed:.1f} s on {outcome.backend}")
+    print(f"Report: {outcome.run_dir / 'report.md'}")
+    return EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from parcv.report.run_dir import rebuild_report, render_summary
+
+    result, info, files = rebuild_report(args.run_dir)
+    print(render_summary(result, info))
+    print(f"Rebuilt {len(files)} files from the store (no fit ran).")
+    print(f"Report: {files[-1]}")
+    return EXIT_OK
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from parcv.cli.demo import run_demo
+
+    start = time.perf_counter()
+    outcome = run_demo(
+        args.out,
+        backend=args.backend or "local",
+        n_jobs=args.n_jobs,
+        quick=args.quick,
+        progress=False if args.quiet else None,
+    )
+    for run in outcome.runs:
+        print(f"\n== {run.run_dir.name} ==")
+        print(run.summary)
+    print(f"\nDemo finished in {time.perf_counter() - start:.1f} s.")
+    print(f"Report: {outcome.out_dir / 'report.md'}")
+    return EXIT_OK
+
+
+def _configure_logging(*, verbose: bool) -> None:
+    """Warnings only, unless ``--verbose``: Dask's INFO logs would flood the terminal."""
+    level = logging.INFO if verbose else logging.WARNING
+    handler = logging.StreamHandler()
+    handler.setLevel(level)
+    handler.setFormatter(logging.Formatter("parcv: %(levelname)s: %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
+    # distributed sets its loggers to INFO, with a handler of its own when it was imported
+    # before logging was configured (then our handler does not filter it): set them here.
+    for name in _CHATTY:
+        logging.getLogger(name).setLevel(level)
+
+
+def _show_warning(message: Any, category: type, *args: Any, shown: set[str], **kw: Any) -> None:
+    """Print a warning as one line naming its category, once per command (checks may rerun)."""
+    line = f"parcv: {category.__name__}: {message}"
+    if line not in shown:
+        shown.add(line)
+        print(line, file=sys.stderr)
+
+
+def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    if args.command == "run":
+        return _cmd_run(args, argv)
+    if args.command == "inspect":
+        return _cmd_inspect(args)
+    if args.command == "report":
+        return _cmd_report(args)
+    return _cmd_demo(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code.
+
+    Parameters
+    ----------
+    argv : sequence of str, default=None
+        Arguments without the program name (``sys.argv[1:]`` when None).
+
+    Returns
+    -------
+    int
+        0 on success, 1 when the run failed, 2 for a usage or spec error,
+        130 when interrupted (Ctrl-C).
+
+    Examples
+    --------
+    >>> main(["report", "/nonexistent/run"])
+    2
+    """
+    from parcv.cli.spec import SpecError
+    from parcv.cli.sweep import UsageError
+    from parcv.errors import ParcvError, PlanMismatchError
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    previous = _interrupt_on_sigterm()
+    levels = {name: logging.getLogger(name).level for name in _CHATTY}
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = partial(_show_warning, shown=set())
+            args = _parser().parse_args(words)
+            _configure_logging(verbose=args.verbose)
+            return _dispatch(args, words)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    except (PlanMismatchError, SpecError, UsageError, FileNotFoundError) as err:
+        print(f"parcv: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("parcv: interrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (ParcvError, ValueError, TypeError, OSError, ImportError) as err:
+        print(f"parcv: run failed: {type(err).__name__}: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _interrupt_on_sigterm() -> Any:
+    """Treat SIGTERM (a batch scheduler nearing walltime, scancel) like Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

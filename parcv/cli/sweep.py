@@ -1,0 +1,372 @@
+"""Run a sweep spec: build the job, pick the backend, run it into a run directory."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sklearn.base import is_classifier
+
+from parcv.api import cross_validate, load, nested_cv, search
+from parcv.cli.backend import make_backend
+from parcv.cli.build import build_estimator, build_scheme, build_scoring, build_space
+from parcv.cli.data_sources import LoadedData, load_data
+from parcv.cli.spec import Spec, SpecError, UsageError
+from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
+from parcv.errors import BackendError
+from parcv.plan.build import Plan, build_plan
+from parcv.plan.data import check_dataset
+from parcv.plan.records import Key, Record
+from parcv.plan.splits import ThreeWayHoldOut
+from parcv.report.run_dir import RunInfo, write_outputs, write_private
+from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.store.sqlite import read_records
+
+__all__ = [
+    "Job",
+    "RunOutcome",
+    "UsageError",
+    "build_job",
+    "default_out",
+    "make_backend",
+    "run_spec",
+]
+
+logger = logging.getLogger(__name__)
+
+Result = CVResult | SearchResult | NestedResult
+STORE = "store.sqlite"
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything one API call of a spec needs: estimator, space, data and options."""
+
+    spec: Spec
+    estimator: Any
+    space: Any
+    data: LoadedData
+    options: dict[str, Any] = field(repr=False)
+
+    def plan(self) -> Plan:
+        """Build (and so validate) the plan without running anything."""
+        o = self.options
+        data = check_dataset(self.data.X, self.data.y, self.data.groups)
+        common = {k: o[k] for k in ("scoring", "error_score", "return_train_score") if k in o}
+        if self.spec.mode == "cross_validate":
+            return build_plan(self.estimator, None, data, inner=o["cv"], refit=False, **common)
+        return build_plan(
+            self.estimator,
+            self.space,
+            data,
+            inner=o["cv"],
+            outer=o.get("outer"),
+            refit=o.get("refit", True),
+            selection=o["selection"],
+            criteria=o.get("criteria"),
+            **common,
+        )
+
+    def run(self, backend: Any, n_jobs: int | None, **store: Any) -> Result:
+        """Run the API call of the spec's mode; ``store`` holds store/resume/... options."""
+        o, d = dict(self.options), self.data
+        kwargs: dict[str, Any] = {
+            **{k: o[k] for k in ("scoring", "error_score", "return_train_score") if k in o},
+            "groups": d.groups,
+            "backend": backend,
+            "n_jobs": n_jobs,
+            **store,
+        }
+        if self.spec.mode == "cross_validate":
+            kwargs.pop("save_models", None)
+            return cross_validate(self.estimator, d.X, d.y, cv=o["cv"], **kwargs)
+        kwargs.update(
+            refit=o.get("refit", True), selection=o["selection"], criteria=o.get("criteria")
+        )
+        if self.spec.mode == "search":
+            return search(self.estimator, self.space, d.X, d.y, cv=o["cv"], **kwargs)
+        return nested_cv(
+            self.estimator, self.space, d.X, d.y, outer=o["outer"], inner=o["cv"], **kwargs
+        )
+
+
+def build_job(spec: Spec) -> Job:
+    """Load the data and build the estimator, space, CV schemes and scoring of a spec.
+
+    Raises
+    ------
+    SpecError
+        A value that cannot be built (unknown class, scheme or scorer...),
+        located in the spec's file.
+    """
+    try:
+        return _build_job(spec)
+    except SpecError as err:
+        raise err.located(spec.source, spec.text) from None
+
+
+def _build_job(spec: Spec) -> Job:
+    seed = spec.run.seed
+    estimator = build_estimator(spec.table("estimator"), "estimator", seed)
+    data = load_data(spec)
+    cv = spec.table("cv")
+    where = {
+        "classifier": is_classifier(estimator),
+        "grouped": data.groups is not None,
+        "seed": seed,
+    }
+    options = build_scoring(spec.table("scoring"), spec.mode)
+    key = "cv.inner" if "inner" in cv else "cv.cv"
+    space = None
+    if spec.mode == "nested":
+        options["outer"] = build_scheme(cv.get("outer", 5), "cv.outer", holdout=True, **where)
+        default = None if isinstance(options["outer"], ThreeWayHoldOut) else 3
+        value = cv.get("inner", cv.get("cv", default))
+        options["cv"] = None if value is None else build_scheme(value, key, **where)
+    else:
+        value = cv.get("inner", cv.get("cv", 5))
+        options["cv"] = build_scheme(value, key, holdout=spec.mode == "search", **where)
+    if spec.mode != "cross_validate":
+        space, options["selection"] = build_space(spec.tables["space"], spec.table("search"), seed)
+        options["criteria"] = _criteria(spec.table("search"), estimator)
+        _check_report(spec, spec.tables["space"], options.get("scoring"))
+    elif spec.table("search"):
+        raise SpecError("search", spec.table("search"), "no [search] table without a [space]")
+    return Job(spec, estimator, space, data, options)
+
+
+def _criteria(search: dict[str, Any], estimator: Any) -> CriteriaRequest | None:
+    """The checked ``search.criteria`` (a list, or a table with names) as a request."""
+    value = search.get("criteria")
+    if value is None:
+        return None
+    table = value if isinstance(value, dict) else {"names": value}
+    variance = table.get("noise_variance")
+    request = CriteriaRequest(
+        tuple(table["names"]),
+        n_params=table.get("n_params"),
+        noise_variance=None if variance is None else float(variance),
+    )
+    try:
+        return check_criteria(request, estimator)
+    except CriteriaUndefinedError as err:
+        raise SpecError(
+            "search.criteria",
+            value,
+            f"criteria defined for {type(estimator).__name__}",
+            hint=str(err),
+        ) from None
+
+
+def _check_report(spec: Spec, space: Any, metrics: list[str] | None) -> None:
+    report = spec.table("report")
+    names = sorted({n for grid in ([space] if isinstance(space, dict) else space) for n in grid})
+    if "param" in report and report["param"] not in names:
+        raise SpecError("report.param", report["param"], f"a parameter of the space: {names}")
+    allowed = metrics or ["score"]
+    if "metric" in report and report["metric"] not in allowed:
+        raise SpecError("report.metric", report["metric"], f"one of scoring.metrics {allowed}")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """A finished run: the result (as rebuilt from the store) and where everything is."""
+
+    result: Result
+    run_dir: Path
+    files: list[Path]
+    n_units: int
+    n_resumed: int
+    elapsed: float
+    backend: str
+
+
+def prepare_run_dir(path: str | Path) -> Path:
+    """Create the run directory with mode 0700 (an existing one is left as it is)."""
+    out = Path(path).expanduser()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {str(out)!r} is a file; pass a directory for the run.")
+    if not out.exists():
+        try:
+            out.mkdir(mode=0o700, parents=True)
+            out.chmod(0o700)
+        except OSError as err:
+            raise UsageError(
+                f"cannot create the run directory {str(out)!r}: {err.strerror or err}. Pass "
+                "--out a directory you can write to (or one that can be created there)."
+            ) from err
+    return out
+
+
+def _missing_from(path: Path) -> Path | None:
+    """The outermost of ``path`` and its parents that does not exist yet (None: it exists)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    return missing[-1] if missing else None
+
+
+def _drop_unused_run(run_dir: Path, created: Path | None) -> None:
+    """Remove the new empty store and the directories made for it (no unit ran)."""
+    store = run_dir / STORE
+    if stored_units(store):
+        return  # finished units are kept for --resume
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{store}{suffix}").unlink(missing_ok=True)
+    if created is None:
+        return
+    for folder in (run_dir, *run_dir.parents):
+        try:
+            folder.rmdir()  # only while empty
+        except OSError as err:
+            logger.debug("run directory %s kept: %s", folder, err)
+            return
+        if folder == created:
+            return
+
+
+@contextmanager
+def private_files() -> Iterator[None]:
+    """Create files readable by the user only while the block runs (umask 077)."""
+    old = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _kept(before: Mapping[Key, Record], after: Mapping[Key, Record]) -> int:
+    """Units the run took from the store rather than ran (a redone unit starts anew)."""
+    return sum(1 for k, r in before.items() if k in after and after[k].started == r.started)
+
+
+def stored_units(store: Path) -> int:
+    """Number of records in a store file (0 if there is none)."""
+    return len(read_records(store)) if store.is_file() else 0
+
+
+def default_out(spec: Spec) -> Path:
+    """Run directory of a spec: ``run.out`` (or --out), else ``runs/<spec file stem>``."""
+    return Path(spec.run.out) if spec.run.out else Path("runs") / Path(spec.source).stem
+
+
+def probe_fit(job: Job, plan: Plan) -> float:
+    """Seconds one fit-and-score of the first unit takes here (for work estimates)."""
+    from parcv.engine.work import run_units
+
+    data = check_dataset(job.data.X, job.data.y, job.data.groups)
+    [record] = run_units(plan, data, (plan.units[0],))
+    return record.fit_time + record.score_time
+
+
+def run_info(spec: Spec, job: Job, backend: str) -> RunInfo:
+    """Describe a run for its report (kept in run.json so ``parcv report`` can rebuild it)."""
+    report = spec.table("report")
+    holdout = isinstance(job.options.get("outer"), ThreeWayHoldOut)
+    return RunInfo(
+        title=spec.name,
+        description=str(spec.tables.get("description", "")),
+        mode="holdout" if holdout else spec.mode,
+        data=job.data.description,
+        estimator=" ".join(repr(job.estimator).split()),
+        backend=backend,
+        seed=spec.run.seed,
+        param=report.get("param"),
+        metric=report.get("metric"),
+        plots=bool(report.get("plots", True)),
+    )
+
+
+def _check_run(job: Job, connect_timeout: float | None) -> tuple[Plan, tuple[Any, Any, str]]:
+    """The plan and the backend of a job: bad data or options are usage errors."""
+    spec = job.spec
+    try:
+        plan = job.plan()
+    except SpecError:
+        raise
+    except (ValueError, TypeError) as err:
+        raise UsageError(f"{spec.source}: the sweep cannot run on this data: {err}") from err
+    try:
+        return plan, make_backend(spec, connect_timeout=connect_timeout)
+    except (SpecError, UsageError):
+        raise
+    except (ValueError, TypeError) as err:
+        raise UsageError(f"{spec.source}: invalid backend options: {err}") from err
+
+
+def run_spec(
+    spec: Spec,
+    *,
+    out: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    connect_timeout: float | None = None,
+) -> RunOutcome:
+    """Run a spec into its run directory and write the report.
+
+    Parameters
+    ----------
+    spec : Spec
+    out : str or Path, default=None
+        Run directory; defaults to the spec's ``run.out``, then ``runs/<spec stem>``.
+    resume, overwrite, progress
+        As in :func:`parcv.nested_cv`.
+    connect_timeout : float, default=None
+        Seconds to reach a Dask scheduler (None: the backend's default).
+
+    Returns
+    -------
+    RunOutcome
+        The result is rebuilt from the store, so ``parcv report`` reproduces it.
+
+    Raises
+    ------
+    SpecError, UsageError
+        Before anything runs.
+    BackendError
+        The backend cannot start; a run directory this call created is
+        removed again while its store holds no unit.
+    RunInterrupted
+        On Ctrl-C; finished units stay in the store.
+    """
+    job = build_job(spec)
+    plan, (backend, n_jobs, where) = _check_run(job, connect_timeout)
+    run_dir = Path(out or default_out(spec)).expanduser()
+    created = _missing_from(run_dir)
+    prepare_run_dir(run_dir)
+    store = run_dir / STORE
+    new_store = not store.exists()
+    stored = read_records(store) if resume and not overwrite and store.is_file() else {}
+    start = time.perf_counter()
+    with private_files():
+        try:
+            job.run(
+                backend,
+                n_jobs,
+                store=store,
+                resume=resume,
+                overwrite=overwrite,
+                progress=progress,
+                save_models=spec.run.save_models,
+                journal=spec.run.journal,
+            )
+        except BackendError:
+            if new_store:  # a backend that did not start leaves no empty run behind
+                _drop_unused_run(run_dir, created)
+            raise
+        elapsed = time.perf_counter() - start
+        write_private(run_dir / "spec.toml", spec.text)
+        result = load(store)
+        n_resumed = _kept(stored, {r.key: r for r in result.records})
+        files = write_outputs(run_dir, result, run_info(spec, job, where))
+    logger.info(
+        "run %s: %d units (%d resumed) in %.1f s", run_dir, plan.n_units, n_resumed, elapsed
+    )
+    return RunOutcome(
+        result, run_dir, files, plan.n_units, min(n_resumed, plan.n_units), elapsed, where
+    )

@@ -1,0 +1,94 @@
+"""Backends that run a plan's units: serial, local (joblib/loky), dask."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from parcv.engine.backends.base import Backend, Executor
+from parcv.engine.backends.dask import DaskBackend
+from parcv.engine.backends.local import LocalBackend, check_n_jobs
+from parcv.engine.backends.serial import SerialBackend
+
+__all__ = [
+    "Backend",
+    "DaskBackend",
+    "Executor",
+    "LocalBackend",
+    "SerialBackend",
+    "check_backend",
+]
+
+_NAMES = ("serial", "local", "dask")
+_CLASS_NAMES = {SerialBackend: "serial", LocalBackend: "local", DaskBackend: "dask"}
+
+
+def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
+    """Resolve a backend name or object.
+
+    Parameters
+    ----------
+    backend : {"serial", "local", "dask"} or Backend
+        A name, or an object with ``open(plan, data)``. ``"dask"`` starts a
+        loopback ``distributed.LocalCluster`` for the call; pass a
+        :class:`DaskBackend` to use an existing cluster.
+    n_jobs : int, default=None
+        Worker processes of the ``local`` and ``dask`` backends (None: every
+        core; -1 every core, -2 all but one).
+
+    Returns
+    -------
+    Backend
+
+    Raises
+    ------
+    TypeError
+        A backend class instead of an instance, or an object without ``open``.
+    ValueError
+        An unknown name, a bad ``n_jobs``, or ``n_jobs`` with a backend object.
+
+    Examples
+    --------
+    >>> check_backend("serial")
+    SerialBackend(threads=1)
+    >>> check_backend("dask", 2).n_workers
+    2
+    """
+    if isinstance(backend, str):
+        return _by_name(backend, n_jobs)
+    if isinstance(backend, type):
+        name = _CLASS_NAMES.get(backend, "local")
+        raise TypeError(
+            f"backend must be a backend object or a name, not the class {backend.__name__!r}; "
+            f"pass {backend.__name__}(...) (an instance), or backend={name!r}."
+        )
+    if not isinstance(backend, Backend):
+        raise TypeError(
+            f"backend must be a name {list(_NAMES)} or an object with open(plan, data); "
+            f"got {backend!r}. Pass backend='local', or e.g. LocalBackend(n_jobs=4)."
+        )
+    if n_jobs is not None:
+        raise ValueError(
+            f"n_jobs sizes a backend given by name; got n_jobs={n_jobs!r} with the object "
+            f"{backend!r}. Size the object itself (LocalBackend(n_jobs=...), "
+            "DaskBackend(n_workers=...)), or drop n_jobs."
+        )
+    return backend
+
+
+def _by_name(backend: str, n_jobs: int | None) -> Backend:
+    """The backend of a name, sized by ``n_jobs``."""
+    if backend == "serial":
+        if n_jobs is not None:
+            check_n_jobs(n_jobs)  # a bad value is refused even where one process runs
+        return SerialBackend()
+    if backend == "local":
+        return LocalBackend(n_jobs=n_jobs)
+    if backend == "dask":
+        return DaskBackend(n_workers=None if n_jobs is None else check_n_jobs(n_jobs))
+    close = difflib.get_close_matches(backend.lower(), _NAMES, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ValueError(
+        f"backend must be one of {list(_NAMES)} or a Backend object; got {backend!r}.{hint} "
+        "Pass one of these names, or a backend object such as DaskBackend(address=...)."
+    )

@@ -1,0 +1,83 @@
+"""The backend protocol: run chunks of units somewhere, report as they finish."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, runtime_checkable
+
+from parcv.plan.build import Plan
+from parcv.plan.data import Dataset
+from parcv.plan.records import Record, Unit
+
+__all__ = ["Backend", "Executor", "check_number", "check_threads"]
+
+
+class Executor(Protocol):
+    """An open backend: accepts chunks and returns their records as they finish.
+
+    ``n_workers`` sizes how much work the driver keeps in flight: ``depth``
+    chunks per worker (2 when an executor does not say); ``chunk_seconds``
+    is the target duration of one chunk (larger where per-task overhead is
+    larger).
+    """
+
+    n_workers: int
+    chunk_seconds: float
+
+    def submit(self, units: tuple[Unit, ...]) -> Hashable:
+        """Start running a chunk; return a ticket."""
+        ...
+
+    def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
+        """Block until at least one chunk finished; yield every finished one."""
+        ...
+
+    def cancel(self) -> None:
+        """Cancel everything still queued or running."""
+        ...
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Something that can open an :class:`Executor` for one plan and its data."""
+
+    def open(self, plan: Plan, data: Dataset) -> AbstractContextManager[Executor]:
+        """Ship plan and data to the workers once; close everything on exit."""
+        ...
+
+
+def check_number(
+    name: str, value: Any, *, kind: type, allow_none: bool = True, hint: str = ""
+) -> None:
+    """Raise unless ``value`` is an int >= 1 (``kind=int``) or a number of seconds > 0.
+
+    ``hint`` (how to fix it) ends the message.
+
+    Examples
+    --------
+    >>> check_number("threads", 0, kind=int, hint="Pass 1 for one thread per worker.")
+    Traceback (most recent call last):
+    ...
+    ValueError: threads must be an int >= 1 or None; got 0. Pass 1 for one thread per worker.
+    """
+    if value is None and allow_none:
+        return
+    expected = "an int >= 1" if kind is int else "a number of seconds > 0"
+    expected += " or None" * allow_none
+    message = f"{name} must be {expected}; got {value!r}." + (f" {hint}" if hint else "")
+    if isinstance(value, bool) or not isinstance(value, (int,) if kind is int else (int, float)):
+        raise TypeError(message)
+    if not 0 < value < math.inf:  # also refuses nan and inf
+        raise ValueError(message)
+
+
+def check_threads(threads: Any) -> None:
+    """Raise unless ``threads`` (the BLAS/OpenMP cap of every backend) is an int >= 1 or None."""
+    check_number(
+        "threads",
+        threads,
+        kind=int,
+        hint="Pass 1 (one BLAS thread in each process that fits), or None to leave them as is.",
+    )

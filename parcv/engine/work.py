@@ -1,0 +1,368 @@
+"""Pure task work: fit one candidate on one split and score it.
+
+Three kinds of work: a ``fit`` unit fits one candidate on one inner split;
+a fast-CV ``fit`` unit (``inner=None``) computes the held-out predictions
+of a batch of linear-smoother candidates on every inner fold at once
+(:mod:`parcv.fastcv.smoothers`) and returns one record per candidate; a ``criteria``
+unit fits one candidate once and computes its criteria.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import socket
+import time
+import traceback
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import clone
+from sklearn.utils import _safe_indexing, get_tags
+
+from parcv.criteria.tasks import evaluate_criteria
+from parcv.fastcv.scoring import score_folds
+from parcv.fastcv.smoothers import held_out_predictions
+from parcv.plan.build import Plan
+from parcv.plan.data import Dataset
+from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
+from parcv.plan.records import ErrorInfo, FoldScores, Record, Unit
+
+__all__ = ["run_unit", "run_units"]
+
+
+def _take(values: Any, rows: NDArray[np.intp], axis: int = 0) -> Any:
+    """``_safe_indexing`` of scikit-learn, with its own expression for numpy arrays.
+
+    For an ndarray (or memmap) ``_safe_indexing`` evaluates ``a[rows, ...]`` or
+    ``a[:, rows]`` after dataframe checks that cost ~4x the copy: the same
+    expression here gives the same array, bit for bit.
+    """
+    if type(values) is np.ndarray or type(values) is np.memmap:
+        return values[rows, ...] if axis == 0 else values[:, rows]
+    return _safe_indexing(values, rows, axis=axis)
+
+
+def _split_rows(pairwise: bool, X: Any, rows: NDArray[np.intp], train: NDArray[np.intp]) -> Any:
+    # Precomputed kernels are indexed on both axes, as scikit-learn's _safe_split does.
+    subset = _take(X, rows)
+    return _take(subset, train, axis=1) if pairwise else subset
+
+
+def _fit_params(data: Dataset, rows: NDArray[np.intp]) -> dict[str, Any]:
+    n = data.n_samples
+    return {
+        name: _take(value, rows) if hasattr(value, "__len__") and len(value) == n else value
+        for name, value in data.fit_params.items()
+    }
+
+
+# Per process, for the plan it runs now: each candidate's configured, unfitted estimator
+# and whether it is pairwise. Pure function of the plan, rebuilt when another plan comes.
+_PROTOTYPES: list[Any] = [None, {}]
+
+
+def _fresh_estimator(plan: Plan, candidate: int) -> tuple[Any, bool]:
+    """A new unfitted estimator of ``candidate`` and its pairwise tag.
+
+    The first call per candidate does what GridSearchCV does for every fit,
+    ``clone(estimator).set_params(**clone(params, safe=False))``; later calls
+    deep-copy that unfitted prototype, which makes the same object (clone
+    deep-copies every non-estimator parameter) at a tenth of the cost.
+    """
+    owner, cache = _PROTOTYPES
+    if owner is not plan:
+        cache = {}
+        _PROTOTYPES[:] = [plan, cache]
+    if candidate not in cache:
+        # Estimator-valued parameters (model families) are cloned so no fit mutates the plan.
+        params = clone(plan.candidates[candidate].params, safe=False)
+        prototype = clone(plan.estimator).set_params(**params)
+        cache[candidate] = prototype, bool(get_tags(prototype).input_tags.pairwise)
+    prototype, pairwise = cache[candidate]
+    return copy.deepcopy(prototype), pairwise
+
+
+def _score_all(plan: Plan, estimator: Any, X: Any, y: Any) -> dict[str, float]:
+    return {name: float(scorer(estimator, X, y)) for name, scorer in plan.scoring.scorers.items()}
+
+
+def _error_value(plan: Plan) -> float:
+    return plan.error_score if isinstance(plan.error_score, float) else float("nan")
+
+
+def _failed(plan: Plan, unit: Unit, err: BaseException, n: tuple[int, int]) -> Record:
+    value = _error_value(plan)
+    names = plan.scoring.scorers if unit.kind != "criteria" else plan.criteria.names  # type: ignore[union-attr]
+    scores = {name: value for name in names}
+    info = ErrorInfo(type(err).__name__, str(err), traceback.format_exc())
+    return Record(
+        unit,
+        "failed",
+        scores,
+        dict(scores) if plan.return_train_score and unit.kind != "criteria" else {},
+        0.0,
+        0.0,
+        n[0],
+        n[1],
+        error=info,
+    )
+
+
+def _train_data(
+    pairwise: bool, data: Dataset, rows: NDArray[np.intp], everything: bool
+) -> tuple[Any, Any]:
+    if everything:
+        # All rows in order: fit on the data as given, as GridSearchCV's refit does.
+        return data.X, data.y
+    return _split_rows(pairwise, data.X, rows, rows), _take(data.y, rows)
+
+
+def run_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
+    """Fit and score one unit; a failure becomes a ``failed`` record.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+    unit : Unit
+
+    Returns
+    -------
+    Record
+        Scores on the unit's test rows (none for a ``final`` unit, which
+        carries the fitted estimator instead).
+    """
+    fold = plan.fold_of(unit)
+    started = time.time()
+    estimator, pairwise = _fresh_estimator(plan, unit.candidate)
+    X_train, y_train = _train_data(pairwise, data, fold.train, unit.kind == "final")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            # As in scikit-learn's _fit_and_score, the timers hold the fit and the scoring only.
+            fit_params = _fit_params(data, fold.train)
+            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
+            y_test = _take(data.y, fold.test)
+            t0 = time.perf_counter()
+            estimator.fit(X_train, y_train, **fit_params)
+            fit_time = time.perf_counter() - t0
+            t1 = time.perf_counter()
+            test = {}
+            if fold.test.size:
+                test = _score_all(plan, estimator, X_test, y_test)
+            train = (
+                _score_all(plan, estimator, X_train, y_train)
+                if (plan.return_train_score and fold.test.size)
+                else {}
+            )
+            score_time = time.perf_counter() - t1
+        except Exception as err:
+            failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
+            return _stamp(failed, caught, started)
+    record = Record(
+        unit,
+        "ok",
+        test,
+        train,
+        fit_time,
+        score_time,
+        fold.train.size,
+        fold.test.size,
+        estimator=estimator if unit.kind == "final" else None,
+    )
+    return _stamp(record, caught, started)
+
+
+def _worker_name() -> str:
+    """``host:pid`` of this process (computed once per process)."""
+    pid = os.getpid()
+    if _WORKER[0] != pid:
+        _WORKER[:] = [pid, f"{socket.gethostname()}:{pid}"]
+    return str(_WORKER[1])
+
+
+_WORKER: list[Any] = [None, ""]
+
+
+def _stamp(
+    record: Record,
+    caught: Sequence[warnings.WarningMessage],
+    started: float,
+    extra: tuple[str, ...] = (),
+) -> Record:
+    return replace(
+        record,
+        warnings=tuple(w.category.__name__ for w in caught) + extra,
+        worker=_worker_name(),
+        started=started,
+        finished=time.time(),
+    )
+
+
+def run_units(plan: Plan, data: Dataset, units: Sequence[Unit]) -> list[Record]:
+    """Run a chunk of units in order.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+    units : sequence of Unit
+
+    Returns
+    -------
+    list of Record
+        The records of every unit, in unit order: one per unit, except a
+        fast-CV unit, which makes one per candidate of its batch.
+    """
+    records: list[Record] = []
+    for unit in units:
+        if unit.kind == "fit" and unit.inner is None:
+            records += run_fast_unit(plan, data, unit)
+        elif unit.kind == "criteria":
+            records.append(run_criteria_unit(plan, data, unit))
+        else:
+            records.append(run_unit(plan, data, unit))
+    return records
+
+
+def run_criteria_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
+    """Fit one candidate on the outer-train part (or all data) and compute its criteria.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+    unit : Unit
+        A ``criteria`` unit.
+
+    Returns
+    -------
+    Record
+        The criteria values in ``test_scores``; a failed record if the fit
+        failed or a criterion is undefined (error type ``CriteriaUndefinedError``).
+    """
+    rows = plan.rows_of(unit.outer)
+    started = time.time()
+    estimator, pairwise = _fresh_estimator(plan, unit.candidate)
+    X_train, y_train = _train_data(pairwise, data, rows, unit.outer is None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        try:
+            estimator.fit(X_train, y_train, **_fit_params(data, rows))
+            fit_time = time.perf_counter() - t0
+            values = evaluate_criteria(estimator, X_train, y_train, plan.criteria)  # type: ignore[arg-type]
+        except Exception as err:
+            return _stamp(_failed(plan, unit, err, (rows.size, 0)), caught, started)
+    score_time = time.perf_counter() - t0 - fit_time
+    record = Record(unit, "ok", values, {}, fit_time, score_time, rows.size, 0)
+    return _stamp(record, caught, started)
+
+
+def _fast_inputs(
+    plan: Plan, data: Dataset, outer: int | None
+) -> tuple[Any, Any, PartitionFolds, NDArray[np.intp]]:
+    """X and y of the rows an outer fold's inner CV splits, its folds and their test order."""
+    rows = plan.rows_of(outer)
+    folds = as_partition(plan.inner_folds[outer], rows)
+    if folds is None:  # the plan checked this; a stale plan must not give wrong numbers
+        raise ValueError(f"the inner folds of outer fold {outer!r} are not a partition.")
+    X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
+    if outer is not None:
+        X, y = X[rows], y[rows]
+    return X, y, folds, relative_blocks(folds, plan.n_samples)
+
+
+@dataclass(frozen=True, slots=True)
+class _FastOutcome:
+    """Everything a fast batch computed, before it is split into records."""
+
+    folds: PartitionFolds
+    n_rows: int
+    scores: dict[str, NDArray[np.float64]]
+    errors: tuple[str | None, ...]
+    scorer_warnings: tuple[str, ...]
+    fit_time: float
+    score_time: float
+
+
+def _compute_fast(plan: Plan, data: Dataset, unit: Unit, batch: tuple[int, ...]) -> _FastOutcome:
+    t0 = time.perf_counter()
+    X, y, folds, order = _fast_inputs(plan, data, unit.outer)
+    bounds = zip(folds.offsets[:-1], folds.offsets[1:], strict=True)
+    blocks = None if folds.leave_one_out else [order[a:b] for a, b in bounds]
+    params = [plan.candidates[c].params for c in batch]
+    held = held_out_predictions(plan.estimator, params, X, y, blocks)
+    fit_time = time.perf_counter() - t0
+    scores, names = score_folds(
+        plan.scoring.scorers, plan.estimator, y, held.predictions, order, folds.offsets
+    )
+    score_time = time.perf_counter() - t0 - fit_time
+    return _FastOutcome(folds, len(y), scores, held.errors, names, fit_time, score_time)
+
+
+def run_fast_unit(plan: Plan, data: Dataset, unit: Unit) -> list[Record]:
+    """Compute a batch's held-out predictions on every inner fold, and score them.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+    unit : Unit
+        A fast-CV ``fit`` unit (``inner=None``).
+
+    Returns
+    -------
+    list of Record
+        One per candidate of the batch, keyed ``("fit", outer, None, c)``,
+        with the per-fold test scores in ``folds``; fit and score times are
+        the batch's, shared equally.
+    """
+    batch, started = plan.batch_of(unit), time.time()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = _compute_fast(plan, data, unit, batch)
+        except Exception as err:
+            failed = _failed(plan, unit, err, (0, 0))
+            return [_stamp(_fast_failure(plan, c, failed), caught, started) for c in batch]
+    mean_test = float(out.folds.sizes.mean())
+    shape = (round(out.n_rows - mean_test), round(mean_test))
+    records = []
+    for j, c in enumerate(batch):
+        per_fold = {name: np.ascontiguousarray(s[j]) for name, s in out.scores.items()}
+        record = Record(
+            Unit("fit", unit.outer, None, c),
+            "ok",
+            {},
+            {},
+            out.fit_time / len(batch),
+            out.score_time / len(batch),
+            *shape,
+            folds=FoldScores(per_fold),
+        )
+        message = out.errors[j]
+        if message is not None:
+            record = _fast_failure(
+                plan, c, replace(record, error=ErrorInfo("ValueError", message, ""))
+            )
+        records.append(_stamp(record, caught, started, extra=out.scorer_warnings))
+    return records
+
+
+def _fast_failure(plan: Plan, candidate: int, record: Record) -> Record:
+    """The failed record of one candidate of a fast batch: error_score on every fold."""
+    n_folds = len(plan.inner_folds[record.unit.outer])
+    value = np.full(n_folds, _error_value(plan))
+    return replace(
+        record,
+        unit=Unit("fit", record.unit.outer, None, candidate),
+        status="failed",
+        test_scores={},
+        folds=FoldScores({name: value for name in plan.scoring.scorers}),
+    )

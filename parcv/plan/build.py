@@ -1,0 +1,404 @@
+"""The plan: candidates, folds and units of a run, as plain data."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import is_classifier
+from sklearn.model_selection import LeaveOneOut
+from sklearn.utils import _safe_indexing
+
+from parcv.criteria.tasks import CriteriaRequest, check_criteria
+from parcv.plan.data import Dataset
+from parcv.plan.fast_cv import decide_fast_cv
+from parcv.plan.partition import PartitionFolds, leave_one_out_folds
+from parcv.plan.records import Key, Unit
+from parcv.plan.reprs import stable_repr
+from parcv.plan.scoring import (
+    Scoring,
+    check_metric_target,
+    check_response_methods,
+    check_scoring_spec,
+)
+from parcv.plan.selection import Selection, check_selection
+from parcv.plan.space import Candidate, check_candidate_params, check_candidate_values, check_space
+from parcv.plan.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
+from parcv.plan.version import __version__
+
+__all__ = ["Plan", "build_plan", "choice_digest", "fingerprint"]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Everything that determines the numbers of a run, materialised once.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        Template cloned for every unit.
+    candidates : tuple of Candidate
+    scoring : Scoring
+    outer_folds : tuple of Fold
+        Empty unless nested.
+    inner_folds : dict
+        Inner folds per outer fold (``None`` = all data), absolute indices;
+        leave-one-out is a compact :class:`~parcv.plan.partition.PartitionFolds`.
+    units : tuple of Unit
+        Every unit that runs before the refits, in scheduling priority
+        order: ``criteria`` units first, then ``fit`` units (with fast CV,
+        one ``fit`` unit per outer fold and batch of candidates).
+    refit_outers : tuple of int
+        Outer folds whose selected candidate is refitted and scored.
+    final : bool
+        Whether the selected candidate is refitted on all data.
+    selection : Selection
+    error_score : float or "raise"
+    return_train_score : bool
+    n_samples : int
+    fast_cv : bool, default=False
+        Whether the inner CVs run as fast CV (exact held-out predictions of
+        a linear smoother, one unit per outer fold and batch).
+    batches : tuple of tuple of int, default=()
+        With fast CV, the candidates that share one decomposition.
+    criteria : CriteriaRequest or None, default=None
+        Criteria computed per candidate on every outer-train part (and on
+        all data when there is an all-data search).
+    """
+
+    estimator: Any
+    candidates: tuple[Candidate, ...]
+    scoring: Scoring
+    outer_folds: tuple[Fold, ...]
+    inner_folds: dict[int | None, Sequence[Fold]] = field(repr=False)
+    units: tuple[Unit, ...] = field(repr=False)
+    refit_outers: tuple[int, ...]
+    final: bool
+    selection: Selection
+    error_score: float | str
+    return_train_score: bool
+    n_samples: int
+    fast_cv: bool = False
+    batches: tuple[tuple[int, ...], ...] = ()
+    criteria: CriteriaRequest | None = None
+
+    @property
+    def n_units(self) -> int:
+        """Total number of records a run makes, refits included."""
+        n_fits = sum(len(self.unit_keys(u)) for u in self.units)
+        return n_fits + len(self.refit_outers) + int(self.final)
+
+    def for_workers(self) -> Plan:
+        """The plan as workers need it: without the unit list (chunks carry their units).
+
+        The list is most of the unpickling time of a plan, which every worker
+        pays once per run before its first fit.
+        """
+        return replace(self, units=())
+
+    def rows_of(self, outer: int | None) -> NDArray[np.intp]:
+        """Return the rows the inner folds of ``outer`` split (all rows for None)."""
+        if outer is None:
+            return np.arange(self.n_samples, dtype=np.intp)
+        return self.outer_folds[outer].train
+
+    def fold_of(self, unit: Unit) -> Fold:
+        """Return the rows a unit fits on and scores on."""
+        if unit.kind == "fit" and unit.inner is not None:
+            return self.inner_folds[unit.outer][unit.inner]
+        if unit.kind == "refit":
+            return self.outer_folds[unit.outer]  # type: ignore[index]
+        rows = self.rows_of(None if unit.kind == "final" else unit.outer)
+        return Fold(rows, np.empty(0, dtype=np.intp))
+
+    def batch_of(self, unit: Unit) -> tuple[int, ...]:
+        """Return the candidates of a fast-CV unit (its batch starts at ``unit.candidate``)."""
+        return next(b for b in self.batches if b[0] == unit.candidate)
+
+    def unit_keys(self, unit: Unit) -> list[Key]:
+        """Return the keys of the records a unit makes (one per candidate of a fast batch)."""
+        if unit.kind == "fit" and unit.inner is None:
+            return [("fit", unit.outer, None, c) for c in self.batch_of(unit)]
+        return [unit.key]
+
+    def fit_record_keys(self, outer: int | None) -> list[Key]:
+        """Return the keys of the fit records that select the candidate of ``outer``."""
+        return [k for u in self.units if u.kind == "fit" and u.outer == outer
+                for k in self.unit_keys(u)]  # fmt: skip
+
+    def fit_keys(self, outer: int | None) -> list[Unit]:
+        """Return the fit units whose results select the candidate of ``outer``."""
+        return [u for u in self.units if u.kind == "fit" and u.outer == outer]
+
+
+def check_error_score(error_score: Any) -> float | str:
+    """Accept ``"raise"`` or a number."""
+    if error_score == "raise":
+        return "raise"
+    if isinstance(error_score, numbers.Real) and not isinstance(error_score, bool):
+        return float(error_score)
+    raise ValueError(
+        f"error_score must be 'raise' or a number; got {error_score!r}. "
+        "Use float('nan') to record failures and go on, or 'raise' to stop at the first."
+    )
+
+
+def _check_estimator(estimator: Any) -> None:
+    if isinstance(estimator, type):
+        raise TypeError(
+            f"estimator must be an instance, not the class {estimator.__name__}; "
+            f"pass {estimator.__name__}()."
+        )
+    if not callable(getattr(estimator, "fit", None)) or not hasattr(estimator, "get_params"):
+        raise TypeError(
+            f"estimator must be a scikit-learn compatible estimator with fit() and "
+            f"get_params(); got {estimator!r}. Wrap your model in a BaseEstimator subclass."
+        )
+
+
+def _inner_folds(
+    inner: Any, data: Dataset, rows: Fold | None, classifier: bool, where: str
+) -> Sequence[Fold]:
+    if type(inner) is LeaveOneOut and (data.n_samples if rows is None else len(rows.train)) > 1:
+        # Same folds as LeaveOneOut().split, without n train arrays of n - 1 rows.
+        return leave_one_out_folds(np.arange(data.n_samples) if rows is None else rows.train)
+    if rows is None:
+        y, groups, X = data.y, data.groups, data.X
+    else:
+        idx = rows.train
+        y = _safe_indexing(data.y, idx)
+        groups = None if data.groups is None else data.groups[idx]
+        X = _safe_indexing(data.X, idx)
+    splitter = check_scheme(inner, y, classifier=classifier, where=where)
+    folds = materialize_folds(splitter, X, y, groups, where=where)
+    if rows is None:
+        return folds
+    return tuple(Fold(rows.train[f.train], rows.train[f.test]) for f in folds)
+
+
+def build_plan(
+    estimator: Any,
+    space: Any,
+    data: Dataset,
+    *,
+    inner: Any,
+    outer: Any = None,
+    scoring: Any = None,
+    refit: bool | str = True,
+    selection: Selection | None = None,
+    error_score: Any = math.nan,
+    return_train_score: bool = False,
+    final: bool | None = None,
+    fast_cv: Any = "auto",
+    criteria: Any = None,
+) -> Plan:
+    """Validate everything and materialise the units of a run.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    space : dict, list of dict, RandomSpace or None
+    data : Dataset
+    inner : int, splitter or ThreeWayHoldOut
+        The CV that scores candidates (on all data, or inside each outer fold).
+    outer : int, splitter, ThreeWayHoldOut or None, default=None
+        Nested CV when given.
+    scoring, refit
+        As in :func:`parcv.search`.
+    selection : Selection, default=None
+        Rule that picks a candidate from its CV scores (best mean by default).
+    error_score : "raise" or float, default=nan
+    return_train_score : bool, default=False
+    final : bool, default=None
+        Refit the selection on all data; defaults to ``bool(refit)``.
+    fast_cv : {"auto", True, False}, default="auto"
+        Exact closed-form held-out predictions for linear smoothers, as in
+        :func:`parcv.search`.
+    criteria : sequence of str, CriteriaRequest or None, default=None
+        Criteria to compute per candidate, as in :func:`parcv.search`.
+
+    Returns
+    -------
+    Plan
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.model_selection import LeaveOneOut
+    >>> from parcv.plan.data import check_dataset
+    >>> data = check_dataset(np.arange(20.0).reshape(10, 2), np.arange(10.0))
+    >>> plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=LeaveOneOut())
+    >>> plan.fast_cv, len(plan.units), plan.n_units
+    (True, 1, 3)
+    """
+    _check_estimator(estimator)
+    candidates = check_space(space)
+    check_candidate_params(estimator, candidates)
+    error = check_error_score(error_score)
+    if error == "raise" or space is not None:
+        # The fits would stop at the first rejected candidate, or have nothing to select from.
+        check_candidate_values(estimator, candidates, each=error == "raise")
+    selects = len(candidates) > 1 or bool(refit)
+    score_spec: Scoring = check_scoring_spec(estimator, scoring, refit, selects=selects)
+    params = [c.params for c in candidates]
+    check_metric_target(score_spec, data.y, given=scoring, estimator=estimator, params=params)
+    check_response_methods(estimator, params, score_spec, each=error == "raise", given=scoring)
+    request = check_criteria(criteria, estimator)
+    do_final = bool(refit) if final is None else final
+    outer_folds, inner_folds = _all_folds(estimator, data, inner, outer, do_final)
+    decision = decide_fast_cv(
+        fast_cv, estimator, candidates, data, inner_folds, scoring=score_spec,
+        return_train_score=bool(return_train_score),
+        rows_of=lambda o: np.arange(data.n_samples) if o is None else outer_folds[o].train,
+    )  # fmt: skip
+    return Plan(
+        estimator=estimator,
+        candidates=candidates,
+        scoring=score_spec,
+        outer_folds=outer_folds,
+        inner_folds=inner_folds,
+        units=make_units(inner_folds, len(candidates), decision.batches, request is not None),
+        refit_outers=tuple(range(len(outer_folds))),
+        final=do_final,
+        selection=check_selection(selection, params),
+        error_score=error,
+        return_train_score=bool(return_train_score),
+        n_samples=data.n_samples,
+        fast_cv=decision.used,
+        batches=decision.batches,
+        criteria=request,
+    )
+
+
+def _all_folds(
+    estimator: Any, data: Dataset, inner: Any, outer: Any, do_final: bool
+) -> tuple[tuple[Fold, ...], dict[int | None, Sequence[Fold]]]:
+    """Materialise the outer folds and the inner folds of every outer fold."""
+    classifier = is_classifier(estimator)
+    outer_folds: tuple[Fold, ...] = ()
+    inner_folds: dict[int | None, Sequence[Fold]] = {}
+    if isinstance(outer, ThreeWayHoldOut) and inner is None:
+        inner = outer.inner_splitter()
+    if do_final or outer is None:
+        a_scheme = inner.inner_splitter() if isinstance(inner, ThreeWayHoldOut) else inner
+        where = "cv" if outer is None else "inner"  # the user's parameter, named in errors
+        inner_folds[None] = _inner_folds(a_scheme, data, None, classifier, where)
+    if outer is not None:
+        outer_splitter = check_scheme(outer, data.y, classifier=classifier, where="outer")
+        outer_folds = materialize_folds(outer_splitter, data.X, data.y, data.groups, where="outer")
+        for o, fold in enumerate(outer_folds):
+            inner_folds[o] = _inner_folds(inner, data, fold, classifier, "inner")
+    return outer_folds, inner_folds
+
+
+def make_units(
+    inner_folds: dict[int | None, Sequence[Fold]],
+    n_candidates: int,
+    batches: tuple[tuple[int, ...], ...],
+    criteria: bool,
+) -> tuple[Unit, ...]:
+    """Build the units that run before the refits, criteria first.
+
+    Parameters
+    ----------
+    inner_folds : dict of outer fold to folds
+    n_candidates : int
+    batches : tuple of tuple of int
+        Fast-CV batches; empty for one ``fit`` unit per (fold, candidate).
+    criteria : bool
+        Whether one ``criteria`` unit per (outer fold, candidate) runs.
+
+    Returns
+    -------
+    tuple of Unit
+
+    Examples
+    --------
+    >>> [u.key for u in make_units({None: [None] * 2}, 2, ((0, 1),), True)]
+    [('criteria', None, 0), ('criteria', None, 1), ('fit', None, None, 0)]
+    """
+    units = [Unit("criteria", o, None, c) for o in inner_folds if criteria
+             for c in range(n_candidates)]  # fmt: skip
+    if batches:
+        units += [Unit("fit", o, None, b[0]) for o in inner_folds for b in batches]
+    else:
+        units += [Unit("fit", o, i, c) for o, folds in inner_folds.items()
+                  for i in range(len(folds)) for c in range(n_candidates)]  # fmt: skip
+    return tuple(units)
+
+
+def _hash_value(h: Any, value: Any) -> None:
+    if hasattr(value, "tobytes") and hasattr(value, "dtype"):
+        arr = np.ascontiguousarray(value)
+        h.update(f"{arr.dtype.str}{arr.shape}".encode())
+        h.update(arr.tobytes() if arr.dtype != object else repr(arr.tolist()).encode())
+    elif hasattr(value, "to_numpy"):
+        _hash_value(h, value.to_numpy())
+        h.update(repr(list(getattr(value, "columns", []))).encode())
+    elif hasattr(value, "toarray"):
+        _hash_value(h, value.toarray())
+    else:
+        h.update(repr(value).encode())
+
+
+def fingerprint(plan: Plan, data: Dataset) -> str:
+    """Hash what determines the fits' numbers: data, estimator, space, folds, scorers, version.
+
+    How a candidate is chosen from the fits is left out: see :func:`choice_digest`.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+
+    Returns
+    -------
+    str
+        Hex digest; equal plans on equal data give equal fingerprints,
+        whatever backend or chunking runs them.
+    """
+    h = hashlib.sha256()
+    for value in (data.X, data.y, data.groups):
+        _hash_value(h, np.asarray(value) if isinstance(value, list) else value)
+    est = plan.estimator
+    h.update(f"{type(est).__module__}.{type(est).__qualname__}".encode())
+    h.update(stable_repr(est).encode())
+    h.update(stable_repr([c.params for c in plan.candidates]).encode())
+    for folds in (plan.outer_folds, *plan.inner_folds.values()):
+        _hash_folds(h, folds)
+    h.update(stable_repr(sorted(plan.scoring.scorers.items())).encode())
+    h.update(repr((plan.return_train_score, plan.final, __version__)).encode())
+    if plan.fast_cv:
+        # Fast CV agrees with refits to rounding, not bit for bit: never mix the two in a store.
+        h.update(b"fast_cv")
+    if plan.criteria is not None:
+        request = plan.criteria
+        h.update(stable_repr([request.names, request.n_params, request.noise_variance]).encode())
+    return h.hexdigest()
+
+
+def choice_digest(plan: Plan) -> str:
+    """Hash how a candidate is chosen from the fits: refit metric, selection, error_score.
+
+    Refit records and failed fits' scores depend on it; other fit records do not.
+    """
+    selection = (plan.selection.rule, stable_repr(plan.selection.complexity))
+    text = repr((plan.scoring.refit, selection, plan.error_score))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _hash_folds(h: Any, folds: Sequence[Fold]) -> None:
+    if isinstance(folds, PartitionFolds):
+        h.update(f"partition{folds.leave_one_out}".encode())
+        for array in (folds.rows, folds.tests, folds.offsets):
+            _hash_value(h, array)
+        return
+    for fold in folds:
+        _hash_value(h, fold.train)
+        _hash_value(h, fold.test)

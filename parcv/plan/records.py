@@ -1,0 +1,250 @@
+"""Task records: the one thing every backend returns and every store keeps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["CHOSEN_KINDS", "Unit", "ErrorInfo", "FoldScores", "Record", "Key"]
+
+Key = tuple[Any, ...]
+# Units that refit a candidate chosen by the refit metric and selection rule.
+CHOSEN_KINDS = ("refit", "final")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One fit-and-score unit of work.
+
+    Parameters
+    ----------
+    kind : {"fit", "refit", "final", "criteria"}
+        ``fit``: candidate on an inner split; ``refit``: the selected
+        candidate on an outer split; ``final``: the selected candidate on all data;
+        ``criteria``: the candidate fitted once on the outer-train part (or all
+        data) and scored by information criteria / the evidence.
+    outer : int or None
+        Outer fold; ``None`` means all data.
+    inner : int or None
+        Inner fold of a ``fit`` unit. ``None`` for a fast-CV ``fit`` unit,
+        which covers every inner fold of its outer fold at once (held-out
+        predictions of a linear smoother, see :mod:`parcv.fastcv.smoothers`).
+    candidate : int
+        Candidate index (for refits, the one that was selected; for a
+        fast-CV unit, the first candidate of its batch).
+
+    Examples
+    --------
+    >>> Unit("fit", None, None, 3).key, Unit("criteria", 0, None, 1).key
+    (('fit', None, None, 3), ('criteria', 0, 1))
+    """
+
+    kind: str
+    outer: int | None
+    inner: int | None
+    candidate: int
+
+    def __reduce__(self) -> tuple[type[Unit], tuple[Any, ...]]:
+        # Rebuild through __init__: several times faster to unpickle than a frozen
+        # slots dataclass's default setstate, and units travel in every task.
+        return (Unit, (self.kind, self.outer, self.inner, self.candidate))
+
+    @property
+    def key(self) -> Key:
+        """Return the stable task key of the unit.
+
+        ``("fit", o, i, c)``, ``("refit", o)``, ``("final",)`` or ``("criteria", o, c)``.
+
+        Examples
+        --------
+        >>> Unit("refit", 2, None, 0).key
+        ('refit', 2)
+        """
+        if self.kind == "fit":
+            return ("fit", self.outer, self.inner, self.candidate)
+        if self.kind == "criteria":
+            return ("criteria", self.outer, self.candidate)
+        if self.kind == "refit":
+            return ("refit", self.outer)
+        return ("final",)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """What went wrong in a failed unit."""
+
+    type: str
+    message: str
+    traceback: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FoldScores:
+    """Test scores of one candidate on every inner fold of one outer fold (fast CV).
+
+    One array per metric instead of one record per fold: leave-one-out of
+    20 candidates on 1000 rows is 20 records, not 20,000.
+
+    Parameters
+    ----------
+    test : dict of str to ndarray of shape (n_folds,)
+        Score of each fold, in fold order.
+
+    Examples
+    --------
+    >>> a = FoldScores({"score": np.array([1.0, np.nan])})
+    >>> a == FoldScores({"score": np.array([1.0, np.nan])}), a.n_folds
+    (True, 2)
+    """
+
+    test: dict[str, NDArray[np.float64]]
+
+    @property
+    def n_folds(self) -> int:
+        """Number of folds."""
+        return len(next(iter(self.test.values()))) if self.test else 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FoldScores) or self.test.keys() != other.test.keys():
+            return False
+        return all(np.array_equal(v, other.test[k], equal_nan=True) for k, v in self.test.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, list[float]]:
+        """Plain lists per metric."""
+        return {name: [float(v) for v in values] for name, values in self.test.items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, list[float]]) -> FoldScores:
+        """Rebuild from :meth:`to_dict` output."""
+        return cls({name: np.asarray(values, dtype=np.float64) for name, values in data.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """Outcome of one unit: scores, timings, status and provenance.
+
+    Parameters
+    ----------
+    unit : Unit
+        What was run.
+    status : {"ok", "failed"}
+        ``failed`` units carry ``error`` and the ``error_score`` as scores.
+    test_scores, train_scores : dict of str to float
+        One entry per metric (``train_scores`` empty unless asked for). A
+        ``criteria`` record holds the criteria values here (``aic``, ``bic``,
+        ``cp``, ``vc``, ``evidence``, ``n_params``, ...); a fast-CV record
+        holds its per-fold scores in ``folds`` instead.
+    fit_time, score_time : float
+        Seconds, measured in the worker.
+    n_train, n_test : int
+        Rows fitted and scored (for a fast-CV record, the average per fold).
+    error : ErrorInfo or None
+    warnings : tuple of str
+        Category names of warnings raised inside the fit, one per warning.
+    worker : str
+        ``host:pid`` that ran the unit.
+    started, finished : float
+        Unix timestamps.
+    estimator : object or None
+        The fitted estimator of a ``final`` unit; never serialised.
+    folds : FoldScores or None
+        Per-fold test scores of a fast-CV record.
+    """
+
+    unit: Unit
+    status: str
+    test_scores: dict[str, float]
+    train_scores: dict[str, float]
+    fit_time: float
+    score_time: float
+    n_train: int
+    n_test: int
+    error: ErrorInfo | None = None
+    warnings: tuple[str, ...] = ()
+    worker: str = ""
+    started: float = 0.0
+    finished: float = 0.0
+    estimator: Any = field(default=None, compare=False, repr=False)
+    folds: FoldScores | None = field(default=None, repr=False)
+
+    def __reduce__(self) -> tuple[type[Record], tuple[Any, ...]]:
+        # Rebuild through __init__ (faster than the default setstate; see Unit).
+        return (Record, tuple(getattr(self, f.name) for f in fields(Record)))
+
+    @property
+    def key(self) -> Key:
+        """The unit's task key."""
+        return self.unit.key
+
+    @property
+    def ok(self) -> bool:
+        """Whether the unit succeeded."""
+        return self.status == "ok"
+
+    @property
+    def depends_on_choice(self) -> bool:
+        """Whether the record changes with the refit metric, selection or error_score.
+
+        A refit's candidate is chosen by them, and a failed fit's scores are the
+        ``error_score``; a store resumed with another choice drops these records.
+        """
+        return self.unit.kind in CHOSEN_KINDS or not self.ok
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready view (the fitted estimator is left out)."""
+        out: dict[str, Any] = {
+            "key": list(self.key),
+            "kind": self.unit.kind,
+            "outer": self.unit.outer,
+            "inner": self.unit.inner,
+            "candidate": self.unit.candidate,
+            "status": self.status,
+            "test_scores": dict(self.test_scores),
+            "train_scores": dict(self.train_scores),
+            "fit_time": self.fit_time,
+            "score_time": self.score_time,
+            "n_train": self.n_train,
+            "n_test": self.n_test,
+            "error": None
+            if self.error is None
+            else {
+                "type": self.error.type,
+                "message": self.error.message,
+                "traceback": self.error.traceback,
+            },
+            "warnings": list(self.warnings),
+            "worker": self.worker,
+            "started": self.started,
+            "finished": self.finished,
+        }
+        if self.folds is not None:
+            out["fold_test_scores"] = self.folds.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Record:
+        """Rebuild a record from :meth:`to_dict` output."""
+        err = data.get("error")
+        return cls(
+            unit=Unit(data["kind"], data["outer"], data["inner"], data["candidate"]),
+            status=data["status"],
+            test_scores={k: float(v) for k, v in data["test_scores"].items()},
+            train_scores={k: float(v) for k, v in data["train_scores"].items()},
+            fit_time=float(data["fit_time"]),
+            score_time=float(data["score_time"]),
+            n_train=int(data["n_train"]),
+            n_test=int(data["n_test"]),
+            error=None if err is None else ErrorInfo(err["type"], err["message"], err["traceback"]),
+            warnings=tuple(data.get("warnings", ())),
+            worker=data.get("worker", ""),
+            started=float(data.get("started", 0.0)),
+            finished=float(data.get("finished", 0.0)),
+            folds=None
+            if data.get("fold_test_scores") is None
+            else FoldScores.from_dict(data["fold_test_scores"]),
+        )

@@ -1,0 +1,294 @@
+"""PNG plots of a result (matplotlib, the optional ``plot`` extra; no pyplot state).
+
+Validation curve (train and test score vs a hyperparameter, seed 003), per-fold
+paired differences of the best and the runner-up (seed 004), selection
+frequency over outer folds, and outer-fold scores.
+"""
+
+from __future__ import annotations
+
+import io
+import numbers
+import re
+from typing import Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from parcv.results.compare import candidate_scores
+from parcv.results.objects import CVResult, NestedResult, SearchResult
+
+__all__ = [
+    "render_plots",
+    "validation_curve",
+    "paired_differences",
+    "selection_frequency",
+    "fold_scores",
+]
+
+Result = CVResult | SearchResult | NestedResult
+
+
+def _shown(metric: str) -> tuple[float, str]:
+    """Sign and axis label: ``neg_*`` scores are shown as the (positive) error."""
+    if metric.startswith("neg_"):
+        return -1.0, metric[4:].replace("_", " ") + " (lower is better)"
+    return 1.0, metric.replace("_", " ") + " (higher is better)"
+
+
+def _short(label: str, width: int = 38) -> str:
+    """Drop pipeline step prefixes and estimator arguments (model families); cut the rest."""
+    label = re.sub(r"\b\w+__", "", label)
+    label = re.sub(r"\b\w+='?(\w+)\([^()]*\)'?", r"\1", label)
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def _png(fig: Figure) -> bytes:
+    FigureCanvasAgg(fig)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    return buffer.getvalue()
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _curve_param(search: SearchResult, param: str | None) -> str | None:
+    params = search.cv_results_["params"]
+    if param is not None:
+        return param if any(_is_number(p.get(param)) for p in params) else None
+    counts = {}
+    for name in sorted({n for p in params for n in p}):
+        values = {p[name] for p in params if _is_number(p.get(name))}
+        if len(values) > 1:
+            counts[name] = len(values)
+    return max(counts, key=lambda n: counts[n]) if counts else None
+
+
+def _curve_rows(search: SearchResult, param: str) -> tuple[list[int], bool]:
+    """Candidates on the curve: others fixed at the selected values, else every candidate."""
+    params = search.cv_results_["params"]
+    best = params[search.best_index_]
+    with_param = [c for c, p in enumerate(params) if _is_number(p.get(param))]
+    fixed = [
+        c
+        for c in with_param
+        if {k: repr(v) for k, v in params[c].items() if k != param}
+        == {k: repr(v) for k, v in best.items() if k != param}
+    ]
+    if len(fixed) >= 3 or len(fixed) == len(with_param):
+        return sorted(fixed, key=lambda c: params[c][param]), True
+    return sorted(with_param, key=lambda c: params[c][param]), False
+
+
+def _mean_se(search: SearchResult, key: str, rows: list[int]) -> tuple[Any, Any]:
+    """Mean and standard error over folds (``std / sqrt(k - 1)``) of some candidates."""
+    mean = np.asarray(search.cv_results_[f"mean_{key}"], dtype=float)[rows]
+    std = np.asarray(search.cv_results_[f"std_{key}"], dtype=float)[rows]
+    return mean, std / np.sqrt(max(search.n_splits_ - 1, 1))
+
+
+def _mark_selected(ax: Any, search: SearchResult, name: str, x: Any) -> None:
+    """Draw the selected value; use a log axis for values spanning decades."""
+    best = search.cv_results_["params"][search.best_index_].get(name)
+    if _is_number(best):
+        ax.axvline(float(best), color="0.4", linestyle=":", label=f"selected {name}={best:.4g}")
+    if x.min() > 0 and x.max() / x.min() > 20:
+        ax.set_xscale("log")
+
+
+def validation_curve(
+    search: SearchResult, *, param: str | None = None, metric: str | None = None
+) -> Figure | None:
+    """Plot train and validation score vs one hyperparameter, mean ± se over folds.
+
+    Parameters
+    ----------
+    search : SearchResult
+        With ``return_train_score=True`` the training curve is drawn too.
+    param : str, default=None
+        Parameter on the x axis; by default the numeric one with most values.
+    metric : str, default=None
+        Defaults to the refit metric.
+
+    Returns
+    -------
+    Figure or None
+        None when no numeric parameter takes two values.
+    """
+    name = _curve_param(search, param)
+    if name is None:
+        return None
+    metric = metric or search.refit_metric
+    suffix = metric if search.multimetric else "score"
+    rows, line = _curve_rows(search, name)
+    if len(rows) < 2:
+        return None
+    sign, label = _shown(metric)
+    x = np.array([search.cv_results_["params"][c][name] for c in rows], dtype=float)
+    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
+    ax = fig.add_subplot()
+    for part, color, text in (
+        ("train", "tab:blue", "training folds"),
+        ("test", "tab:red", "validation (CV test folds)"),
+    ):
+        if f"mean_{part}_{suffix}" in search.cv_results_:
+            mean, se = _mean_se(search, f"{part}_{suffix}", rows)
+            ax.errorbar(
+                x,
+                sign * mean,
+                yerr=se,
+                fmt="o-" if line else "o",
+                color=color,
+                capsize=4,
+                markersize=4,
+                linewidth=1.5,
+                label=text,
+            )
+    _mark_selected(ax, search, name, x)
+    ax.set_xlabel(name)
+    ax.set_ylabel(label)
+    fixed = "" if line else " (other parameters vary)"
+    ax.set_title(f"Validation curve{fixed}: mean ± se over {search.n_splits_} folds", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def paired_differences(search: SearchResult, *, metric: str | None = None) -> Figure | None:
+    """Plot per-fold scores of the best and the runner-up, and their paired differences.
+
+    Returns
+    -------
+    Figure or None
+        None with fewer than two candidates or two folds.
+    """
+    metric = metric or search.refit_metric
+    scores = candidate_scores(search, metric)
+    if scores.shape[0] < 2 or scores.shape[1] < 2 or np.isnan(scores).any(axis=1).sum() > 1:
+        return None
+    # A candidate with a failed fold has a NaN mean (as in selection) and ranks last.
+    means = np.nan_to_num(np.mean(scores, axis=1), nan=-np.inf)
+    best, runner = (int(c) for c in np.argsort(-means, kind="stable")[:2])
+    labels = [_short(search.candidates[c].label) for c in (best, runner)]
+    sign, label = _shown(metric)
+    folds = np.arange(scores.shape[1])
+    fig = Figure(figsize=(10, 4.4), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    for c, text, color in ((best, labels[0], "tab:red"), (runner, labels[1], "tab:blue")):
+        left.plot(folds, sign * scores[c], "o-", color=color, label=text)
+    left.set(xlabel="fold", ylabel=label, title="Score on each test fold")
+    diff = scores[best] - scores[runner]
+    right.bar(folds, diff, color=np.where(diff >= 0, "tab:green", "tab:gray"))
+    right.axhline(0.0, color="black", linewidth=0.8)
+    right.axhline(
+        float(np.mean(diff)),
+        color="tab:red",
+        linestyle="--",
+        label=f"mean difference {np.mean(diff):.3g}",
+    )
+    what = "runner-up error - best error" if sign < 0 else "best - runner-up"
+    try:
+        p = f"\ncorrected t-test p = {search.compare(best, runner, metric=metric).p_value:.3g}"
+    except ValueError:  # e.g. identical scores on every fold
+        p = ""
+    right.set(
+        xlabel="fold",
+        ylabel=f"{what} (> 0: best is better)",
+        title=f"Paired difference on each fold{p}",
+    )
+    for ax in (left, right):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"Best vs runner-up by mean {metric}: {labels[0]} vs {labels[1]}", fontsize=10)
+    return fig
+
+
+def selection_frequency(result: NestedResult) -> Figure:
+    """Plot how many outer folds selected each candidate."""
+    rows = result.stability
+    n = len(result.chosen)
+    fig = Figure(figsize=(6.4, max(2.4, 1.2 + 0.45 * len(rows))), layout="constrained")
+    ax = fig.add_subplot()
+    y = np.arange(len(rows))
+    ax.barh(y, [r.count for r in rows], color="tab:blue")
+    ax.set_yticks(y, [_short(r.label) for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, n)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(f"outer folds that selected it (of {n})")
+    ax.set_title("Selection frequency over outer folds", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -> Figure:
+    """Plot the score of each outer fold (nested) or fold (CV) with the mean ± se band."""
+    if isinstance(result, NestedResult):
+        metric = metric if metric in result.outer_scores else result.refit_metric
+        scores, est = result.outer_scores[metric], result.estimate[metric]
+        names = [result.stability_labels[c] for c in result.chosen]
+        title, xlabel = "Outer-fold test scores of the selected candidates", "outer fold"
+    else:
+        metric = metric if metric in result.summaries else next(iter(result.summaries))
+        key = f"test_{metric}" if f"test_{metric}" in result.scores else "test_score"
+        scores, est, names = result.scores[key], result.summaries[metric], []
+        title, xlabel = "Test score of each fold", "fold"
+    sign, label = _shown(metric)
+    folds = np.arange(len(scores))
+    fig = Figure(figsize=(6.4, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    mean, se = sign * est.mean, est.se if np.isfinite(est.se) else 0.0
+    ax.axhspan(mean - se, mean + se, color="tab:red", alpha=0.15, label="mean ± se")
+    ax.axhline(mean, color="tab:red", linestyle="--", label=f"mean {mean:.4g}")
+    ax.plot(folds, sign * scores, "o", color="black", label="test score of the fold")
+    for fold, name in zip(folds, names, strict=False):
+        ax.annotate(
+            _short(name, 28),
+            (fold, sign * scores[fold]),
+            textcoords="offset points",
+            xytext=(4, 4),
+            fontsize=7,
+        )
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set(xlabel=xlabel, ylabel=label, title=title)
+    ax.title.set_fontsize(10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def render_plots(
+    result: Result, *, param: str | None = None, metric: str | None = None
+) -> dict[str, bytes]:
+    """Render every plot that applies to a result, as PNG bytes by file name.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> X, y = make_regression(n_samples=40, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.search(Ridge(), {"alpha": [0.1, 1.0, 10.0]}, X, y, cv=3, backend="serial")
+    >>> sorted(render_plots(r))
+    ['paired_differences.png', 'validation_curve.png']
+    """
+    figures: dict[str, Figure | None] = {}
+    search = result if isinstance(result, SearchResult) else getattr(result, "final", None)
+    if search is not None:
+        known = search.metrics
+    else:
+        known = tuple(result.outer_scores if isinstance(result, NestedResult) else result.summaries)
+    metric = metric if metric in known else None
+    if search is not None:
+        figures["validation_curve.png"] = validation_curve(search, param=param, metric=metric)
+        figures["paired_differences.png"] = paired_differences(search, metric=metric)
+    if isinstance(result, NestedResult):
+        figures["selection_frequency.png"] = selection_frequency(result)
+    if isinstance(result, (NestedResult, CVResult)):
+        figures["fold_scores.png"] = fold_scores(result, metric=metric)
+    return {name: _png(fig) for name, fig in figures.items() if fig is not None}

@@ -1,0 +1,144 @@
+"""The report of a run directory: report.md, results.json, cv_results.csv and plots.
+
+The Markdown text itself is rendered by :func:`render_report`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+from parcv.report.text import RunInfo, num, render_report, render_summary, search_of, small
+from parcv.results.objects import CVResult, NestedResult, SearchResult
+
+__all__ = [
+    "RunInfo",
+    "cv_results_csv",
+    "num",
+    "rebuild_report",
+    "render_report",
+    "render_summary",
+    "search_of",
+    "small",
+    "write_outputs",
+    "write_private",
+]
+
+logger = logging.getLogger(__name__)
+
+Result = CVResult | SearchResult | NestedResult
+
+
+def write_private(path: Path, content: str | bytes) -> Path:
+    """Write a file readable and writable by the user only (mode 0600)."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        fh.write(data)
+    return path
+
+
+def _cell(value: Any) -> str:
+    if value is np.ma.masked or value is None:
+        return ""
+    if isinstance(value, dict):
+        return json.dumps(
+            {k: _cell(v) if not isinstance(v, (int, float)) else v for k, v in value.items()},
+            sort_keys=True,
+        )
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
+def cv_results_csv(result: Result) -> str:
+    """``cv_results_`` of the all-data search (fold scores for a CV result) as CSV."""
+    search = search_of(result)
+    table: dict[str, Any]
+    if search is not None:
+        table = search.cv_results_
+    elif isinstance(result, NestedResult):
+        table = {"outer": [], **{k: [] for k in result.inner_cv_results[0]}}
+        for o, inner in enumerate(result.inner_cv_results):
+            for c in range(len(inner["params"])):
+                table["outer"].append(o)
+                for k, v in inner.items():
+                    table[k].append(v[c])
+    else:
+        scores = cast(CVResult, result).scores
+        table = {"fold": list(range(len(next(iter(scores.values()))))), **scores}
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    names = list(table)
+    writer.writerow(names)
+    for i in range(len(table[names[0]])):
+        writer.writerow([_cell(table[n][i]) for n in names])
+    return out.getvalue()
+
+
+def _plots(run_dir: Path, result: Result, info: RunInfo) -> tuple[list[str], str]:
+    if not info.plots:
+        return [], ""
+    try:
+        from parcv.report.plots import render_plots
+    except ImportError:
+        return [], "Plots skipped: matplotlib is not installed (pip install 'parcv[plot]')."
+    images = render_plots(result, param=info.param, metric=info.metric)
+    for name, png in images.items():
+        write_private(run_dir / name, png)
+    return list(images), ""
+
+
+def write_outputs(run_dir: str | Path, result: Result, info: RunInfo) -> list[Path]:
+    """Write results.json, cv_results.csv, run.json, the plots and report.md (mode 0600).
+
+    Returns
+    -------
+    list of Path
+        The files written, report.md last.
+    """
+    out = Path(run_dir)
+    files = [
+        write_private(out / "results.json", result.to_json() + "\n"),
+        write_private(out / "cv_results.csv", cv_results_csv(result)),
+        write_private(out / "run.json", json.dumps(info.to_dict(), indent=2) + "\n"),
+    ]
+    plots, note = _plots(out, result, info)
+    files += [out / p for p in plots]
+    files.append(write_private(out / "report.md", render_report(result, info, plots, note)))
+    return files
+
+
+def rebuild_report(run_dir: str | Path) -> tuple[Result, RunInfo, list[Path]]:
+    """Rebuild every report file of a run directory from its store, without any fit.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the directory holds no ``store.sqlite``.
+    """
+    from parcv.api import load
+
+    out = Path(run_dir)
+    store = out / "store.sqlite"
+    if not store.is_file():
+        raise FileNotFoundError(
+            f"no parcv store at {str(store)!r}; pass the run directory "
+            "that `parcv run --out DIR` wrote."
+        )
+    meta = out / "run.json"
+    info = (
+        RunInfo.from_dict(json.loads(meta.read_text(encoding="utf-8")))
+        if meta.is_file()
+        else RunInfo(out.resolve().name)
+    )
+    result = load(store)
+    return result, info, write_outputs(out, result, info)

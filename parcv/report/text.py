@@ -1,0 +1,411 @@
+"""The text of a report: Markdown sections and the one-screen summary of a result."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from parcv.plan.space import format_params
+from parcv.results.criteria_table import CriteriaTable, method_title
+from parcv.results.objects import CVResult, NestedResult, SearchResult
+
+__all__ = [
+    "RunInfo",
+    "num",
+    "small",
+    "render_report",
+    "search_of",
+    "render_summary",
+]
+
+
+Result = CVResult | SearchResult | NestedResult
+MODES = {
+    "cross_validate": "k-fold cross-validation of one model",
+    "search": "selection by CV on all data and refit of the winner (Architecture A); the "
+    "winner's CV score is optimistic, use nested CV for an unbiased estimate",
+    "holdout": "three-way hold-out (Architecture B): candidates are fitted on the training "
+    "split and compared on the validation split; the winner is refitted on training "
+    "+ validation and scored once on the test split",
+    "nested": "nested CV: the outer folds estimate the whole selection procedure "
+    "(Architecture C); the model to ship is selected and refitted on all data (A)",
+}
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the report says about a run besides its result (kept in ``run.json``).
+
+    Examples
+    --------
+    >>> RunInfo("demo").title
+    'demo'
+    """
+
+    title: str
+    description: str = ""
+    mode: str = ""
+    data: str = ""
+    estimator: str = ""
+    backend: str = ""
+    seed: int | None = None
+    param: str | None = None
+    metric: str | None = None
+    plots: bool = True
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> RunInfo:
+        """Rebuild from :meth:`to_dict` output, ignoring unknown keys."""
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in values.items() if k in names})
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view."""
+        return asdict(self)
+
+
+def num(value: float) -> str:
+    """Format a score for reports: 6 significant digits (``nan`` when undefined)."""
+    return "nan" if not math.isfinite(value) else f"{value:.6g}"
+
+
+def small(value: float) -> str:
+    """Format a standard error: 3 significant digits (``n/a`` for one fold)."""
+    return "n/a" if not math.isfinite(value) else f"{value:.3g}"
+
+
+def search_of(result: Result) -> SearchResult | None:
+    """The all-data search of a result (the search itself, or a nested run's final)."""
+    if isinstance(result, SearchResult):
+        return result
+    return result.final if isinstance(result, NestedResult) else None
+
+
+def _estimate(result: Result) -> list[str]:
+    if isinstance(result, NestedResult) and len(result.chosen) == 1:
+        rows, head = (
+            result.estimate,
+            (
+                "Performance of the whole selection procedure: score on the held-out test split "
+                "(one split, so no standard error)."
+            ),
+        )
+    elif isinstance(result, NestedResult):
+        rows, head = (
+            result.estimate,
+            (
+                f"Performance of the whole selection procedure: mean ± se of the scores of "
+                f"{len(result.chosen)} outer test folds."
+            ),
+        )
+    elif isinstance(result, CVResult):
+        rows, head = result.summaries, "Mean ± se of the fold scores."
+    else:
+        rows = {m: result.summaries[m][result.best_index_] for m in result.metrics}
+        head = "CV score of the selected candidate (optimistic: it was selected on these folds)."
+    lines = [
+        "## Estimate",
+        "",
+        head,
+        "",
+        "| metric | mean | ± se | std | folds |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {m} | {num(s.mean)} | {small(s.se)} | {small(s.std)} | {s.n} |" for m, s in rows.items()
+    ]
+    if any(m.startswith("neg_") for m in rows):
+        lines += [
+            "",
+            "`neg_*` metrics are negated errors (greater is better): negate them to "
+            "read the error.",
+        ]
+    return [*lines, ""]
+
+
+def _ranking(search: SearchResult, limit: int = 15) -> list[str]:
+    metric = search.refit_metric
+    suffix = metric if search.multimetric else "score"
+    ranks = search.cv_results_[f"rank_test_{suffix}"]
+    order = sorted(range(len(search.candidates)), key=lambda c: (ranks[c], c))
+    lines = [f"| rank | {metric} mean | ± se | candidate |", "| ---: | ---: | ---: | --- |"]
+    for c in order[:limit]:
+        s = search.summaries[metric][c]
+        mark = " **(selected)**" if c == search.best_index_ else ""
+        lines.append(
+            f"| {ranks[c]} | {num(s.mean)} | {small(s.se)} | {search.candidates[c].label}{mark} |"
+        )
+    if len(order) > limit:
+        lines.append(f"| | | | ... {len(order) - limit} more in cv_results.csv |")
+    return lines
+
+
+def _selection(result: Result) -> list[str]:
+    if isinstance(result, CVResult):
+        return []
+    lines = ["## Selection", ""]
+    if isinstance(result, NestedResult):
+        scores = result.outer_scores[result.refit_metric]
+        labels = result.stability_labels
+        lines += [
+            "Candidate selected by the inner CV of each outer fold, and its outer test "
+            f"score ({result.refit_metric}):",
+            "",
+            "| outer fold | score | selected |",
+            "| ---: | ---: | --- |",
+        ]
+        lines += [f"| {o} | {num(scores[o])} | {labels[c]} |" for o, c in enumerate(result.chosen)]
+        lines.append("")
+    search = search_of(result)
+    if search is not None:
+        s = search.summaries[search.refit_metric][search.best_index_]
+        how = (
+            f"{search.n_splits_}-fold CV" if search.n_splits_ > 1 else "one train/validation split"
+        )
+        lines += [
+            f"Model to ship: **{search.candidates[search.best_index_].label}**, selected "
+            f"by {how} on all data ({search.refit_metric} "
+            f"{num(s.mean)} ± {small(s.se)}) and refitted on all data.",
+            "",
+        ]
+        lines += [*_ranking(search), ""]
+    return lines
+
+
+def _stability(result: Result) -> list[str]:
+    if not isinstance(result, NestedResult):
+        return []
+    n = len(result.chosen)
+    lines = [
+        "## Selection stability over outer folds",
+        "",
+        "| candidate | selected | frequency | outer folds |",
+        "| --- | ---: | ---: | --- |",
+    ]
+    lines += [
+        f"| {r.label} | {r.count}/{n} | {r.frequency:.0%} | {', '.join(map(str, r.folds))} |"
+        for r in result.stability
+    ]
+    return [*lines, ""]
+
+
+def _significance(result: Result) -> list[str]:
+    search = search_of(result)
+    if search is None:
+        return []
+    table = search.comparison_table()
+    lines = [
+        "## Significance: best vs rest",
+        "",
+        f"Best-mean candidate against every other on the same {search.n_splits_} fold(s): "
+        "corrected resampled t-test (Nadeau-Bengio), p-values Holm-adjusted.",
+        "",
+    ]
+    if not table["rows"]:
+        return [*lines, table.get("note", ""), ""]
+    rows = table["rows"]
+    lines += [
+        "| best | other | mean diff | 95% CI | t | p | p (Holm) | reject |",
+        "| --- | --- | ---: | --- | ---: | ---: | ---: | --- |",
+    ]
+    for r in rows["comparisons"]:
+        stat = "-" if r["statistic"] is None else f"{r['statistic']:.3g}"
+        p = "-" if r["p_value"] is None else f"{r['p_value']:.3g}"
+        holm = "-" if r["p_holm"] is None else f"{r['p_holm']:.3g}"
+        lines.append(
+            f"| {r['name_a']} | {r['name_b']} | {num(r['mean_difference'])} | "
+            f"[{num(r['ci_low'])}, {num(r['ci_high'])}] | {stat} | {p} | {holm} | "
+            f"{_verdict(r)} |"
+        )
+    return [*lines, ""]
+
+
+def _labels(result: Result) -> list[str]:
+    """Label of every candidate (also for a nested run without an all-data search)."""
+    search = search_of(result)
+    if search is not None:
+        return [c.label for c in search.candidates]
+    params = result.inner_cv_results[0]["params"] if isinstance(result, NestedResult) else []
+    return [format_params(p) for p in params]
+
+
+def _criteria_values(table: CriteriaTable, search: SearchResult) -> list[str]:
+    return [
+        f"Per candidate: its CV {table.metric} on all data (mean ± se over "
+        f"{search.n_splits_} folds) next to each criterion of its fit on all data "
+        "(AIC, BIC, Cp, VC bound: smaller is better; log evidence: larger is better).",
+        "",
+        table.to_markdown(),
+        "",
+    ]
+
+
+def _mode_of(choices: list[int | None], labels: list[str]) -> str:
+    counts = Counter(c for c in choices if c is not None)
+    if not counts:
+        return "-"
+    (c, n), *rest = counts.most_common()
+    tie = ", tied" if rest and rest[0][1] == n else ""
+    return f"{labels[c]} ({n}/{len(choices)}{tie})"
+
+
+def _method_choices(result: Result, table: CriteriaTable | None) -> list[str]:
+    labels = _labels(result)
+    overall = {} if table is None else dict(table.selected)
+    if not isinstance(result, NestedResult):
+        lines = ["Candidate selected by each method:", "", "| method | selected |",
+                 "| --- | --- |"]  # fmt: skip
+        return [*lines, *(f"| {method_title(m)} | {labels[c]} |" for m, c in overall.items()), ""]
+    per_fold = dict(result.criteria_choices)
+    n = len(result.chosen)
+    lines = [
+        "Candidate selected by each method on all data and on the training part of each "
+        "outer fold. The nested CV row is the procedure the estimate above measures: inner "
+        "CV on each outer-training part, and on all data the model to ship.",
+        "",
+        "| method | all data | "
+        + " | ".join(f"outer {o}" for o in range(n))
+        + " | most frequent (outer) |",
+        "| --- | --- | " + " | ".join("---" for _ in range(n)) + " | --- |",
+    ]
+    rows = {m: (overall.get(m), per_fold.get(m, [None] * n)) for m in {**overall, **per_fold}}
+    final = result.final.best_index_ if result.final is not None else None
+    rows["nested CV"] = (final, list(result.chosen))
+    for method, (chosen, folds) in rows.items():
+        cells = " | ".join("-" if c is None else labels[c] for c in folds)
+        whole = "-" if chosen is None else labels[chosen]
+        title = "**nested CV**" if method == "nested CV" else method_title(method)
+        lines.append(f"| {title} | {whole} | {cells} | {_mode_of(folds, labels)} |")
+    return [*lines, ""]
+
+
+def _criteria(result: Result) -> list[str]:
+    """CV next to the criteria per candidate, and which candidate each method selects."""
+    if isinstance(result, CVResult):
+        return []
+    table = result.criteria_table
+    if table is None and not getattr(result, "criteria_choices", None):
+        return []
+    lines = ["## Selection methods side by side", ""]
+    search = search_of(result)
+    if table is not None and search is not None:
+        lines += _criteria_values(table, search)
+    return [*lines, *_method_choices(result, table)]
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if row["rejected"] is None:
+        return f"n/a ({row.get('note') or 'no p-value'})"
+    return "yes" if row["rejected"] else "no"
+
+
+def _failures(result: Result) -> list[str]:
+    lines = ["## Failures", "", result.failures.text]
+    for label, counts in result.warning_counts.items():
+        lines.append(f"- warnings in {label}: " + ", ".join(f"{k} x{v}" for k, v in counts.items()))
+    return [*lines, ""]
+
+
+def render_report(
+    result: Result, info: RunInfo, plots: list[str] | None = None, plot_note: str = ""
+) -> str:
+    """Render the Markdown report of a result.
+
+    Parameters
+    ----------
+    result : CVResult, SearchResult or NestedResult
+    info : RunInfo
+    plots : list of str, default=None
+        File names of the PNG plots to embed.
+    plot_note : str, default=""
+        Why plots are missing, if they are.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> X, y = make_regression(n_samples=30, n_features=2, random_state=0)
+    >>> r = parcv.cross_validate(Ridge(), X, y, cv=3, backend="serial")
+    >>> render_report(r, RunInfo("ridge")).splitlines()[0]
+    '# ridge'
+    """
+    lines = [f"# {info.title}", ""]
+    if info.description:
+        lines += [info.description, ""]
+    facts = [
+        ("mode", MODES.get(info.mode, info.mode)),
+        ("data", info.data),
+        ("estimator", f"`{info.estimator}`" if info.estimator else ""),
+        ("backend", info.backend),
+        ("seed", "" if info.seed is None else str(info.seed)),
+        ("units", f"{result.failures.n_total} ({result.failures.n_failed} failed)"),
+    ]
+    lines += ["| | |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in facts if v]
+    lines += [
+        "",
+        *_estimate(result),
+        *_selection(result),
+        *_stability(result),
+        *_criteria(result),
+        *_significance(result),
+        *_failures(result),
+    ]
+    if plots or plot_note:
+        lines += ["## Plots", ""] + [
+            f"![{Path(p).stem.replace('_', ' ')}]({p})" for p in plots or []
+        ]
+        lines += [plot_note] if plot_note else []
+        lines.append("")
+    lines += ["Files: `store.sqlite` (every record), `results.json`, `cv_results.csv`.", ""]
+    return "\n".join(lines)
+
+
+def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo) -> str:
+    """One screen of text: the estimate, the selection, stability and failures."""
+    lines = [f"{info.title}: {info.mode or 'run'}, {result.failures.text}"]
+    if isinstance(result, NestedResult):
+        est = result.estimate[result.refit_metric]
+        over = f"mean ± se over {est.n} outer folds" if est.n > 1 else "one test split"
+        lines.append(
+            f"estimate ({result.refit_metric}): {num(est.mean)} ± {small(est.se)} ({over})"
+        )
+        lines += [
+            f"  selected in {r.count}/{est.n} outer folds: {r.label}" for r in result.stability[:5]
+        ]
+    elif isinstance(result, CVResult):
+        lines += [
+            f"{m}: {num(s.mean)} ± {small(s.se)} (mean ± se over {s.n} folds)"
+            for m, s in result.summaries.items()
+        ]
+    search = search_of(result)
+    if search is not None:
+        s = search.summaries[search.refit_metric][search.best_index_]
+        lines.append(
+            f"model to ship: {search.candidates[search.best_index_].label} "
+            f"(CV {search.refit_metric} {num(s.mean)} ± {small(s.se)})"
+        )
+        if search.criteria_table is not None:
+            selected = search.criteria_table.selected
+            lines.append("selected by " + "; ".join(
+                f"{method_title(m)}: {search.criteria_table.label_of(m)}" for m in selected
+            ))  # fmt: skip
+        table = search.comparison_table()
+        if table["rows"]:
+            rows = table["rows"]["comparisons"]
+            tested = [r for r in rows if r["p_value"] is not None] or rows
+            first = min(tested, key=lambda r: abs(r["mean_difference"]))
+            holm = first["p_holm"]
+            lines.append(
+                f"best vs closest ({first['name_b']}): diff "
+                f"{num(first['mean_difference'])}, p (Holm) "
+                f"{'-' if holm is None else f'{holm:.3g}'}"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,8 @@
+"""The results wing: pure computation over a plan and its records.
+
+It owns score matrices and ``cv_results_`` (``aggregate``), summaries and the
+choice of a candidate (``summary``), criteria next to CV (``criteria_table``),
+the result objects (``objects``) assembled from records (``assemble``),
+significance tests applied to results (``compare``) and JSON export
+(``export``). It imports no engine, backend, store or command line.
+"""

@@ -1,0 +1,184 @@
+"""Assemble result objects from a plan and its records (pure; no backend, no store)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parcv.plan.build import Plan
+from parcv.plan.records import Key, Record
+from parcv.results.aggregate import (
+    build_cv_results,
+    count_warnings,
+    fold_scores,
+    select_for,
+    summarize_failures,
+)
+from parcv.results.criteria_table import build_criteria_table, criteria_choices
+from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.results.summary import selection_stability, summarize_rows, summarize_scores
+
+__all__ = ["make_cv_result", "make_nested_result", "make_search_result"]
+
+
+def _sorted_records(records: Mapping[Key, Record]) -> list[Record]:
+    order = {"criteria": 0, "fit": 1, "refit": 2, "final": 3}
+    return sorted(
+        records.values(),
+        key=lambda r: (
+            order[r.unit.kind],
+            -1 if r.unit.outer is None else r.unit.outer,
+            -1 if r.unit.inner is None else r.unit.inner,
+            r.unit.candidate,
+        ),
+    )
+
+
+def _fold_columns(plan: Plan, records: Mapping[Key, Record]) -> dict[str, NDArray[np.float64]]:
+    """Per-fold times and scores of the one candidate of a cross_validate plan."""
+    n_folds = len(plan.inner_folds[None])
+    if plan.fast_cv:
+        record = records[("fit", None, None, 0)]
+        scores = {
+            "fit_time": np.full(n_folds, record.fit_time / n_folds),
+            "score_time": np.full(n_folds, record.score_time / n_folds),
+        }
+        for name in plan.scoring.scorers:
+            scores[f"test_{plan.scoring.suffix(name)}"] = record.folds.test[name]  # type: ignore[union-attr]
+        return scores
+    folds = [records[("fit", None, i, 0)] for i in range(n_folds)]
+    scores = {
+        "fit_time": np.array([r.fit_time for r in folds]),
+        "score_time": np.array([r.score_time for r in folds]),
+    }
+    for name in plan.scoring.scorers:
+        suffix = plan.scoring.suffix(name)
+        scores[f"test_{suffix}"] = np.array([r.test_scores[name] for r in folds])
+        if plan.return_train_score:
+            scores[f"train_{suffix}"] = np.array([r.train_scores[name] for r in folds])
+    return scores
+
+
+def make_cv_result(plan: Plan, records: Mapping[Key, Record]) -> CVResult:
+    """Assemble a :class:`CVResult` from the records of a one-candidate plan.
+
+    See Also
+    --------
+    make_search_result : An example.
+    """
+    scores = _fold_columns(plan, records)
+    summaries = {
+        name: summarize_scores(scores[f"test_{plan.scoring.suffix(name)}"])
+        for name in plan.scoring.scorers
+    }
+    return CVResult(
+        scores, summaries, _sorted_records(records), summarize_failures(plan, records),
+        count_warnings(plan, records), fast_cv=plan.fast_cv,
+    )  # fmt: skip
+
+
+def make_search_result(plan: Plan, records: Mapping[Key, Record]) -> SearchResult:
+    """Assemble a :class:`SearchResult` from the all-data records of a plan.
+
+    Parameters
+    ----------
+    plan : Plan
+    records : mapping of key to Record
+
+    Returns
+    -------
+    SearchResult
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from parcv.engine.backends import SerialBackend
+    >>> from parcv.plan.data import check_dataset
+    >>> from parcv.plan.build import build_plan
+    >>> from parcv.engine.runner import run_plan
+    >>> data = check_dataset(np.arange(20.0).reshape(10, 2), np.arange(10.0))
+    >>> plan = build_plan(Ridge(), {"alpha": [0.1, 10.0]}, data, inner=3)
+    >>> make_search_result(plan, run_plan(plan, data, SerialBackend())).best_index_
+    0
+    """
+    cv_results = build_cv_results(plan, records, None)
+    final = records.get(("final",))
+    # The refit records which candidate was selected; recompute only when there was no refit.
+    best = final.unit.candidate if final is not None else select_for(plan, records, None)
+    metric = plan.scoring.refit
+    mine = {k: r for k, r in records.items() if r.unit.outer is None}
+    summaries = {
+        name: summarize_rows(fold_scores(plan, records, None, name))
+        for name in plan.scoring.scorers
+    }
+    return SearchResult(
+        cv_results_=cv_results,
+        best_index_=best,
+        best_params_=dict(plan.candidates[best].params),
+        best_score_=float(cv_results[f"mean_test_{plan.scoring.suffix(metric)}"][best]),
+        best_estimator_=None if final is None else final.estimator,
+        n_splits_=len(plan.inner_folds[None]),
+        refit_metric=metric,
+        summaries=summaries,
+        records=_sorted_records(mine),
+        failures=summarize_failures(plan, mine),
+        warning_counts=count_warnings(plan, mine),
+        candidates=plan.candidates,
+        metrics=tuple(plan.scoring.scorers),
+        multimetric=plan.scoring.multimetric,
+        fast_cv=plan.fast_cv,
+        criteria_table=build_criteria_table(plan, records, None),
+    )
+
+
+def _outer_choices(plan: Plan, records: Mapping[Key, Record]) -> dict[str, list[int | None]]:
+    """Per method, the candidate it selects on each outer fold's training part."""
+    if plan.criteria is None:
+        return {}
+    per_fold = [criteria_choices(plan, records, o) for o in plan.refit_outers]
+    methods = dict.fromkeys(m for choice in per_fold for m in choice)
+    return {m: [choice.get(m) for choice in per_fold] for m in methods}
+
+
+def make_nested_result(plan: Plan, records: Mapping[Key, Record]) -> NestedResult:
+    """Assemble a :class:`NestedResult` from every record of a nested plan.
+
+    See Also
+    --------
+    make_search_result : An example.
+    """
+    refits = [records[("refit", o)] for o in plan.refit_outers]
+    outer_scores = {
+        name: np.array([r.test_scores[name] for r in refits]) for name in plan.scoring.scorers
+    }
+    chosen = [r.unit.candidate for r in refits]
+    labels = [c.label for c in plan.candidates]
+    final = make_search_result(plan, records) if plan.final else None
+    return NestedResult(
+        outer_scores=outer_scores,
+        estimate={name: summarize_scores(s) for name, s in outer_scores.items()},
+        chosen=chosen,
+        chosen_params=[dict(plan.candidates[c].params) for c in chosen],
+        stability=selection_stability(chosen, labels),
+        inner_cv_results=[build_cv_results(plan, records, o) for o in plan.refit_outers],
+        final=final,
+        refit_metric=plan.scoring.refit,
+        records=_sorted_records(records),
+        failures=summarize_failures(plan, records),
+        warning_counts=count_warnings(plan, records),
+        outer_folds_digest=_folds_digest(plan),
+        fast_cv=plan.fast_cv,
+        criteria_table=None if final is None else final.criteria_table,
+        criteria_choices=_outer_choices(plan, records),
+    )
+
+
+def _folds_digest(plan: Plan) -> str:
+    h = hashlib.sha256()
+    for fold in plan.outer_folds:
+        h.update(np.asarray(fold.train, dtype="<i8").tobytes() + b"|")
+        h.update(np.asarray(fold.test, dtype="<i8").tobytes() + b"/")
+    return h.hexdigest()

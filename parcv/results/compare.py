@@ -1,0 +1,234 @@
+"""Significance tests applied to result objects: candidates and procedures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parcv.plan.records import Record
+from parcv.stats import (
+    ComparisonTable,
+    TestResult,
+    compare,
+    compare_all,
+    holm_adjust,
+    holm_best_vs_rest,
+)
+from parcv.stats.result import UndefinedComparison
+
+if TYPE_CHECKING:
+    from parcv.results.objects import NestedResult, SearchResult
+
+__all__ = [
+    "compare_candidates",
+    "compare_all_candidates",
+    "best_vs_rest",
+    "best_vs_rest_marked",
+    "compare_procedures",
+]
+
+# Tests that correct for overlapping training sets need the fold sizes.
+_SIZE_AWARE = ("corrected_t", "bayesian_correlated_t")
+
+
+def _fold_sizes(records: Sequence[Record], outer: int | None) -> tuple[float, float]:
+    fits = [
+        r
+        for r in records
+        if r.unit.kind == "fit" and r.unit.outer == outer and r.unit.candidate == 0
+    ]
+    return (float(np.mean([r.n_train for r in fits])), float(np.mean([r.n_test for r in fits])))
+
+
+def _options(test: Any, sizes: tuple[float, float], options: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(test, str) and test in _SIZE_AWARE:
+        return {"n_train": sizes[0], "n_test": sizes[1], **options}
+    return options
+
+
+def _index(result: SearchResult, candidate: int | str) -> int:
+    params = result.cv_results_["params"]
+    labels = [r.label for r in result.candidates]
+    ids = [r.id for r in result.candidates]
+    if isinstance(candidate, (int, np.integer)) and not isinstance(candidate, bool):
+        if 0 <= int(candidate) < len(params):
+            return int(candidate)
+    elif isinstance(candidate, str) and candidate in labels:
+        return labels.index(candidate)
+    elif isinstance(candidate, str) and candidate in ids:
+        return ids.index(candidate)
+    raise ValueError(
+        f"candidate {candidate!r} is not in this result; use an index 0..{len(params) - 1}, "
+        f"a label such as {labels[0]!r}, or an id such as {ids[0]!r}."
+    )
+
+
+def _check_metric(metric: Any, metrics: Sequence[str], whose: str = "this result") -> None:
+    """``metric`` must name one of the metrics a result holds."""
+    if metric not in metrics:
+        one = " (single-metric results name their metric 'score')" if "score" in metrics else ""
+        raise ValueError(
+            f"metric must be one of the metrics of {whose} {list(metrics)!r}{one}; got "
+            f"metric={metric!r}. Pass one of them, or metric=None for the refit metric."
+        )
+
+
+def candidate_scores(result: SearchResult, metric: str | None = None) -> NDArray[np.float64]:
+    """Per-fold scores, shape (n_candidates, n_splits), of one metric."""
+    metric = result.refit_metric if metric is None else metric
+    _check_metric(metric, result.metrics)
+    suffix = metric if result.multimetric else "score"
+    keys = [f"split{i}_test_{suffix}" for i in range(result.n_splits_)]
+    return np.column_stack([result.cv_results_[k] for k in keys]).astype(np.float64)
+
+
+def compare_candidates(
+    result: SearchResult,
+    a: int | str,
+    b: int | str,
+    test: Any = "corrected_t",
+    *,
+    metric: str | None = None,
+    **options: Any,
+) -> TestResult:
+    """Test whether candidates ``a`` and ``b`` differ, on the same CV folds.
+
+    ``corrected_t`` (default) and ``bayesian_correlated_t`` get the fold
+    sizes of the search automatically.
+    """
+    scores = candidate_scores(result, metric)
+    i, j = _index(result, a), _index(result, b)
+    labels = [c.label for c in result.candidates]
+    sizes = _fold_sizes(result.records, None)
+    return compare(
+        scores[i],
+        scores[j],
+        test,
+        name_a=labels[i],
+        name_b=labels[j],
+        **_options(test, sizes, options),
+    )
+
+
+def compare_all_candidates(
+    result: SearchResult,
+    test: Any = "corrected_t",
+    *,
+    metric: str | None = None,
+    **options: Any,
+) -> ComparisonTable:
+    """Every pair of candidates, Holm-adjusted."""
+    scores = candidate_scores(result, metric)
+    named = {c.label: scores[c.index] for c in result.candidates}
+    sizes = _fold_sizes(result.records, None)
+    return compare_all(named, test, **_options(test, sizes, options))
+
+
+def best_vs_rest(
+    result: SearchResult,
+    test: Any = "corrected_t",
+    *,
+    metric: str | None = None,
+    **options: Any,
+) -> ComparisonTable:
+    """The best-mean candidate against each other one, Holm-adjusted."""
+    scores = candidate_scores(result, metric)
+    names = [c.label for c in result.candidates]
+    sizes = _fold_sizes(result.records, None)
+    return holm_best_vs_rest(scores.T, names, test=test, **_options(test, sizes, options))
+
+
+def compare_procedures(
+    a: NestedResult,
+    b: NestedResult,
+    test: Any = "corrected_t",
+    *,
+    metric: str | None = None,
+    names: tuple[str, str] = ("A", "B"),
+    **options: Any,
+) -> TestResult:
+    """Compare two whole selection procedures on the same outer folds (nested CV).
+
+    Raises
+    ------
+    TypeError
+        If ``b`` is not a NestedResult or ``names`` is not two strings.
+    ValueError
+        If the two results were not computed on the same outer folds, or
+        ``metric`` is not a metric of both.
+    """
+    _check_procedures(b, metric, names, a.outer_scores)
+    if a.outer_folds_digest != b.outer_folds_digest:
+        raise ValueError(
+            "the two nested results were computed on different outer folds, so their outer "
+            "scores are not paired. Run both with the same data and outer= splitter (with a "
+            "fixed random_state)."
+        )
+    metric_a = a.refit_metric if metric is None else metric
+    metric_b = b.refit_metric if metric is None else metric
+    refits = [r for r in a.records if r.unit.kind == "refit"]
+    sizes = (
+        float(np.mean([r.n_train for r in refits])),
+        float(np.mean([r.n_test for r in refits])),
+    )
+    return compare(
+        a.outer_scores[metric_a],
+        b.outer_scores[metric_b],
+        test,
+        name_a=names[0],
+        name_b=names[1],
+        **_options(test, sizes, options),
+    )
+
+
+def _check_procedures(
+    other: Any, metric: Any, names: Any, scores: dict[str, NDArray[np.float64]]
+) -> None:
+    """``other`` (a NestedResult, checked by the caller) shares ``metric``; two ``names``."""
+    if metric is not None:
+        _check_metric(metric, [m for m in scores if m in other.outer_scores], "both results")
+    pair = not isinstance(names, str) and isinstance(names, Sequence)
+    if not pair or not all(isinstance(n, str) for n in names):
+        raise TypeError(
+            f"names must be a pair of str naming the two procedures; got names={names!r}. "
+            "Pass e.g. names=('ridge', 'svr')."
+        )
+    if len(names) != 2:
+        raise ValueError(
+            f"names must name the two procedures, self then other; got {len(names)} "
+            f"name(s): names={names!r}. Pass e.g. names=('ridge', 'svr')."
+        )
+
+
+def best_vs_rest_marked(result: SearchResult) -> ComparisonTable | None:
+    """Best vs rest with pairs of constant fold differences marked, or None if that fails."""
+    scores = candidate_scores(result)
+    means = scores.mean(axis=1)
+    if not np.isfinite(scores).all():
+        return None
+    best = int(np.argmax(means))
+    labels = [c.label for c in result.candidates]
+    tested: list[TestResult] = []
+    marked: list[UndefinedComparison] = []
+    for other in range(len(labels)):
+        if other == best:
+            continue
+        try:
+            tested.append(result.compare(best, other))
+        except ValueError:
+            difference = scores[best] - scores[other]
+            scale = float(np.max(np.abs(scores[[best, other]])))
+            if np.ptp(difference) > 8.0 * np.finfo(np.float64).eps * scale:
+                return None  # refused for another reason: report that reason instead
+            same = bool(np.array_equal(scores[best], scores[other]))
+            note = "identical fold scores" if same else "same difference on every fold"
+            mean = float(np.mean(difference))
+            marked.append(UndefinedComparison("corrected_t", labels[best], labels[other],
+                                              mean, difference.size, note))  # fmt: skip
+    p_values = [float(r.p_value) for r in tested if r.p_value is not None]
+    adjusted: list[float] = list(holm_adjust(p_values)) if p_values else []
+    return ComparisonTable(tuple(tested), tuple(float(p) for p in adjusted), 0.05,
+                           labels[best], tuple(marked))  # fmt: skip

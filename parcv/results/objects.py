@@ -1,0 +1,400 @@
+"""Result objects of cross_validate, search and nested_cv."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from parcv.plan.records import Record
+from parcv.plan.space import Candidate
+from parcv.results.aggregate import FailureSummary
+from parcv.results.compare import (
+    best_vs_rest,
+    best_vs_rest_marked,
+    compare_all_candidates,
+    compare_candidates,
+    compare_procedures,
+)
+from parcv.results.criteria_table import CriteriaTable
+from parcv.results.export import Exportable
+from parcv.results.summary import ScoreSummary, StabilityRow
+from parcv.stats import ComparisonTable, TestResult
+
+__all__ = ["CVResult", "SearchResult", "NestedResult", "FAST_CV_NOTE"]
+
+FAST_CV_NOTE = (
+    "fast CV: the held-out predictions were computed exactly in closed form (linear smoother, "
+    "one decomposition per batch of candidates, no refit per fold). They equal scikit-learn's "
+    "refits to rounding (~1e-12 relative), not bit for bit; the serial, local and dask "
+    "backends agree with each other bit for bit. Fit and score times are the batch's, spread "
+    "evenly over its candidates and folds."
+)
+
+
+def _notes(fast_cv: bool) -> list[str]:
+    return [FAST_CV_NOTE] if fast_cv else []
+
+
+@dataclass(frozen=True)
+class CVResult(Exportable):
+    """K-fold cross-validation of one model.
+
+    Attributes
+    ----------
+    scores : dict of str to ndarray
+        The dict ``sklearn.model_selection.cross_validate`` returns
+        (``test_score`` or ``test_<metric>``, ``fit_time``, ``score_time``,
+        ``train_*`` when asked).
+    summaries : dict of str to ScoreSummary
+        Mean, std, variance of the mean and standard error per metric.
+    records : list of Record
+        One record per fold (with fast CV, one record holding every fold).
+    fast_cv : bool
+        Whether the held-out predictions came from fast CV (see ``notes``).
+    """
+
+    scores: dict[str, NDArray[np.float64]]
+    summaries: dict[str, ScoreSummary]
+    records: list[Record] = field(repr=False)
+    failures: FailureSummary = field(repr=False)
+    warning_counts: dict[str, dict[str, int]] = field(repr=False)
+    fast_cv: bool = False
+
+    @property
+    def notes(self) -> list[str]:
+        """How the numbers were computed, where that matters (fast CV)."""
+        return _notes(self.fast_cv)
+
+    def to_text(self) -> str:
+        """One-screen summary: mean ± se per metric, fast-CV note, failures."""
+        n = next(iter(self.summaries.values())).n
+        lines = [f"cross_validate: {n} folds"]
+        lines += [f"  {name}: {s.mean:.6g} ± {s.se:.3g} (mean ± se)"
+                  for name, s in self.summaries.items()]  # fmt: skip
+        return "\n".join([*lines, *self.notes, self.failures.text])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view."""
+        return {
+            "kind": "cross_validate",
+            "fast_cv": self.fast_cv,
+            "notes": self.notes,
+            "scores": self.scores,
+            "summaries": self.summaries,
+            "failures": self.failures,
+            "warnings": self.warning_counts,
+            "records": [r.to_dict() for r in self.records],
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult(Exportable):
+    """Architecture A: candidates scored by CV on all data, best refitted.
+
+    Attributes follow ``GridSearchCV``: ``cv_results_``, ``best_index_``,
+    ``best_params_``, ``best_score_``, ``best_estimator_`` (``None`` when
+    ``refit=False``), ``n_splits_``, plus ``summaries`` (per candidate, per
+    metric :class:`ScoreSummary`) and the tidy ``records``.
+
+    ``fast_cv`` says whether the held-out predictions came from fast CV
+    (``notes`` explains what that means for the numbers);
+    ``criteria_table`` (when ``criteria=`` was given) puts each candidate's
+    CV mean ± se next to its criteria and names the candidate each method
+    selects.
+    """
+
+    cv_results_: dict[str, Any] = field(repr=False)
+    best_index_: int
+    best_params_: dict[str, Any]
+    best_score_: float
+    best_estimator_: Any
+    n_splits_: int
+    refit_metric: str
+    summaries: dict[str, list[ScoreSummary]] = field(repr=False)
+    records: list[Record] = field(repr=False)
+    failures: FailureSummary = field(repr=False)
+    warning_counts: dict[str, dict[str, int]] = field(repr=False)
+    candidates: tuple[Candidate, ...] = field(repr=False)
+    metrics: tuple[str, ...] = field(repr=False)
+    multimetric: bool = field(repr=False)
+    fast_cv: bool = False
+    criteria_table: CriteriaTable | None = field(default=None, repr=False)
+
+    @property
+    def notes(self) -> list[str]:
+        """How the numbers were computed, where that matters (fast CV)."""
+        return _notes(self.fast_cv)
+
+    def compare(
+        self,
+        a: int | str,
+        b: int | str,
+        test: Any = "corrected_t",
+        *,
+        metric: str | None = None,
+        **options: Any,
+    ) -> TestResult:
+        """Test whether two candidates differ on the same folds.
+
+        Parameters
+        ----------
+        a, b : int or str
+            Candidate index, label (``"alpha=0.1"``) or id.
+        test : str or callable, default="corrected_t"
+            A name of :data:`parcv.stats.TESTS`; the Nadeau-Bengio corrected
+            t-test by default because CV training sets overlap. Fold sizes
+            are passed to the tests that need them.
+        metric : str, default=None
+            Defaults to the refit metric.
+        **options
+            Passed to the test (e.g. ``rope=0.01``).
+
+        Returns
+        -------
+        TestResult
+        """
+        return compare_candidates(self, a, b, test, metric=metric, **options)
+
+    def compare_all(
+        self, test: Any = "corrected_t", *, metric: str | None = None, **options: Any
+    ) -> ComparisonTable:
+        """Compare every pair of candidates (Holm-adjusted); see :meth:`compare`."""
+        return compare_all_candidates(self, test, metric=metric, **options)
+
+    def best_vs_rest(
+        self, test: Any = "corrected_t", *, metric: str | None = None, **options: Any
+    ) -> ComparisonTable:
+        """Compare the best-mean candidate with every other (Holm-adjusted)."""
+        return best_vs_rest(self, test, metric=metric, **options)
+
+    def to_text(self) -> str:
+        """One-screen summary: candidates by rank with mean ± se, best-vs-rest table, failures."""
+        suffix = self.refit_metric if self.multimetric else "score"
+        ranks = self.cv_results_[f"rank_test_{suffix}"]
+        lines = [
+            f"search: {len(self.candidates)} candidates x {self.n_splits_} folds, "
+            f"selected {self.candidates[self.best_index_].label} "
+            f"({self.refit_metric} {self.best_score_:.6g})",
+            "",
+            "rank  mean ± se (" + self.refit_metric + ")  candidate",
+        ]
+        for c in sorted(range(len(self.candidates)), key=lambda c: (ranks[c], c)):
+            s = self.summaries[self.refit_metric][c]
+            lines.append(f"{ranks[c]:>4}  {s.mean:.6g} ± {s.se:.3g}  {self.candidates[c].label}")
+        table = self.comparison_table()
+        lines += [
+            "",
+            "best vs rest, corrected resampled t-test, Holm-adjusted:",
+            table.get("text", table.get("note", "")),
+        ]
+        if self.criteria_table is not None:
+            lines += [
+                "",
+                "criteria (smaller is better; log evidence: larger is better):",
+                self.criteria_table.to_text(),
+            ]
+        lines += ["", *self.notes, self.failures.text]
+        return "\n".join(lines)
+
+    def comparison_table(self) -> dict[str, Any]:
+        """Best versus rest by the corrected t-test, or why it cannot be computed."""
+        if len(self.candidates) < 2:
+            return {"test": "corrected_t", "rows": [], "note": "one candidate: nothing to compare"}
+        try:
+            table = self.best_vs_rest()
+        except ValueError as err:
+            # One pair without a statistic (identical fold scores) must not hide the others.
+            marked = best_vs_rest_marked(self)
+            if marked is None:
+                return {"test": "corrected_t", "rows": [], "note": str(err)}
+            table = marked
+        return {
+            "test": "corrected_t",
+            "best": table.best,
+            "text": table.to_text(),
+            "rows": table.to_dict(),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view (the fitted estimator is left out)."""
+        return {
+            "kind": "search",
+            "fast_cv": self.fast_cv,
+            "notes": self.notes,
+            "criteria": None if self.criteria_table is None else self.criteria_table.to_dict(),
+            "comparisons": self.comparison_table(),
+            "best_index": self.best_index_,
+            "best_params": self.best_params_,
+            "best_score": self.best_score_,
+            "refit_metric": self.refit_metric,
+            "cv_results": self.cv_results_,
+            "summaries": self.summaries,
+            "failures": self.failures,
+            "warnings": self.warning_counts,
+            "records": [r.to_dict() for r in self.records],
+        }
+
+
+@dataclass(frozen=True)
+class NestedResult(Exportable):
+    """Nested CV (Architecture C) and, if asked, the all-data search (A).
+
+    Attributes
+    ----------
+    outer_scores : dict of str to ndarray of shape (n_outer_splits,)
+        Score of each outer fold's selected-and-refitted candidate.
+    estimate : dict of str to ScoreSummary
+        Mean, variance of the mean and standard error of ``outer_scores``:
+        the estimate of the whole selection procedure's performance.
+    chosen : list of int
+        Candidate index selected in each outer fold.
+    chosen_params : list of dict
+    stability : list of StabilityRow
+        How often each candidate was selected over the outer folds.
+    inner_cv_results : list of dict
+        ``cv_results_`` of the inner search of each outer fold.
+    final : SearchResult or None
+        The search on all data and its refit: the model to ship.
+    records : list of Record
+    fast_cv : bool
+        Whether the inner CVs ran as fast CV (see ``notes``).
+    criteria_table : CriteriaTable or None
+        The all-data criteria table (``final.criteria_table``).
+    criteria_choices : dict of str to list
+        With ``criteria=``: per method (``"cv"``, ``"one_se"``, each
+        criterion), the candidate it selects on each outer-train part; how
+        stable each method's choice is.
+    """
+
+    outer_scores: dict[str, NDArray[np.float64]]
+    estimate: dict[str, ScoreSummary]
+    chosen: list[int]
+    chosen_params: list[dict[str, Any]]
+    stability: list[StabilityRow]
+    inner_cv_results: list[dict[str, Any]] = field(repr=False)
+    final: SearchResult | None
+    refit_metric: str
+    records: list[Record] = field(repr=False)
+    failures: FailureSummary = field(repr=False)
+    warning_counts: dict[str, dict[str, int]] = field(repr=False)
+    outer_folds_digest: str = field(repr=False)
+    fast_cv: bool = False
+    criteria_table: CriteriaTable | None = field(default=None, repr=False)
+    criteria_choices: dict[str, list[int | None]] = field(default_factory=dict, repr=False)
+
+    @property
+    def notes(self) -> list[str]:
+        """How the numbers were computed, where that matters (fast CV)."""
+        return _notes(self.fast_cv)
+
+    def compare(
+        self,
+        other: NestedResult,
+        test: Any = "corrected_t",
+        *,
+        metric: str | None = None,
+        names: tuple[str, str] = ("A", "B"),
+        **options: Any,
+    ) -> TestResult:
+        """Compare this selection procedure with another on the same outer folds.
+
+        Parameters
+        ----------
+        other : NestedResult
+            Another nested CV on the same data and outer splits (e.g. another
+            model family).
+        test : str or callable, default="corrected_t"
+        metric : str, default=None
+        names : tuple of str, default=("A", "B")
+        **options
+            Passed to the test.
+
+        Returns
+        -------
+        TestResult
+
+        Raises
+        ------
+        TypeError, ValueError
+            ``other`` is not a NestedResult, ``metric`` not a metric of both,
+            ``names`` not two str, or the outer folds differ.
+        """
+        if not isinstance(other, NestedResult):
+            hint = (
+                " A SearchResult has no outer folds: run nested_cv for both procedures, or "
+                "compare candidates of one search with result.compare(a, b)."
+                if isinstance(other, SearchResult)
+                else " Pass the result of another parcv.nested_cv on the same data and outer folds."
+            )
+            raise TypeError(
+                f"other must be a NestedResult (from parcv.nested_cv); got a "
+                f"{type(other).__name__}.{hint}"
+            )
+        return compare_procedures(self, other, test, metric=metric, names=names, **options)
+
+    def to_text(self) -> str:
+        """One-screen summary: the estimate, choices per outer fold, stability, failures."""
+        est = self.estimate[self.refit_metric]
+        lines = [
+            f"nested CV: {est.n} outer folds, {self.refit_metric} "
+            f"{est.mean:.6g} ± {est.se:.3g} (mean ± se of the outer scores)",
+            "",
+            "outer fold  score  selected",
+        ]
+        scores = self.outer_scores[self.refit_metric]
+        lines += [
+            f"{o:>10}  {scores[o]:.6g}  {self.stability_labels[c]}"
+            for o, c in enumerate(self.chosen)
+        ]
+        lines += ["", "selection stability:"]
+        lines += [f"  {row.count}/{est.n} folds  {row.label}" for row in self.stability]
+        if self.criteria_choices:
+            lines += ["", "candidate selected on each outer-train part, by method:"]
+            lines += [f"  {method:>8}: {choices}" for method, choices in
+                      self.criteria_choices.items()]  # fmt: skip
+        if self.final is None:
+            lines += [*self.notes]
+        if self.final is not None:
+            lines += ["", self.final.to_text()]
+        else:
+            lines += ["", self.failures.text]
+        return "\n".join(lines)
+
+    @property
+    def stability_labels(self) -> dict[int, str]:
+        """Label of every selected candidate."""
+        return {row.candidate: row.label for row in self.stability}
+
+    def compare_all(
+        self, test: Any = "corrected_t", *, metric: str | None = None, **options: Any
+    ) -> ComparisonTable:
+        """Compare every pair of candidates of the all-data search (needs ``refit``)."""
+        if self.final is None:
+            raise ValueError(
+                "compare_all needs the all-data search: run nested_cv with refit=True, or "
+                "compare whole procedures with compare(other)."
+            )
+        return self.final.compare_all(test, metric=metric, **options)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view."""
+        return {
+            "kind": "nested_cv",
+            "fast_cv": self.fast_cv,
+            "notes": self.notes,
+            "criteria_choices": self.criteria_choices,
+            "refit_metric": self.refit_metric,
+            "outer_scores": self.outer_scores,
+            "estimate": self.estimate,
+            "chosen": self.chosen,
+            "chosen_params": self.chosen_params,
+            "stability": [row.to_dict() for row in self.stability],
+            "inner_cv_results": self.inner_cv_results,
+            "final": None if self.final is None else self.final.to_dict(),
+            "failures": self.failures,
+            "warnings": self.warning_counts,
+            "records": [r.to_dict() for r in self.records],
+        }

@@ -1,0 +1,439 @@
+"""Result records returned by the significance tests in :mod:`parcv.stats`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+__all__ = [
+    "FriedmanResult",
+    "JsonValue",
+    "TestResult",
+    "UndefinedComparison",
+    "ComparisonTable",
+]
+
+
+JsonValue = float | int | str | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
+
+
+def _check_not_nan(owner: str, name: str, value: float | None) -> None:
+    """Raise if a numeric field is NaN, so NaN never leaks out silently."""
+    if value is not None and math.isnan(value):
+        raise ValueError(
+            f"{owner}.{name} must not be NaN; got {value!r}. This is a bug in "
+            "parcv.stats: please report it with the scores that produced it."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TestResult:
+    """Outcome of comparing candidate A with candidate B on the same folds.
+
+    Differences are always ``A - B``, so with greater-is-better scores a
+    positive ``mean_difference`` favours A.
+
+    Parameters
+    ----------
+    test : str
+        Name of the test, e.g. ``"paired_t"``.
+    statistic : float or None
+        Test statistic; None when the procedure has none.
+    p_value : float or None
+        Two-sided p-value; None for Bayesian tests and decision rules.
+    probabilities : dict of str to float or None
+        Posterior probabilities ``p_left`` (B better), ``p_rope`` (practically
+        equivalent) and ``p_right`` (A better) for Bayesian tests, else None.
+    mean_difference : float
+        Mean of ``A - B`` over the paired observations.
+    ci_low, ci_high : float
+        Interval for the mean difference at level ``confidence`` (a credible
+        interval for Bayesian tests).
+    confidence : float
+        Level of the interval, e.g. 0.95.
+    n : int
+        Number of paired observations (folds, or samples for McNemar).
+    df : float, tuple of float or None
+        Degrees of freedom of the reference distribution, if any.
+    assumptions : str
+        What the test assumes, in plain words.
+    name_a, name_b : str, default="A", "B"
+        Names of the two candidates.
+    decision : str or None, default=None
+        For decision rules: the better candidate's name or ``"undecided"``.
+    details : dict of str to float, default={}
+        Extra per-test numbers, e.g. means and standard errors.
+
+    Examples
+    --------
+    >>> from parcv.stats import paired_ttest
+    >>> result = paired_ttest([0.9, 0.8, 0.85], [0.8, 0.75, 0.8])
+    >>> result.test, result.n, result.df
+    ('paired_t', 3, 2.0)
+    >>> sorted(result.to_dict())[:3]
+    ['assumptions', 'ci_high', 'ci_low']
+    """
+
+    __test__ = False  # keep pytest from collecting this class as a test case
+
+    test: str
+    statistic: float | None
+    p_value: float | None
+    probabilities: dict[str, float] | None = field(hash=False)
+    mean_difference: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    n: int
+    df: float | tuple[float, float] | None
+    assumptions: str
+    name_a: str = "A"
+    name_b: str = "B"
+    decision: str | None = None
+    details: dict[str, float] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        numbers = {
+            "statistic": self.statistic,
+            "p_value": self.p_value,
+            "mean_difference": self.mean_difference,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+        }
+        numbers.update((f"probabilities[{k!r}]", v) for k, v in (self.probabilities or {}).items())
+        numbers.update((f"details[{k!r}]", v) for k, v in self.details.items())
+        for name, value in numbers.items():
+            _check_not_nan("TestResult", name, value)
+        if self.p_value is not None and not 0.0 <= self.p_value <= 1.0:
+            raise ValueError(
+                f"TestResult.p_value must lie in [0, 1]; got {self.p_value!r}. "
+                "Pass a probability, or None for tests without a p-value."
+            )
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """Return the result as a JSON-serializable dict.
+
+        Returns
+        -------
+        dict
+            Every field; ``df`` pairs become lists.
+
+        Examples
+        --------
+        >>> import json
+        >>> from parcv.stats import paired_ttest
+        >>> text = json.dumps(paired_ttest([3.0, 2.0, 4.0], [1.0, 1.5, 2.0]).to_dict())
+        >>> '"test": "paired_t"' in text
+        True
+        """
+        df: JsonValue = list(self.df) if isinstance(self.df, tuple) else self.df
+        return {
+            "test": self.test,
+            "name_a": self.name_a,
+            "name_b": self.name_b,
+            "statistic": self.statistic,
+            "p_value": self.p_value,
+            "probabilities": None if self.probabilities is None else dict(self.probabilities),
+            "mean_difference": self.mean_difference,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "confidence": self.confidence,
+            "n": self.n,
+            "df": df,
+            "decision": self.decision,
+            "details": dict(self.details),
+            "assumptions": self.assumptions,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class UndefinedComparison:
+    """A pair a test cannot compare, kept in a table as a marked row.
+
+    A t-type test divides by the variance of the fold differences, so two
+    candidates with identical fold scores (e.g. a parameter the model
+    ignores) have no statistic and no p-value; the row says why.
+
+    Parameters
+    ----------
+    test : str
+        Name of the test that could not be computed.
+    name_a, name_b : str
+        Names of the two candidates.
+    mean_difference : float
+        Mean of ``A - B`` (the same on every fold).
+    n : int
+        Number of paired folds.
+    note : str
+        Why there is no statistic, e.g. ``"identical fold scores"``.
+
+    Examples
+    --------
+    >>> row = UndefinedComparison("corrected_t", "a", "b", 0.0, 5, "identical fold scores")
+    >>> row.to_dict()["p_value"], row.to_dict()["note"]
+    (None, 'identical fold scores')
+    """
+
+    test: str
+    name_a: str
+    name_b: str
+    mean_difference: float
+    n: int
+    note: str
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """Return the row in the shape of :meth:`TestResult.to_dict`, plus ``note``."""
+        return {
+            "test": self.test,
+            "name_a": self.name_a,
+            "name_b": self.name_b,
+            "statistic": None,
+            "p_value": None,
+            "probabilities": None,
+            "mean_difference": self.mean_difference,
+            # The difference is the same on every fold: the interval is that one point.
+            "ci_low": self.mean_difference,
+            "ci_high": self.mean_difference,
+            "confidence": None,
+            "n": self.n,
+            "df": None,
+            "decision": None,
+            "details": {},
+            "assumptions": "",
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FriedmanResult:
+    """Outcome of the Friedman test over several candidates on the same folds.
+
+    Parameters
+    ----------
+    statistic : float
+        Friedman chi-square statistic, corrected for ties.
+    p_value : float
+        Upper-tail p-value from chi-square with ``df`` degrees of freedom.
+    df : int
+        ``n_candidates - 1``.
+    iman_davenport_statistic : float
+        Iman and Davenport's F statistic (``inf`` when the ranks never vary).
+    iman_davenport_p_value : float
+        Upper-tail p-value of F with ``iman_davenport_df`` degrees of freedom.
+    iman_davenport_df : tuple of int
+        ``(k - 1, (k - 1) * (N - 1))``.
+    average_ranks : dict of str to float
+        Average rank of each candidate; rank 1 is the best (highest score).
+    n_folds, n_candidates : int
+        Shape of the score table.
+    assumptions : str
+        What the test assumes, in plain words.
+
+    Examples
+    --------
+    >>> from parcv.stats import friedman_test
+    >>> result = friedman_test([[3.0, 2.0, 1.0], [3.0, 1.0, 2.0], [3.0, 2.0, 1.0]])
+    >>> {name: round(rank, 3) for name, rank in result.average_ranks.items()}
+    {'0': 1.0, '1': 2.333, '2': 2.667}
+    """
+
+    statistic: float
+    p_value: float
+    df: int
+    iman_davenport_statistic: float
+    iman_davenport_p_value: float
+    iman_davenport_df: tuple[int, int]
+    average_ranks: dict[str, float] = field(hash=False)
+    n_folds: int
+    n_candidates: int
+    assumptions: str
+
+    def __post_init__(self) -> None:
+        for name in (
+            "statistic",
+            "p_value",
+            "iman_davenport_statistic",
+            "iman_davenport_p_value",
+        ):
+            _check_not_nan("FriedmanResult", name, getattr(self, name))
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """Return the result as a JSON-serializable dict.
+
+        Returns
+        -------
+        dict
+            Every field; tuples become lists.
+
+        Examples
+        --------
+        >>> from parcv.stats import friedman_test
+        >>> friedman_test([[1.0, 2.0], [1.0, 3.0], [2.0, 1.0]]).to_dict()["df"]
+        1
+        """
+        return {
+            "test": "friedman",
+            "statistic": self.statistic,
+            "p_value": self.p_value,
+            "df": self.df,
+            "iman_davenport_statistic": self.iman_davenport_statistic,
+            "iman_davenport_p_value": self.iman_davenport_p_value,
+            "iman_davenport_df": list(self.iman_davenport_df),
+            "average_ranks": dict(self.average_ranks),
+            "n_folds": self.n_folds,
+            "n_candidates": self.n_candidates,
+            "assumptions": self.assumptions,
+        }
+
+
+def _format_number(value: float | None) -> str:
+    """Format a table cell: 4 significant digits, '-' for None."""
+    return "-" if value is None else f"{value:.4g}"
+
+
+def _table_row(result: TestResult, adjusted: float | None, alpha: float) -> list[str]:
+    """Build one text-table row for a pairwise result."""
+    if result.probabilities is not None:
+        verdict = "P(L/R/R)=" + "/".join(
+            f"{result.probabilities[key]:.3f}" for key in ("p_left", "p_rope", "p_right")
+        )
+    elif adjusted is not None:
+        verdict = "yes" if adjusted <= alpha else "no"
+    else:
+        verdict = result.decision or "-"
+    return [
+        result.name_a,
+        result.name_b,
+        result.test,
+        _format_number(result.mean_difference),
+        f"[{result.ci_low:.4g}, {result.ci_high:.4g}]",
+        _format_number(result.statistic),
+        _format_number(result.p_value),
+        _format_number(adjusted),
+        verdict,
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonTable:
+    """Several pairwise comparisons with Holm-adjusted p-values.
+
+    Parameters
+    ----------
+    results : tuple of TestResult
+        One result per compared pair, ``A - B`` oriented.
+    adjusted_p_values : tuple of float or None
+        Holm step-down adjusted p-values, aligned with ``results``; None for
+        tests without p-values.
+    alpha : float
+        Family-wise error rate used for ``rejected``.
+    best : str or None, default=None
+        Name of the reference candidate for best-versus-rest tables.
+    undefined : tuple of UndefinedComparison, default=()
+        Pairs the test could not compare (e.g. identical fold scores): listed
+        after the tested pairs, with no p-value, and left out of Holm's
+        adjustment.
+
+    Examples
+    --------
+    >>> from parcv.stats import compare_all
+    >>> table = compare_all({"x": [1.0, 2.0, 3.0], "y": [0.5, 1.9, 2.2]})
+    >>> len(table), table.rejected
+    (1, (False,))
+    >>> print(table.to_text().splitlines()[0].split())
+    ['A', 'B', 'test', 'mean_diff', 'ci', 'statistic', 'p', 'p_holm', 'reject']
+    """
+
+    results: tuple[TestResult, ...]
+    adjusted_p_values: tuple[float | None, ...]
+    alpha: float
+    best: str | None = None
+    undefined: tuple[UndefinedComparison, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.results) != len(self.adjusted_p_values):
+            raise ValueError(
+                "adjusted_p_values must have one entry per result; got "
+                f"{len(self.adjusted_p_values)!r} for {len(self.results)!r} results. "
+                "Pass None for results without a p-value."
+            )
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __iter__(self) -> Iterator[TestResult]:
+        return iter(self.results)
+
+    @property
+    def rejected(self) -> tuple[bool | None, ...]:
+        """Whether each null hypothesis is rejected at ``alpha`` after Holm."""
+        return tuple(None if p is None else p <= self.alpha for p in self.adjusted_p_values)
+
+    def to_text(self) -> str:
+        """Render an aligned plain-text table, one row per comparison.
+
+        Returns
+        -------
+        str
+            Header plus one line per result, columns padded to align.
+
+        Examples
+        --------
+        >>> from parcv.stats import compare_all
+        >>> text = compare_all({"a": [1.0, 2.0], "b": [0.0, 1.5]}).to_text()
+        >>> len(text.splitlines())
+        2
+        """
+        header = [
+            "A",
+            "B",
+            "test",
+            "mean_diff",
+            "ci",
+            "statistic",
+            "p",
+            "p_holm",
+            "reject",
+        ]
+        rows = [header] + [
+            _table_row(result, adjusted, self.alpha)
+            for result, adjusted in zip(self.results, self.adjusted_p_values, strict=True)
+        ]
+        rows += [
+            [u.name_a, u.name_b, u.test, _format_number(u.mean_difference), "-", "-", "-", "-",
+             f"n/a ({u.note})"]
+            for u in self.undefined
+        ]  # fmt: skip
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        return "\n".join(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+            for row in rows
+        )
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """Return the table as a JSON-serializable dict.
+
+        Returns
+        -------
+        dict
+            ``alpha``, ``best`` and a list of per-comparison dicts, each with
+            ``p_holm`` and ``rejected`` added.
+
+        Examples
+        --------
+        >>> from parcv.stats import compare_all
+        >>> compare_all({"a": [1.0, 2.0], "b": [0.0, 1.5]}).to_dict()["alpha"]
+        0.05
+        """
+        rows: list[JsonValue] = []
+        for result, adjusted, rejected in zip(
+            self.results, self.adjusted_p_values, self.rejected, strict=True
+        ):
+            row = result.to_dict()
+            row["p_holm"] = adjusted
+            row["rejected"] = rejected
+            rows.append(row)
+        for undefined in self.undefined:
+            rows.append({**undefined.to_dict(), "p_holm": None, "rejected": None})
+        return {"alpha": self.alpha, "best": self.best, "comparisons": rows}

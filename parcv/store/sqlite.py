@@ -1,0 +1,631 @@
+"""Durable record store: one SQLite file per plan fingerprint, no pickles.
+
+Records are rows of plain columns and JSON text. A fast-CV record also
+keeps its per-fold test scores as JSON (``fold_scores``); leave-one-out
+folds are kept compactly in ``partitions`` (rows, concatenated test rows,
+offsets) rather than as one train array of ``n - 1`` rows per fold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parcv.errors import PlanMismatchError
+from parcv.plan.partition import PartitionFolds
+from parcv.plan.records import CHOSEN_KINDS, ErrorInfo, FoldScores, Key, Record, Unit
+
+__all__ = [
+    "JOURNAL_MODES",
+    "Store",
+    "check_journal",
+    "open_store",
+    "read_store",
+    "changed_choice",
+    "check_store",
+    "check_store_to_read",
+    "mismatch_message",
+]
+
+
+# WAL is fast but needs shared memory that network file systems (NFS, Lustre) do not
+# provide reliably; "delete" is SQLite's classic rollback journal, safe there.
+JOURNAL_MODES = ("wal", "delete")
+
+# Keys of the stored plan description, by the name a message shows them under.
+_DESCRIBED = {
+    "estimator": "estimator",
+    "candidates": "space",
+    "metrics": "scoring",
+    "multimetric": "scoring (several metrics)",
+    "final": "refit",
+    "return_train_score": "return_train_score",
+    "n_samples": "number of samples",
+    "n_outer": "number of outer folds",
+    "fast_cv": "fast_cv",
+    "batches": "fast-CV batches",
+    "criteria": "criteria",
+}
+# ... and those of how a candidate is chosen from the fits: not fingerprinted, a change
+# drops only the records that depend on it (see store.open_store).
+_CHOICE = {"refit": "refit metric", "selection": "selection", "error_score": "error_score"}
+_FINGERPRINTED = (
+    "the data, estimator, space, folds, scoring, refit, return_train_score, fast_cv, "
+    "criteria and parcv version (not the refit metric, selection or error_score)"
+)
+
+
+def check_journal(journal: Any) -> str:
+    """Check a SQLite journal mode for a store: ``"wal"`` or ``"delete"``.
+
+    Parameters
+    ----------
+    journal : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError, ValueError
+        Not a string, or not one of :data:`JOURNAL_MODES`.
+
+    Examples
+    --------
+    >>> check_journal("delete")
+    'delete'
+    >>> check_journal("WAL")
+    Traceback (most recent call last):
+    ...
+    ValueError: journal must be one of ['wal', 'delete']; got 'WAL'. Use journal='delete' \
+when the store is on a network file system (NFS, Lustre), else the default 'wal'.
+    """
+    if not isinstance(journal, str):
+        raise TypeError(
+            f"journal must be a str, one of {list(JOURNAL_MODES)}; got {journal!r}. "
+            "Pass e.g. journal='delete'."
+        )
+    if journal not in JOURNAL_MODES:
+        raise ValueError(
+            f"journal must be one of {list(JOURNAL_MODES)}; got {journal!r}. Use "
+            "journal='delete' when the store is on a network file system (NFS, Lustre), "
+            "else the default 'wal'."
+        )
+    return journal
+
+
+def _as_path(store: Any) -> Path:
+    """A non-empty str, bytes or os.PathLike as a Path, else TypeError/ValueError."""
+    if not isinstance(store, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"store must be a file path (str or pathlib.Path) or None; got {store!r} of type "
+            f"{type(store).__name__}. Pass e.g. store='run.sqlite'."
+        )
+    text = os.fsdecode(os.fspath(store))
+    if not text.strip():
+        raise ValueError(
+            f"store must be the path of a SQLite file; got the empty path {store!r}. Pass "
+            "e.g. store='run.sqlite', or store=None to keep nothing."
+        )
+    return Path(text)
+
+
+def check_store(store: Any) -> Path | None:
+    """Check that a run can create or update its store file, before anything runs.
+
+    Parameters
+    ----------
+    store : str, bytes, os.PathLike or None
+        The SQLite file of a run; ``None`` keeps nothing. Missing parent
+        directories are created when the run starts.
+
+    Returns
+    -------
+    Path or None
+
+    Raises
+    ------
+    TypeError
+        ``store`` is not a path.
+    ValueError
+        ``store`` is empty, a directory or another non-regular file, or its
+        directory cannot be written (or created).
+
+    Examples
+    --------
+    >>> check_store(None) is None
+    True
+    >>> check_store(123)
+    Traceback (most recent call last):
+    ...
+    TypeError: store must be a file path (str or pathlib.Path) or None; got 123 of type int. \
+Pass e.g. store='run.sqlite'.
+    """
+    if store is None:
+        return None
+    path = _as_path(store)
+    if path.is_dir():
+        raise ValueError(
+            f"store={str(path)!r} is a directory; store is the SQLite file itself. Pass a "
+            f"file path, e.g. store={str(path / 'run.sqlite')!r}."
+        )
+    if path.exists() and not path.is_file():
+        raise ValueError(
+            f"store={str(path)!r} exists but is not a regular file. Pass the path of a new "
+            "file or of a store written by parcv."
+        )
+    _check_writable(path)
+    return path
+
+
+def _check_writable(path: Path) -> None:
+    """The nearest existing directory above ``path`` must accept new files (WAL needs them)."""
+    existing = path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    missing = "" if existing == path.parent else f" (above the missing {str(path.parent)!r})"
+    fix = "Pass a path in a directory you can write to, e.g. store='run.sqlite'."
+    if not existing.is_dir():
+        raise ValueError(
+            f"store={str(path)!r} cannot be created: {str(existing)!r} is a file, not a "
+            f"directory. {fix}"
+        )
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise ValueError(
+            f"store={str(path)!r} cannot be created: the directory {str(existing)!r}{missing} "
+            f"is not writable ({err.strerror or err}). {fix}"
+        ) from err
+    if path.is_file() and not os.access(path, os.R_OK | os.W_OK):
+        raise ValueError(
+            f"store={str(path)!r} is not readable and writable by this user. Make it "
+            "writable (chmod u+rw), or pass a new path."
+        )
+
+
+def check_store_to_read(store: Any) -> Path:
+    """Check the path of a store to load; point a run directory to its ``store.sqlite``."""
+    if store is None:
+        raise TypeError(
+            "store must be the path of a parcv store; got None. Pass e.g. store='run.sqlite'."
+        )
+    path = _as_path(store)
+    if path.is_dir():
+        inside = path / "store.sqlite"
+        fix = f"Pass {str(inside)!r}." if inside.is_file() else "Pass the store file in it."
+        raise ValueError(f"store={str(path)!r} is a directory, not a parcv store file. {fix}")
+    return path
+
+
+def _description(meta: dict[str, str]) -> dict[str, Any]:
+    try:
+        described = json.loads(meta.get("plan", "{}"))
+    except ValueError:
+        return {}
+    return described if isinstance(described, dict) else {}
+
+
+def _short(key: str, value: Any) -> str:
+    if key == "candidates" and isinstance(value, list):  # ids and indices say nothing
+        value = [c.get("params") if isinstance(c, dict) else c for c in value]
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def changed_choice(old: dict[str, str], new: dict[str, str]) -> str:
+    """Which of refit metric, selection and error_score two plan descriptions disagree on.
+
+    Examples
+    --------
+    >>> old = {"plan": '{"selection": {"rule": "best"}, "refit": "score"}'}
+    >>> changed_choice(old, {"plan": '{"selection": {"rule": "one_se"}, "refit": "score"}'})
+    "selection (stored {'rule': 'best'}, now {'rule': 'one_se'})"
+    """
+    return "; ".join(_differences(old, new, _CHOICE)) or "refit metric, selection or error_score"
+
+
+def _differences(
+    old: dict[str, str], new: dict[str, str], described: dict[str, str] = _DESCRIBED
+) -> list[str]:
+    """What the stored plan description and this plan's disagree on, one entry per key."""
+    before, after = _description(old), _description(new)
+    found = []
+    for key, name in described.items():
+        if key in before and before.get(key) != after.get(key):
+            stored, now = _short(key, before[key]), _short(key, after.get(key))
+            found.append(f"{name} (stored {stored}, now {now})")
+    if old.get("parcv_version") != new.get("parcv_version"):
+        version_then, version_now = old.get("parcv_version"), new.get("parcv_version")
+        found.append(f"parcv version (stored {version_then!r}, now {version_now!r})")
+    return found
+
+
+def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old: int) -> str:
+    """Say that a store holds another plan, what differs, and the two ways out."""
+    found = _differences(old, new)
+    if found:
+        differs = "Differs: " + "; ".join(found) + "."
+    elif _description(old):
+        differs = (
+            "The plan descriptions agree, so the data values, the folds, the scorers or the "
+            "criteria options differ."
+        )
+    else:
+        differs = "The store keeps no plan description to compare with."
+    return (
+        f"store {str(path)!r} holds {n_old} records of a different plan (fingerprint "
+        f"{old.get('fingerprint', '?')[:12]}, this plan {new['fingerprint'][:12]}). {differs} "
+        f"The fingerprint covers {_FINGERPRINTED}. Nothing was changed. Use a new store path "
+        "(command line: another --out), or overwrite=True (--overwrite) to discard the old "
+        "results."
+    )
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS folds (
+    outer INTEGER, inner INTEGER, train BLOB NOT NULL, test BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS partitions (
+    outer INTEGER, rows BLOB NOT NULL, tests BLOB NOT NULL, offsets BLOB NOT NULL,
+    leave_one_out INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS records (
+    key TEXT PRIMARY KEY, kind TEXT NOT NULL, outer INTEGER, inner INTEGER,
+    candidate INTEGER NOT NULL, candidate_id TEXT NOT NULL, params TEXT NOT NULL,
+    status TEXT NOT NULL, test_scores TEXT NOT NULL, train_scores TEXT NOT NULL,
+    fit_time REAL NOT NULL, score_time REAL NOT NULL, n_train INTEGER NOT NULL,
+    n_test INTEGER NOT NULL, error_type TEXT, error_message TEXT, traceback TEXT,
+    warnings TEXT NOT NULL, worker TEXT NOT NULL, started REAL NOT NULL,
+    finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT);
+"""
+
+_COLUMNS = (
+    "key, kind, outer, inner, candidate, candidate_id, params, status, test_scores, "
+    "train_scores, fit_time, score_time, n_train, n_test, error_type, error_message, "
+    "traceback, warnings, worker, started, finished, stored, fold_scores"
+)
+_N_COLUMNS = _COLUMNS.count(",") + 1
+
+
+def key_text(key: Key) -> str:
+    """Serialise a task key as compact JSON (the primary key of a record row)."""
+    return json.dumps(list(key), separators=(",", ":"))
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, (str, bool, int)) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if np.isfinite(value) else repr(value)
+    if isinstance(value, np.generic):
+        return _json_value(value.item())
+    return repr(value)
+
+
+def params_json(params: dict[str, Any]) -> str:
+    """Parameters as JSON; objects (estimators, distributions) stored as their repr."""
+    return json.dumps({k: _json_value(v) for k, v in sorted(params.items())}, sort_keys=True)
+
+
+def _connect(path: Path, journal: str) -> sqlite3.Connection:
+    try:  # check_store vetted the path: what fails here is the file system itself
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    except (OSError, sqlite3.OperationalError) as err:
+        raise ValueError(
+            f"store={str(path)!r} cannot be created ({err}). Pass a path in a directory you "
+            "can write to."
+        ) from err
+    try:
+        conn.execute(f"PRAGMA journal_mode={journal}")
+    except sqlite3.OperationalError as err:
+        conn.close()
+        raise ValueError(
+            f"store={str(path)!r} cannot be opened for writing ({err}). Pass a path on a "
+            "local, writable file system, or journal='delete' on NFS or Lustre."
+        ) from err
+    conn.execute("PRAGMA synchronous=NORMAL" if journal == "wal" else "PRAGMA synchronous=FULL")
+    return conn
+
+
+def _row(record: Record, cand_id: str, params: str) -> tuple[Any, ...]:
+    u, err = record.unit, record.error
+    return (
+        key_text(record.key),
+        u.kind,
+        u.outer,
+        u.inner,
+        u.candidate,
+        cand_id,
+        params,
+        record.status,
+        json.dumps(record.test_scores),
+        json.dumps(record.train_scores),
+        record.fit_time,
+        record.score_time,
+        record.n_train,
+        record.n_test,
+        None if err is None else err.type,
+        None if err is None else err.message,
+        None if err is None else err.traceback,
+        json.dumps(list(record.warnings)),
+        record.worker,
+        record.started,
+        record.finished,
+        time.time(),
+        None if record.folds is None else json.dumps(record.folds.to_dict()),
+    )
+
+
+def _record(row: sqlite3.Row) -> Record:
+    err = (
+        None
+        if row["error_type"] is None
+        else ErrorInfo(row["error_type"], row["error_message"] or "", row["traceback"] or "")
+    )
+    return Record(
+        unit=Unit(row["kind"], row["outer"], row["inner"], row["candidate"]),
+        status=row["status"],
+        test_scores={k: float(v) for k, v in json.loads(row["test_scores"]).items()},
+        train_scores={k: float(v) for k, v in json.loads(row["train_scores"]).items()},
+        fit_time=row["fit_time"],
+        score_time=row["score_time"],
+        n_train=row["n_train"],
+        n_test=row["n_test"],
+        error=err,
+        warnings=tuple(json.loads(row["warnings"])),
+        worker=row["worker"],
+        started=row["started"],
+        finished=row["finished"],
+        folds=None
+        if row["fold_scores"] is None
+        else FoldScores.from_dict(json.loads(row["fold_scores"])),
+    )
+
+
+@dataclass
+class Store:
+    """An open store: the driver appends records in batches, one transaction each.
+
+    Use :func:`open_store`; ``Store(None)`` is the in-memory store of a
+    throw-away call (nothing persists).
+    """
+
+    path: Path | None
+    conn: sqlite3.Connection | None = None
+    labels: tuple[tuple[str, str], ...] = ()
+    rechosen: bool = False  # opened with another choice: choice-dependent records dropped
+
+    def add(self, records: Iterable[Record]) -> None:
+        """Commit a batch of records in one transaction."""
+        if self.conn is None:
+            return
+        rows = [_row(r, *self.labels[r.unit.candidate]) for r in records]
+        with self.conn:  # BEGIN ... COMMIT, or ROLLBACK on error
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.executemany(
+                f"INSERT OR REPLACE INTO records ({_COLUMNS}) VALUES "
+                f"({', '.join('?' * _N_COLUMNS)})",
+                rows,
+            )
+
+    def records(self) -> dict[Key, Record]:
+        """Every stored record by key."""
+        return {} if self.path is None else read_records(self.path)
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def read_meta(path: Path) -> dict[str, str]:
+    """Read the meta table (fingerprint, plan description) without writing anything."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        try:
+            return dict(conn.execute("SELECT name, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as err:
+            raise PlanMismatchError(
+                f"store {str(path)!r} is not a parcv store ({err}); it was left unchanged. "
+                "Check the path: pass a store written by parcv, or a new path."
+            ) from err
+
+
+def _has_column(conn: sqlite3.Connection, table: str, column: str) -> bool:
+    return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
+
+
+def read_records(path: Path) -> dict[Key, Record]:
+    """Read every record of a store, read-only."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        conn.row_factory = sqlite3.Row
+        # Stores written before fast CV have no fold_scores column: read it as NULL.
+        columns = (
+            _COLUMNS
+            if _has_column(conn, "records", "fold_scores")
+            else (_COLUMNS.replace("fold_scores", "NULL AS fold_scores"))
+        )
+        rows = conn.execute(f"SELECT {columns} FROM records").fetchall()
+    records = [_record(row) for row in rows]
+    return {r.key: r for r in records}
+
+
+def read_folds(path: Path) -> list[tuple[int | None, int | None, np.ndarray, np.ndarray]]:
+    """Read the fold index arrays, in the order they were written."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        rows = conn.execute("SELECT outer, inner, train, test FROM folds ORDER BY rowid").fetchall()
+    return [
+        (
+            o,
+            i,
+            np.frombuffer(tr, dtype="<i8").astype(np.intp),
+            np.frombuffer(te, dtype="<i8").astype(np.intp),
+        )
+        for o, i, tr, te in rows
+    ]
+
+
+def read_partitions(path: Path) -> dict[int | None, PartitionFolds]:
+    """Read the compact (leave-one-out) fold sets, by outer fold."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        if not conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'partitions'"
+        ).fetchone():
+            return {}
+        rows = conn.execute("SELECT outer, rows, tests, offsets, leave_one_out FROM partitions "
+                            "ORDER BY rowid").fetchall()  # fmt: skip
+    return {
+        o: PartitionFolds(_blob_index(r), _blob_index(t), _blob_index(off), bool(loo))
+        for o, r, t, off, loo in rows
+    }
+
+
+def _blob_index(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<i8").astype(np.intp)
+
+
+def _index_blob(array: Any) -> bytes:
+    return np.asarray(array, dtype="<i8").tobytes()
+
+
+def read_store(path: str | Path) -> tuple[dict[str, str], dict[Key, Record]]:
+    """Read a store's meta and records without running or writing anything."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no parcv store at {str(p)!r}.")
+    return read_meta(p), read_records(p)
+
+
+def _check_fingerprint(path: Path, meta: dict[str, str], overwrite: bool, resume: bool) -> str:
+    """What to do with the existing file: "wipe", "keep" or "rechoose"; raise if another plan's.
+
+    "rechoose": the same fits, chosen from by another refit metric, selection rule or
+    error_score; the records that depend on the choice are dropped, the others kept.
+    """
+    old = read_meta(path)
+    n_old = len(read_records(path)) if old else 0
+    if not old or overwrite:
+        return "wipe"
+    if old.get("fingerprint") != meta["fingerprint"]:
+        raise PlanMismatchError(mismatch_message(path, old, meta, n_old))
+    rechoose = old.get("choice") != meta.get("choice")
+    if n_old and not resume:
+        changed = (
+            f" This call chooses differently: {changed_choice(old, meta)}. Resuming keeps the "
+            "fits and redoes only the refits and the failed fits."
+            if rechoose
+            else ""
+        )
+        raise PlanMismatchError(
+            f"store {str(path)!r} already holds {n_old} records of this plan.{changed} Pass "
+            "resume=True (command line: --resume) to compute only the missing units, or "
+            "overwrite=True (--overwrite) to start again."
+        )
+    return "rechoose" if rechoose else "keep"
+
+
+def open_store(
+    path: str | Path | None,
+    meta: dict[str, str],
+    folds: list[tuple[Any, Any, Any, Any]],
+    *,
+    labels: tuple[tuple[str, str], ...],
+    partitions: dict[int | None, PartitionFolds] | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    journal: str = "wal",
+) -> Store:
+    """Open (or create) the store of one plan; refuse another plan's store.
+
+    Parameters
+    ----------
+    path : str, Path or None
+        SQLite file; ``None`` keeps nothing (in-memory, throw-away).
+    meta : dict of str to str
+        Must hold ``fingerprint``; written when the store is created.
+    folds : list of (outer, inner, train, test)
+        Fold index arrays, stored as little-endian int64 blobs.
+    labels : tuple of (candidate id, params JSON)
+        Per candidate, written with each record.
+    partitions : dict of outer fold to PartitionFolds, default=None
+        Compact fold sets (leave-one-out), stored as index blobs.
+    resume : bool, default=False
+        Keep this plan's records (the run computes only missing units). If
+        the refit metric, selection or error_score changed, the refit records
+        and failed fits are dropped first: they depend on those.
+    overwrite : bool, default=False
+        Discard whatever the file holds.
+    journal : {"wal", "delete"}, default="wal"
+        SQLite journal mode; use "delete" on network file systems (NFS,
+        Lustre), where WAL is unsafe.
+
+    Returns
+    -------
+    Store
+
+    Raises
+    ------
+    PlanMismatchError
+        The file holds another plan's records, or records of this plan
+        without ``resume=True``; the file is left untouched.
+    TypeError, ValueError
+        ``journal`` is not one of :data:`JOURNAL_MODES`, or ``path`` is not
+        a path to a file that can be created or written (see
+        :func:`parcv.store.sqlite.check_store`).
+    """
+    journal = check_journal(journal)
+    p = check_store(path)
+    if p is None:
+        return Store(None, None, labels)
+    action = _check_fingerprint(p, meta, overwrite, resume) if p.exists() else "wipe"
+    conn = _connect(p, journal)
+    os.chmod(p, 0o600)  # results are the user's only
+    with conn:
+        conn.execute("BEGIN IMMEDIATE")
+        for statement in _SCHEMA.strip().split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        if not _has_column(conn, "records", "fold_scores"):
+            conn.execute("ALTER TABLE records ADD COLUMN fold_scores TEXT")
+        if action == "rechoose":
+            # Refits depend on the choice, failed fits' scores on error_score: redo them.
+            # As Record.depends_on_choice says, in SQL.
+            conn.execute(f"DELETE FROM records WHERE kind IN {CHOSEN_KINDS} OR status != 'ok'")
+            conn.execute("DELETE FROM meta")
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
+        if action == "wipe":
+            for table in ("meta", "folds", "partitions", "records"):
+                conn.execute(f"DELETE FROM {table}")
+            conn.executemany(
+                "INSERT INTO partitions VALUES (?, ?, ?, ?, ?)",
+                [(o, _index_blob(p.rows), _index_blob(p.tests), _index_blob(p.offsets),
+                  int(p.leave_one_out)) for o, p in (partitions or {}).items()],
+            )  # fmt: skip
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
+            conn.executemany(
+                "INSERT INTO folds VALUES (?, ?, ?, ?)",
+                [(o, i, _index_blob(tr), _index_blob(te)) for o, i, tr, te in folds],
+            )
+    return Store(p, conn, labels, rechosen=action == "rechoose")
+
+
+@contextmanager
+def store_session(store: Store) -> Iterator[Store]:
+    """Close the store's connection on exit."""
+    try:
+        yield store
+    finally:
+        store.close()

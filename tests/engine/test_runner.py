@@ -1,0 +1,311 @@
+"""The driver: dependency order, chunking, failures, on every backend."""
+
+from __future__ import annotations
+
+import random
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+
+import parcv
+from parcv.engine.backends.serial import SerialBackend
+from parcv.engine.runner import estimate_chunks, run_plan
+from parcv.engine.work import run_units
+from parcv.plan.build import build_plan
+from parcv.plan.data import check_dataset
+from tests.estimators import FailsOnAlpha
+
+X = np.random.default_rng(0).normal(size=(80, 3))
+Y = X @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(size=80)
+
+
+class ShuffledExecutor:
+    """Completes chunks in a random order, several at a time, like a busy pool."""
+
+    n_workers = 3
+    chunk_seconds = 10.0  # chunks as large as balance allows once timing is known
+
+    def __init__(self, plan, data, seed):
+        self.plan, self.data, self.rng = plan, data, random.Random(seed)
+        self.queue, self.count, self.sizes = {}, 0, []
+
+    def submit(self, units):
+        self.count += 1
+        self.queue[self.count] = units
+        self.sizes.append(len(units))
+        return self.count
+
+    def wait(self):
+        tickets = self.rng.sample(sorted(self.queue), k=min(2, len(self.queue)))
+        for t in tickets:
+            yield t, run_units(self.plan, self.data, self.queue.pop(t))
+
+    def cancel(self):
+        self.queue.clear()
+
+
+class ShuffledBackend:
+    def __init__(self, seed):
+        self.seed, self.executors = seed, []
+
+    @contextmanager
+    def open(self, plan, data):
+        ex = ShuffledExecutor(plan, data, self.seed)
+        self.executors.append(ex)
+        yield ex
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_any_completion_order_gives_the_same_records(seed):
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0, 10.0, 100.0]}, data, inner=3, outer=4)
+    ref = run_plan(plan, data, SerialBackend())
+    backend = ShuffledBackend(seed)
+    got = run_plan(plan, data, backend)
+    assert set(got) == set(ref) and len(got) == plan.n_units
+    for key, record in ref.items():
+        assert got[key].test_scores == record.test_scores
+        assert got[key].unit == record.unit
+    assert max(backend.executors[0].sizes) > 1  # tiny units were chunked
+
+
+def test_refit_of_an_outer_fold_waits_only_for_its_own_fits():
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=2, outer=3, refit=False)
+    order = []
+    run_plan(plan, data, SerialBackend(), on_batch=lambda b: order.extend(r.key for r in b))
+    first_refit = order.index(("refit", 0))
+    # Outer fold 0's refit runs before any fit of outer fold 2: no global barrier.
+    assert first_refit < min(i for i, k in enumerate(order) if k[0] == "fit" and k[1] == 2)
+
+
+def test_resume_from_done_records_runs_only_the_missing_units():
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=3, outer=3)
+    full = run_plan(plan, data, SerialBackend())
+    done = dict(list(full.items())[:10])
+    new = []
+    resumed = run_plan(plan, data, SerialBackend(), done=done, on_batch=new.extend)
+    assert len(new) == plan.n_units - 10
+    assert {k: r.test_scores for k, r in resumed.items()} == {
+        k: r.test_scores for k, r in full.items()
+    }
+
+
+def test_failed_fits_are_recorded_and_skipped_by_selection(backend):
+    with pytest.warns(parcv.FitFailedWarning, match="alpha=-1.0 failed in every fold"):
+        result = parcv.nested_cv(
+            FailsOnAlpha(), {"alpha": [-1.0, 1.0]}, X, Y, outer=3, inner=3, backend=backend
+        )
+    failed = [r for r in result.records if not r.ok]
+    assert len(failed) == 4 * 3 and all(r.unit.candidate == 0 for r in failed)
+    assert "alpha must be >= 0" in failed[0].error.traceback
+    assert result.chosen == [1, 1, 1]
+    assert list(result.final.cv_results_["n_failed_fits"]) == [3, 0]
+
+
+def test_error_score_raise_names_candidate_and_fold():
+    with pytest.raises(parcv.FitFailedError, match=r"alpha=-1.0 on all data, inner fold 0"):
+        parcv.search(
+            FailsOnAlpha(),
+            {"alpha": [-1.0, 1.0]},
+            X,
+            Y,
+            cv=3,
+            error_score="raise",
+            backend="serial",
+        )
+
+
+def test_all_candidates_failing_is_a_clear_error():
+    with pytest.raises(parcv.ParcvError, match="every candidate failed"):
+        parcv.search(FailsOnAlpha(), {"alpha": [-1.0, -2.0]}, X, Y, cv=3, backend="serial")
+
+
+def test_fit_params_are_split_with_the_rows():
+    from sklearn import model_selection as ms
+
+    w = np.linspace(0.5, 2.0, 80)
+    ours = parcv.cross_validate(
+        Ridge(), X, Y, cv=4, fit_params={"sample_weight": w}, backend="serial"
+    )
+    ref = ms.cross_validate(Ridge(), X, Y, cv=4, params={"sample_weight": w})
+    np.testing.assert_array_equal(ours.scores["test_score"], ref["test_score"])
+
+
+def test_warnings_inside_fits_are_counted_not_raised():
+    from sklearn.linear_model import LogisticRegression
+
+    y = (Y > 0).astype(int)
+    result = parcv.cross_validate(LogisticRegression(max_iter=1), X, y, cv=3, backend="serial")
+    assert all("ConvergenceWarning" in r.warnings for r in result.records)
+
+
+def test_local_backend_leaves_scikit_learns_process_pool_working():
+    from sklearn.model_selection import GridSearchCV
+
+    parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, Y, cv=3, backend="local", n_jobs=2)
+    ref = GridSearchCV(Ridge(), {"alpha": [0.1, 1.0]}, cv=3, n_jobs=2).fit(X, Y)
+    assert np.isfinite(ref.cv_results_["mean_test_score"]).all()
+    again = parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, Y, cv=3, backend="local", n_jobs=2)
+    np.testing.assert_array_equal(
+        again.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"]
+    )
+
+
+class WideExecutor(ShuffledExecutor):
+    """Many idle workers: the driver has room to start refits speculatively."""
+
+    n_workers = 8
+    chunk_seconds = 0.0
+
+    def __init__(self, plan, data, seed):
+        super().__init__(plan, data, seed)
+        self.submitted = []
+
+    def submit(self, units):
+        self.submitted.extend(units)
+        return super().submit(units)
+
+    def wait(self):  # one chunk at a time, oldest first
+        ticket = min(self.queue)
+        yield ticket, run_units(self.plan, self.data, self.queue.pop(ticket))
+
+
+class WideBackend(ShuffledBackend):
+    @contextmanager
+    def open(self, plan, data):
+        ex = WideExecutor(plan, data, self.seed)
+        self.executors.append(ex)
+        yield ex
+
+
+@pytest.mark.parametrize("selection", ["best", "one_se"])
+def test_speculative_refits_on_idle_workers_change_nothing(selection):
+    data = check_dataset(X, Y)
+    rule = parcv.Selection(selection, complexity=lambda p: -p["alpha"])
+    space = {"alpha": [0.1, 1.0, 10.0, 100.0, 1000.0]}
+    plan = build_plan(Ridge(), space, data, inner=3, outer=3, selection=rule)
+    ref = run_plan(plan, data, SerialBackend())
+    backend, delivered = WideBackend(0), []
+    got = run_plan(plan, data, backend, on_batch=delivered.extend)
+    refits = [u for u in backend.executors[0].submitted if u.kind in ("refit", "final")]
+    # Guesses were started (more refits than folds), some of them wrong and dropped ...
+    assert len(refits) > len(plan.refit_outers) + 1
+    assert len(set(refits)) == len(refits)  # ... and no refit ran twice
+    # ... yet every key is delivered once, with the selected candidate's numbers.
+    assert sorted(map(str, (r.key for r in delivered))) == sorted(map(str, ref))
+    assert {k: (r.unit, r.test_scores) for k, r in got.items()} == {
+        k: (r.unit, r.test_scores) for k, r in ref.items()
+    }
+
+
+class ChainingExecutor(ShuffledExecutor):
+    """Runs chained refits as Dask does: after the chunks they depend on, on their records.
+
+    One worker, so the driver starts no speculative refit: every refit is either
+    chained or, when a chained task returns nothing (``broken``), run by the driver.
+    """
+
+    n_workers = 1
+    chunk_seconds = 0.0
+
+    def __init__(self, plan, data, broken):
+        super().__init__(plan, data, 0)
+        self.broken, self.submitted, self.chains, self.results = broken, [], {}, {}
+
+    def submit(self, units):
+        self.submitted.extend(units)
+        return super().submit(units)
+
+    def submit_refit(self, outer, after, known):
+        self.count += 1
+        self.chains[self.count] = (outer, list(after), known)
+        return self.count
+
+    def wait(self):
+        from parcv.engine.backends._dask_executor import _Payload, _run_refit
+
+        for ticket, (outer, after, known) in list(self.chains.items()):
+            if all(t in self.results for t in after):  # its chunks finished: run it first
+                del self.chains[ticket]
+                deps = [self.results[t] for t in after]
+                payload = _Payload(self.plan.for_workers(), self.data)
+                yield ticket, [] if self.broken else _run_refit(payload, outer, known, 1, *deps)
+                return
+        ticket = min(self.queue)
+        self.results[ticket] = run_units(self.plan, self.data, self.queue.pop(ticket))
+        yield ticket, self.results[ticket]
+
+
+class ChainingBackend:
+    def __init__(self, broken):
+        self.broken, self.executors = broken, []
+
+    @contextmanager
+    def open(self, plan, data):
+        self.executors.append(ChainingExecutor(plan, data, self.broken))
+        yield self.executors[-1]
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_chained_refits_select_on_the_worker_and_change_nothing(broken):
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0, 10.0, 100.0, 1000.0]}, data, inner=3, outer=3)
+    ref = run_plan(plan, data, SerialBackend())
+    backend = ChainingBackend(broken)
+    got = run_plan(plan, data, backend)
+    [executor] = backend.executors
+    refits = [u for u in executor.submitted if u.kind in ("refit", "final")]
+    assert len(plan.refit_outers) == 3 and plan.final
+    if broken:  # the chained tasks returned nothing: the driver refit every fold itself
+        assert sorted(u.key for u in refits) == sorted(k for k in ref if k[0] != "fit")
+    else:  # every refit (and the final one) was chained to its fits: none went through submit
+        assert refits == []
+    assert {k: (r.unit, r.test_scores) for k, r in got.items()} == {
+        k: (r.unit, r.test_scores) for k, r in ref.items()
+    }
+
+
+class FifoExecutor(ShuffledExecutor):
+    """Sixteen workers; finishes the oldest chunk at each wait, recording what was out."""
+
+    n_workers = 16
+
+    def __init__(self, plan, data):
+        super().__init__(plan, data, 0)
+        self.out_at_submit, self.kinds = [], []
+
+    def submit(self, units):
+        self.out_at_submit.append(len(self.queue))
+        self.kinds.append(units[0].kind)
+        return super().submit(units)
+
+    def wait(self):
+        ticket = min(self.queue)
+        yield ticket, run_units(self.plan, self.data, self.queue.pop(ticket))
+
+
+def test_single_units_keep_workers_fed_until_four_are_timed():
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": list(np.logspace(-3, 3, 12))}, data, inner=3, outer=3)
+    executor = FifoExecutor(plan, data)
+
+    @contextmanager
+    def open_(plan, data):
+        yield executor
+
+    ref = run_plan(plan, data, SerialBackend())
+    got = run_plan(plan, data, type("B", (), {"open": staticmethod(open_)})())
+    # Two single units per worker go out; each of the first three records back frees a
+    # slot that gets another single unit; the fourth calibrates the sizes.
+    n_probes = 2 * 16 + 3
+    assert executor.sizes[:n_probes] == [1] * n_probes
+    assert executor.sizes[n_probes] > 1
+    assert max(executor.out_at_submit[:n_probes]) == 2 * 16 - 1
+    # parcv inspect's estimate runs the same sizing: it predicts the chunks of fits sent.
+    n_fit_chunks = executor.kinds.count("fit")
+    assert estimate_chunks(len(plan.units), 16, executor.chunk_seconds, None) == n_fit_chunks
+    assert {k: r.test_scores for k, r in got.items()} == {k: r.test_scores for k, r in ref.items()}

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.linear_model import Ridge
+
+from parcv.plan.build import build_plan, fingerprint
+from parcv.plan.data import check_dataset
+
+X = np.random.default_rng(0).normal(size=(60, 2))
+Y = X[:, 0] + np.random.default_rng(1).normal(size=60)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    outer=st.integers(2, 6), inner=st.integers(2, 5), n_cand=st.integers(1, 5), final=st.booleans()
+)
+def test_unit_count_equals_distinct_fits(outer, inner, n_cand, final):
+    data = check_dataset(X, Y)
+    space = {"alpha": [float(a) for a in range(1, n_cand + 1)]}
+    plan = build_plan(Ridge(), space, data, inner=inner, outer=outer, refit=final)
+    keys = [u.key for u in plan.units]
+    assert len(keys) == len(set(keys))
+    expected_fits = (outer + int(final)) * inner * n_cand
+    assert len(plan.units) == expected_fits
+    assert plan.n_units == expected_fits + outer + int(final)
+    for o in range(outer):
+        for fold in plan.inner_folds[o]:
+            outer_train = plan.outer_folds[o].train
+            assert np.isin(fold.train, outer_train).all() and np.isin(fold.test, outer_train).all()
+
+
+def test_fingerprint_covers_numbers_not_backend():
+    data = check_dataset(X, Y)
+    a = build_plan(Ridge(), {"alpha": [1.0, 2.0]}, data, inner=3, outer=3)
+    b = build_plan(Ridge(), {"alpha": [1.0, 2.0]}, data, inner=3, outer=3)
+    c = build_plan(Ridge(), {"alpha": [1.0, 3.0]}, data, inner=3, outer=3)
+    y2 = Y.copy()
+    y2[0] += 1e-9
+    d_data = check_dataset(X, y2)
+    d = build_plan(Ridge(), {"alpha": [1.0, 2.0]}, d_data, inner=3, outer=3)
+    assert fingerprint(a, data) == fingerprint(b, data)
+    assert fingerprint(a, data) != fingerprint(c, data)
+    assert fingerprint(a, data) != fingerprint(d, d_data)

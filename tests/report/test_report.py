@@ -1,0 +1,232 @@
+"""Reports and plots: rebuilt from the store without any fit, valid PNGs, every result kind."""
+
+from __future__ import annotations
+
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.linear_model import LogisticRegression, Ridge
+
+import parcv
+from parcv.cli import main
+from parcv.report.run_dir import (
+    RunInfo,
+    cv_results_csv,
+    num,
+    render_report,
+    render_summary,
+    small,
+    write_outputs,
+)
+
+SPEC = """\
+name = "report-fixture"
+description = "A small nested CV with training scores."
+
+[data]
+source = "sklearn:make_regression"
+params = { n_samples = 60, n_features = 3, noise = 10.0, random_state = 0 }
+
+[estimator]
+class = "sklearn.linear_model.Ridge"
+
+[space]
+alpha = { logspace = [-1, 3, 5] }
+
+[cv]
+outer = 3
+inner = 3
+
+[scoring]
+metrics = ["neg_mean_squared_error", "r2"]
+refit = "neg_mean_squared_error"
+return_train_score = true
+"""
+
+PLOTS = (
+    "validation_curve.png",
+    "paired_differences.png",
+    "selection_frequency.png",
+    "fold_scores.png",
+)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("report")
+    (folder / "spec.toml").write_text(SPEC)
+    out = folder / "run"
+    assert (
+        main(
+            ["run", str(folder / "spec.toml"), "--out", str(out), "--backend", "serial", "--quiet"]
+        )
+        == 0
+    )
+    return out
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path.name} is not a PNG"
+    width, height = struct.unpack(">II", head[16:24])
+    return int(width), int(height)
+
+
+def test_plots_are_valid_non_trivial_pngs(run_dir):
+    imread = pytest.importorskip("matplotlib.image").imread
+
+    for name in PLOTS:
+        path = run_dir / name
+        width, height = _png_size(path)
+        assert width >= 400 and height >= 200, name
+        assert path.stat().st_size > 10_000, name
+        pixels = imread(path)
+        assert pixels[..., :3].std() > 0.05, f"{name} looks blank"
+        assert f"]({name})" in (run_dir / "report.md").read_text()
+
+
+def test_report_rebuilds_identical_files_without_any_fit(run_dir, monkeypatch, capsys):
+    plots = tuple(name for name in PLOTS if (run_dir / name).exists())
+    names = ("report.md", "results.json", "cv_results.csv", *plots)  # run.json is an input
+    before = {name: (run_dir / name).read_bytes() for name in names}
+    for name in names:
+        (run_dir / name).unlink()
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("parcv report must not fit anything")
+
+    import parcv.engine.runner
+    import parcv.engine.session
+    import parcv.engine.work
+
+    for module, name in (
+        (parcv.engine.work, "run_units"),
+        (parcv.engine.runner, "run_plan"),
+        (parcv.engine.session, "run_plan"),
+    ):
+        monkeypatch.setattr(module, name, no_fit, raising=False)
+    assert main(["report", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert f"Rebuilt {4 + len(plots)} files from the store (no fit ran)." in out
+    for name in names:
+        assert (run_dir / name).read_bytes() == before[name], name
+
+
+def test_report_shows_estimate_selection_stability_significance_and_failures(run_dir):
+    result = parcv.load(run_dir / "store.sqlite")
+    report = (run_dir / "report.md").read_text()
+    est = result.estimate["neg_mean_squared_error"]
+    assert f"| neg_mean_squared_error | {est.mean:.6g} | {est.se:.3g} |" in report
+    for o, c in enumerate(result.chosen):
+        score = result.outer_scores["neg_mean_squared_error"][o]
+        assert f"| {o} | {score:.6g} | {result.stability_labels[c]} |" in report
+    for row in result.stability:
+        assert f"| {row.label} | {row.count}/3 |" in report
+    table = result.final.best_vs_rest()
+    for test in table:
+        assert f"| {test.name_a} | {test.name_b} | {test.mean_difference:.6g} |" in report
+    assert "0 of 64 fits failed." in report
+    for heading in (
+        "## Estimate",
+        "## Selection",
+        "## Selection stability over outer folds",
+        "## Significance: best vs rest",
+        "## Failures",
+    ):
+        assert heading in report
+
+
+def test_cross_validate_and_failing_search_reports(tmp_path):
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    cv = parcv.cross_validate(
+        LogisticRegression(), X, y, cv=4, scoring=["accuracy", "f1"], backend="serial"
+    )
+    text = render_report(cv, RunInfo("cv", mode="cross_validate"))
+    assert f"| accuracy | {cv.summaries['accuracy'].mean:.6g} |" in text
+    assert "## Selection" not in text and "Significance" not in text
+    assert cv_results_csv(cv).splitlines()[0].startswith("fold,fit_time,score_time,test_accuracy")
+    Xr, yr = make_regression(n_samples=40, n_features=2, random_state=0)
+    with pytest.warns(parcv.FitFailedWarning):
+        failing = parcv.search(Ridge(), {"alpha": [1.0, -1.0, 3.0]}, Xr, yr, cv=3, backend="serial")
+    files = write_outputs(tmp_path, failing, RunInfo("failing", mode="search"))
+    report = (tmp_path / "report.md").read_text()
+    assert "3 of 10 fits failed (candidate 'alpha=-1.0': 3)" in report
+    if sys.modules.get("matplotlib") is not None:  # with the plot extra
+        assert {f.name for f in files} >= {"validation_curve.png", "paired_differences.png"}
+    assert "model to ship: alpha=1.0" in render_summary(failing, RunInfo("failing"))
+
+
+def test_without_matplotlib_the_report_says_how_to_get_plots(tmp_path, monkeypatch):
+    X, y = make_regression(n_samples=30, n_features=2, random_state=0)
+    result = parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, backend="serial")
+    monkeypatch.setitem(sys.modules, "parcv.report.plots", None)
+    files = write_outputs(tmp_path, result, RunInfo("no-plots"))
+    assert not [f for f in files if f.suffix == ".png"]
+    assert "pip install 'parcv[plot]'" in (tmp_path / "report.md").read_text()
+
+
+def test_report_of_a_store_written_by_the_python_api(tmp_path, capsys):
+    X, y = make_regression(n_samples=30, n_features=2, random_state=0)
+    store = tmp_path / "store.sqlite"
+    result = parcv.nested_cv(
+        Ridge(), {"alpha": [0.1, 1.0]}, X, y, outer=3, inner=3, backend="serial", store=store
+    )
+    assert main(["report", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith(f"{tmp_path.name}: ")
+    report = (tmp_path / "report.md").read_text()
+    assert f"| score | {result.estimate['score'].mean:.6g} |" in report
+    np.testing.assert_array_equal(
+        parcv.load(store).outer_scores["score"], result.outer_scores["score"]
+    )
+
+
+def _cubic(n=40):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1.0, 1.0, size=(n, 1))
+    return X, X[:, 0] ** 3 - X[:, 0] + rng.normal(0.0, 0.2, n)
+
+
+def test_search_report_shows_criteria_next_to_cv_and_each_methods_choice():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures
+
+    X, y = _cubic()
+    space = {"polynomialfeatures__degree": [1, 3, 5]}
+    model = make_pipeline(PolynomialFeatures(), LinearRegression())
+    r = parcv.search(model, space, X, y, cv=4, criteria=["aic", "bic", "cp"], backend="serial")
+    text = render_report(r, RunInfo("criteria"))
+    table = r.criteria_table
+    assert "## Selection methods side by side" in text
+    assert "| candidate | CV score mean | ± se | AIC | BIC | Cp | n_params | selected by |" in text
+    for row in table.rows:
+        cells = [row.values[n] for n in ("aic", "bic", "cp", "n_params")]
+        want = f"| {row.label} | {num(row.mean)} | {small(row.se)} | "
+        assert want + " | ".join(num(v) for v in cells) + " |" in text
+    for method, title in (("cv", "CV best"), ("one_se", "one-SE"), ("bic", "BIC"), ("cp", "Cp")):
+        assert f"| {title} | {table.label_of(method)} |" in text
+    assert "selected by CV best: " in render_summary(r, RunInfo("criteria"))
+    plain = parcv.search(model, space, X, y, cv=4, backend="serial")
+    assert "side by side" not in render_report(plain, RunInfo("plain"))
+
+
+def test_nested_report_without_refit_shows_the_choices_per_outer_fold():
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures
+
+    X, y = _cubic(60)
+    model = make_pipeline(PolynomialFeatures(), LinearRegression())
+    r = parcv.nested_cv(model, {"polynomialfeatures__degree": [1, 3]}, X, y, outer=3, inner=3,
+                        refit=False, criteria=["bic"], backend="serial")  # fmt: skip
+    text = render_report(r, RunInfo("nested"))
+    labels = ["polynomialfeatures__degree=1", "polynomialfeatures__degree=3"]
+    bic = " | ".join(labels[c] for c in r.criteria_choices["bic"])
+    assert f"| BIC | - | {bic} |" in text
+    nested = " | ".join(labels[c] for c in r.chosen)
+    assert f"| **nested CV** | - | {nested} |" in text
+    assert "| candidate | CV" not in text  # no all-data fits without refit

@@ -1,0 +1,106 @@
+"""Significance tests on result objects match parcv.stats / scipy on the same numbers."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from sklearn.datasets import make_regression
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import KFold, RepeatedKFold
+
+import parcv
+from parcv.report.run_dir import RunInfo, render_report
+from parcv.stats import corrected_resampled_ttest
+
+X, Y = make_regression(n_samples=100, n_features=5, noise=20.0, random_state=0)
+GRID = {"alpha": [0.1, 10.0, 100.0]}
+
+
+@pytest.fixture(scope="module")
+def result():
+    cv = RepeatedKFold(n_splits=5, n_repeats=2, random_state=0)
+    return parcv.search(Ridge(), GRID, X, Y, cv=cv, backend="serial")
+
+
+def test_compare_uses_the_folds_of_the_search(result):
+    a = np.array([result.cv_results_[f"split{i}_test_score"][0] for i in range(10)])
+    b = np.array([result.cv_results_[f"split{i}_test_score"][2] for i in range(10)])
+    got = result.compare("alpha=0.1", 2)
+    want = corrected_resampled_ttest(a, b, n_train=80, n_test=20)
+    assert got.p_value == want.p_value and got.statistic == want.statistic
+    naive = result.compare(0, 2, test="paired_t")
+    assert naive.p_value == pytest.approx(sps.ttest_rel(a, b).pvalue, rel=1e-12)
+    assert naive.p_value < got.p_value  # the corrected test is more cautious
+    by_id = result.compare(result.candidates[0].id, result.candidates[2].id)
+    assert by_id.p_value == got.p_value
+
+
+def test_compare_all_and_json_table(result):
+    table = result.compare_all("paired_t")
+    assert [(r.name_a, r.name_b) for r in table] == [
+        ("alpha=0.1", "alpha=10.0"),
+        ("alpha=0.1", "alpha=100.0"),
+        ("alpha=10.0", "alpha=100.0"),
+    ]
+    exported = json.loads(result.to_json())["comparisons"]
+    assert exported["test"] == "corrected_t" and exported["best"] == "alpha=0.1"
+    assert "p_holm" in exported["text"] and "best vs rest" in result.to_text()
+
+
+def test_unknown_candidate_is_a_clear_error(result):
+    with pytest.raises(ValueError, match="candidate 'alpha=5' is not in this result"):
+        result.compare("alpha=5", 0)
+
+
+def test_compare_procedures_on_the_same_outer_folds():
+    outer = KFold(5, shuffle=True, random_state=0)
+    a = parcv.nested_cv(Ridge(), {"alpha": [0.1, 1.0]}, X, Y, outer=outer, backend="serial")
+    b = parcv.nested_cv(Ridge(), {"alpha": [100.0, 1000.0]}, X, Y, outer=outer, backend="serial")
+    got = a.compare(b, test="paired_t")
+    want = sps.ttest_rel(a.outer_scores["score"], b.outer_scores["score"])
+    assert got.p_value == pytest.approx(want.pvalue, rel=1e-12)
+    other = parcv.nested_cv(
+        Ridge(),
+        {"alpha": [0.1]},
+        X,
+        Y,
+        outer=KFold(5, shuffle=True, random_state=1),
+        backend="serial",
+    )
+    with pytest.raises(ValueError, match="different outer folds"):
+        a.compare(other)
+    assert "selection stability" in a.to_text()
+
+
+def test_identical_fold_scores_mark_one_row_and_keep_the_table():
+    # copy_X changes nothing: each alpha's two candidates have identical fold scores.
+    cv = KFold(5, shuffle=True, random_state=0)
+    r = parcv.search(Ridge(), {"alpha": [0.1, 100.0], "copy_X": [True, False]}, X, Y, cv=cv,
+                     backend="serial")  # fmt: skip
+    table = r.comparison_table()
+    rows = {row["name_b"]: row for row in table["rows"]["comparisons"]}
+    assert table["best"] == "alpha=0.1, copy_X=True" and len(rows) == 3
+    twin = rows["alpha=0.1, copy_X=False"]
+    assert twin["note"] == "identical fold scores"
+    assert (twin["statistic"], twin["p_value"], twin["p_holm"], twin["rejected"]) == (None,) * 4
+    assert twin["mean_difference"] == 0.0
+    # The other rows are the corrected t-test of the fold scores, Holm-adjusted over those two.
+    scores = {c.label: [r.cv_results_[f"split{i}_test_score"][c.index] for i in range(5)]
+              for c in r.candidates}  # fmt: skip
+    best = np.array(scores["alpha=0.1, copy_X=True"])
+    p_values = []
+    for name in ("alpha=100.0, copy_X=True", "alpha=100.0, copy_X=False"):
+        want = corrected_resampled_ttest(best, np.array(scores[name]), n_train=80, n_test=20)
+        assert rows[name]["statistic"] == want.statistic and rows[name]["p_value"] == want.p_value
+        p_values.append(want.p_value)
+    holm = [min(1.0, 2 * min(p_values)), min(1.0, max(2 * min(p_values), max(p_values)))]
+    got = sorted([rows[n]["p_holm"] for n in rows if rows[n]["p_holm"] is not None])
+    np.testing.assert_allclose(got, holm, rtol=1e-12)
+    assert "n/a (identical fold scores)" in table["text"]
+    assert json.loads(r.to_json())["comparisons"]["rows"]["comparisons"][2]["note"]
+    assert "| - | - | - | n/a (identical fold scores) |" in render_report(r, RunInfo("twins"))
+    with pytest.raises(ValueError, match="variance of the differences"):
+        r.best_vs_rest()  # the strict table still refuses; comparison_table() marks the row

@@ -1,0 +1,268 @@
+"""Durability: the SQLite store, resume after a kill, interrupts, mismatched plans."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+from sklearn.linear_model import Ridge
+
+import parcv
+from parcv.store.sqlite import read_store
+from tests.estimators import FailsOnAlpha
+from tests.sweep_script import SlowRidge, sweep_data
+
+ROOT = Path(__file__).resolve().parents[2]
+SPACE = {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}
+N_UNITS = (4 + 1) * 3 * 5 + 4 + 1  # fits of 4 outer folds and all data, 4 refits, final
+
+
+def _count(path: Path) -> int:
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _start_sweep(store: Path, backend: str, *extra: str) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "sweep_script.py"), str(store), backend, *extra],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _kill_and_reap(proc: subprocess.Popen) -> list[psutil.Process]:
+    """SIGKILL the driver; return its worker processes, which must exit by themselves."""
+    children = psutil.Process(proc.pid).children(recursive=True)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    _, alive = psutil.wait_procs(children, timeout=30)
+    assert not alive, f"worker processes outlived the killed driver: {alive}"
+    proc.stdout.close()
+    proc.stderr.close()
+    return children
+
+
+def _wait_for_records(store: Path, proc: subprocess.Popen, at_least: int) -> int:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        n = _count(store) if store.exists() else 0
+        if n >= at_least:
+            return n
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the sweep committed no records in time")
+
+
+def _reference(tmp_path: Path) -> parcv.NestedResult:
+    X, y = sweep_data()
+    return parcv.nested_cv(
+        SlowRidge(sleep=0.0),
+        SPACE,
+        X,
+        y,
+        outer=4,
+        inner=3,
+        backend="serial",
+        store=tmp_path / "ref.sqlite",
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local", "dask"])
+def test_sigkill_then_resume_is_bit_identical(tmp_path, backend):
+    store = tmp_path / "run.sqlite"
+    proc = _start_sweep(store, backend)
+    _wait_for_records(store, proc, at_least=20)
+    _kill_and_reap(proc)
+    with closing(sqlite3.connect(store)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    before = {k: r.finished for k, r in read_store(store)[1].items()}
+    present = len(before)
+    assert 20 <= present < N_UNITS
+    resume = _start_sweep(store, backend, "--resume")
+    out, err = resume.communicate(timeout=300)
+    assert resume.returncode == 0, err
+    _, records = read_store(store)
+    assert len(records) == N_UNITS
+    # Only the missing units ran; the final refit is redone too when it was stored, because
+    # its fitted model is not stored unless save_models=True.
+    rerun = [k for k in records if k not in before or records[k].finished != before[k]]
+    final_redone = int(("final",) in before)
+    assert len(rerun) == N_UNITS - present + final_redone
+    assert set(rerun) - set(before) == set(records) - set(before)
+    ref = _reference(tmp_path)
+    got = json.loads(out)
+    assert got["outer"] == ref.outer_scores["score"].tolist()
+    assert got["chosen"] == ref.chosen
+
+
+def _file_state(path: Path) -> tuple[int, dict]:
+    meta, records = read_store(path)
+    return len(records), meta
+
+
+def test_a_different_plan_is_refused_and_the_store_is_untouched(tmp_path):
+    X, y = sweep_data()
+    store = tmp_path / "run.sqlite"
+    parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, backend="serial", store=store)
+    before = _file_state(store)
+    with pytest.raises(parcv.PlanMismatchError, match=r"different plan.*Nothing was changed"):
+        parcv.search(Ridge(), {"alpha": [0.1, 2.0]}, X, y, cv=3, backend="serial", store=store)
+    with pytest.raises(parcv.PlanMismatchError, match="different plan"):
+        parcv.search(
+            Ridge(), {"alpha": [0.1, 1.0]}, X, y + 1.0, cv=3, backend="serial", store=store
+        )
+    assert _file_state(store) == before
+    with pytest.raises(parcv.PlanMismatchError, match="resume=True"):
+        parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, backend="serial", store=store)
+    assert _file_state(store) == before
+    parcv.search(
+        Ridge(), {"alpha": [0.1, 2.0]}, X, y, cv=3, backend="serial", store=store, overwrite=True
+    )
+    assert _file_state(store)[1]["fingerprint"] != before[1]["fingerprint"]
+
+
+@pytest.mark.parametrize("kind", ["cross_validate", "search", "nested_cv"])
+def test_load_rebuilds_the_same_result_without_computing(tmp_path, kind):
+    X, y = sweep_data()
+    store = tmp_path / "run.sqlite"
+    if kind == "cross_validate":
+        r = parcv.cross_validate(
+            Ridge(),
+            X,
+            y,
+            cv=4,
+            backend="serial",
+            store=store,
+            scoring=["r2", "neg_mean_absolute_error"],
+        )
+        back = parcv.load(store)
+        for key, value in r.scores.items():
+            np.testing.assert_array_equal(back.scores[key], value)
+        return
+    call = parcv.search if kind == "search" else parcv.nested_cv
+    kwargs = {"cv": 3} if kind == "search" else {"outer": 3, "inner": 3}
+    r = call(Ridge(), {"alpha": [0.01, 1.0, 100.0]}, X, y, backend="serial", store=store, **kwargs)
+    back = parcv.load(store)
+    assert back.to_json() == r.to_json()
+    assert not os.stat(store).st_mode & 0o077  # the user's only
+
+
+def test_store_holds_no_pickles_and_every_field(tmp_path):
+    X, y = sweep_data()
+    store = tmp_path / "run.sqlite"
+    with pytest.warns(parcv.FitFailedWarning):
+        parcv.search(
+            FailsOnAlpha(), {"alpha": [-1.0, 1.0]}, X, y, cv=3, backend="serial", store=store
+        )
+    with closing(sqlite3.connect(store)) as conn:
+        conn.row_factory = sqlite3.Row
+        rows = conn.execute("SELECT * FROM records WHERE status = 'failed'").fetchall()
+        blobs = conn.execute(
+            "SELECT COUNT(*) FROM records WHERE typeof(params) = 'blob' "
+            "OR typeof(test_scores) = 'blob'"
+        ).fetchone()[0]
+    assert blobs == 0 and len(rows) == 3
+    row = dict(rows[0])
+    assert row["error_type"] == "ValueError" and "alpha must be >= 0" in row["traceback"]
+    assert json.loads(row["params"]) == {"alpha": -1.0}
+    assert row["candidate_id"].startswith("c0-") and row["worker"] and row["stored"] > 0
+    assert json.loads(row["key"])[0] == "fit"
+
+
+def test_candidate_failing_everywhere_is_excluded_even_with_a_numeric_error_score():
+    X, y = sweep_data()
+    # error_score=0 would beat every negative MSE; the failed candidate must still lose.
+    with pytest.warns(parcv.FitFailedWarning, match=r"alpha=-1.0 failed in every fold"):
+        r = parcv.search(
+            FailsOnAlpha(),
+            {"alpha": [-1.0, 1.0]},
+            X,
+            y,
+            cv=3,
+            error_score=0.0,
+            scoring="neg_mean_squared_error",
+            backend="serial",
+        )
+    assert r.best_params_ == {"alpha": 1.0}
+    assert r.failures.n_failed == 3
+    assert "3 of 7 fits failed (candidate 'alpha=-1.0': 3)" in r.failures.text
+    assert "ValueError: alpha must be >= 0" in r.failures.text
+
+
+def test_fit_warnings_are_counted_per_candidate():
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = sweep_data()
+    r = parcv.search(
+        LogisticRegression(),
+        {"max_iter": [1, 1000]},
+        X,
+        (y > 0).astype(int),
+        cv=3,
+        backend="serial",
+        refit=False,
+    )
+    assert r.warning_counts == {"max_iter=1": {"ConvergenceWarning": 3}}
+
+
+def test_saved_model_is_reused_on_resume_and_loaded_on_request(tmp_path):
+    X, y = sweep_data()
+    store = tmp_path / "run.sqlite"
+    r = parcv.search(
+        Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, backend="serial", store=store, save_models=True
+    )
+    assert parcv.load(store).best_estimator_ is None  # reading a store runs no code
+    model = parcv.load(store, load_models=True).best_estimator_
+    np.testing.assert_array_equal(model.predict(X), r.best_estimator_.predict(X))
+    again = parcv.search(
+        Ridge(),
+        {"alpha": [0.1, 1.0]},
+        X,
+        y,
+        cv=3,
+        backend="serial",
+        store=store,
+        resume=True,
+        save_models=True,
+    )
+    np.testing.assert_array_equal(again.best_estimator_.coef_, r.best_estimator_.coef_)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_keeps_records_and_says_how_to_resume(
+    tmp_path, sigint_reaches_children
+):
+    store = tmp_path / "run.sqlite"
+    proc = _start_sweep(store, "local")
+    _wait_for_records(store, proc, at_least=10)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "resume=True" in err and "missing" in err
+    present = _count(store)
+    assert 10 <= present < N_UNITS
+    _, alive = psutil.wait_procs(children, timeout=30)
+    assert not alive
+    resume = _start_sweep(store, "local", "--resume")
+    out, err = resume.communicate(timeout=300)
+    assert resume.returncode == 0, err
+    assert json.loads(out)["outer"] == _reference(tmp_path).outer_scores["score"].tolist()
