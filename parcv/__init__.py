@@ -24,6 +24,7 @@ from parcv.plan.splits import ThreeWayHoldOut
 from parcv.plan.version import __version__
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.summary import ScoreSummary, summarize_scores
+from parcv.stats.racing import Racing
 
 __all__ = [
     "BackendError",
@@ -35,6 +36,7 @@ __all__ = [
     "NestedResult",
     "ParcvError",
     "PlanMismatchError",
+    "Racing",
     "RandomSpace",
     "Record",
     "RunInterrupted",

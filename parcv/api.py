@@ -14,6 +14,7 @@ from parcv.plan.records import Key, Record
 from parcv.plan.selection import Selection
 from parcv.results.assemble import make_cv_result, make_nested_result, make_search_result
 from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.stats.racing import Racing
 from parcv.store.sqlite import check_journal
 
 __all__ = ["cross_validate", "search", "nested_cv", "load"]
@@ -200,6 +201,7 @@ def search(
     save_models: bool = False,
     fast_cv: bool | str = "auto",
     criteria: Any = None,
+    racing: Racing | None = None,
     journal: str = "wal",
 ) -> SearchResult:
     """Select a candidate by CV on all data and refit it (Architecture A).
@@ -243,6 +245,17 @@ def search(
         ``criteria_table`` shows each candidate's CV mean ± se next to its
         criteria and which candidate each method (CV best, one-SE, each
         criterion) selects.
+    racing : Racing, default=None
+        Race the candidates: score the CV folds in order and, after
+        ``burn_in`` folds and each further fold (but the last), drop every
+        candidate a paired test on the folds scored so far finds worse than
+        the current best (Nadeau-Bengio corrected t by default, Holm-adjusted
+        at each decision; see :class:`parcv.Racing`). A dropped candidate's
+        later folds are never run, and it cannot be selected. Decisions read
+        only the folds up to each decision, so every backend drops the same
+        candidates. ``cv_results_`` has NaN for folds not run and the columns
+        ``race_eliminated_after`` (last fold run, -1 = survived) and
+        ``race_p_value``.
 
     Returns
     -------
@@ -265,7 +278,7 @@ def search(
         (X, y, groups, fit_params),
         dict(inner=cv, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
-             fast_cv=fast_cv, criteria=criteria),
+             fast_cv=fast_cv, criteria=criteria, racing=racing),
         backend=backend, n_jobs=n_jobs, journal=journal, store=store, resume=resume,
         overwrite=overwrite, progress=progress, save_models=save_models,
     )  # fmt: skip
@@ -296,6 +309,7 @@ def nested_cv(
     save_models: bool = False,
     fast_cv: bool | str = "auto",
     criteria: Any = None,
+    racing: Racing | None = None,
     journal: str = "wal",
 ) -> NestedResult:
     """Estimate the performance of the whole selection procedure by nested CV.
@@ -334,6 +348,9 @@ def nested_cv(
         data with ``refit``): ``criteria_choices`` says which candidate each
         method selects in each outer fold, ``criteria_table`` is the
         all-data table.
+    racing : Racing, default=None
+        As in :func:`search`: each inner CV (and the search on all data)
+        runs its own race; an outer refit selects among its race's survivors.
 
     Returns
     -------
@@ -355,7 +372,7 @@ def nested_cv(
         (X, y, groups, fit_params),
         dict(inner=inner, outer=outer, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
-             fast_cv=fast_cv, criteria=criteria),
+             fast_cv=fast_cv, criteria=criteria, racing=racing),
         backend=backend, n_jobs=n_jobs, journal=journal, store=store, resume=resume,
         overwrite=overwrite, progress=progress, save_models=save_models,
     )  # fmt: skip

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from sklearn.base import BaseEstimator, RegressorMixin
+import warnings
+
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+from sklearn.decomposition import PCA
 from sklearn.linear_model import Ridge
+from sklearn.preprocessing import StandardScaler
 
 
 class FailsOnAlpha(BaseEstimator, RegressorMixin):
@@ -20,3 +24,41 @@ class FailsOnAlpha(BaseEstimator, RegressorMixin):
 
     def predict(self, X):
         return self.model_.predict(X)
+
+
+class LoggedPCA(TransformerMixin, BaseEstimator):
+    """PCA that appends a line per fit to a file: fits counted by the estimator, not by parcv.
+
+    Each line is ``n_components n_rows``.
+    """
+
+    def __init__(self, n_components=2, log=None):
+        self.n_components = n_components
+        self.log = log
+
+    def fit(self, X, y=None):
+        if self.log is not None:
+            with open(self.log, "a") as out:
+                out.write(f"{self.n_components} {len(X)}\n")
+        self.pca_ = PCA(n_components=self.n_components, svd_solver="full").fit(X)
+        return self
+
+    def transform(self, X):
+        return self.pca_.transform(X)
+
+
+class WarnsOnFit(TransformerMixin, BaseEstimator):
+    """StandardScaler that warns once per fit, and raises when ``fail`` is set."""
+
+    def __init__(self, fail=False):
+        self.fail = fail
+
+    def fit(self, X, y=None):
+        warnings.warn("fitted a scaler that warns", UserWarning, stacklevel=2)
+        if self.fail:
+            raise ValueError("this scaler was told to fail")
+        self.scaler_ = StandardScaler().fit(X)
+        return self
+
+    def transform(self, X):
+        return self.scaler_.transform(X)

@@ -269,6 +269,7 @@ def test_public_api_is_pinned():
             "NestedResult",
             "ParcvError",
             "PlanMismatchError",
+            "Racing",
             "RandomSpace",
             "Record",
             "ScoreSummary",

@@ -7,6 +7,9 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+from numpy.typing import NDArray
+
 from parcv.criteria.tasks import CriteriaUndefinedError
 from parcv.engine.backends.base import Backend, Executor
 from parcv.engine.speculate import Speculation
@@ -15,6 +18,7 @@ from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.records import Key, Record, Unit
 from parcv.results.aggregate import failure_message, select_for
+from parcv.stats.racing import Racing, race_step
 
 __all__ = ["estimate_chunks", "run_plan"]
 
@@ -105,6 +109,7 @@ class _Schedule:
     ready: list[Record] = field(default_factory=list)
     speculation: Speculation = field(default_factory=Speculation)
     chain_tried: set[int | None] = field(default_factory=set)
+    races: dict[int | None, _Race] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # A unit is done when all its records are (a fast-CV unit makes one per candidate).
@@ -121,8 +126,22 @@ class _Schedule:
                 self.waiting[outer] = sum(
                     1 for k in self.plan.fit_record_keys(outer) if k not in self.records
                 )
+        if self.plan.racing is not None:
+            racing = self.plan.racing
+            self.races = {o: _Race.start(self.plan, o, racing) for o in self.plan.inner_folds}
+            for outer in self.races:
+                self._advance_race(outer)
         for outer in [o for o, n in self.waiting.items() if n == 0]:
             self._release(outer)
+
+    def _advance_race(self, outer: int | None) -> None:
+        """Take every decision of ``outer``'s race its records allow; drop what it rules out."""
+        race = self.races[outer]
+        dropped = race.advance(self.plan, self.records)
+        if dropped:
+            self.pending = deque(u for u in self.pending if not race.rules_out(u))
+        if outer in self.waiting:
+            self.waiting[outer] = race.n_missing(self.plan, self.records)
 
     def _release(self, outer: int | None) -> None:
         del self.waiting[outer]
@@ -184,10 +203,14 @@ class _Schedule:
         new = record.key not in self.records
         self.records[record.key] = record
         outer = record.unit.outer
-        if new and record.unit.kind == "fit" and outer in self.waiting:
+        if not (new and record.unit.kind == "fit"):
+            return
+        if outer in self.races:
+            self._advance_race(outer)
+        elif outer in self.waiting:
             self.waiting[outer] -= 1
-            if self.waiting[outer] == 0:
-                self._release(outer)
+        if self.waiting.get(outer, -1) == 0:
+            self._release(outer)
 
     def next_chunk(self, size: int) -> tuple[Unit, ...]:
         if self.pending[0].kind not in ("fit", "criteria"):
@@ -195,7 +218,85 @@ class _Schedule:
         chunk: list[Unit] = []
         while self.pending and len(chunk) < size and self.pending[0].kind in ("fit", "criteria"):
             chunk.append(self.pending.popleft())
+        # Units that share a fitted Pipeline prefix go together: split, it is fitted twice.
+        group = self.plan.share_group(chunk[-1]) if chunk else None
+        while (
+            group is not None and self.pending and self.plan.share_group(self.pending[0]) == group
+        ):
+            chunk.append(self.pending.popleft())
         return tuple(chunk)
+
+
+@dataclass
+class _Race:
+    """The race of one outer fold's inner CV, decided fold by fold as records come.
+
+    After fold ``k`` of every surviving candidate is in (``burn_in - 1 <= k <=
+    n_folds - 2``), :func:`~parcv.stats.racing.race_step` drops the candidates
+    the test finds worse than the best. A decision reads only folds ``0..k``
+    of the survivors, so it is the one :func:`~parcv.results.aggregate.race_of`
+    replays from the records, whatever order they arrived in.
+    """
+
+    outer: int | None
+    alive: NDArray[np.bool_]
+    fold: int
+    last_fold: int
+    sizes: tuple[float, float]
+
+    racing: Racing
+
+    @classmethod
+    def start(cls, plan: Plan, outer: int | None, racing: Racing) -> _Race:
+        folds = plan.inner_folds[outer]
+        sizes = (float(np.mean([f.train.size for f in folds])),
+                 float(np.mean([f.test.size for f in folds])))  # fmt: skip
+        alive = np.ones(len(plan.candidates), dtype=bool)
+        return cls(outer, alive, racing.burn_in - 1, len(folds) - 2, sizes, racing)
+
+    def __post_init__(self) -> None:
+        self.dropped_after: dict[int, int] = {}
+
+    def _ready(self, plan: Plan, records: Mapping[Key, Record]) -> bool:
+        return all(("fit", self.outer, i, int(c)) in records
+                   for c in np.flatnonzero(self.alive) for i in range(self.fold + 1))  # fmt: skip
+
+    def advance(self, plan: Plan, records: Mapping[Key, Record]) -> bool:
+        """Decide every fold whose survivors are all scored; whether any candidate was dropped."""
+        dropped = False
+        while self.fold <= self.last_fold and self._ready(plan, records):
+            scores = self._scores(plan, records)
+            step = race_step(scores, self.alive, self.fold, racing=self.racing,
+                             n_train=self.sizes[0], n_test=self.sizes[1])  # fmt: skip
+            for c in step.eliminated:
+                self.dropped_after[c] = self.fold
+            dropped |= bool(step.eliminated)
+            self.alive = np.asarray(step.alive, dtype=bool)
+            self.fold += 1
+        return dropped
+
+    def _scores(self, plan: Plan, records: Mapping[Key, Record]) -> NDArray[np.float64]:
+        """Refit-metric scores of the survivors' folds ``0..fold``; NaN elsewhere."""
+        out = np.full((len(plan.candidates), self.fold + 1), np.nan)
+        for c in np.flatnonzero(self.alive):
+            for i in range(self.fold + 1):
+                out[c, i] = records[("fit", self.outer, i, int(c))].test_scores[plan.scoring.refit]
+        return out
+
+    def rules_out(self, unit: Unit) -> bool:
+        """Whether ``unit`` is a fit this race no longer needs."""
+        if unit.kind != "fit" or unit.outer != self.outer or unit.inner is None:
+            return False
+        after = self.dropped_after.get(unit.candidate)
+        return after is not None and unit.inner > after
+
+    def n_missing(self, plan: Plan, records: Mapping[Key, Record]) -> int:
+        """Fit records still needed before this fold's candidate can be selected."""
+        if self.fold <= self.last_fold:
+            return max(1, len(self.alive))  # the race is not over: more decisions to come
+        n_folds = self.last_fold + 2
+        return sum(1 for c in np.flatnonzero(self.alive) for i in range(n_folds)
+                   if ("fit", self.outer, i, int(c)) not in records)  # fmt: skip
 
 
 def _criterion_undefined(record: Record) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
 from parcv.plan.version import __version__
 from parcv.results.aggregate import report_fit_failures
+from parcv.stats.racing import Racing
 from parcv.store.sqlite import (
     Store,
     check_store_to_read,
@@ -66,6 +68,7 @@ def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
         "fast_cv": plan.fast_cv,
         "batches": [list(b) for b in plan.batches],
         "criteria": None if plan.criteria is None else list(plan.criteria.names),
+        "racing": None if plan.racing is None else asdict(plan.racing),
     }
     return {
         "fingerprint": digest,
@@ -269,6 +272,7 @@ def _plan_from_store(meta: dict[str, str], path: Path) -> Plan:
         fast_cv=desc.get("fast_cv", False),
         batches=batches,
         criteria=None if names is None else CriteriaRequest(tuple(names)),
+        racing=None if desc.get("racing") is None else Racing(**desc["racing"]),
     )
 
 

@@ -25,6 +25,7 @@ from sklearn.base import clone
 from sklearn.utils import _safe_indexing, get_tags
 
 from parcv.criteria.tasks import evaluate_criteria
+from parcv.engine.shared_prefix import PrefixCache, PrefixFit, fit_with_prefix
 from parcv.fastcv.scoring import score_folds
 from parcv.fastcv.smoothers import held_out_predictions
 from parcv.plan.build import Plan
@@ -122,7 +123,7 @@ def _train_data(
     return _split_rows(pairwise, data.X, rows, rows), _take(data.y, rows)
 
 
-def run_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
+def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = None) -> Record:
     """Fit and score one unit; a failure becomes a ``failed`` record.
 
     Parameters
@@ -130,6 +131,9 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
     plan : Plan
     data : Dataset
     unit : Unit
+    cache : PrefixCache, default=None
+        The chunk's fitted Pipeline prefixes: a ``fit`` unit whose candidate
+        shares steps with another unit of its fold fits them only once.
 
     Returns
     -------
@@ -148,9 +152,13 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
             fit_params = _fit_params(data, fold.train)
             X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
             y_test = _take(data.y, fold.test)
-            t0 = time.perf_counter()
-            estimator.fit(X_train, y_train, **fit_params)
-            fit_time = time.perf_counter() - t0
+            shared = _fit_shared(plan, unit, estimator, (X_train, y_train), cache)
+            if shared is None:
+                t0 = time.perf_counter()
+                estimator.fit(X_train, y_train, **fit_params)
+                fit_time = time.perf_counter() - t0
+            else:
+                fit_time = shared.fit_time
             t1 = time.perf_counter()
             test = {}
             if fold.test.size:
@@ -163,7 +171,7 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
             score_time = time.perf_counter() - t1
         except Exception as err:
             failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
-            return _stamp(failed, caught, started)
+            return _stamp(failed, caught, started, before=_prefix_warnings(cache, unit, plan))
     record = Record(
         unit,
         "ok",
@@ -174,8 +182,35 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
         fold.train.size,
         fold.test.size,
         estimator=estimator if unit.kind == "final" else None,
+        reused_steps=0 if shared is None else shared.reused,
     )
-    return _stamp(record, caught, started)
+    return _stamp(record, caught, started, before=() if shared is None else shared.warnings)
+
+
+def _fit_shared(
+    plan: Plan, unit: Unit, estimator: Any, train: tuple[Any, Any], cache: PrefixCache | None
+) -> PrefixFit | None:
+    """Fit a fit unit's Pipeline through the chunk's shared prefixes; None: fit it alone."""
+    if cache is None or plan.share_group(unit) is None:
+        return None
+    cache.on_fold((unit.outer, unit.inner))
+    return fit_with_prefix(estimator, plan.prefixes[unit.candidate], *train, cache)
+
+
+def _prefix_warnings(cache: PrefixCache | None, unit: Unit, plan: Plan) -> tuple[str, ...]:
+    """Warnings of the shared steps a failed unit went through (as an unshared fit records)."""
+    if cache is None or plan.share_group(unit) is None:
+        return ()
+    ids = plan.prefixes[unit.candidate]
+    names: tuple[str, ...] = ()
+    for j, prefix in enumerate(ids):
+        fitted = cache.steps.get((j, prefix))
+        if fitted is None:
+            break
+        names += fitted.warnings
+        if fitted.error is not None:
+            break
+    return names
 
 
 def _worker_name() -> str:
@@ -194,10 +229,12 @@ def _stamp(
     caught: Sequence[warnings.WarningMessage],
     started: float,
     extra: tuple[str, ...] = (),
+    *,
+    before: tuple[str, ...] = (),
 ) -> Record:
     return replace(
         record,
-        warnings=tuple(w.category.__name__ for w in caught) + extra,
+        warnings=before + tuple(w.category.__name__ for w in caught) + extra,
         worker=_worker_name(),
         started=started,
         finished=time.time(),
@@ -220,13 +257,14 @@ def run_units(plan: Plan, data: Dataset, units: Sequence[Unit]) -> list[Record]:
         fast-CV unit, which makes one per candidate of its batch.
     """
     records: list[Record] = []
+    cache = PrefixCache() if plan.prefixes else None
     for unit in units:
         if unit.kind == "fit" and unit.inner is None:
             records += run_fast_unit(plan, data, unit)
         elif unit.kind == "criteria":
             records.append(run_criteria_unit(plan, data, unit))
         else:
-            records.append(run_unit(plan, data, unit))
+            records.append(run_unit(plan, data, unit, cache))
     return records
 
 

@@ -19,6 +19,7 @@ from parcv.criteria.tasks import CriteriaRequest, check_criteria
 from parcv.plan.data import Dataset
 from parcv.plan.fast_cv import decide_fast_cv
 from parcv.plan.partition import PartitionFolds, leave_one_out_folds
+from parcv.plan.prefix import prefix_ids, sharing_problem
 from parcv.plan.records import Key, Unit
 from parcv.plan.reprs import stable_repr
 from parcv.plan.scoring import (
@@ -31,6 +32,7 @@ from parcv.plan.selection import Selection, check_selection
 from parcv.plan.space import Candidate, check_candidate_params, check_candidate_values, check_space
 from parcv.plan.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
 from parcv.plan.version import __version__
+from parcv.stats.racing import Racing
 
 __all__ = ["Plan", "build_plan", "choice_digest", "fingerprint"]
 
@@ -70,6 +72,14 @@ class Plan:
     criteria : CriteriaRequest or None, default=None
         Criteria computed per candidate on every outer-train part (and on
         all data when there is an all-data search).
+    prefixes : tuple of tuple of int, default=()
+        For a ``Pipeline``, each candidate's transformer prefixes named per
+        depth (:func:`parcv.plan.prefix.prefix_ids`): fit units on one fold
+        whose prefixes are equal fit them once. Empty when nothing is shared.
+    racing : Racing or None, default=None
+        Drop candidates from the inner CVs once a paired test on the folds
+        scored so far says they are worse than the current best
+        (:mod:`parcv.stats.racing`); their later folds are never run.
     """
 
     estimator: Any
@@ -87,6 +97,8 @@ class Plan:
     fast_cv: bool = False
     batches: tuple[tuple[int, ...], ...] = ()
     criteria: CriteriaRequest | None = None
+    prefixes: tuple[tuple[int, ...], ...] = ()
+    racing: Racing | None = None
 
     @property
     def n_units(self) -> int:
@@ -135,6 +147,16 @@ class Plan:
     def fit_keys(self, outer: int | None) -> list[Unit]:
         """Return the fit units whose results select the candidate of ``outer``."""
         return [u for u in self.units if u.kind == "fit" and u.outer == outer]
+
+    def share_group(self, unit: Unit) -> tuple[Any, ...] | None:
+        """Return what a fit unit shares its whole fitted prefix with (None: nothing).
+
+        Units with equal groups fit the same transformers on the same fold;
+        a chunk that holds them all fits those transformers once.
+        """
+        if not self.prefixes or unit.kind != "fit" or unit.inner is None:
+            return None
+        return (unit.outer, unit.inner, self.prefixes[unit.candidate][-1])
 
 
 def check_error_score(error_score: Any) -> float | str:
@@ -197,6 +219,7 @@ def build_plan(
     final: bool | None = None,
     fast_cv: Any = "auto",
     criteria: Any = None,
+    racing: Any = None,
 ) -> Plan:
     """Validate everything and materialise the units of a run.
 
@@ -222,6 +245,8 @@ def build_plan(
         :func:`parcv.search`.
     criteria : sequence of str, CriteriaRequest or None, default=None
         Criteria to compute per candidate, as in :func:`parcv.search`.
+    racing : Racing or None, default=None
+        Race the candidates of every inner CV, as in :func:`parcv.search`.
 
     Returns
     -------
@@ -250,8 +275,13 @@ def build_plan(
     check_metric_target(score_spec, data.y, given=scoring, estimator=estimator, params=params)
     check_response_methods(estimator, params, score_spec, each=error == "raise", given=scoring)
     request = check_criteria(criteria, estimator)
+    race = check_racing(racing, fast_cv)
+    if race is not None:
+        fast_cv = False  # a race needs one score per fold as it comes
     do_final = bool(refit) if final is None else final
     outer_folds, inner_folds = _all_folds(estimator, data, inner, outer, do_final)
+    prefixes = _prefixes(estimator, candidates, data)
+    _check_race_folds(race, inner_folds)
     decision = decide_fast_cv(
         fast_cv, estimator, candidates, data, inner_folds, scoring=score_spec,
         return_train_score=bool(return_train_score),
@@ -263,7 +293,13 @@ def build_plan(
         scoring=score_spec,
         outer_folds=outer_folds,
         inner_folds=inner_folds,
-        units=make_units(inner_folds, len(candidates), decision.batches, request is not None),
+        units=make_units(
+            inner_folds,
+            len(candidates),
+            decision.batches,
+            request is not None,
+            order=None if decision.used else prefixes,
+        ),
         refit_outers=tuple(range(len(outer_folds))),
         final=do_final,
         selection=check_selection(selection, params),
@@ -273,7 +309,61 @@ def build_plan(
         fast_cv=decision.used,
         batches=decision.batches,
         criteria=request,
+        prefixes=() if decision.used else prefixes,
+        racing=race,
     )
+
+
+def check_racing(racing: Any, fast_cv: Any) -> Racing | None:
+    """Accept ``None`` or a :class:`~parcv.stats.racing.Racing`, and no forced fast CV.
+
+    Examples
+    --------
+    >>> check_racing(None, "auto") is None
+    True
+    >>> check_racing("anova", "auto")
+    Traceback (most recent call last):
+    ...
+    TypeError: racing must be a parcv.Racing or None; got 'anova'. Use e.g. \
+racing=parcv.Racing(burn_in=3, alpha=0.05).
+    """
+    if racing is None:
+        return None
+    if not isinstance(racing, Racing):
+        raise TypeError(
+            f"racing must be a parcv.Racing or None; got {racing!r}. Use e.g. "
+            "racing=parcv.Racing(burn_in=3, alpha=0.05)."
+        )
+    if fast_cv is True:
+        raise ValueError(
+            "racing and fast_cv=True do not go together: fast CV scores every fold of a "
+            "candidate at once, so there is nothing to race. Drop fast_cv=True, or racing."
+        )
+    return racing
+
+
+def _check_race_folds(racing: Racing | None, inner_folds: dict[Any, Sequence[Fold]]) -> None:
+    """A race decides before the last fold: it needs more folds than its burn-in."""
+    if racing is None:
+        return
+    n_folds = min(len(folds) for folds in inner_folds.values())
+    if n_folds <= racing.burn_in:
+        raise ValueError(
+            f"racing with burn_in={racing.burn_in} needs more than {racing.burn_in} CV folds "
+            f"(it drops candidates after fold {racing.burn_in}, before the last); the CV has "
+            f"{n_folds} folds. Use more folds (e.g. cv=10) or a smaller burn_in."
+        )
+
+
+def _prefixes(
+    estimator: Any, candidates: tuple[Candidate, ...], data: Dataset
+) -> tuple[tuple[int, ...], ...]:
+    """Candidates' prefix ids when a Pipeline's units can share fitted steps, else ()."""
+    if len(candidates) < 2 or sharing_problem(estimator, data):
+        return ()
+    ids = prefix_ids(estimator, candidates)
+    shared = any(len({row[j] for row in ids}) < len(ids) for j in range(len(ids[0])))
+    return ids if shared else ()
 
 
 def _all_folds(
@@ -302,6 +392,8 @@ def make_units(
     n_candidates: int,
     batches: tuple[tuple[int, ...], ...],
     criteria: bool,
+    *,
+    order: tuple[tuple[int, ...], ...] | None = None,
 ) -> tuple[Unit, ...]:
     """Build the units that run before the refits, criteria first.
 
@@ -313,6 +405,9 @@ def make_units(
         Fast-CV batches; empty for one ``fit`` unit per (fold, candidate).
     criteria : bool
         Whether one ``criteria`` unit per (outer fold, candidate) runs.
+    order : tuple of tuple of int, default=None
+        Candidates' prefix ids: within a fold, candidates that share fitted
+        steps come next to each other (stable, so otherwise in index order).
 
     Returns
     -------
@@ -328,8 +423,11 @@ def make_units(
     if batches:
         units += [Unit("fit", o, None, b[0]) for o in inner_folds for b in batches]
     else:
+        ranked = (
+            sorted(range(n_candidates), key=lambda c: order[c]) if order else range(n_candidates)
+        )
         units += [Unit("fit", o, i, c) for o, folds in inner_folds.items()
-                  for i in range(len(folds)) for c in range(n_candidates)]  # fmt: skip
+                  for i in range(len(folds)) for c in ranked]  # fmt: skip
     return tuple(units)
 
 
@@ -384,12 +482,15 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
 
 
 def choice_digest(plan: Plan) -> str:
-    """Hash how a candidate is chosen from the fits: refit metric, selection, error_score.
+    """Hash how a candidate is chosen from the fits: refit metric, selection, error_score, race.
 
     Refit records and failed fits' scores depend on it; other fit records do not.
     """
     selection = (plan.selection.rule, stable_repr(plan.selection.complexity))
-    text = repr((plan.scoring.refit, selection, plan.error_score))
+    choice: tuple[Any, ...] = (plan.scoring.refit, selection, plan.error_score)
+    if plan.racing is not None:  # a race drops candidates: it is part of how one is chosen
+        choice += (plan.racing,)
+    text = repr(choice)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -154,6 +154,10 @@ class Record:
         The fitted estimator of a ``final`` unit; never serialised.
     folds : FoldScores or None
         Per-fold test scores of a fast-CV record.
+    reused_steps : int, default=0
+        Leading Pipeline steps this fit unit took already fitted from another
+        unit on the same fold (:mod:`parcv.engine.shared_prefix`); its
+        ``fit_time`` leaves their fitting out.
     """
 
     unit: Unit
@@ -171,6 +175,7 @@ class Record:
     finished: float = 0.0
     estimator: Any = field(default=None, compare=False, repr=False)
     folds: FoldScores | None = field(default=None, repr=False)
+    reused_steps: int = 0
 
     def __reduce__(self) -> tuple[type[Record], tuple[Any, ...]]:
         # Rebuild through __init__ (faster than the default setstate; see Unit).
@@ -224,6 +229,8 @@ class Record:
         }
         if self.folds is not None:
             out["fold_test_scores"] = self.folds.to_dict()
+        if self.reused_steps:
+            out["reused_steps"] = self.reused_steps
         return out
 
     @classmethod
@@ -247,4 +254,5 @@ class Record:
             folds=None
             if data.get("fold_test_scores") is None
             else FoldScores.from_dict(data["fold_test_scores"]),
+            reused_steps=int(data.get("reused_steps", 0)),
         )

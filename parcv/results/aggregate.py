@@ -15,10 +15,13 @@ from parcv.errors import FitFailedWarning, ParcvError
 from parcv.plan.build import Plan
 from parcv.plan.records import Key, Record
 from parcv.results.summary import rank_means, select_candidate
+from parcv.stats.racing import RaceResult, run_race
 
 __all__ = [
     "fold_scores",
     "fit_ok",
+    "race_mask",
+    "race_of",
     "failure_message",
     "select_for",
     "build_cv_results",
@@ -27,16 +30,69 @@ __all__ = [
 
 
 def fit_ok(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> NDArray[np.bool_]:
-    """Return the (n_candidates, n_inner_folds) matrix of fits that succeeded."""
+    """Return the (n_candidates, n_inner_folds) matrix of fits that succeeded.
+
+    A fit a race never ran (its candidate was dropped before) did not succeed.
+    """
     n_inner = len(plan.inner_folds[outer])
     if plan.fast_cv:
         # One fast-CV record covers every inner fold of its candidate.
         ok = [records[("fit", outer, None, c.index)].ok for c in plan.candidates]
         return np.repeat(np.array(ok, dtype=bool)[:, np.newaxis], n_inner, axis=1)
-    return np.array(
-        [[records[("fit", outer, i, c.index)].ok for i in range(n_inner)]
-         for c in plan.candidates], dtype=bool,
+    ran = race_mask(plan, records, outer)
+    matrix = np.array(
+        [[(r := records.get(("fit", outer, i, c.index))) is not None and r.ok
+          for i in range(n_inner)] for c in plan.candidates], dtype=bool,
     ).reshape(len(plan.candidates), n_inner)  # fmt: skip
+    return matrix if ran is None else matrix & ran
+
+
+def _n_failed(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> NDArray[np.int64]:
+    """Failed fits per candidate (a fit a race never ran is not one)."""
+    if plan.racing is None:
+        return np.asarray((~fit_ok(plan, records, outer)).sum(axis=1), dtype=np.int64)
+    n_inner = len(plan.inner_folds[outer])
+    ran = race_mask(plan, records, outer)
+    failed = np.array(
+        [[(r := records.get(("fit", outer, i, c))) is not None and not r.ok
+          for i in range(n_inner)] for c in range(len(plan.candidates))], dtype=bool,
+    ).reshape(len(plan.candidates), n_inner)  # fmt: skip
+    return (failed & ran).sum(axis=1)  # type: ignore[no-any-return]
+
+
+def race_of(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> RaceResult | None:
+    """Replay the race of one outer fold's inner CV from its records (None: no race).
+
+    The race decides after folds ``burn_in - 1`` to ``n_folds - 2`` (0-based),
+    on the refit metric's scores of the folds up to each: a fit that was not
+    run reads as NaN, which no decision it takes part in ever sees. The same
+    records give the same eliminations whatever order they arrived in.
+    """
+    if plan.racing is None:
+        return None
+    scores = _raw_fold_scores(plan, records, outer, plan.scoring.refit, "test")
+    folds = plan.inner_folds[outer]
+    n_train = float(np.mean([f.train.size for f in folds]))
+    n_test = float(np.mean([f.test.size for f in folds]))
+    return run_race(scores[:, :-1], plan.racing, n_train=n_train, n_test=n_test)
+
+
+def race_mask(
+    plan: Plan, records: Mapping[Key, Record], outer: int | None
+) -> NDArray[np.bool_] | None:
+    """The (n_candidates, n_inner_folds) folds a race keeps (None: no race).
+
+    A dropped candidate keeps the folds up to the one after which it was
+    dropped; a fold it ran early, before the decision, is left out all the same,
+    so results do not depend on timing.
+    """
+    race = race_of(plan, records, outer)
+    if race is None:
+        return None
+    n_inner = len(plan.inner_folds[outer])
+    last = np.asarray(race.eliminated_after, dtype=np.int64)
+    last = np.where(last < 0, n_inner - 1, last)
+    return np.arange(n_inner)[np.newaxis, :] <= last[:, np.newaxis]
 
 
 def fold_scores(
@@ -45,19 +101,32 @@ def fold_scores(
     """Return the (n_candidates, n_inner_folds) score matrix of one outer fold.
 
     Fast-CV records hold every fold's score of a candidate in one array;
-    other records hold one fold's score each.
+    other records hold one fold's score each. With a race, the folds after
+    a candidate was dropped are NaN.
     """
+    scores = _raw_fold_scores(plan, records, outer, metric, which)
+    ran = race_mask(plan, records, outer)
+    if ran is not None:
+        scores[~ran] = np.nan
+    return scores
+
+
+def _raw_fold_scores(
+    plan: Plan, records: Mapping[Key, Record], outer: int | None, metric: str, which: str
+) -> NDArray[np.float64]:
+    """The score matrix as recorded: NaN where no fit was run."""
     n_inner = len(plan.inner_folds[outer])
     if plan.fast_cv and which == "test":
         return np.vstack(
             [records[("fit", outer, None, c.index)].folds.test[metric]  # type: ignore[union-attr]
              for c in plan.candidates]
         ).reshape(len(plan.candidates), n_inner)  # fmt: skip
-    out = np.empty((len(plan.candidates), n_inner), dtype=np.float64)
+    out = np.full((len(plan.candidates), n_inner), np.nan, dtype=np.float64)
     for c in range(len(plan.candidates)):
         for i in range(n_inner):
-            rec = records[("fit", outer, i, c)]
-            out[c, i] = (rec.test_scores if which == "test" else rec.train_scores)[metric]
+            rec = records.get(("fit", outer, i, c))
+            if rec is not None:
+                out[c, i] = (rec.test_scores if which == "test" else rec.train_scores)[metric]
     return out
 
 
@@ -171,13 +240,18 @@ def _fold_times(
         per_fold = [getattr(records[("fit", outer, None, c)], attr) / n_inner
                     for c in range(len(plan.candidates))]  # fmt: skip
         return np.repeat(np.array(per_fold)[:, np.newaxis], n_inner, axis=1)
-    return np.array(
+    times = np.array(
         [
-            [getattr(records[("fit", outer, i, c)], attr) for i in range(n_inner)]
+            [getattr(records[k], attr) if (k := ("fit", outer, i, c)) in records else np.nan
+             for i in range(n_inner)]
             for c in range(len(plan.candidates))
         ],
         dtype=np.float64,
-    )
+    )  # fmt: skip
+    ran = race_mask(plan, records, outer)
+    if ran is not None:
+        times[~ran] = np.nan
+    return times
 
 
 def _store(
@@ -251,7 +325,10 @@ def build_cv_results(
         if plan.return_train_score:
             train = fold_scores(plan, records, outer, name, which="train")
             _store(results, f"train_{suffix}", train, rank=False)
-    results["n_failed_fits"] = (~fit_ok(plan, records, outer)).sum(axis=1)
+    results["n_failed_fits"] = _n_failed(plan, records, outer)
+    race = race_of(plan, records, outer)
+    if race is not None:
+        results.update(race.to_columns())
     return results
 
 

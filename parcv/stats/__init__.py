@@ -3,7 +3,8 @@
 It owns the paired tests (``paired``), the tests made for resampled scores
 (``resampled``), rank tests (``ranks``), McNemar's test (``mcnemar``), tests by
 name and multiple comparisons (``multiple``), and the shared result types
-(``result``) and checks (``checks``). Scores are greater-is-better (the
+(``result``) and checks (``checks``), and the racing of candidates over folds
+(``racing``). Scores are greater-is-better (the
 scikit-learn convention); negate losses first. Every pairwise test returns a
 :class:`TestResult` oriented as ``A - B``. The wing is pure: it imports numpy and scipy only.
 
@@ -33,6 +34,7 @@ from parcv.stats.paired import (
     paired_ttest,
     wilcoxon_test,
 )
+from parcv.stats.racing import RaceResult, RaceStep, Racing, race_step, run_race
 from parcv.stats.ranks import average_ranks, friedman_test, nemenyi_critical_difference
 from parcv.stats.resampled import (
     bayesian_correlated_ttest,
@@ -60,5 +62,10 @@ __all__ = [
     "nemenyi_critical_difference",
     "one_se_rule_compare",
     "paired_ttest",
+    "race_step",
+    "run_race",
     "wilcoxon_test",
+    "RaceResult",
+    "RaceStep",
+    "Racing",
 ]
