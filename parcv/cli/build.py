@@ -17,8 +17,9 @@ from parcv.cli.spec import MISSING, SpecError, check_keys, check_type, close_mat
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
 from parcv.plan.splits import ThreeWayHoldOut
+from parcv.stats.racing import Racing
 
-__all__ = ["build_estimator", "build_space", "build_scheme", "build_scoring"]
+__all__ = ["build_estimator", "build_racing", "build_space", "build_scheme", "build_scoring"]
 
 GRIDS = ("range", "linspace", "logspace", "geomspace")
 DISTRIBUTIONS = ("loguniform", "uniform", "int")
@@ -393,3 +394,28 @@ def build_scoring(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
             raise SpecError("scoring.error_score", value, "'raise', 'nan' or a number")
         out["error_score"] = float("nan") if value == "nan" else value
     return out
+
+
+def build_racing(search: Mapping[str, Any]) -> Racing | None:
+    """Build ``search.racing`` (a table of burn_in, alpha, test) into a Racing, or None.
+
+    Examples
+    --------
+    >>> build_racing({"racing": {"burn_in": 3, "alpha": 0.05}})
+    Racing(burn_in=3, alpha=0.05, test='corrected_t')
+    >>> build_racing({}) is None
+    True
+    """
+    table = search.get("racing", MISSING)
+    if table is MISSING:
+        return None
+    allowed = "a table with any of burn_in (int >= 2), alpha (in (0, 1)), test"
+    if not isinstance(table, Mapping):
+        raise SpecError("search.racing", table, allowed, hint="e.g. racing = { burn_in = 3 }")
+    check_keys(table, ("burn_in", "alpha", "test"), "search.racing")
+    try:
+        return Racing(**table)
+    except (TypeError, ValueError) as err:
+        name = next((k for k in ("burn_in", "alpha", "test") if str(err).startswith(k)), "")
+        key = f"search.racing.{name}" if name else "search.racing"
+        raise SpecError(key, table.get(name, table), allowed, hint=str(err)) from err

@@ -233,7 +233,15 @@ SCHEMA: dict[str, tuple[str, ...]] = {
         "delimiter",
     ),
     "estimator": ("class", "params", "steps"),
-    "search": ("strategy", "n_iter", "random_state", "selection", "complexity", "criteria"),
+    "search": (
+        "strategy",
+        "n_iter",
+        "random_state",
+        "selection",
+        "complexity",
+        "criteria",
+        "racing",
+    ),
     "cv": ("mode", "cv", "inner", "outer"),
     "scoring": ("metrics", "refit", "return_train_score", "error_score"),
     "run": (

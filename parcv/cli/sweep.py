@@ -15,7 +15,13 @@ from sklearn.base import is_classifier
 
 from parcv.api import cross_validate, load, nested_cv, search
 from parcv.cli.backend import make_backend
-from parcv.cli.build import build_estimator, build_scheme, build_scoring, build_space
+from parcv.cli.build import (
+    build_estimator,
+    build_racing,
+    build_scheme,
+    build_scoring,
+    build_space,
+)
 from parcv.cli.data_sources import LoadedData, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
@@ -70,6 +76,7 @@ class Job:
             refit=o.get("refit", True),
             selection=o["selection"],
             criteria=o.get("criteria"),
+            racing=o.get("racing"),
             **common,
         )
 
@@ -87,8 +94,9 @@ class Job:
             kwargs.pop("save_models", None)
             return cross_validate(self.estimator, d.X, d.y, cv=o["cv"], **kwargs)
         kwargs.update(
-            refit=o.get("refit", True), selection=o["selection"], criteria=o.get("criteria")
-        )
+            refit=o.get("refit", True), selection=o["selection"], criteria=o.get("criteria"),
+            racing=o.get("racing"),
+        )  # fmt: skip
         if self.spec.mode == "search":
             return search(self.estimator, self.space, d.X, d.y, cv=o["cv"], **kwargs)
         return nested_cv(
@@ -135,6 +143,7 @@ def _build_job(spec: Spec) -> Job:
     if spec.mode != "cross_validate":
         space, options["selection"] = build_space(spec.tables["space"], spec.table("search"), seed)
         options["criteria"] = _criteria(spec.table("search"), estimator)
+        options["racing"] = build_racing(spec.table("search"))
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")

@@ -215,6 +215,8 @@ class _Schedule:
     def next_chunk(self, size: int) -> tuple[Unit, ...]:
         if self.pending[0].kind not in ("fit", "criteria"):
             return (self.pending.popleft(),)
+        if self.races:
+            return self._raced_chunk(size)
         chunk: list[Unit] = []
         while self.pending and len(chunk) < size and self.pending[0].kind in ("fit", "criteria"):
             chunk.append(self.pending.popleft())
@@ -224,6 +226,35 @@ class _Schedule:
             group is not None and self.pending and self.plan.share_group(self.pending[0]) == group
         ):
             chunk.append(self.pending.popleft())
+        return tuple(chunk)
+
+    def _held(self, unit: Unit) -> bool:
+        """A fit more than one fold past its race's next decision waits for that decision."""
+        race = self.races.get(unit.outer) if unit.kind == "fit" else None
+        return race is not None and race.fold <= race.last_fold and unit.inner > race.fold + 1  # type: ignore[operator]
+
+    def _raced_chunk(self, size: int) -> tuple[Unit, ...]:
+        """The next ``size`` units that no race holds back (empty: wait for a decision).
+
+        Running a fold ahead keeps the workers busy while a decision waits for
+        its last scores; running further ahead would mostly fit candidates the
+        decision is about to drop.
+        """
+        chunk: list[Unit] = []
+        kept: deque[Unit] = deque()
+        while self.pending and len(chunk) < size:
+            unit = self.pending.popleft()
+            if unit.kind not in ("fit", "criteria") or self._held(unit):
+                kept.append(unit)
+            else:
+                chunk.append(unit)
+        group = self.plan.share_group(chunk[-1]) if chunk else None
+        while (
+            group is not None and self.pending and self.plan.share_group(self.pending[0]) == group
+        ):
+            chunk.append(self.pending.popleft())
+        kept.extend(self.pending)
+        self.pending = kept
         return tuple(chunk)
 
 
@@ -345,6 +376,8 @@ def _drive(
         sizer.n_workers = executor.n_workers
         while schedule.pending and sizer.room(executor, len(in_flight)) > 0:
             chunk = schedule.next_chunk(sizer.size(len(schedule.pending)))
+            if not chunk:
+                break  # a race holds the rest back until its next decision
             in_flight[executor.submit(chunk)] = chunk
         if chain is not None:
             for ticket, outer in _chain_refits(schedule, chain, in_flight):

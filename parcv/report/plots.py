@@ -168,7 +168,12 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
     """
     metric = metric or search.refit_metric
     scores = candidate_scores(search, metric)
-    if scores.shape[0] < 2 or scores.shape[1] < 2 or np.isnan(scores).any(axis=1).sum() > 1:
+    incomplete = np.isnan(scores).any(axis=1)  # failed folds, or folds a race did not run
+    if (
+        scores.shape[0] < 2
+        or scores.shape[1] < 2
+        or (incomplete.sum() > 1 and (~incomplete).sum() < 2)
+    ):
         return None
     # A candidate with a failed fold has a NaN mean (as in selection) and ranks last.
     means = np.nan_to_num(np.mean(scores, axis=1), nan=-np.inf)
@@ -205,6 +210,36 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(f"Best vs runner-up by mean {metric}: {labels[0]} vs {labels[1]}", fontsize=10)
+    return fig
+
+
+def race(search: SearchResult, *, metric: str | None = None) -> Figure:
+    """Plot a race: each candidate's fold scores, and the fold after which it was dropped.
+
+    Rows are candidates (survivors first, then by how long they lasted), columns
+    the CV folds in the order they were scored; blank cells were never run.
+    """
+    results = search.cv_results_
+    key = "score" if not search.multimetric else (metric or search.refit_metric)
+    n_folds = search.n_splits_
+    scores = np.array([results[f"split{k}_test_{key}"] for k in range(n_folds)]).T
+    dropped = np.asarray(results["race_eliminated_after"])
+    order = np.lexsort((-np.nan_to_num(results[f"mean_test_{key}"], nan=-np.inf),
+                        -np.where(dropped < 0, n_folds, dropped)))  # fmt: skip
+    labels = [_short(search.candidates[c].label, 30) for c in order]
+    fig = Figure(figsize=(7.2, max(2.6, 1.4 + 0.22 * len(order))), layout="constrained")
+    ax = fig.add_subplot()
+    image = ax.imshow(np.ma.masked_invalid(scores[order]), aspect="auto", cmap="viridis",
+                      interpolation="nearest")  # fmt: skip
+    fig.colorbar(image, ax=ax, label=f"test {key} (blank: not run)")
+    for row, c in enumerate(order):
+        if dropped[c] >= 0:
+            ax.plot(dropped[c] + 0.5, row, marker="|", color="red", markersize=9, mew=2)
+    ax.set_yticks(np.arange(len(order)), labels, fontsize=7 if len(order) > 20 else 9)
+    ax.set_xticks(np.arange(n_folds), [str(k + 1) for k in range(n_folds)])
+    ax.set_xlabel("CV fold, in the order scored (red bar: dropped after this fold)")
+    n_dropped = int((dropped >= 0).sum())
+    ax.set_title(f"Race: {n_dropped} of {len(order)} candidates dropped", fontsize=10)
     return fig
 
 
@@ -289,6 +324,8 @@ def render_plots(
         figures["paired_differences.png"] = paired_differences(search, metric=metric)
     if isinstance(result, NestedResult):
         figures["selection_frequency.png"] = selection_frequency(result)
+    if search is not None and "race_eliminated_after" in search.cv_results_:
+        figures["race.png"] = race(search, metric=metric)
     if isinstance(result, (NestedResult, CVResult)):
         figures["fold_scores.png"] = fold_scores(result, metric=metric)
     return {name: _png(fig) for name, fig in figures.items() if fig is not None}

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from parcv.plan.space import format_params
 from parcv.results.criteria_table import CriteriaTable, method_title
@@ -302,6 +305,42 @@ def _verdict(row: dict[str, Any]) -> str:
     return "yes" if row["rejected"] else "no"
 
 
+def _racing(result: Result) -> list[str]:
+    """How many candidates each race dropped, and how many fits racing saved."""
+    searches: list[tuple[str, SearchResult | dict[str, Any] | None]] = (
+        [] if isinstance(result, CVResult) else [("all data", search_of(result))]
+    )
+    if isinstance(result, NestedResult):
+        searches = [(f"outer fold {o}", r) for o, r in enumerate(result.inner_cv_results)]
+        searches += [("all data", result.final)] if result.final is not None else []
+    rows = []
+    fits = {r.key for r in result.records if r.unit.kind == "fit"}
+    total_run = total = 0
+    for where, found in searches:
+        results = found.cv_results_ if isinstance(found, SearchResult) else found
+        if results is None or "race_eliminated_after" not in results:
+            continue
+        dropped = np.asarray(results["race_eliminated_after"])
+        n_folds = len({m[1] for k in results if (m := re.fullmatch(r"split(\d+)_test_.+", k))})
+        outer = None if where == "all data" else int(where.rsplit(" ", 1)[1])
+        run = sum(1 for k in fits if k[1] == outer)
+        total_run, total = total_run + run, total + dropped.size * n_folds
+        rows.append(f"| {where} | {int((dropped >= 0).sum())} of {dropped.size} | "
+                    f"{run} of {dropped.size * n_folds} |")  # fmt: skip
+    if not rows:
+        return []
+    head = [
+        "## Racing",
+        "",
+        f"Racing skipped {total - total_run} of {total} fits: a dropped candidate's later "
+        "folds were not run (a fold started before the decision is counted as run).",
+        "",
+        "| search | candidates dropped | fits run |",
+        "| --- | --- | --- |",
+    ]
+    return [*head, *rows, ""]
+
+
 def _failures(result: Result) -> list[str]:
     lines = ["## Failures", "", result.failures.text]
     for label, counts in result.warning_counts.items():
@@ -356,6 +395,7 @@ def render_report(
         *_stability(result),
         *_criteria(result),
         *_significance(result),
+        *_racing(result),
         *_failures(result),
     ]
     if plots or plot_note:

@@ -16,6 +16,7 @@ from sklearn.model_selection import (
 )
 from sklearn.pipeline import Pipeline
 
+import parcv
 from parcv import RandomSpace, ThreeWayHoldOut
 from parcv.cli import main
 from parcv.cli.build import build_estimator, build_scheme, build_scoring, build_space
@@ -46,6 +47,8 @@ def _spec(text: str) -> str:
 
 # (spec text, words the message must contain: the key, the bad value, what is allowed)
 BAD_SPECS = [
+    (SEARCH + "racing = { burn_in = 1 }\n", [":10: search.racing.burn_in = 1", "burn_in must"]),
+    (SEARCH + "racing = { bruin = 3 }\n", ["search.racing.bruin", "Did you mean 'burn_in'"]),
     ("[data\nsource = 1\n", ["(toml syntax)", "line 1"]),
     (BASE + "[runn]\nseed = 1\n", ["runn = ", "Did you mean 'run'"]),
     (BASE + "[cv]\noutr = 5\n", [":8: cv.outr = 5", "Did you mean 'outer'"]),
@@ -368,3 +371,14 @@ def test_python_data_source_may_be_a_module_file_beside_the_spec(tmp_path):
     # Not beside this spec (nor importable): the error names the source and the two places.
     with pytest.raises(SpecError, match=r"data.source = 'python:my_data_here.make'.*beside"):
         load_data(parse_spec(text, base_dir=tmp_path / "elsewhere"))
+
+
+def test_search_racing_builds_a_race_that_the_run_uses(tmp_path):
+    text = BASE.replace("n_samples = 60", "n_samples = 80") + (
+        "[space]\nalpha = [0.01, 1.0, 1e4, 1e5, 1e6]\n[cv]\ninner = 8\n"
+        "[search]\nracing = { burn_in = 3, alpha = 0.1 }\n"
+    )
+    job = build_job(parse_spec(text))
+    assert job.options["racing"] == parcv.Racing(burn_in=3, alpha=0.1)
+    result = job.run("serial", None)
+    assert "race_eliminated_after" in result.cv_results_

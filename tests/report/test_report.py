@@ -230,3 +230,21 @@ def test_nested_report_without_refit_shows_the_choices_per_outer_fold():
     nested = " | ".join(labels[c] for c in r.chosen)
     assert f"| **nested CV** | - | {nested} |" in text
     assert "| candidate | CV" not in text  # no all-data fits without refit
+
+
+def test_a_raced_search_reports_its_race_and_the_fits_it_saved(reg_data):
+    from sklearn.model_selection import KFold
+
+    from parcv.report.plots import render_plots
+    from parcv.report.text import RunInfo, render_report
+
+    X, y = reg_data
+    grid = {"alpha": [0.01, 1.0, 1e3, 1e4, 1e5]}
+    result = parcv.search(Ridge(), grid, X, y, cv=KFold(8, shuffle=True, random_state=0),
+                          racing=parcv.Racing(), backend="serial")  # fmt: skip
+    assert "race.png" in render_plots(result)
+    dropped = result.cv_results_["race_eliminated_after"]
+    n_run = sum(1 for r in result.records if r.unit.kind == "fit")
+    text = render_report(result, RunInfo("raced"))
+    assert f"Racing skipped {5 * 8 - n_run} of {5 * 8} fits" in text
+    assert f"| all data | {int((dropped >= 0).sum())} of 5 | {n_run} of 40 |" in text
