@@ -78,6 +78,10 @@ def cross_validate(
     overwrite: bool = False,
     progress: bool | None = None,
     fast_cv: bool | str = "auto",
+    interval: str | None = None,
+    confidence: float = 0.9,
+    ncv_repetitions: int = 50,
+    ncv_random_state: int = 0,
     journal: str = "wal",
 ) -> CVResult:
     """Cross-validate one model: fit and score it on every split.
@@ -151,6 +155,32 @@ def cross_validate(
         ``predict``-based scorers are called on the precomputed
         predictions. The result's ``fast_cv`` says whether it was used.
 
+    interval : {None, "ncv"}, default=None
+        ``"ncv"``: also compute the nested cross-validation interval of Bates,
+        Hastie and Tibshirani ("Cross-validation: what does it estimate and
+        how well does it do it?", JASA 2023) for the prediction error of the
+        model fitted on these data (Err_XY: its expected loss on new data,
+        not the average over data sets of this size). The usual interval,
+        mean ± z se of the fold scores, treats the folds as independent and
+        can cover far below its nominal level; the nested CV interval
+        estimates the mean squared error of the CV estimate by CV inside CV,
+        corrects the estimate's bias, and keeps roughly nominal coverage.
+        Its ``ncv_repetitions * K * (K + 1) / 2`` fits (K: the folds of
+        ``cv``, 3 to 20) are ordinary units: run in parallel, stored and
+        resumed with the rest. It needs a per-sample loss: ``scoring`` one of
+        ``"neg_mean_squared_error"``, ``"neg_mean_absolute_error"``,
+        ``"accuracy"`` (0-1 loss; the default for classifiers) or
+        ``"neg_log_loss"``; it is not available for metrics that are not
+        averages over samples (R^2, ROC AUC, F1), for grouped data, or for
+        one model among several (cross-validate the chosen one). The result's
+        ``interval`` (loss scale) comes with ``naive_interval`` beside it.
+    confidence : float, default=0.9
+        Nominal coverage of both intervals.
+    ncv_repetitions : int, default=50
+        Random assignments of the rows to K folds (the authors use 200).
+    ncv_random_state : int, default=0
+        Seed of those assignments.
+
     Returns
     -------
     CVResult
@@ -171,6 +201,8 @@ def cross_validate(
         None,
         (X, y, groups, fit_params),
         dict(inner=cv, scoring=scoring, refit=False, error_score=error_score,
+             interval=interval, confidence=confidence, ncv_repetitions=ncv_repetitions,
+             ncv_random_state=ncv_random_state,
              return_train_score=return_train_score, fast_cv=fast_cv),
         backend=backend, n_jobs=n_jobs, journal=journal,
         store=store, resume=resume, overwrite=overwrite, progress=progress,

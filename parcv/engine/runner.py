@@ -22,6 +22,9 @@ from parcv.stats.racing import Racing, race_step
 
 __all__ = ["estimate_chunks", "run_plan"]
 
+# Units that depend on nothing: they go out in chunks, before any refit that waits.
+_INDEPENDENT = ("fit", "criteria", "ncv")
+
 # A fold's refit is chained once at most this many chunks with its fits are still out:
 # each is a dependency whose result the refit's worker fetches, often from another worker.
 _CHAIN_AFTER = 2
@@ -213,12 +216,12 @@ class _Schedule:
             self._release(outer)
 
     def next_chunk(self, size: int) -> tuple[Unit, ...]:
-        if self.pending[0].kind not in ("fit", "criteria"):
+        if self.pending[0].kind not in _INDEPENDENT:
             return (self.pending.popleft(),)
         if self.races:
             return self._raced_chunk(size)
         chunk: list[Unit] = []
-        while self.pending and len(chunk) < size and self.pending[0].kind in ("fit", "criteria"):
+        while self.pending and len(chunk) < size and self.pending[0].kind in _INDEPENDENT:
             chunk.append(self.pending.popleft())
         # Units that share a fitted Pipeline prefix go together: split, it is fitted twice.
         group = self.plan.share_group(chunk[-1]) if chunk else None
@@ -244,7 +247,7 @@ class _Schedule:
         kept: deque[Unit] = deque()
         while self.pending and len(chunk) < size:
             unit = self.pending.popleft()
-            if unit.kind not in ("fit", "criteria") or self._held(unit):
+            if unit.kind not in _INDEPENDENT or self._held(unit):
                 kept.append(unit)
             else:
                 chunk.append(unit)

@@ -18,6 +18,7 @@ from parcv.engine.runner import run_plan
 from parcv.errors import ParcvError, RunInterrupted
 from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
 from parcv.plan.data import Dataset
+from parcv.plan.interval import IntervalRequest
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import Key, Record
 from parcv.plan.reprs import stable_repr
@@ -69,6 +70,7 @@ def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
         "batches": [list(b) for b in plan.batches],
         "criteria": None if plan.criteria is None else list(plan.criteria.names),
         "racing": None if plan.racing is None else asdict(plan.racing),
+        "interval": None if plan.interval is None else asdict(plan.interval),
     }
     return {
         "fingerprint": digest,
@@ -251,6 +253,7 @@ def _plan_from_store(meta: dict[str, str], path: Path) -> Plan:
     batches = tuple(tuple(b) for b in desc.get("batches", ()))
     names = desc.get("criteria")
     complexity = desc["selection"]["complexity"]
+    interval = None if desc.get("interval") is None else IntervalRequest(**desc["interval"])
     rule = desc["selection"]["rule"]
     return Plan(
         estimator=None,
@@ -273,6 +276,8 @@ def _plan_from_store(meta: dict[str, str], path: Path) -> Plan:
         batches=batches,
         criteria=None if names is None else CriteriaRequest(tuple(names)),
         racing=None if desc.get("racing") is None else Racing(**desc["racing"]),
+        interval=interval,
+        ncv=None if interval is None else interval.fits(desc["n_samples"]),
     )
 
 

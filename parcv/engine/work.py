@@ -33,7 +33,7 @@ from parcv.plan.data import Dataset
 from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
 from parcv.plan.records import ErrorInfo, FoldScores, Record, Unit
 
-__all__ = ["run_unit", "run_units"]
+__all__ = ["per_sample_loss", "run_ncv_unit", "run_unit", "run_units"]
 
 
 def _take(values: Any, rows: NDArray[np.intp], axis: int = 0) -> Any:
@@ -263,9 +263,70 @@ def run_units(plan: Plan, data: Dataset, units: Sequence[Unit]) -> list[Record]:
             records += run_fast_unit(plan, data, unit)
         elif unit.kind == "criteria":
             records.append(run_criteria_unit(plan, data, unit))
+        elif unit.kind == "ncv":
+            records.append(run_ncv_unit(plan, data, unit))
         else:
             records.append(run_unit(plan, data, unit, cache))
     return records
+
+
+def per_sample_loss(metric: str, estimator: Any, X: Any, y: Any) -> NDArray[np.float64]:
+    """The per-sample loss whose mean is ``-metric`` (or ``1 - accuracy``), for ``X, y``.
+
+    Examples
+    --------
+    >>> from sklearn.dummy import DummyRegressor
+    >>> model = DummyRegressor().fit([[0], [0]], [0.0, 2.0])
+    >>> per_sample_loss("neg_mean_squared_error", model, [[0], [0]], [0.0, 2.0]).tolist()
+    [1.0, 1.0]
+    """
+    y = np.asarray(y)
+    if metric == "neg_log_loss":
+        proba = np.clip(estimator.predict_proba(X), np.finfo(np.float64).eps, 1.0)
+        column = np.searchsorted(estimator.classes_, y)
+        return -np.log(proba[np.arange(len(y)), column])  # type: ignore[no-any-return]
+    predicted = np.asarray(estimator.predict(X))
+    if metric == "accuracy":
+        return np.asarray(predicted != y, dtype=np.float64)
+    error = predicted.astype(np.float64) - y.astype(np.float64)
+    return error**2 if metric == "neg_mean_squared_error" else np.abs(error)  # type: ignore[no-any-return]
+
+
+def run_ncv_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
+    """Fit one model of the nested CV interval and keep its per-sample test losses.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+    unit : Unit
+        An ``ncv`` unit.
+
+    Returns
+    -------
+    Record
+        The losses on the unit's test rows (in row order) as ``folds["loss"]``.
+    """
+    fold, started = plan.fold_of(unit), time.time()
+    metric = plan.interval.metric  # type: ignore[union-attr]
+    estimator, pairwise = _fresh_estimator(plan, unit.candidate)
+    X_train, y_train = _train_data(pairwise, data, fold.train, False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            t0 = time.perf_counter()
+            estimator.fit(X_train, y_train, **_fit_params(data, fold.train))
+            fit_time = time.perf_counter() - t0
+            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
+            losses = per_sample_loss(metric, estimator, X_test, _take(data.y, fold.test))
+            score_time = time.perf_counter() - t0 - fit_time
+        except Exception as err:
+            failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
+            return _stamp(replace(failed, test_scores={}, train_scores={}), caught, started)
+    shape = (fold.train.size, fold.test.size)
+    record = Record(unit, "ok", {}, {}, fit_time, score_time, *shape,
+                    folds=FoldScores({"loss": losses}))  # fmt: skip
+    return _stamp(record, caught, started)
 
 
 def run_criteria_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:

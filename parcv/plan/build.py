@@ -18,6 +18,7 @@ from sklearn.utils import _safe_indexing
 from parcv.criteria.tasks import CriteriaRequest, check_criteria
 from parcv.plan.data import Dataset
 from parcv.plan.fast_cv import decide_fast_cv
+from parcv.plan.interval import IntervalRequest, check_interval
 from parcv.plan.partition import PartitionFolds, leave_one_out_folds
 from parcv.plan.prefix import prefix_ids, sharing_problem
 from parcv.plan.records import Key, Unit
@@ -32,6 +33,7 @@ from parcv.plan.selection import Selection, check_selection
 from parcv.plan.space import Candidate, check_candidate_params, check_candidate_values, check_space
 from parcv.plan.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
 from parcv.plan.version import __version__
+from parcv.stats.intervals import NestedCVPlan
 from parcv.stats.racing import Racing
 
 __all__ = ["Plan", "build_plan", "choice_digest", "fingerprint"]
@@ -80,6 +82,9 @@ class Plan:
         Drop candidates from the inner CVs once a paired test on the folds
         scored so far says they are worse than the current best
         (:mod:`parcv.stats.racing`); their later folds are never run.
+    interval : IntervalRequest or None, default=None
+        The nested CV interval of a one-candidate run, whose fits are the
+        ``ncv`` units; ``ncv`` holds their fold assignments.
     """
 
     estimator: Any
@@ -99,6 +104,8 @@ class Plan:
     criteria: CriteriaRequest | None = None
     prefixes: tuple[tuple[int, ...], ...] = ()
     racing: Racing | None = None
+    interval: IntervalRequest | None = None
+    ncv: NestedCVPlan | None = field(default=None, repr=False)
 
     @property
     def n_units(self) -> int:
@@ -126,6 +133,9 @@ class Plan:
             return self.inner_folds[unit.outer][unit.inner]
         if unit.kind == "refit":
             return self.outer_folds[unit.outer]  # type: ignore[index]
+        if unit.kind == "ncv" and self.ncv is not None:
+            fit = self.ncv.units[unit.inner]  # type: ignore[index]
+            return Fold(self.ncv.train_indices(fit), self.ncv.test_indices(fit))
         rows = self.rows_of(None if unit.kind == "final" else unit.outer)
         return Fold(rows, np.empty(0, dtype=np.intp))
 
@@ -220,6 +230,10 @@ def build_plan(
     fast_cv: Any = "auto",
     criteria: Any = None,
     racing: Any = None,
+    interval: Any = None,
+    confidence: Any = 0.9,
+    ncv_repetitions: Any = 50,
+    ncv_random_state: Any = 0,
 ) -> Plan:
     """Validate everything and materialise the units of a run.
 
@@ -247,6 +261,8 @@ def build_plan(
         Criteria to compute per candidate, as in :func:`parcv.search`.
     racing : Racing or None, default=None
         Race the candidates of every inner CV, as in :func:`parcv.search`.
+    interval, confidence, ncv_repetitions, ncv_random_state
+        The nested CV interval, as in :func:`parcv.cross_validate`.
 
     Returns
     -------
@@ -281,6 +297,12 @@ def build_plan(
     do_final = bool(refit) if final is None else final
     outer_folds, inner_folds = _all_folds(estimator, data, inner, outer, do_final)
     prefixes = _prefixes(estimator, candidates, data)
+    wanted = _interval_request(
+        interval, estimator, scoring, inner_folds,
+        options=(confidence, ncv_repetitions, ncv_random_state, outer, len(candidates)),
+        grouped=data.groups is not None,
+    )  # fmt: skip
+    ncv = None if wanted is None else wanted.fits(data.n_samples)
     _check_race_folds(race, inner_folds)
     decision = decide_fast_cv(
         fast_cv, estimator, candidates, data, inner_folds, scoring=score_spec,
@@ -293,12 +315,15 @@ def build_plan(
         scoring=score_spec,
         outer_folds=outer_folds,
         inner_folds=inner_folds,
-        units=make_units(
-            inner_folds,
-            len(candidates),
-            decision.batches,
-            request is not None,
-            order=None if decision.used else prefixes,
+        units=(
+            *make_units(
+                inner_folds,
+                len(candidates),
+                decision.batches,
+                request is not None,
+                order=None if decision.used else prefixes,
+            ),
+            *_ncv_units(ncv),
         ),
         refit_outers=tuple(range(len(outer_folds))),
         final=do_final,
@@ -311,7 +336,47 @@ def build_plan(
         criteria=request,
         prefixes=() if decision.used else prefixes,
         racing=race,
+        interval=wanted,
+        ncv=ncv,
     )
+
+
+def _ncv_units(ncv: NestedCVPlan | None) -> tuple[Unit, ...]:
+    """One ``ncv`` unit per fit of the nested CV interval."""
+    return () if ncv is None else tuple(Unit("ncv", None, i, 0) for i in range(ncv.n_fits))
+
+
+def _interval_request(
+    interval: Any,
+    estimator: Any,
+    scoring: Any,
+    inner_folds: dict[int | None, Sequence[Fold]],
+    *,
+    options: tuple[Any, Any, Any, Any, int],
+    grouped: bool,
+) -> IntervalRequest | None:
+    """Check ``interval=`` against the run: one candidate, no outer CV, a per-sample loss."""
+    confidence, repetitions, seed, outer, n_candidates = options
+    if interval is None:
+        return None
+    if outer is not None or n_candidates != 1:
+        raise ValueError(
+            f"interval={interval!r} is for cross_validate of one model; this run has "
+            f"{n_candidates} candidate(s){' and an outer CV' if outer is not None else ''}. "
+            "Cross-validate the chosen model with interval='ncv', or drop interval=."
+        )
+    if grouped:
+        raise ValueError(
+            f"interval={interval!r} assigns rows to folds at random, which would split the "
+            "groups given with groups=; it is not available for grouped data. Drop interval=."
+        )
+    if scoring is None:
+        metric = "accuracy" if is_classifier(estimator) else "r2"
+    else:
+        metric = scoring if isinstance(scoring, str) else repr(scoring)
+    return check_interval(interval, confidence=confidence, metric=metric,
+                          n_folds=len(inner_folds[None]), n_repetitions=repetitions,
+                          random_state=seed)  # fmt: skip
 
 
 def check_racing(racing: Any, fast_cv: Any) -> Racing | None:
@@ -478,6 +543,8 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
     if plan.criteria is not None:
         request = plan.criteria
         h.update(stable_repr([request.names, request.n_params, request.noise_variance]).encode())
+    if plan.interval is not None:  # its fits are units of the plan
+        h.update(repr(plan.interval).encode())
     return h.hexdigest()
 
 

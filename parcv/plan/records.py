@@ -25,7 +25,8 @@ class Unit:
         ``fit``: candidate on an inner split; ``refit``: the selected
         candidate on an outer split; ``final``: the selected candidate on all data;
         ``criteria``: the candidate fitted once on the outer-train part (or all
-        data) and scored by information criteria / the evidence.
+        data) and scored by information criteria / the evidence; ``ncv``: one fit
+        of the nested CV interval (``inner`` is its index in the interval's fits).
     outer : int or None
         Outer fold; ``None`` means all data.
     inner : int or None
@@ -69,6 +70,8 @@ class Unit:
             return ("criteria", self.outer, self.candidate)
         if self.kind == "refit":
             return ("refit", self.outer)
+        if self.kind == "ncv":
+            return ("ncv", self.inner)
         return ("final",)
 
 
@@ -153,7 +156,8 @@ class Record:
     estimator : object or None
         The fitted estimator of a ``final`` unit; never serialised.
     folds : FoldScores or None
-        Per-fold test scores of a fast-CV record.
+        Per-fold test scores of a fast-CV record; the per-sample losses
+        (``"loss"``) of an ``ncv`` record on its test rows.
     reused_steps : int, default=0
         Leading Pipeline steps this fit unit took already fitted from another
         unit on the same fold (:mod:`parcv.engine.shared_prefix`); its

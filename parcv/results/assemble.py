@@ -20,12 +20,13 @@ from parcv.results.aggregate import (
 from parcv.results.criteria_table import build_criteria_table, criteria_choices
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.summary import selection_stability, summarize_rows, summarize_scores
+from parcv.stats.intervals import CVInterval, naive_cv_interval, ncv_interval
 
 __all__ = ["make_cv_result", "make_nested_result", "make_search_result"]
 
 
 def _sorted_records(records: Mapping[Key, Record]) -> list[Record]:
-    order = {"criteria": 0, "fit": 1, "refit": 2, "final": 3}
+    order = {"criteria": 0, "fit": 1, "refit": 2, "final": 3, "ncv": 4}
     return sorted(
         records.values(),
         key=lambda r: (
@@ -74,10 +75,46 @@ def make_cv_result(plan: Plan, records: Mapping[Key, Record]) -> CVResult:
         name: summarize_scores(scores[f"test_{plan.scoring.suffix(name)}"])
         for name in plan.scoring.scorers
     }
+    interval, naive, note = _intervals(plan, records, scores)
     return CVResult(
         scores, summaries, _sorted_records(records), summarize_failures(plan, records),
-        count_warnings(plan, records), fast_cv=plan.fast_cv,
+        count_warnings(plan, records), fast_cv=plan.fast_cv, interval=interval,
+        naive_interval=naive, interval_note=note,
     )  # fmt: skip
+
+
+def _intervals(
+    plan: Plan, records: Mapping[Key, Record], scores: dict[str, NDArray[np.float64]]
+) -> tuple[CVInterval | None, CVInterval | None, str]:
+    """The nested CV interval of the error, the naive one of the same CV, and why one is missing.
+
+    Both are on the loss scale: the mean squared error, the error rate (0-1 loss), ...
+    """
+    request, ncv = plan.interval, plan.ncv
+    if request is None or ncv is None:
+        return None, None, ""
+    test = scores[f"test_{plan.scoring.suffix(next(iter(plan.scoring.scorers)))}"]
+    fold_losses = 1.0 - test if request.metric == "accuracy" else -test
+    naive = naive_cv_interval(fold_losses, confidence=request.confidence)
+    losses = {}
+    for i, fit in enumerate(ncv.units):
+        record = records.get(("ncv", i))
+        if record is None or not record.ok or record.folds is None:
+            n_bad = sum(1 for j in range(ncv.n_fits) if not _usable(records.get(("ncv", j))))
+            return (
+                None,
+                naive,
+                (
+                    f"the nested CV interval is not available: {n_bad} of its {ncv.n_fits} fits "
+                    "failed or did not run (see the failures)"
+                ),
+            )
+        losses[fit] = record.folds.test["loss"]
+    return ncv_interval(ncv.assemble(losses), request.confidence), naive, ""
+
+
+def _usable(record: Record | None) -> bool:
+    return record is not None and record.ok and record.folds is not None
 
 
 def make_search_result(plan: Plan, records: Mapping[Key, Record]) -> SearchResult:

@@ -22,6 +22,7 @@ from parcv.results.criteria_table import CriteriaTable
 from parcv.results.export import Exportable
 from parcv.results.summary import ScoreSummary, StabilityRow
 from parcv.stats import ComparisonTable, TestResult
+from parcv.stats.intervals import CVInterval
 
 __all__ = ["CVResult", "SearchResult", "NestedResult", "FAST_CV_NOTE"]
 
@@ -54,6 +55,14 @@ class CVResult(Exportable):
         One record per fold (with fast CV, one record holding every fold).
     fast_cv : bool
         Whether the held-out predictions came from fast CV (see ``notes``).
+    interval : CVInterval or None
+        With ``interval="ncv"``: the nested cross-validation interval for the
+        error (loss scale) of the model fitted on these data.
+    naive_interval : CVInterval or None
+        With ``interval="ncv"``: the usual interval, mean ± z se of the CV's
+        fold losses, beside it for comparison (it can cover far too rarely).
+    interval_note : str
+        Why ``interval`` is None although it was asked for.
     """
 
     scores: dict[str, NDArray[np.float64]]
@@ -62,6 +71,9 @@ class CVResult(Exportable):
     failures: FailureSummary = field(repr=False)
     warning_counts: dict[str, dict[str, int]] = field(repr=False)
     fast_cv: bool = False
+    interval: CVInterval | None = None
+    naive_interval: CVInterval | None = None
+    interval_note: str = ""
 
     @property
     def notes(self) -> list[str]:
@@ -74,13 +86,28 @@ class CVResult(Exportable):
         lines = [f"cross_validate: {n} folds"]
         lines += [f"  {name}: {s.mean:.6g} ± {s.se:.3g} (mean ± se)"
                   for name, s in self.summaries.items()]  # fmt: skip
-        return "\n".join([*lines, *self.notes, self.failures.text])
+        return "\n".join([*lines, *self.interval_lines(), *self.notes, self.failures.text])
+
+    def interval_lines(self) -> list[str]:
+        """The nested CV interval first, then the naive one, in words (empty: none asked)."""
+        if self.naive_interval is None:
+            return []
+        lines = []
+        for name, iv in (("nested CV", self.interval), ("naive", self.naive_interval)):
+            if iv is not None:
+                lines.append(f"  error, {name} {iv.confidence:.0%} interval: {iv.estimate:.6g} "
+                             f"[{iv.lower:.6g}, {iv.upper:.6g}]")  # fmt: skip
+        return lines + ([f"  {self.interval_note}"] if self.interval_note else [])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view."""
         return {
             "kind": "cross_validate",
             "fast_cv": self.fast_cv,
+            "interval": None if self.interval is None else self.interval.to_dict(),
+            "naive_interval": None
+            if self.naive_interval is None
+            else self.naive_interval.to_dict(),
             "notes": self.notes,
             "scores": self.scores,
             "summaries": self.summaries,

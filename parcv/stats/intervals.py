@@ -98,6 +98,20 @@ class CVInterval:
         """Return whether ``lower <= value <= upper``."""
         return self.lower <= value <= self.upper
 
+    def to_dict(self) -> dict[str, object]:
+        """Plain JSON-ready view (``naive`` nested the same way)."""
+        return {
+            "method": self.method,
+            "estimate": self.estimate,
+            "lower": self.lower,
+            "upper": self.upper,
+            "confidence": self.confidence,
+            "se": self.se,
+            "n_fits": self.n_fits,
+            "naive": None if self.naive is None else self.naive.to_dict(),
+            "details": dict(self.details),
+        }
+
 
 # ---------------------------------------------------------------------------
 # validation helpers

@@ -1,0 +1,114 @@
+"""The interval a cross_validate run reports for its error, and the fits it takes.
+
+``interval="ncv"`` asks for the nested cross-validation interval of Bates, Hastie
+and Tibshirani: ``n_repetitions`` random assignments of the rows to K folds, and
+for each, K (K - 1) / 2 fits without two folds and K fits without one
+(:func:`parcv.stats.intervals.plan_nested_cv`). Those fits are ordinary units of
+the plan. Their per-sample losses need a per-sample loss, so the metric must
+have one.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+from parcv.stats.intervals import NestedCVPlan, plan_nested_cv
+
+__all__ = ["INTERVAL_LOSSES", "IntervalRequest", "check_interval"]
+
+#: Metrics whose per-sample loss the nested CV interval uses, and that loss.
+INTERVAL_LOSSES = {
+    "neg_mean_squared_error": "squared error",
+    "neg_mean_absolute_error": "absolute error",
+    "accuracy": "0-1 loss",
+    "neg_log_loss": "log loss",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalRequest:
+    """A nested-CV interval for the error of a cross-validated model.
+
+    Parameters
+    ----------
+    metric : str
+        The scorer name whose per-sample loss is used (see ``INTERVAL_LOSSES``).
+    confidence : float
+        Nominal coverage, e.g. 0.9.
+    n_folds : int
+        K, the folds of each random assignment (the run's own CV's number).
+    n_repetitions : int
+        R random assignments of the rows to K folds.
+    random_state : int
+        Seed of those assignments.
+    """
+
+    metric: str
+    confidence: float
+    n_folds: int
+    n_repetitions: int
+    random_state: int
+
+    @property
+    def loss(self) -> str:
+        """The per-sample loss, in words."""
+        return INTERVAL_LOSSES[self.metric]
+
+    def fits(self, n_samples: int) -> NestedCVPlan:
+        """The fits of the interval on ``n_samples`` rows (the same for the same request)."""
+        return plan_nested_cv(n_samples, self.n_folds, self.n_repetitions, self.random_state)
+
+
+def _check_int(name: str, value: Any, minimum: int, hint: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}; got {value!r}. {hint}")
+    return int(value)
+
+
+def check_interval(
+    interval: Any,
+    *,
+    confidence: Any,
+    metric: str,
+    n_folds: int,
+    n_repetitions: Any,
+    random_state: Any,
+) -> IntervalRequest | None:
+    """Check an interval request against the run's metric and folds, before any fit.
+
+    Examples
+    --------
+    >>> check_interval(None, confidence=0.9, metric="r2", n_folds=5, n_repetitions=50,
+    ...                random_state=0) is None
+    True
+    >>> check_interval("ncv", confidence=0.9, metric="accuracy", n_folds=5,
+    ...                n_repetitions=20, random_state=0).loss
+    '0-1 loss'
+    """
+    if interval is None:
+        return None
+    if interval != "ncv":
+        raise ValueError(
+            f"interval must be None or 'ncv'; got {interval!r}. Use interval='ncv' for the "
+            "nested cross-validation interval of Bates, Hastie and Tibshirani."
+        )
+    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real):
+        raise TypeError(f"confidence must be a float in (0, 1); got {confidence!r}.")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}. Use e.g. 0.9.")
+    if metric not in INTERVAL_LOSSES:
+        raise ValueError(
+            f"interval='ncv' needs a metric with a per-sample loss; got {metric!r}, which "
+            "is not an average of per-sample losses (as R^2, ROC AUC or F1 are not). Pass "
+            f"scoring= one of {sorted(INTERVAL_LOSSES)}."
+        )
+    if not 3 <= n_folds <= 20:
+        raise ValueError(
+            f"interval='ncv' needs cv with 3 to 20 folds (it holds out two folds at once and "
+            f"fits R K (K + 1) / 2 models); got {n_folds} folds. Use e.g. cv=10."
+        )
+    reps = _check_int("ncv_repetitions", n_repetitions, 1, "Use e.g. 50 (Bates et al. use 200).")
+    seed = _check_int("ncv_random_state", random_state, 0, "Pass a non-negative int seed.")
+    return IntervalRequest(metric, float(confidence), n_folds, reps, seed)
