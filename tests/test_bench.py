@@ -1,4 +1,4 @@
-"""Smoke test of the nested-CV benchmark (scripts/bench/nested.py) in --quick mode."""
+"""Smoke tests of the benchmarks in scripts/bench/ (nested.py, coverage.py) in --quick mode."""
 
 from __future__ import annotations
 
@@ -126,3 +126,18 @@ def test_timeline_prints_every_unit_of_the_run_once(tmp_path: Path) -> None:
     rows = lines[lines.index(head) + 2 : lines.index(head) + 2 + n_workers]
     assert sum(int(row.split()[2]) for row in rows) == n_units
     assert "waves bound" in lines[lines.index(head) + 2 + n_workers]
+
+
+@pytest.mark.slow
+def test_coverage_study_quick_prints_every_interval_of_both_settings(tmp_path: Path) -> None:
+    script = SCRIPT.parent / "coverage.py"
+    proc = _run_script(script, ["--quick", "--n-jobs", "1", "--replications", "4"], tmp_path)
+    rows = [line.split() for line in proc.stdout.splitlines() if line[:3] in ("ols", "log")]
+    methods = sorted((row[0], row[3]) for row in rows)
+    assert methods == sorted(
+        (setting, method)
+        for setting in ("ols", "logistic")
+        for method in ("naive-folds", "naive-samples", "ncv")
+    )
+    for row in rows:  # a coverage in [0, 1] and a positive mean width, for every method
+        assert 0.0 <= float(row[4]) <= 1.0 and float(row[9]) > 0.0

@@ -1,0 +1,317 @@
+"""Coverage of the CV error's intervals: the usual one vs the nested CV interval.
+
+The settings of Bates, Hastie & Tibshirani ("Cross-validation: what does it estimate and
+how well does it do it?", JASA 2023), K = 10:
+
+* ``ols``: linear regression with intercept, n = 100, p = 20, x ~ N(0, I),
+  y = x'beta + N(0, 1), beta = (1, 1, 1, 1, 0, ..., 0), squared-error loss. The true
+  ``Err_XY = 1 + b0^2 + |b - beta|^2`` of the final fit is exact (the limit of an
+  infinitely large independent test sample).
+* ``logistic``: logistic regression, n = 100, p = 10, beta = (2, 0, ..., 0) (their
+  ``lowd_logistic.R``, strength 2), misclassification loss. ``Err_XY`` is measured on an
+  independent sample of 50 000 points (using P(y != y_hat | x), which has less noise
+  than drawing y).
+
+Each replication runs ``parcv.cross_validate(..., interval="ncv")`` on a new data set: its
+nested CV interval, the usual per-fold interval of its 10-fold CV (``naive_interval``,
+what parcv reported before) and the per-sample one of the interval's first repetition
+(sd / sqrt(n), the one BHT study). Coverage is of ``Err_XY`` (the target) and of ``Err``
+(the mean of Err_XY over the replications).
+
+Usage::
+
+    python scripts/bench/coverage.py --quick        # smoke run (< 2 min on 2 cores)
+    python scripts/bench/coverage.py                # 200 replications, R = 50 (~15 min)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import _setup  # noqa: F401  (pins BLAS threads before numpy is imported)
+import numpy as np
+from joblib import Parallel, delayed
+from numpy.typing import NDArray
+from scipy import special  # a module reference: cloudpickle cannot ship the bare ufunc
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.model_selection import KFold
+from threadpoolctl import threadpool_limits
+
+import parcv
+
+FloatArray = NDArray[np.float64]
+N_HOLDOUT = 50_000
+
+
+# ---------------------------------------------------------------------------
+# fast estimators: the same fits as LinearRegression / LogisticRegression, in numpy
+# (sklearn's input validation costs more than these tiny fits; test_intervals.py checks
+# they agree with scikit-learn)
+# ---------------------------------------------------------------------------
+
+
+def _design(X: FloatArray, features: tuple[int, ...] | None) -> FloatArray:
+    cols = X if features is None else X[:, list(features)]
+    return np.column_stack([np.ones(len(cols)), cols])
+
+
+class FastOLS(RegressorMixin, BaseEstimator):  # type: ignore[misc]
+    """Least squares with intercept; equals ``LinearRegression()``."""
+
+    def fit(self, X: FloatArray, y: FloatArray) -> FastOLS:
+        coef, *_ = np.linalg.lstsq(_design(X, None), y, rcond=None)
+        self.intercept_, self.coef_ = float(coef[0]), coef[1:]
+        return self
+
+    def predict(self, X: FloatArray) -> FloatArray:
+        return np.asarray(X @ self.coef_ + self.intercept_, dtype=np.float64)
+
+
+class FastLogit(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+    """Binary logistic regression by Newton-Raphson; equals ``LogisticRegression(C=1/l2)``.
+
+    ``l2`` (default 1e-4, on the slopes only) keeps the fit finite on separable data,
+    where the unpenalised MLE does not exist.
+    """
+
+    def __init__(self, features: tuple[int, ...] | None = None, l2: float = 1e-4) -> None:
+        self.features = features
+        self.l2 = l2
+
+    def fit(self, X: FloatArray, y: NDArray[Any]) -> FastLogit:
+        A = _design(X, self.features)
+        self.classes_ = np.unique(y)
+        t = (y == self.classes_[-1]).astype(float)
+        w = np.zeros(A.shape[1])
+        ridge = np.diag(np.r_[1e-12, np.full(A.shape[1] - 1, self.l2)])  # intercept free
+        for _ in range(100):
+            p = special.expit(A @ w)  # no overflow warning on (near-)separable folds
+            step = np.linalg.solve((A.T * (p * (1 - p))) @ A + ridge, A.T @ (t - p) - ridge @ w)
+            w += step
+            if np.max(np.abs(step)) < 1e-9:
+                break
+        self.intercept_, self.coef_ = float(w[0]), w[1:]
+        return self
+
+    def decision_function(self, X: FloatArray) -> FloatArray:
+        cols = X if self.features is None else X[:, list(self.features)]
+        return np.asarray(cols @ self.coef_ + self.intercept_, dtype=np.float64)
+
+    def predict(self, X: FloatArray) -> NDArray[Any]:
+        return np.asarray(self.classes_[(self.decision_function(X) > 0).astype(int)])
+
+
+# ---------------------------------------------------------------------------
+# settings
+# ---------------------------------------------------------------------------
+
+
+def _sigmoid(z: FloatArray) -> FloatArray:
+    return np.asarray(special.expit(z), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A data-generating process, its model and loss, and the true error of a fit."""
+
+    name: str
+    n: int
+    p: int
+    beta: FloatArray
+    kind: str  # "ols" or "logistic"
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[FloatArray, FloatArray]:
+        X = rng.normal(size=(n, self.p))
+        eta = X @ self.beta
+        if self.kind == "ols":
+            return X, eta + rng.normal(size=n)
+        return X, (rng.random(n) < _sigmoid(eta)).astype(float)
+
+    def estimator(self) -> BaseEstimator:
+        return FastOLS() if self.kind == "ols" else FastLogit()
+
+    @property
+    def scoring(self) -> str:
+        return "neg_mean_squared_error" if self.kind == "ols" else "accuracy"
+
+    def true_error(self, model: Any, X_hold: FloatArray) -> float:
+        if self.kind == "ols":  # E[(y - b0 - x'b)^2] = 1 + b0^2 + |b - beta|^2 for x ~ N(0, I)
+            return float(1.0 + model.intercept_**2 + np.sum((model.coef_ - self.beta) ** 2))
+        prob = _sigmoid(X_hold @ self.beta)
+        yhat = model.predict(X_hold)
+        return float(np.mean(np.where(yhat == 1, 1.0 - prob, prob)))
+
+
+def _beta(p: int, nonzero: Sequence[float]) -> FloatArray:
+    beta = np.zeros(p)
+    beta[: len(nonzero)] = nonzero
+    return beta
+
+
+SETTINGS = {
+    "ols": Setting("ols n=100 p=20", 100, 20, _beta(20, [1.0] * 4), "ols"),
+    "logistic": Setting("logistic n=100 p=10", 100, 10, _beta(10, [2.0]), "logistic"),
+}
+
+
+# ---------------------------------------------------------------------------
+# part 1: coverage of naive and NCV intervals
+# ---------------------------------------------------------------------------
+
+
+def ncv_replication(
+    seed: np.random.SeedSequence,
+    setting: Setting,
+    args: argparse.Namespace,
+    X_hold: FloatArray,
+) -> dict[str, float]:
+    """Return truth, and (lower, upper) of every interval, for one data set."""
+    rng = np.random.default_rng(seed)
+    X, y = setting.sample(rng, setting.n)
+    # The interval's fold assignments and the CV's folds come from this data set's stream.
+    seeds = rng.integers(0, 2**31 - 1, size=2)
+    result = parcv.cross_validate(
+        setting.estimator(), X, y, cv=KFold(args.folds, shuffle=True, random_state=seeds[0]),
+        scoring=setting.scoring, interval="ncv", confidence=args.confidence,
+        ncv_repetitions=args.ncv_repetitions, ncv_random_state=int(seeds[1]), backend="serial",
+    )  # fmt: skip
+    ncv, folds = result.interval, result.naive_interval
+    assert ncv is not None and ncv.naive is not None and folds is not None
+    truth = setting.true_error(clone(setting.estimator()).fit(X, y), X_hold)
+    row = {
+        "truth": truth,
+        "ncv_fits": float(ncv.n_fits or 0),
+        "inflation": ncv.details["inflation"],
+    }
+    for name, iv in (("ncv", ncv), ("naive-samples", ncv.naive), ("naive-folds", folds)):
+        row[f"{name}_lo"], row[f"{name}_hi"], row[f"{name}_est"] = iv.lower, iv.upper, iv.estimate
+    return row
+
+
+def _chunks(items: Sequence[Any], n_chunks: int) -> list[Sequence[Any]]:
+    size = math.ceil(len(items) / n_chunks)
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _run_chunk(
+    fn: Callable[..., dict[str, float]], seeds: Sequence[Any], extra: tuple[Any, ...]
+) -> list[dict[str, float]]:
+    with threadpool_limits(limits=1):  # belt and braces: the env vars are set already
+        return [fn(seed, *extra) for seed in seeds]
+
+
+def run_parallel(
+    fn: Callable[..., dict[str, float]],
+    seeds: Sequence[Any],
+    extra: tuple[Any, ...],
+    n_jobs: int,
+) -> list[dict[str, float]]:
+    """Return ``[fn(seed, *extra) for seed in seeds]``, run in ``n_jobs`` processes."""
+    chunks = _chunks(seeds, 4 * n_jobs)  # few tasks: the fits are too small to ship one by one
+    parts = Parallel(n_jobs=n_jobs)(delayed(_run_chunk)(fn, c, extra) for c in chunks)
+    return [row for part in parts for row in part]
+
+
+def coverage_rows(setting: Setting, rows: list[dict[str, float]]) -> list[list[str]]:
+    """Return table rows: method, coverage of Err_XY (miss below/above), of Err, width."""
+    truth = np.array([r["truth"] for r in rows])
+    err = float(truth.mean())  # Err: Err_XY averaged over data sets
+    out = []
+    for method in ("naive-folds", "naive-samples", "ncv"):
+        lo = np.array([r[f"{method}_lo"] for r in rows])
+        hi = np.array([r[f"{method}_hi"] for r in rows])
+        est = np.array([r[f"{method}_est"] for r in rows])
+        cover = float(np.mean((lo <= truth) & (truth <= hi)))
+        se = math.sqrt(cover * (1 - cover) / len(rows))
+        out.append(
+            [
+                setting.name,
+                method,
+                f"{cover:.3f} +- {se:.3f}",
+                f"{np.mean(truth < lo):.3f}/{np.mean(truth > hi):.3f}",
+                f"{np.mean((lo <= err) & (err <= hi)):.3f}",
+                f"{np.mean(hi - lo):.4f}",
+                f"{np.mean(est - truth):+.4f}",
+            ]
+        )
+    return out
+
+
+def study_ncv(args: argparse.Namespace, root: np.random.SeedSequence) -> list[list[str]]:
+    table: list[list[str]] = []
+    for key in args.settings:
+        setting = SETTINGS[key]
+        hold_seed, *seeds = root.spawn(args.replications + 1)
+        X_hold = np.random.default_rng(hold_seed).normal(size=(N_HOLDOUT, setting.p))
+        t0 = time.perf_counter()
+        rows = run_parallel(ncv_replication, seeds, (setting, args, X_hold), args.n_jobs)
+        infl = np.mean([r["inflation"] for r in rows])
+        print(
+            f"# {setting.name}: {len(rows)} replications, {int(rows[0]['ncv_fits'])} NCV fits "
+            f"each, mean inflation {infl:.2f}, {time.perf_counter() - t0:.0f} s",
+            flush=True,
+        )
+        table += coverage_rows(setting, rows)
+    return table
+
+
+def print_table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    for line in [header, ["-" * w for w in widths], *rows]:
+        print("  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)))
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--replications", type=int, default=200, help="data sets per setting")
+    parser.add_argument(
+        "--ncv-repetitions",
+        type=int,
+        default=50,
+        help="R, random fold assignments per nested CV (BHT: 200)",
+    )
+    parser.add_argument("--folds", type=int, default=10, help="K (BHT: 10)")
+    parser.add_argument("--confidence", type=float, default=0.9)
+    parser.add_argument("--settings", nargs="+", choices=sorted(SETTINGS), default=sorted(SETTINGS))
+    parser.add_argument("--n-jobs", type=int, default=2, help="processes (at most 2)")
+    parser.add_argument("--seed", type=int, default=20230423)
+    parser.add_argument("--quick", action="store_true", help="smoke run: 24 replications, R = 5")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.replications, args.ncv_repetitions = 24, 5
+    if not 1 <= args.n_jobs <= 2:
+        parser.error(f"--n-jobs must be 1 or 2 (2 shared cores); got {args.n_jobs}.")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    root = np.random.SeedSequence(args.seed)
+    (ncv_seed,) = root.spawn(1)
+    t0 = time.perf_counter()
+    print(
+        f"# nominal coverage {args.confidence:.2f}; K={args.folds}, "
+        f"R={args.ncv_repetitions}, {args.replications} replications per setting"
+    )
+    header = [
+        "setting",
+        "method",
+        f"cover Err_XY (nominal {args.confidence:.2f})",
+        "miss lo/hi",
+        "cover Err",
+        "mean width",
+        "mean est-truth",
+    ]
+    print_table(header, study_ncv(args, ncv_seed))
+    print(f"# total {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
