@@ -393,6 +393,30 @@ def build_scoring(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
         ):
             raise SpecError("scoring.error_score", value, "'raise', 'nan' or a number")
         out["error_score"] = float("nan") if value == "nan" else value
+    out.update(_interval_options(table, mode))
+    return out
+
+
+def _interval_options(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
+    """``scoring.interval`` (with confidence, ncv_repetitions): cross_validate only."""
+    keys = [k for k in ("interval", "confidence", "ncv_repetitions") if k in table]
+    if not keys:
+        return {}
+    if mode != "cross_validate":
+        raise SpecError(f"scoring.{keys[0]}", table[keys[0]], "only in a cross_validate spec",
+                        hint="Cross-validate the chosen model in a spec of its own.")  # fmt: skip
+    if table.get("interval", "ncv") != "ncv":
+        raise SpecError("scoring.interval", table["interval"], "'ncv'")
+    if "interval" not in table:
+        raise SpecError("scoring.interval", MISSING, "'ncv' when confidence or "
+                        "ncv_repetitions is set")  # fmt: skip
+    out: dict[str, Any] = {"interval": "ncv"}
+    if "confidence" in table:
+        out["confidence"] = check_type(table["confidence"], (float,), "scoring.confidence",
+                                       "a float in (0, 1), e.g. 0.9")  # fmt: skip
+    if "ncv_repetitions" in table:
+        out["ncv_repetitions"] = check_type(table["ncv_repetitions"], (int,),
+                                            "scoring.ncv_repetitions", "an int >= 1")  # fmt: skip
     return out
 
 

@@ -243,7 +243,15 @@ SCHEMA: dict[str, tuple[str, ...]] = {
         "racing",
     ),
     "cv": ("mode", "cv", "inner", "outer"),
-    "scoring": ("metrics", "refit", "return_train_score", "error_score"),
+    "scoring": (
+        "metrics",
+        "refit",
+        "return_train_score",
+        "error_score",
+        "interval",
+        "confidence",
+        "ncv_repetitions",
+    ),
     "run": (
         "backend",
         "n_jobs",

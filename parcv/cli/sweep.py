@@ -50,6 +50,10 @@ Result = CVResult | SearchResult | NestedResult
 STORE = "store.sqlite"
 
 
+# The nested CV interval's options of a cross_validate spec ([scoring] table).
+_INTERVAL = ("interval", "confidence", "ncv_repetitions")
+
+
 @dataclass(frozen=True)
 class Job:
     """Everything one API call of a spec needs: estimator, space, data and options."""
@@ -66,7 +70,10 @@ class Job:
         data = check_dataset(self.data.X, self.data.y, self.data.groups)
         common = {k: o[k] for k in ("scoring", "error_score", "return_train_score") if k in o}
         if self.spec.mode == "cross_validate":
-            return build_plan(self.estimator, None, data, inner=o["cv"], refit=False, **common)
+            intervals = {k: o[k] for k in _INTERVAL if k in o}
+            return build_plan(
+                self.estimator, None, data, inner=o["cv"], refit=False, **common, **intervals
+            )
         return build_plan(
             self.estimator,
             self.space,
@@ -92,6 +99,7 @@ class Job:
         }
         if self.spec.mode == "cross_validate":
             kwargs.pop("save_models", None)
+            kwargs.update({k: o[k] for k in _INTERVAL if k in o})
             return cross_validate(self.estimator, d.X, d.y, cv=o["cv"], **kwargs)
         kwargs.update(
             refit=o.get("refit", True), selection=o["selection"], criteria=o.get("criteria"),

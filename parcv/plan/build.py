@@ -373,7 +373,9 @@ def _interval_request(
     if scoring is None:
         metric = "accuracy" if is_classifier(estimator) else "r2"
     else:
-        metric = scoring if isinstance(scoring, str) else repr(scoring)
+        listed = list(scoring) if isinstance(scoring, (list, tuple)) else [scoring]
+        # With several metrics the interval is of the first one's loss.
+        metric = listed[0] if listed and isinstance(listed[0], str) else repr(scoring)
     return check_interval(interval, confidence=confidence, metric=metric,
                           n_folds=len(inner_folds[None]), n_repetitions=repetitions,
                           random_state=seed)  # fmt: skip

@@ -112,6 +112,7 @@ def _estimate(result: Result) -> list[str]:
     lines = [
         "## Estimate",
         "",
+        *(_intervals(result) if isinstance(result, CVResult) else []),
         head,
         "",
         "| metric | mean | ± se | std | folds |",
@@ -127,6 +128,31 @@ def _estimate(result: Result) -> list[str]:
             "read the error.",
         ]
     return [*lines, ""]
+
+
+def _intervals(result: CVResult) -> list[str]:
+    """The nested CV interval of the error first, the usual one beside it, and which is which."""
+    naive, ncv = result.naive_interval, result.interval
+    if naive is None:
+        return []
+    level = f"{naive.confidence:.0%}"
+    rows = ["| interval | error | lower | upper |", "| --- | ---: | ---: | ---: |"]
+    if ncv is not None:
+        reps = int(ncv.details.get("n_repetitions", 0))
+        rows.append(f"| nested CV (Bates, Hastie & Tibshirani), {level} | {num(ncv.estimate)} | "
+                    f"{num(ncv.lower)} | {num(ncv.upper)} |")  # fmt: skip
+        why = (
+            f"The nested CV interval estimates how far this CV estimate can be from the error "
+            f"of the model fitted on these data, from {ncv.n_fits} more fits ({reps} random "
+            "fold assignments); it is bias-corrected and keeps roughly its nominal coverage."
+        )
+    else:
+        why = result.interval_note.capitalize() + "."
+    rows.append(f"| usual: mean ± z se of the fold losses, {level} | {num(naive.estimate)} | "
+                f"{num(naive.lower)} | {num(naive.upper)} |")  # fmt: skip
+    tail = ("The usual interval treats the folds as independent and can cover far less often "
+            "than its nominal level.")  # fmt: skip
+    return [f"Error of the model (loss scale, {level} intervals):", "", *rows, "", why, tail, ""]
 
 
 def _ranking(search: SearchResult, limit: int = 15) -> list[str]:

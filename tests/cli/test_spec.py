@@ -382,3 +382,18 @@ def test_search_racing_builds_a_race_that_the_run_uses(tmp_path):
     assert job.options["racing"] == parcv.Racing(burn_in=3, alpha=0.1)
     result = job.run("serial", None)
     assert "race_eliminated_after" in result.cv_results_
+
+
+def test_a_cross_validate_spec_asks_for_the_nested_cv_interval():
+    text = BASE + (
+        "[cv]\ninner = 4\n"
+        + '[scoring]\nmetrics = ["neg_mean_squared_error"]\ninterval = "ncv"\n'
+        + "ncv_repetitions = 2\n"
+    )
+    result = build_job(parse_spec(text)).run("serial", None)
+    assert result.interval is not None and result.interval.n_fits == 2 * 4 * 5 // 2
+
+
+def test_the_interval_is_refused_in_a_search_spec():
+    with pytest.raises(SpecError, match=r"scoring\.interval"):
+        build_job(parse_spec(SEARCH + '[scoring]\ninterval = "ncv"\n'))

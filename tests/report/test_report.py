@@ -248,3 +248,17 @@ def test_a_raced_search_reports_its_race_and_the_fits_it_saved(reg_data):
     text = render_report(result, RunInfo("raced"))
     assert f"Racing skipped {5 * 8 - n_run} of {5 * 8} fits" in text
     assert f"| all data | {int((dropped >= 0).sum())} of 5 | {n_run} of 40 |" in text
+
+
+def test_the_report_puts_the_nested_cv_interval_first(reg_data):
+    from parcv.report.text import RunInfo, render_report
+
+    X, y = reg_data
+    result = parcv.cross_validate(Ridge(), X, y, cv=5, scoring="neg_mean_squared_error",
+                                  interval="ncv", ncv_repetitions=2, backend="serial")  # fmt: skip
+    text = render_report(result, RunInfo("interval"))
+    estimate = text[text.index("## Estimate") :]
+    ncv = estimate.index("| nested CV (Bates, Hastie & Tibshirani), 90% |")
+    assert ncv < estimate.index("| usual: mean ± z se of the fold losses, 90% |")
+    assert ncv < estimate.index("| metric | mean |")
+    assert f"{result.interval.n_fits} more fits" in estimate
