@@ -234,6 +234,8 @@ def search(
     fast_cv: bool | str = "auto",
     criteria: Any = None,
     racing: Racing | None = None,
+    bbc: bool = False,
+    confidence: float = 0.9,
     journal: str = "wal",
 ) -> SearchResult:
     """Select a candidate by CV on all data and refit it (Architecture A).
@@ -288,6 +290,19 @@ def search(
         candidates. ``cv_results_`` has NaN for folds not run and the columns
         ``race_eliminated_after`` (last fold run, -1 = survived) and
         ``race_p_value``.
+    bbc : bool, default=False
+        Also estimate the error of the selected candidate by BBC-CV
+        (Tsamardinos, Greasidou & Borboudakis, "Bootstrapping the out-of-sample
+        predictions for efficient and accurate cross-validation", Machine
+        Learning 2018): the winner's CV score is optimistic because it won on
+        those folds; BBC-CV bootstraps the rows of the out-of-fold per-sample
+        losses of every candidate, selects on each bootstrap sample and
+        scores the winner on the rows left out, with no extra fit. The
+        result's ``bbc`` holds the estimate (loss scale) and its percentile
+        interval. Needs a refit metric with a per-sample loss (as
+        :func:`cross_validate`'s ``interval``), k-fold-like CV, and no racing.
+    confidence : float, default=0.9
+        Nominal coverage of the BBC-CV interval.
 
     Returns
     -------
@@ -310,7 +325,8 @@ def search(
         (X, y, groups, fit_params),
         dict(inner=cv, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
-             fast_cv=fast_cv, criteria=criteria, racing=racing),
+             fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
+             confidence=confidence),
         backend=backend, n_jobs=n_jobs, journal=journal, store=store, resume=resume,
         overwrite=overwrite, progress=progress, save_models=save_models,
     )  # fmt: skip
@@ -342,6 +358,8 @@ def nested_cv(
     fast_cv: bool | str = "auto",
     criteria: Any = None,
     racing: Racing | None = None,
+    bbc: bool = False,
+    confidence: float = 0.9,
     journal: str = "wal",
 ) -> NestedResult:
     """Estimate the performance of the whole selection procedure by nested CV.
@@ -383,6 +401,9 @@ def nested_cv(
     racing : Racing, default=None
         As in :func:`search`: each inner CV (and the search on all data)
         runs its own race; an outer refit selects among its race's survivors.
+    bbc, confidence
+        As in :func:`search`, for the selection on all data (``refit=True``):
+        the result's ``final.bbc``, next to the nested CV estimate.
 
     Returns
     -------
@@ -404,7 +425,8 @@ def nested_cv(
         (X, y, groups, fit_params),
         dict(inner=inner, outer=outer, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
-             fast_cv=fast_cv, criteria=criteria, racing=racing),
+             fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
+             confidence=confidence),
         backend=backend, n_jobs=n_jobs, journal=journal, store=store, resume=resume,
         overwrite=overwrite, progress=progress, save_models=save_models,
     )  # fmt: skip

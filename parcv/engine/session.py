@@ -18,7 +18,7 @@ from parcv.engine.runner import run_plan
 from parcv.errors import ParcvError, RunInterrupted
 from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
 from parcv.plan.data import Dataset
-from parcv.plan.interval import IntervalRequest
+from parcv.plan.interval import BBCRequest, IntervalRequest
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import Key, Record
 from parcv.plan.reprs import stable_repr
@@ -71,6 +71,7 @@ def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
         "criteria": None if plan.criteria is None else list(plan.criteria.names),
         "racing": None if plan.racing is None else asdict(plan.racing),
         "interval": None if plan.interval is None else asdict(plan.interval),
+        "bbc": None if plan.bbc is None else asdict(plan.bbc),
     }
     return {
         "fingerprint": digest,
@@ -278,6 +279,7 @@ def _plan_from_store(meta: dict[str, str], path: Path) -> Plan:
         racing=None if desc.get("racing") is None else Racing(**desc["racing"]),
         interval=interval,
         ncv=None if interval is None else interval.fits(desc["n_samples"]),
+        bbc=None if desc.get("bbc") is None else BBCRequest(**desc["bbc"]),
     )
 
 

@@ -168,6 +168,7 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = 
                 if (plan.return_train_score and fold.test.size)
                 else {}
             )
+            losses = _bbc_losses(plan, unit, estimator, (X_test, y_test))
             score_time = time.perf_counter() - t1
         except Exception as err:
             failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
@@ -183,8 +184,18 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = 
         fold.test.size,
         estimator=estimator if unit.kind == "final" else None,
         reused_steps=0 if shared is None else shared.reused,
+        folds=None if losses is None else FoldScores({"loss": losses}),
     )
     return _stamp(record, caught, started, before=() if shared is None else shared.warnings)
+
+
+def _bbc_losses(
+    plan: Plan, unit: Unit, estimator: Any, test: tuple[Any, Any]
+) -> NDArray[np.float64] | None:
+    """Per-sample test losses of an all-data fit unit, when the plan asks for BBC-CV."""
+    if plan.bbc is None or unit.kind != "fit" or unit.outer is not None or not len(test[1]):
+        return None
+    return per_sample_loss(plan.bbc.metric, estimator, *test)
 
 
 def _fit_shared(

@@ -18,8 +18,8 @@ from sklearn.utils import _safe_indexing
 from parcv.criteria.tasks import CriteriaRequest, check_criteria
 from parcv.plan.data import Dataset
 from parcv.plan.fast_cv import decide_fast_cv
-from parcv.plan.interval import IntervalRequest, check_interval
-from parcv.plan.partition import PartitionFolds, leave_one_out_folds
+from parcv.plan.interval import BBCRequest, IntervalRequest, check_bbc, check_interval
+from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_folds
 from parcv.plan.prefix import prefix_ids, sharing_problem
 from parcv.plan.records import Key, Unit
 from parcv.plan.reprs import stable_repr
@@ -85,6 +85,9 @@ class Plan:
     interval : IntervalRequest or None, default=None
         The nested CV interval of a one-candidate run, whose fits are the
         ``ncv`` units; ``ncv`` holds their fold assignments.
+    bbc : BBCRequest or None, default=None
+        BBC-CV of the candidate selected on all data: the all-data fits keep
+        their per-sample test losses.
     """
 
     estimator: Any
@@ -106,6 +109,7 @@ class Plan:
     racing: Racing | None = None
     interval: IntervalRequest | None = None
     ncv: NestedCVPlan | None = field(default=None, repr=False)
+    bbc: BBCRequest | None = None
 
     @property
     def n_units(self) -> int:
@@ -234,6 +238,7 @@ def build_plan(
     confidence: Any = 0.9,
     ncv_repetitions: Any = 50,
     ncv_random_state: Any = 0,
+    bbc: Any = False,
 ) -> Plan:
     """Validate everything and materialise the units of a run.
 
@@ -263,6 +268,8 @@ def build_plan(
         Race the candidates of every inner CV, as in :func:`parcv.search`.
     interval, confidence, ncv_repetitions, ncv_random_state
         The nested CV interval, as in :func:`parcv.cross_validate`.
+    bbc : bool, default=False
+        BBC-CV of the selected candidate, as in :func:`parcv.search`.
 
     Returns
     -------
@@ -292,8 +299,8 @@ def build_plan(
     check_response_methods(estimator, params, score_spec, each=error == "raise", given=scoring)
     request = check_criteria(criteria, estimator)
     race = check_racing(racing, fast_cv)
-    if race is not None:
-        fast_cv = False  # a race needs one score per fold as it comes
+    if race is not None or bbc is True:
+        fast_cv = False  # a race needs one score per fold as it comes; BBC, per-sample losses
     do_final = bool(refit) if final is None else final
     outer_folds, inner_folds = _all_folds(estimator, data, inner, outer, do_final)
     prefixes = _prefixes(estimator, candidates, data)
@@ -303,6 +310,8 @@ def build_plan(
         grouped=data.groups is not None,
     )  # fmt: skip
     ncv = None if wanted is None else wanted.fits(data.n_samples)
+    bbc_request = _bbc_request(bbc, estimator, (scoring, refit), race, inner_folds,
+                               confidence=confidence, n_samples=data.n_samples)  # fmt: skip
     _check_race_folds(race, inner_folds)
     decision = decide_fast_cv(
         fast_cv, estimator, candidates, data, inner_folds, scoring=score_spec,
@@ -338,7 +347,41 @@ def build_plan(
         racing=race,
         interval=wanted,
         ncv=ncv,
+        bbc=bbc_request,
     )
+
+
+def _metric_name(estimator: Any, scoring: Any, refit: Any) -> str:
+    """The name of the metric that selects (or is reported), for the per-sample checks."""
+    if scoring is None:
+        return "accuracy" if is_classifier(estimator) else "r2"
+    if isinstance(refit, str):
+        return refit
+    listed = list(scoring) if isinstance(scoring, (list, tuple)) else [scoring]
+    # With several metrics the interval is of the first one's loss.
+    return listed[0] if listed and isinstance(listed[0], str) else repr(scoring)
+
+
+def _bbc_request(
+    bbc: Any,
+    estimator: Any,
+    metrics: tuple[Any, Any],
+    racing: Racing | None,
+    inner_folds: dict[int | None, Sequence[Fold]],
+    *,
+    confidence: Any,
+    n_samples: int,
+) -> BBCRequest | None:
+    """Check ``bbc=`` against the run's all-data search (``metrics``: scoring, refit)."""
+    if bbc is True and racing is not None:
+        raise ValueError(
+            "bbc=True and racing do not go together: a dropped candidate has no "
+            "out-of-fold prediction for most rows. Drop one of them."
+        )
+    folds = inner_folds.get(None)
+    partition = bool(folds) and as_partition(folds, np.arange(n_samples)) is not None  # type: ignore[arg-type]
+    return check_bbc(bbc, metric=_metric_name(estimator, *metrics), confidence=confidence,
+                     partition=partition, searches=folds is not None)  # fmt: skip
 
 
 def _ncv_units(ncv: NestedCVPlan | None) -> tuple[Unit, ...]:
@@ -370,12 +413,7 @@ def _interval_request(
             f"interval={interval!r} assigns rows to folds at random, which would split the "
             "groups given with groups=; it is not available for grouped data. Drop interval=."
         )
-    if scoring is None:
-        metric = "accuracy" if is_classifier(estimator) else "r2"
-    else:
-        listed = list(scoring) if isinstance(scoring, (list, tuple)) else [scoring]
-        # With several metrics the interval is of the first one's loss.
-        metric = listed[0] if listed and isinstance(listed[0], str) else repr(scoring)
+    metric = _metric_name(estimator, scoring, None)
     return check_interval(interval, confidence=confidence, metric=metric,
                           n_folds=len(inner_folds[None]), n_repetitions=repetitions,
                           random_state=seed)  # fmt: skip
@@ -547,6 +585,8 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
         h.update(stable_repr([request.names, request.n_params, request.noise_variance]).encode())
     if plan.interval is not None:  # its fits are units of the plan
         h.update(repr(plan.interval).encode())
+    if plan.bbc is not None:  # the fits keep per-sample losses
+        h.update(repr(plan.bbc).encode())
     return h.hexdigest()
 
 

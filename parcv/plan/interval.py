@@ -16,7 +16,7 @@ from typing import Any
 
 from parcv.stats.intervals import NestedCVPlan, plan_nested_cv
 
-__all__ = ["INTERVAL_LOSSES", "IntervalRequest", "check_interval"]
+__all__ = ["INTERVAL_LOSSES", "BBCRequest", "IntervalRequest", "check_bbc", "check_interval"]
 
 #: Metrics whose per-sample loss the nested CV interval uses, and that loss.
 INTERVAL_LOSSES = {
@@ -112,3 +112,67 @@ def check_interval(
     reps = _check_int("ncv_repetitions", n_repetitions, 1, "Use e.g. 50 (Bates et al. use 200).")
     seed = _check_int("ncv_random_state", random_state, 0, "Pass a non-negative int seed.")
     return IntervalRequest(metric, float(confidence), n_folds, reps, seed)
+
+
+@dataclass(frozen=True, slots=True)
+class BBCRequest:
+    """BBC-CV of a search's selected candidate, from its out-of-fold per-sample losses.
+
+    Parameters
+    ----------
+    metric : str
+        The refit metric, whose per-sample loss each fit on all data keeps.
+    confidence : float
+    n_bootstrap : int
+    random_state : int
+    """
+
+    metric: str
+    confidence: float
+    n_bootstrap: int
+    random_state: int
+
+    @property
+    def loss(self) -> str:
+        """The per-sample loss, in words."""
+        return INTERVAL_LOSSES[self.metric]
+
+
+def check_bbc(
+    bbc: Any, *, metric: str, confidence: Any, partition: bool, searches: bool
+) -> BBCRequest | None:
+    """Check ``bbc=True`` against the run, before any fit.
+
+    ``partition`` says the all-data search's test folds partition the rows (each row is
+    scored once per candidate); ``searches`` that there is a search on all data.
+
+    Examples
+    --------
+    >>> check_bbc(True, metric="accuracy", confidence=0.9, partition=True, searches=True)
+    BBCRequest(metric='accuracy', confidence=0.9, n_bootstrap=1000, random_state=0)
+    """
+    if bbc is False or bbc is None:
+        return None
+    if bbc is not True:
+        raise TypeError(f"bbc must be True or False; got {bbc!r}.")
+    if not searches:
+        raise ValueError(
+            "bbc=True corrects the CV score of the candidate selected on all data; this run "
+            "has no search on all data (refit=False). Pass refit=True, or drop bbc=True."
+        )
+    if metric not in INTERVAL_LOSSES:
+        raise ValueError(
+            f"bbc=True needs a refit metric with a per-sample loss; got {metric!r}. Pass "
+            f"scoring= (and refit=) one of {sorted(INTERVAL_LOSSES)}."
+        )
+    if not partition:
+        raise ValueError(
+            "bbc=True needs CV folds whose test sets partition the rows (KFold, "
+            "StratifiedKFold, GroupKFold...), so that every row has one out-of-fold "
+            "prediction per candidate; this CV repeats or leaves rows out. Use a k-fold CV."
+        )
+    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real):
+        raise TypeError(f"confidence must be a float in (0, 1); got {confidence!r}.")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}. Use e.g. 0.9.")
+    return BBCRequest(metric, float(confidence), 1000, 0)

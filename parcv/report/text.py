@@ -121,6 +121,7 @@ def _estimate(result: Result) -> list[str]:
     lines += [
         f"| {m} | {num(s.mean)} | {small(s.se)} | {small(s.std)} | {s.n} |" for m, s in rows.items()
     ]
+    lines += _bbc_lines(result)
     if any(m.startswith("neg_") for m in rows):
         lines += [
             "",
@@ -128,6 +129,22 @@ def _estimate(result: Result) -> list[str]:
             "read the error.",
         ]
     return [*lines, ""]
+
+
+def _bbc_lines(result: Result) -> list[str]:
+    """BBC-CV of the selected candidate's error beside its optimistic raw CV error."""
+    search = result.final if isinstance(result, NestedResult) else result
+    if not isinstance(search, SearchResult) or search.bbc is None:
+        return []
+    bbc, raw = search.bbc, search.bbc.details["raw"]
+    where = " (selection on all data)" if isinstance(result, NestedResult) else ""
+    return [
+        "",
+        f"Error of the selected candidate{where}: raw CV {num(raw)} (optimistic: it won on "
+        f"those folds); BBC-CV {num(bbc.estimate)}, {bbc.confidence:.0%} interval "
+        f"[{num(bbc.lower)}, {num(bbc.upper)}] (bootstrap bias-corrected CV, Tsamardinos et "
+        "al. 2018; no extra fits).",
+    ]
 
 
 def _intervals(result: CVResult) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,7 +21,7 @@ from parcv.results.aggregate import (
 from parcv.results.criteria_table import build_criteria_table, criteria_choices
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.summary import selection_stability, summarize_rows, summarize_scores
-from parcv.stats.intervals import CVInterval, naive_cv_interval, ncv_interval
+from parcv.stats.intervals import CVInterval, bbc_cv, naive_cv_interval, ncv_interval
 
 __all__ = ["make_cv_result", "make_nested_result", "make_search_result"]
 
@@ -168,7 +169,39 @@ def make_search_result(plan: Plan, records: Mapping[Key, Record]) -> SearchResul
         multimetric=plan.scoring.multimetric,
         fast_cv=plan.fast_cv,
         criteria_table=build_criteria_table(plan, records, None),
+        bbc=_bbc(plan, records, best),
     )
+
+
+def _bbc(plan: Plan, records: Mapping[Key, Record], best: int) -> CVInterval | None:
+    """BBC-CV of the all-data search from its fits' out-of-fold per-sample losses.
+
+    ``details["raw"]`` is the selected candidate's own out-of-fold mean loss (its
+    optimistic CV error). None when not asked for, or when a fit failed (its
+    losses are missing).
+    """
+    request = plan.bbc
+    if request is None:
+        return None
+    folds = plan.inner_folds[None]
+    values = np.full((plan.n_samples, len(plan.candidates)), np.nan)
+    fold_ids = np.empty(plan.n_samples, dtype=np.intp)
+    for i, fold in enumerate(folds):
+        fold_ids[fold.test] = i
+        for c in range(len(plan.candidates)):
+            record = records.get(("fit", None, i, c))
+            if record is None or record.folds is None or "loss" not in record.folds.test:
+                return None
+            values[fold.test, c] = record.folds.test["loss"]
+    found = bbc_cv(
+        values,
+        greater_is_better=False,
+        n_bootstrap=request.n_bootstrap,
+        confidence=request.confidence,
+        random_state=request.random_state,
+        fold_ids=fold_ids,
+    )
+    return replace(found, details={**found.details, "raw": float(np.mean(values[:, best]))})
 
 
 def _outer_choices(plan: Plan, records: Mapping[Key, Record]) -> dict[str, list[int | None]]:

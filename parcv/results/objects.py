@@ -130,7 +130,10 @@ class SearchResult(Exportable):
     (``notes`` explains what that means for the numbers);
     ``criteria_table`` (when ``criteria=`` was given) puts each candidate's
     CV mean ± se next to its criteria and names the candidate each method
-    selects.
+    selects. ``bbc`` (with ``bbc=True``) is the BBC-CV estimate of the
+    selected candidate's error (loss scale) with its bootstrap interval:
+    ``best_score_`` is optimistic, since the candidate was selected on the
+    same folds; BBC-CV removes most of that optimism without any extra fit.
     """
 
     cv_results_: dict[str, Any] = field(repr=False)
@@ -149,6 +152,7 @@ class SearchResult(Exportable):
     multimetric: bool = field(repr=False)
     fast_cv: bool = False
     criteria_table: CriteriaTable | None = field(default=None, repr=False)
+    bbc: CVInterval | None = None
 
     @property
     def notes(self) -> list[str]:
