@@ -12,11 +12,18 @@ how well does it do it?", JASA 2023), K = 10:
   independent sample of 50 000 points (using P(y != y_hat | x), which has less noise
   than drawing y).
 
-Each replication runs ``parcv.cross_validate(..., interval="ncv")`` on a new data set: its
+Part 1 (``--study ncv``): each replication runs ``parcv.cross_validate(..., interval="ncv")``
+on a new data set: its
 nested CV interval, the usual per-fold interval of its 10-fold CV (``naive_interval``,
 what parcv reported before) and the per-sample one of the interval's first repetition
 (sd / sqrt(n), the one BHT study). Coverage is of ``Err_XY`` (the target) and of ``Err``
 (the mean of Err_XY over the replications).
+
+Part 2 (``--study bbc``): a search over 50 candidates (logistic regressions on random
+subsets of 5 of 30 features, 3 of them informative), n = 100, accuracy, 5-fold CV, by
+``parcv.nested_cv(..., bbc=True)``: the winner's raw CV score, its BBC-CV estimate (no
+extra fits) and the nested CV estimate (5 x 5 folds), against the accuracy of the winner
+refitted on all data, on 50 000 new points.
 
 Usage::
 
@@ -261,6 +268,69 @@ def study_ncv(args: argparse.Namespace, root: np.random.SeedSequence) -> list[li
     return table
 
 
+# ---------------------------------------------------------------------------
+# part 2: BBC-CV against the raw winner's score and nested CV
+# ---------------------------------------------------------------------------
+
+
+BBC_N, BBC_P, BBC_CANDIDATES, BBC_SUBSET, BBC_FOLDS = 100, 30, 50, 5, 5
+BBC_BETA = _beta(BBC_P, [1.0, 1.0, 1.0])
+
+
+def bbc_replication(
+    seed: np.random.SeedSequence, args: argparse.Namespace, X_hold: FloatArray
+) -> dict[str, float]:
+    """Truth, raw winner score, BBC-CV and nested CV of one data set, from one parcv run."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(BBC_N, BBC_P))
+    y = (rng.random(BBC_N) < _sigmoid(X @ BBC_BETA)).astype(float)
+    subsets = [tuple(sorted(rng.choice(BBC_P, BBC_SUBSET, replace=False).tolist()))
+               for _ in range(BBC_CANDIDATES)]  # fmt: skip
+    folds = KFold(BBC_FOLDS, shuffle=True, random_state=int(rng.integers(2**31)))
+    result = parcv.nested_cv(FastLogit(), {"features": subsets}, X, y, outer=folds, inner=folds,
+                             scoring="accuracy", bbc=True, confidence=args.confidence,
+                             backend="serial")  # fmt: skip
+    search = result.final
+    assert search is not None and search.bbc is not None
+    prob = _sigmoid(X_hold @ BBC_BETA)
+    predicted = search.best_estimator_.predict(X_hold)
+    truth = float(np.mean(np.where(predicted == 1, prob, 1.0 - prob)))
+    n_search = sum(1 for r in result.records if r.unit.outer is None)
+    return {
+        "truth": truth,
+        "raw": search.best_score_,
+        "bbc": 1.0 - search.bbc.estimate,  # BBC-CV of the error rate, as an accuracy
+        "bbc_lo": 1.0 - search.bbc.upper,
+        "bbc_hi": 1.0 - search.bbc.lower,
+        "nested": result.estimate["score"].mean,
+        "cv_fits": float(n_search),
+        "nested_fits": float(len(result.records)),
+    }
+
+
+def study_bbc(args: argparse.Namespace, root: np.random.SeedSequence) -> list[list[str]]:
+    hold_seed, *seeds = root.spawn(args.replications + 1)
+    X_hold = np.random.default_rng(hold_seed).normal(size=(N_HOLDOUT, BBC_P))
+    t0 = time.perf_counter()
+    rows = run_parallel(bbc_replication, seeds, (args, X_hold), args.n_jobs)
+    print(f"# bbc: {len(rows)} replications, {time.perf_counter() - t0:.0f} s", flush=True)
+    truth = np.array([r["truth"] for r in rows])
+    table = []
+    for method, key, fits in (
+        ("raw winner CV", "raw", "cv_fits"),
+        ("BBC-CV", "bbc", "cv_fits"),
+        ("nested CV (+ the search)", "nested", "nested_fits"),
+    ):
+        bias = np.array([r[key] for r in rows]) - truth
+        se = float(bias.std(ddof=1) / math.sqrt(len(rows)))
+        rmse = float(np.sqrt(np.mean(bias**2)))
+        table.append([method, f"{bias.mean():+.4f} +- {se:.4f}", f"{rmse:.4f}",
+                      f"{int(rows[0][fits])}"])  # fmt: skip
+    cover = np.mean([(r["bbc_lo"] <= r["truth"] <= r["bbc_hi"]) for r in rows])
+    table.append(["BBC-CV interval coverage", f"{cover:.3f}", "", ""])
+    return table
+
+
 def print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
     for line in [header, ["-" * w for w in widths], *rows]:
@@ -278,6 +348,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--folds", type=int, default=10, help="K (BHT: 10)")
     parser.add_argument("--confidence", type=float, default=0.9)
+    parser.add_argument("--study", choices=("ncv", "bbc", "all"), default="all")
     parser.add_argument("--settings", nargs="+", choices=sorted(SETTINGS), default=sorted(SETTINGS))
     parser.add_argument("--n-jobs", type=int, default=2, help="processes (at most 2)")
     parser.add_argument("--seed", type=int, default=20230423)
@@ -293,7 +364,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     root = np.random.SeedSequence(args.seed)
-    (ncv_seed,) = root.spawn(1)
+    ncv_seed, bbc_seed = root.spawn(2)
     t0 = time.perf_counter()
     print(
         f"# nominal coverage {args.confidence:.2f}; K={args.folds}, "
@@ -308,7 +379,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "mean width",
         "mean est-truth",
     ]
-    print_table(header, study_ncv(args, ncv_seed))
+    if args.study in ("ncv", "all"):
+        print_table(header, study_ncv(args, ncv_seed))
+    if args.study in ("bbc", "all"):
+        print(
+            f"\n# BBC: {BBC_CANDIDATES} candidates, n={BBC_N}, accuracy, {BBC_FOLDS}-fold CV "
+            f"(nested: {BBC_FOLDS} x {BBC_FOLDS}); truth = winner refit, {N_HOLDOUT} new points"
+        )
+        header = ["estimator of the winner's accuracy", "bias (est - truth)", "RMSE", "fits"]
+        print_table(header, study_bbc(args, bbc_seed))
     print(f"# total {time.perf_counter() - t0:.0f} s")
     return 0
 
