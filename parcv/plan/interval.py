@@ -14,6 +14,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+from parcv.stats.checks import check_confidence
 from parcv.stats.intervals import NestedCVPlan, plan_nested_cv
 
 __all__ = ["INTERVAL_LOSSES", "BBCRequest", "IntervalRequest", "check_bbc", "check_interval"]
@@ -94,10 +95,6 @@ def check_interval(
             f"interval must be None or 'ncv'; got {interval!r}. Use interval='ncv' for the "
             "nested cross-validation interval of Bates, Hastie and Tibshirani."
         )
-    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real):
-        raise TypeError(f"confidence must be a float in (0, 1); got {confidence!r}.")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}. Use e.g. 0.9.")
     if metric not in INTERVAL_LOSSES:
         raise ValueError(
             f"interval='ncv' needs a metric with a per-sample loss; got {metric!r}, which "
@@ -111,7 +108,7 @@ def check_interval(
         )
     reps = _check_int("ncv_repetitions", n_repetitions, 1, "Use e.g. 50 (Bates et al. use 200).")
     seed = _check_int("ncv_random_state", random_state, 0, "Pass a non-negative int seed.")
-    return IntervalRequest(metric, float(confidence), n_folds, reps, seed)
+    return IntervalRequest(metric, check_confidence(confidence), n_folds, reps, seed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,8 +168,4 @@ def check_bbc(
             "StratifiedKFold, GroupKFold...), so that every row has one out-of-fold "
             "prediction per candidate; this CV repeats or leaves rows out. Use a k-fold CV."
         )
-    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real):
-        raise TypeError(f"confidence must be a float in (0, 1); got {confidence!r}.")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}. Use e.g. 0.9.")
-    return BBCRequest(metric, float(confidence), 1000, 0)
+    return BBCRequest(metric, check_confidence(confidence), 1000, 0)

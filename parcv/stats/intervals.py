@@ -25,6 +25,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import norm
 
+from parcv.stats.checks import check_confidence
+
 __all__ = [
     "CVInterval",
     "FitUnit",
@@ -122,20 +124,6 @@ def _show(value: object, limit: int = 160) -> str:
     """Return ``repr(value)`` cut to ``limit`` characters (arrays can be huge)."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _check_confidence(confidence: object) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float | np.floating):
-        raise TypeError(
-            f"confidence must be a float strictly between 0 and 1; got {_show(confidence)}. "
-            "Pass e.g. confidence=0.9 for a 90% interval."
-        )
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(
-            f"confidence must be strictly between 0 and 1; got {confidence!r}. "
-            "Pass e.g. confidence=0.9 for a 90% interval (not 90)."
-        )
-    return float(confidence)
 
 
 def _check_int(name: str, value: object, minimum: int, hint: str) -> int:
@@ -284,7 +272,7 @@ def naive_cv_interval(
     >>> round(iv.se, 4), iv.n_fits
     (0.4082, 2)
     """
-    conf = _check_confidence(confidence)
+    conf = check_confidence(confidence)
     if se_from not in (None, "samples", "folds"):
         raise ValueError(
             f"se_from must be 'samples', 'folds' or None; got {se_from!r}. Use 'samples' for "
@@ -722,7 +710,7 @@ def ncv_interval(
     >>> bool(iv.details["se_lower"] <= iv.se <= iv.details["se_upper"])
     True
     """
-    conf = _check_confidence(confidence)
+    conf = check_confidence(confidence)
     if not isinstance(losses, NestedCVLosses):
         raise TypeError(
             f"losses must be a NestedCVLosses; got {_show(losses)}. Build it with "
@@ -915,7 +903,7 @@ def bbc_cv(
     >>> bool(iv.details["optimism"] > 0), bool(iv.lower < iv.estimate < iv.upper)
     (True, True)
     """
-    conf = _check_confidence(confidence)
+    conf = check_confidence(confidence)
     if not isinstance(greater_is_better, bool | np.bool_):
         raise TypeError(
             f"greater_is_better must be True or False; got {greater_is_better!r}. True for "

@@ -62,7 +62,7 @@ def test_ncv_units_are_stored_and_a_resume_reruns_none(reg_data, tmp_path):
         ({"interval": "ncv"}, "needs a metric with a per-sample loss; got 'r2'"),
         ({"interval": "ncv", "scoring": "neg_mean_squared_error", "cv": 2}, "3 to 20 folds"),
         ({"interval": "ncv", "scoring": "neg_mean_squared_error", "confidence": 1.5},
-         "confidence must be in"),
+         "confidence must be a float in"),
         ({"interval": "ncv", "scoring": "neg_mean_squared_error", "ncv_repetitions": 0},
          "ncv_repetitions must be an int >= 1"),
         ({"interval": "ncv", "scoring": "neg_mean_squared_error", "cv": GroupKFold(5),
