@@ -80,10 +80,10 @@ def _store_text(store: Path, plan: Any, job: Any) -> str:
     if not store.is_file():
         return "none yet"
     data = check_dataset(job.data.X, job.data.y, job.data.groups)
-    found, n_records = count_stored(plan, data, store)
+    found, n_fits, n_records = count_stored(plan, data, store)
     return (
-        f"holds {n_records:,} units; {found:,} of this plan's {plan.n_units:,} are among them "
-        "(--resume reuses them and computes the rest)"
+        f"holds {n_records:,} units; {found:,} of this plan's {n_fits:,} fits are among them "
+        "(--resume reuses them, and the refits whose chosen candidate is stored)"
     )
 
 

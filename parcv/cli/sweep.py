@@ -26,7 +26,7 @@ from parcv.plan.data import check_dataset
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
 from parcv.results.objects import CVResult, NestedResult, SearchResult
-from parcv.store.sqlite import read_counts
+from parcv.store.sqlite import count_reused, read_counts
 
 __all__ = [
     "Job",
@@ -340,12 +340,12 @@ def run_spec(
     prepare_run_dir(run_dir)
     store = run_dir / STORE
     new_store = not store.exists()
-    n_reused = 0
     if resume and not overwrite and store.is_file():
         data = check_dataset(job.data.X, job.data.y, job.data.groups)
-        n_reused, n_stored = count_stored(plan, data, store)
+        n_found, _, n_stored = count_stored(plan, data, store)
         if n_stored and announce is not None:
-            announce(reuse_message(n_reused, plan.n_units))
+            announce(reuse_message(n_found, plan.n_units))
+    started = time.time()
     start = time.perf_counter()
     with private_files():
         try:
@@ -366,7 +366,7 @@ def run_spec(
         elapsed = time.perf_counter() - start
         write_private(run_dir / "spec.toml", spec.text)
         result = load(store)
-        n_resumed = n_reused
+        n_resumed = count_reused(store, started)
         files = write_outputs(run_dir, result, run_info(spec, job, where))
     logger.info(
         "run %s: %d units (%d resumed) in %.1f s", run_dir, plan.n_units, n_resumed, elapsed

@@ -267,21 +267,19 @@ def reuse_message(n_reused: int, n_units: int) -> str:
     return f"reusing {n_reused:,} of {n_units:,} units; {n_units - n_reused:,} to compute"
 
 
-def count_stored(plan: Plan, data: Dataset, store: str | Path) -> tuple[int, int]:
-    """Return (this plan's fits found in ``store`` by content key, records the store holds).
+def count_stored(plan: Plan, data: Dataset, store: str | Path) -> tuple[int, int, int]:
+    """Return (this plan's fits found in ``store`` by content key, its fits, store's records).
 
-    Read-only; refits are not counted (which candidate they fit is known
-    only once the fits are in).
+    Read-only. Refits are not counted: which candidate they fit is known
+    only once the fits are in.
     """
     path = Path(store)
-    if not path.is_file():
-        return 0, 0
-    n_records, _ = read_counts(path)
-    if not n_records:
-        return 0, 0
     graph = content_keys(plan, data).graph_keys(plan)
+    n_records = read_counts(path)[0] if path.is_file() else 0
+    if not n_records:
+        return 0, len(graph), 0
     stored = read_ckeys(path)
-    return sum(1 for ckey in graph.values() if ckey in stored), n_records
+    return sum(1 for ckey in graph.values() if ckey in stored), len(graph), n_records
 
 
 def execute_plan(

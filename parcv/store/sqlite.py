@@ -37,6 +37,7 @@ __all__ = [
     "mismatch_message",
     "read_counts",
     "read_ckeys",
+    "count_reused",
     "prune_store",
     "read_model_entry",
 ]
@@ -573,6 +574,15 @@ def read_counts(path: Path) -> tuple[int, int]:
         if _is_schema_1(conn):
             return n_records, n_records
         return n_records, conn.execute("SELECT count(*) FROM units").fetchone()[0]
+
+
+def count_reused(path: Path, since: float) -> int:
+    """Number of the current plan's units whose record was computed before ``since``."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        return int(conn.execute(
+            "SELECT count(*) FROM units u JOIN records r ON r.ckey = u.ckey WHERE r.started < ?",
+            (since,),
+        ).fetchone()[0])  # fmt: skip
 
 
 def read_ckeys(path: Path) -> set[str]:
