@@ -345,8 +345,9 @@ def execute_plan(
     st = _open(plan, data, kind, store, keys, resume=resume, overwrite=overwrite,
                journal=journal)  # fmt: skip
     with store_session(st):
-        # A run returns its final model: reuse a stored final only with its saved model.
-        reuse = _reuse(st, plan, keys, with_model=True)
+        # A run returns its final model: reuse a stored final only with its saved model,
+        # and unpickle that (digest-checked) only when this run asks for models.
+        reuse = _reuse(st, plan, keys, with_model=save_models)
         done = reuse.done
         if reuse.n_stored:
             _log.info("%s", reuse_message(len(done), plan.n_units))

@@ -474,7 +474,12 @@ class Store:
         wanted = set(ckeys)
         self.conn.row_factory = sqlite3.Row
         try:
-            cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM records")
+            if len(wanted) <= 500:  # a refit's lookup: by the primary key
+                marks = ", ".join("?" * len(wanted))
+                query = f"SELECT {_COLUMNS} FROM records WHERE ckey IN ({marks})"
+                cursor = self.conn.execute(query, sorted(wanted))
+            else:
+                cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM records")
             return {row["ckey"]: _record(row) for row in cursor if row["ckey"] in wanted}
         finally:
             self.conn.row_factory = None
