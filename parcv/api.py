@@ -116,10 +116,12 @@ def cross_validate(
         belongs to one plan (a fingerprint of data, estimator, space, folds,
         scoring and parcv version): another plan's store is refused.
     resume : bool, default=False
-        Compute only the units missing from ``store`` (required); the result
-        is identical to an uninterrupted run. With another refit metric,
-        ``selection`` or ``error_score`` than the stored run, its fits are
-        kept and only the refits and the failed fits are computed again.
+        Reuse every record of ``store`` (required) whose content key this
+        run needs, whatever sweep stored it, and compute the rest: the
+        result is identical to a fresh run. An edited or grown sweep (more
+        candidates, families, repeats or draws; another refit metric or
+        selection) computes only its new units and the refits whose chosen
+        candidate changed; failed fits take the new ``error_score``.
     overwrite : bool, default=False
         Discard what ``store`` holds; contradicts ``resume=True`` (refused).
     progress : bool, default=None
@@ -253,8 +255,10 @@ def search(
         As in :func:`cross_validate`.
     save_models : bool, default=False
         Also write the final fitted model beside the store with joblib
-        (``<store>.models/final.joblib``); load such files only from trusted
-        sources, since unpickling runs code.
+        (``<store>.models/final-<content key>.joblib``) and record its
+        SHA-256 in the store: it is loaded (by a resumed run, or when
+        ``load(store).best_estimator_`` is read) only after that check, so a
+        file the store does not record is never unpickled.
     refit : bool or str, default=True
         Refit the selected candidate on all data; with several metrics, the
         name of the metric that selects. No callable: use ``selection``.
@@ -441,9 +445,12 @@ def load(store: str | Path, *, load_models: bool = False) -> CVResult | SearchRe
     store : str or Path
         SQLite file written by ``cross_validate``/``search``/``nested_cv``.
     load_models : bool, default=False
-        Also load the final model saved with ``save_models=True`` (joblib:
-        only for stores from a trusted source). Otherwise
-        ``best_estimator_`` is None; reading the store itself never runs code.
+        Load the final model saved with ``save_models=True`` now (after
+        checking the SHA-256 the store records for it) and raise if there is
+        none. Otherwise it is loaded, with the same check, when
+        ``best_estimator_`` is first read; reading the store itself never
+        runs code. Without a saved model, reading ``best_estimator_`` raises
+        :class:`~parcv.errors.ModelNotAvailableError` saying how to get one.
 
     Returns
     -------

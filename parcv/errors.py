@@ -11,6 +11,7 @@ __all__ = [
     "BackendError",
     "RunInterrupted",
     "FitFailedWarning",
+    "ModelNotAvailableError",
 ]
 
 
@@ -28,6 +29,14 @@ class PlanMismatchError(ParcvError, ValueError):
 
 class BackendError(ParcvError, RuntimeError):
     """A backend could not start or lost every worker."""
+
+
+class ModelNotAvailableError(ParcvError, AttributeError):
+    """A result has no fitted final model: not fitted, not saved, or not the file recorded.
+
+    An ``AttributeError`` too, as scikit-learn's ``GridSearchCV(refit=False)`` has no
+    ``best_estimator_``: ``hasattr(result, "best_estimator_")`` is False.
+    """
 
 
 class RunInterrupted(KeyboardInterrupt):

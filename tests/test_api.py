@@ -266,6 +266,7 @@ def test_public_api_is_pinned():
             "FitFailedWarning",
             "RunInterrupted",
             "LocalBackend",
+            "ModelNotAvailableError",
             "NestedResult",
             "ParcvError",
             "PlanMismatchError",

@@ -73,24 +73,18 @@ def _criteria_lines(plan: Any) -> list[str]:
 
 
 def _store_text(store: Path, plan: Any, job: Any) -> str:
-    """What a run of this plan would find in the store."""
-    from parcv.plan.build import choice_digest, fingerprint
+    """What a run of this plan would find in the store (by content key, any plan's units)."""
+    from parcv.engine.session import count_stored
     from parcv.plan.data import check_dataset
-    from parcv.store.sqlite import read_store
 
     if not store.is_file():
         return "none yet"
-    meta, records = read_store(store)
     data = check_dataset(job.data.X, job.data.y, job.data.groups)
-    if meta.get("fingerprint") != fingerprint(plan, data):
-        return f"{len(records)} units of another plan (a run needs another --out or --overwrite)"
-    if meta.get("choice") != choice_digest(plan):
-        kept = sum(not r.depends_on_choice for r in records.values())
-        return (
-            f"{kept} of {plan.n_units} units kept by --resume (stored with another refit "
-            "metric, selection or error_score: its refits and failed fits are redone)"
-        )
-    return f"{len(records)} of {plan.n_units} units stored"
+    found, n_fits, n_records = count_stored(plan, data, store)
+    return (
+        f"holds {n_records:,} units; {found:,} of this plan's {n_fits:,} fits are among them "
+        "(--resume reuses them, and the refits whose chosen candidate is stored)"
+    )
 
 
 def plan_text(spec: Any, out: Path, probe: bool) -> str:

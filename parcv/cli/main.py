@@ -139,12 +139,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     report = sub.add_parser("report", help="rebuild the report of a run directory")
     report.add_argument("run_dir", metavar="RUN_DIR")
+    prune = sub.add_parser(
+        "prune", help="drop the stored units the last run of a run directory did not use"
+    )
+    prune.add_argument("run_dir", metavar="RUN_DIR", help="run directory (holds store.sqlite)")
     demo = sub.add_parser("demo", help="run the demo sweeps by nested CV on the local pool")
     demo.add_argument("--out", default="parcv-demo", help="run directory (default: parcv-demo)")
     _backend_options(demo, demo=True)
     demo.add_argument("--quick", action="store_true", help="smaller sweeps")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
-    for command in (run, inspect, report, demo):
+    for command in (run, inspect, report, prune, demo):
         command.add_argument(
             "--verbose", action="store_true", help="also show INFO logs (parcv's and Dask's)"
         )
@@ -256,6 +260,7 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             overwrite=args.overwrite,
             progress=False if args.quiet else None,
             connect_timeout=args.connect_timeout,
+            announce=lambda message: print(f"parcv: {message}", file=sys.stderr),
         )
     except RunInterrupted as err:
         logging.getLogger(__name__).debug("interrupted: %s", err)
@@ -268,7 +273,7 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return EXIT_INTERRUPTED
     if not args.quiet:
         info = RunInfo.from_dict({"title": spec.name, "mode": spec.mode})
-        resumed = f", {outcome.n_resumed} resumed from the store" if outcome.n_resumed else ""
+        resumed = f", {outcome.n_resumed} reused from the store" if outcome.n_resumed else ""
         print(render_summary(outcome.result, info))
         print(f"{outcome.n_units} units{resumed}, {outcome.elapsed:.1f} s on {outcome.backend}")
     print(f"Report: {outcome.run_dir / 'report.md'}")
@@ -282,6 +287,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     print(render_summary(result, info))
     print(f"Rebuilt {len(files)} files from the store (no fit ran).")
     print(f"Report: {files[-1]}")
+    return EXIT_OK
+
+
+def _cmd_prune(args: argparse.Namespace) -> int:
+    from parcv.store.sqlite import prune_store
+
+    store = Path(args.run_dir) / "store.sqlite"
+    if not store.is_file():
+        raise FileNotFoundError(f"no parcv store at {str(store)!r}; pass a run directory.")
+    dropped, kept = prune_store(store)
+    print(f"Dropped {dropped:,} units the last run did not use; {kept:,} kept in {store}.")
     return EXIT_OK
 
 
@@ -332,6 +348,8 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return _cmd_inspect(args)
     if args.command == "report":
         return _cmd_report(args)
+    if args.command == "prune":
+        return _cmd_prune(args)
     return _cmd_demo(args)
 
 

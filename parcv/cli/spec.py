@@ -282,7 +282,7 @@ class RunOptions:
     scheduler_file: str | None = None
     seed: int = 0
     out: str | None = None
-    save_models: bool = False
+    save_models: bool = True  # the final model is what a user ships: keep it by default
     journal: str = "wal"
 
 

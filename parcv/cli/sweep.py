@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,14 +25,14 @@ from parcv.cli.build import (
 from parcv.cli.data_sources import LoadedData, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
+from parcv.engine.session import count_stored, reuse_message
 from parcv.errors import BackendError
 from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
-from parcv.plan.records import Key, Record
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
 from parcv.results.objects import CVResult, NestedResult, SearchResult
-from parcv.store.sqlite import read_records
+from parcv.store.sqlite import count_reused, read_counts
 
 __all__ = [
     "Job",
@@ -256,14 +256,9 @@ def private_files() -> Iterator[None]:
         os.umask(old)
 
 
-def _kept(before: Mapping[Key, Record], after: Mapping[Key, Record]) -> int:
-    """Units the run took from the store rather than ran (a redone unit starts anew)."""
-    return sum(1 for k, r in before.items() if k in after and after[k].started == r.started)
-
-
 def stored_units(store: Path) -> int:
     """Number of records in a store file (0 if there is none)."""
-    return len(read_records(store)) if store.is_file() else 0
+    return read_counts(store)[0] if store.is_file() else 0
 
 
 def default_out(spec: Spec) -> Path:
@@ -323,6 +318,7 @@ def run_spec(
     overwrite: bool = False,
     progress: bool | None = None,
     connect_timeout: float | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Run a spec into its run directory and write the report.
 
@@ -335,6 +331,9 @@ def run_spec(
         As in :func:`parcv.nested_cv`.
     connect_timeout : float, default=None
         Seconds to reach a Dask scheduler (None: the backend's default).
+    announce : callable, default=None
+        Called before the run with "reusing n of m units; k to compute" when
+        ``resume`` finds a store with records.
 
     Returns
     -------
@@ -358,7 +357,12 @@ def run_spec(
     prepare_run_dir(run_dir)
     store = run_dir / STORE
     new_store = not store.exists()
-    stored = read_records(store) if resume and not overwrite and store.is_file() else {}
+    if resume and not overwrite and store.is_file():
+        data = check_dataset(job.data.X, job.data.y, job.data.groups)
+        n_found, _, n_stored = count_stored(plan, data, store)
+        if n_stored and announce is not None:
+            announce(reuse_message(n_found, plan.n_units))
+    started = time.time()
     start = time.perf_counter()
     with private_files():
         try:
@@ -379,7 +383,7 @@ def run_spec(
         elapsed = time.perf_counter() - start
         write_private(run_dir / "spec.toml", spec.text)
         result = load(store)
-        n_resumed = _kept(stored, {r.key: r for r in result.records})
+        n_resumed = count_reused(store, started)
         files = write_outputs(run_dir, result, run_info(spec, job, where))
     logger.info(
         "run %s: %d units (%d resumed) in %.1f s", run_dir, plan.n_units, n_resumed, elapsed

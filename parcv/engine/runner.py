@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -113,12 +113,18 @@ class _Schedule:
     speculation: Speculation = field(default_factory=Speculation)
     chain_tried: set[int | None] = field(default_factory=set)
     races: dict[int | None, _Race] = field(default_factory=dict)
+    # A stored refit of (outer fold, chosen candidate), looked up when the choice is known.
+    reuse: Callable[[Unit], Record | None] | None = None
+    # Units equal in content to an earlier unit of the plan: run once, recorded under both.
+    twins: Mapping[Key, tuple[Unit, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        copies = {u.key for units in self.twins.values() for u in units}
         # A unit is done when all its records are (a fast-CV unit makes one per candidate).
         self.pending.extend(
             u for u in self.plan.units
-            if any(k not in self.records for k in self.plan.unit_keys(u))
+            if u.key not in copies
+            and any(k not in self.records for k in self.plan.unit_keys(u))
         )  # fmt: skip
         refits: list[int | None] = ([None] if self.plan.final else []) + list(
             self.plan.refit_outers
@@ -149,11 +155,15 @@ class _Schedule:
     def _release(self, outer: int | None) -> None:
         del self.waiting[outer]
         chosen = select_for(self.plan, self.records, outer, warn=True)
+        kind = "final" if outer is None else "refit"
+        stored = None if self.reuse is None else self.reuse(Unit(kind, outer, None, chosen))
+        if stored is not None:
+            self.ready.append(stored)
+            return
         found = self.speculation.use(outer, chosen)
         if isinstance(found, Record):
             self.ready.append(found)
         elif Speculation.is_missing(found):
-            kind = "final" if outer is None else "refit"
             self.pending.appendleft(Unit(kind, outer, None, chosen))
 
     def speculated(self, record: Record) -> None:
@@ -214,6 +224,12 @@ class _Schedule:
             self.waiting[outer] -= 1
         if self.waiting.get(outer, -1) == 0:
             self._release(outer)
+
+    def with_twins(self, records: list[Record]) -> list[Record]:
+        """The records plus a copy under each twin unit of theirs."""
+        copies = [replace(r, unit=u) for r in records for u in self.twins.get(r.key, ())
+                  if u.key not in self.records]  # fmt: skip
+        return records + copies if copies else records
 
     def next_chunk(self, size: int) -> tuple[Unit, ...]:
         if self.pending[0].kind not in _INDEPENDENT:
@@ -409,6 +425,7 @@ def _drive(
                 sizer.observe(records)
                 batches.append(records)
         for records in batches:
+            records = schedule.with_twins(records)
             error = _check(plan, records)
             if error is not None:
                 yield [r for r in records if r.ok]
@@ -425,6 +442,8 @@ def run_plan(
     *,
     done: Mapping[Key, Record] | None = None,
     on_batch: Callable[[list[Record]], None] | None = None,
+    reuse: Callable[[Unit], Record | None] | None = None,
+    twins: Mapping[Key, tuple[Unit, ...]] | None = None,
 ) -> dict[Key, Record]:
     """Run every unit of a plan that is not already done.
 
@@ -438,6 +457,13 @@ def run_plan(
     on_batch : callable, default=None
         Called with each batch of new records (one finished chunk) as soon
         as it arrives: the store commits it, the progress bar advances.
+    reuse : callable, default=None
+        Given a refit or final unit once its candidate is chosen, return a
+        stored record of the same content (relabelled to the unit), or None
+        to run it.
+    twins : mapping of key to tuple of Unit, default=None
+        Units whose content equals the unit of a key: they are not run, but
+        recorded as copies of that unit's record.
 
     Returns
     -------
@@ -455,7 +481,7 @@ def run_plan(
         When a requested criterion is undefined for the estimator (raised at
         the first ``criteria`` record, whatever ``error_score`` says).
     """
-    schedule = _Schedule(plan, dict(done or {}))
+    schedule = _Schedule(plan, dict(done or {}), reuse=reuse, twins=twins or {})
     with backend.open(plan, data) as executor:
         speculate = not plan.fast_cv and executor.n_workers > 1
         for batch in _drive(plan, executor, schedule, speculate):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +18,13 @@ from parcv.criteria.tasks import CriteriaRequest
 from parcv.engine.backends.base import Backend
 from parcv.engine.progress import Progress, check_progress
 from parcv.engine.runner import run_plan
-from parcv.errors import ParcvError, RunInterrupted
+from parcv.errors import ModelNotAvailableError, ParcvError, RunInterrupted
 from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
 from parcv.plan.data import Dataset
 from parcv.plan.interval import BBCRequest, IntervalRequest
+from parcv.plan.keys import ContentKeys, content_keys
 from parcv.plan.partition import PartitionFolds
-from parcv.plan.records import Key, Record
+from parcv.plan.records import Key, Record, Unit
 from parcv.plan.reprs import stable_repr
 from parcv.plan.scoring import Scoring
 from parcv.plan.selection import Selection
@@ -28,19 +32,32 @@ from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
 from parcv.plan.version import __version__
 from parcv.results.aggregate import report_fit_failures
+from parcv.results.objects import FinalModel
 from parcv.stats.racing import Racing
 from parcv.store.sqlite import (
     Store,
     check_store_to_read,
     open_store,
     params_json,
+    read_ckeys,
+    read_counts,
     read_folds,
+    read_model_entry,
     read_partitions,
     read_store,
     store_session,
 )
 
-__all__ = ["execute_plan", "load_run", "plan_meta"]
+__all__ = [
+    "count_stored",
+    "execute_plan",
+    "load_run",
+    "load_saved_model",
+    "plan_meta",
+    "reuse_message",
+]
+
+_log = logging.getLogger("parcv")
 
 
 def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
@@ -101,30 +118,175 @@ def _models_dir(store: str | Path) -> Path:
     return Path(str(store) + ".models")
 
 
-def _resumable(store: str | Path | None, done: dict[Key, Record]) -> dict[Key, Record]:
-    # A stored "final" record is only complete with its fitted model; without one, refit it.
-    final = done.get(("final",))
-    if final is None:
-        return done
-    model = None if store is None else _models_dir(store) / "final.joblib"
-    if model is not None and model.is_file():
-        from dataclasses import replace
-
-        import joblib
-
-        done[("final",)] = replace(final, estimator=joblib.load(model))
-    else:
-        del done[("final",)]
-    return done
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
-def _open(plan: Plan, data: Dataset, kind: str, store: str | Path | None, **options: Any) -> Store:
+def load_saved_model(store: str | Path, ckey: str | None = None) -> Any:
+    """Load the final model a run saved beside ``store``, after checking its recorded digest.
+
+    Raises
+    ------
+    ModelNotAvailableError
+        The store records no model for its current plan, the file is missing,
+        or its SHA-256 differs from the one recorded (the file is then never
+        unpickled).
+    """
+    path = Path(store)
+    entry = read_model_entry(path, ckey)
+    how = (
+        "Rerun the same call with resume=True and save_models=True (command line: parcv run "
+        "--resume; only the final refit runs again), or refit the estimator with "
+        "result.best_params_ yourself."
+    )
+    if entry is None:
+        raise ModelNotAvailableError(
+            f"store {str(path)!r} keeps no fitted final model (the run did not save one). {how}"
+        )
+    file, digest = entry
+    model = _models_dir(path) / file
+    if not model.is_file():
+        raise ModelNotAvailableError(f"the model file {str(model)!r} of store {str(path)!r} "
+                                     f"is missing. {how}")  # fmt: skip
+    if _file_digest(model) != digest:
+        raise ModelNotAvailableError(
+            f"the model file {str(model)!r} does not match the SHA-256 store {str(path)!r} "
+            f"recorded for it, so it was not loaded (it may have been replaced). {how}"
+        )
+    import joblib
+
+    return joblib.load(model)
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """What a run takes from its store: records by graph key, and refits to look up."""
+
+    done: dict[Key, Record]
+    twins: dict[Key, tuple[Unit, ...]]
+    lookup: Callable[[Unit], Record | None] | None
+    n_stored: int
+
+
+def _rescored(record: Record, plan: Plan) -> Record | None:
+    """A stored record as this plan records it; a failure takes this plan's error_score."""
+    if record.ok:
+        return record
+    if plan.error_score == "raise" or record.folds is not None:
+        return None  # rerun: it must raise here, or its per-fold failures are not kept
+    score = float(plan.error_score)
+    return replace(
+        record,
+        test_scores=dict.fromkeys(record.test_scores, score),
+        train_scores=dict.fromkeys(record.train_scores, score),
+    )
+
+
+def _twins(graph: dict[Key, str], plan: Plan) -> dict[Key, tuple[Unit, ...]]:
+    """Units equal in content to an earlier unit of the plan (not fast CV: batches differ)."""
+    if plan.fast_cv:
+        return {}
+    first: dict[str, Key] = {}
+    twins: dict[Key, list[Unit]] = {}
+    for key, ckey in graph.items():
+        if ckey in first:
+            twins.setdefault(first[ckey], []).append(_unit_of(key))
+        else:
+            first[ckey] = key
+    return {k: tuple(v) for k, v in twins.items()}
+
+
+def _unit_of(key: Key) -> Unit:
+    if key[0] == "criteria":
+        return Unit("criteria", key[1], None, key[2])
+    if key[0] == "ncv":
+        return Unit("ncv", None, key[1], 0)
+    return Unit(key[0], key[1], key[2], key[3])
+
+
+def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool) -> Reuse:
+    """Find this plan's units among the store's records, by content key."""
+    graph = keys.graph_keys(plan)
+    twins = _twins(graph, plan)
+    if st.path is None or st.n_records() == 0:
+        return Reuse({}, twins, None, 0)
+    stored = st.stored(graph.values())
+    done = {}
+    for key, ckey in graph.items():
+        found = stored.get(ckey)
+        record = None if found is None else _rescored(replace(found, unit=_unit_of(key)), plan)
+        if record is not None:
+            done[key] = record
+    # A failure rescored with this run's error_score is written back; the rest only claimed.
+    st.add(r for r in done.values() if not r.ok)
+    st.claim(r for r in done.values() if r.ok)
+
+    def lookup(unit: Unit) -> Record | None:
+        ckey = keys.key(unit)
+        if unit.kind == "final":
+            # A final record is complete only with its fitted model, checked by its digest.
+            if not with_model or not _has_model(st, ckey):
+                return None
+            try:
+                estimator = load_saved_model(st.path, ckey)  # type: ignore[arg-type]
+            except ModelNotAvailableError:
+                return None
+            found = st.stored([ckey]).get(ckey)
+            if found is None or not found.ok:
+                return None
+            return replace(found, unit=unit, estimator=estimator)
+        found = st.stored([ckey]).get(ckey)
+        return None if found is None else _rescored(replace(found, unit=unit), plan)
+
+    return Reuse(done, twins, lookup, st.n_records())
+
+
+def _has_model(st: Store, ckey: str) -> bool:
+    if st.conn is None:
+        return False
+    return st.conn.execute("SELECT 1 FROM models WHERE ckey = ?", (ckey,)).fetchone() is not None
+
+
+def _open(
+    plan: Plan, data: Dataset, kind: str, store: str | Path | None, keys: ContentKeys,
+    **options: Any,
+) -> Store:  # fmt: skip
     if store is None:  # nothing persists: no fingerprint, description or fold blobs needed
         return open_store(None, {}, [], labels=())
     labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
     meta = plan_meta(plan, kind, fingerprint(plan, data))
-    return open_store(store, meta, _plan_folds(plan), labels=labels,
+    return open_store(store, meta, _plan_folds(plan), labels=labels, key_of=keys.key,
                       partitions=_plan_partitions(plan), **options)  # fmt: skip
+
+
+def reuse_message(n_reused: int, n_units: int) -> str:
+    """Say how much of a plan a store already holds.
+
+    Examples
+    --------
+    >>> reuse_message(840, 1000)
+    'reusing 840 of 1,000 units; 160 to compute'
+    """
+    return f"reusing {n_reused:,} of {n_units:,} units; {n_units - n_reused:,} to compute"
+
+
+def count_stored(plan: Plan, data: Dataset, store: str | Path) -> tuple[int, int, int]:
+    """Return (this plan's fits found in ``store`` by content key, its fits, store's records).
+
+    Read-only. Refits are not counted: which candidate they fit is known
+    only once the fits are in.
+    """
+    path = Path(store)
+    graph = content_keys(plan, data).graph_keys(plan)
+    n_records = read_counts(path)[0] if path.is_file() else 0
+    if not n_records:
+        return 0, len(graph), 0
+    stored = read_ckeys(path)
+    return sum(1 for ckey in graph.values() if ckey in stored), len(graph), n_records
 
 
 def execute_plan(
@@ -140,7 +302,7 @@ def execute_plan(
     save_models: bool = False,
     journal: str = "wal",
 ) -> dict[Key, Record]:
-    """Run a plan against its store: skip what is done, commit what finishes.
+    """Run a plan against its store: reuse what is stored, commit what finishes.
 
     Parameters
     ----------
@@ -152,13 +314,15 @@ def execute_plan(
     store : str, Path or None, default=None
         SQLite file; None keeps nothing.
     resume, overwrite, journal
-        See :func:`parcv.store.sqlite.open_store`.
+        See :func:`parcv.store.sqlite.open_store`. With ``resume=True`` the
+        run reuses every stored record whose content key it needs, whatever
+        plan stored it, and logs "reusing n of m units; k to compute".
     progress : bool or None, default=None
         Progress bar; None shows it when stderr is a terminal.
     save_models : bool, default=False
         Also write the final fitted model with joblib beside the store
-        (``<store>.models/final.joblib``). Such files execute code when
-        loaded: load them only from trusted sources.
+        (``<store>.models/final-<content key>.joblib``) and record its SHA-256 in the
+        store; it is loaded only after that digest is checked.
 
     Returns
     -------
@@ -184,11 +348,16 @@ def execute_plan(
     show = check_progress(progress)
     if save_models and store is None:
         raise ValueError("save_models=True needs store=path: models are written beside it.")
-    st = _open(plan, data, kind, store, resume=resume, overwrite=overwrite, journal=journal)
-    if st.rechosen and store is not None:  # its final model was fitted for the old choice
-        (_models_dir(store) / "final.joblib").unlink(missing_ok=True)
+    keys = content_keys(plan, data)
+    st = _open(plan, data, kind, store, keys, resume=resume, overwrite=overwrite,
+               journal=journal)  # fmt: skip
     with store_session(st):
-        done = _resumable(store, st.records() if resume else {})
+        # A run returns its final model: reuse a stored final only with its saved model,
+        # and unpickle that (digest-checked) only when this run asks for models.
+        reuse = _reuse(st, plan, keys, with_model=save_models)
+        done = reuse.done
+        if reuse.n_stored:
+            _log.info("%s", reuse_message(len(done), plan.n_units))
         bar = Progress(plan.n_units, show, initial=len(done))
 
         def on_batch(batch: list[Record]) -> None:
@@ -196,13 +365,14 @@ def execute_plan(
             bar.update(batch)
 
         try:
-            records = run_plan(plan, data, backend, done=done, on_batch=on_batch)
+            records = run_plan(plan, data, backend, done=done, on_batch=on_batch,
+                               reuse=reuse.lookup, twins=reuse.twins)  # fmt: skip
         except KeyboardInterrupt as err:
             raise RunInterrupted(_interrupt_message(store, st.records(), plan)) from err
         finally:
             bar.close()
-    if save_models and ("final",) in records:
-        _save_final(store, records[("final",)])  # type: ignore[arg-type]
+        if save_models and ("final",) in records:
+            _save_final(st, records[("final",)])
     if kind == "cross_validate":  # search and nested_cv report failures as they select
         report_fit_failures(plan, records, stacklevel=4)
     return records
@@ -221,13 +391,21 @@ def _interrupt_message(store: str | Path | None, stored: Mapping[Key, Record], p
     )
 
 
-def _save_final(store: str | Path, record: Record) -> None:
+def _save_final(st: Store, record: Record) -> None:
+    """Write the final model beside the store and record its digest (skip if it is that one)."""
     import joblib
 
-    folder = _models_dir(store)
+    assert st.path is not None  # save_models needs a store path (checked above)
+    ckey = st.key_of(record.unit)
+    if _has_model(st, ckey):
+        return  # the reused final's own model: already saved and recorded
+    folder = _models_dir(st.path)
     folder.mkdir(mode=0o700, exist_ok=True)
-    joblib.dump(record.estimator, folder / "final.joblib")
-    (folder / "final.joblib").chmod(0o600)
+    # One file per final fit's content: growing a sweep back finds its model again.
+    model = folder / f"final-{ckey}.joblib"
+    joblib.dump(record.estimator, model)
+    model.chmod(0o600)
+    st.record_model(ckey, model.name, _file_digest(model))
 
 
 def _folds_from_store(
@@ -290,7 +468,14 @@ def _not_stored(*args: Any) -> float:
 def load_run(
     store: str | Path, *, load_models: bool = False
 ) -> tuple[str, Plan, dict[Key, Record]]:
-    """Read a store into (kind, plan view, records) without recomputing anything."""
+    """Read a store into (kind, plan view, records) without recomputing anything.
+
+    The final record carries a :class:`~parcv.results.objects.FinalModel`: it
+    loads the saved model (after checking its recorded SHA-256) when
+    ``best_estimator_`` is read, or at once with ``load_models=True``; without
+    a recorded model it says so and how to get one. Nothing is unpickled
+    unless asked.
+    """
     path = check_store_to_read(store)
     meta, records = read_store(path)
     if "plan" not in meta:
@@ -298,12 +483,26 @@ def load_run(
     plan = _plan_from_store(meta, path)
     if load_models:
         _check_saved_model(path, meta["kind"], plan)
-        records = _resumable(path, records)
+    final = records.get(("final",))
+    if final is not None:
+        try:
+            model = FinalModel(load_saved_model(path)) if load_models else _lazy_model(path)
+        except ModelNotAvailableError as err:
+            if load_models:
+                raise ValueError(f"load_models=True, but {err}") from err
+            model = FinalModel(reason=str(err))
+        records[("final",)] = replace(final, estimator=model)
     return meta["kind"], plan, records
 
 
+def _lazy_model(path: Path) -> FinalModel:
+    if read_model_entry(path) is None:
+        load_saved_model(path)  # raises: says there is no model and how to get one
+    return FinalModel(loader=partial(load_saved_model, path))
+
+
 def _check_saved_model(path: Path, kind: str, plan: Plan) -> None:
-    """``load_models=True`` needs the model a ``save_models=True`` run wrote beside the store."""
+    """``load_models=True`` needs a final model, which only a run with refit fits."""
     if not plan.final:
         what = "the run had refit=False, so no final model was fitted"
         if kind == "cross_validate":
@@ -312,14 +511,6 @@ def _check_saved_model(path: Path, kind: str, plan: Plan) -> None:
             f"load_models=True, but store {str(path)!r} has no model to load: {what}. "
             "Call load(store) without load_models; rerun with refit=True and "
             "save_models=True to keep a fitted model."
-        )
-    if not (_models_dir(path) / "final.joblib").is_file():
-        raise ValueError(
-            f"load_models=True, but store {str(path)!r} was written without "
-            "save_models=True: no fitted model is kept beside it. Rerun the same call with "
-            "resume=True and save_models=True (only the final refit runs again), refit "
-            "the estimator with result.best_params_ yourself, or call load(store) without "
-            "load_models."
         )
 
 

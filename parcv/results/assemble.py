@@ -19,7 +19,7 @@ from parcv.results.aggregate import (
     summarize_failures,
 )
 from parcv.results.criteria_table import build_criteria_table, criteria_choices
-from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.results.objects import CVResult, FinalModel, NestedResult, SearchResult
 from parcv.results.summary import selection_stability, summarize_rows, summarize_scores
 from parcv.stats.intervals import CVInterval, bbc_cv, naive_cv_interval, ncv_interval
 
@@ -118,6 +118,21 @@ def _usable(record: Record | None) -> bool:
     return record is not None and record.ok and record.folds is not None
 
 
+_NO_FINAL = (
+    "no final model: the search ran with refit=False, or its final refit has not run yet. "
+    "Run it with refit=True (and resume=True to reuse the stored fits)."
+)
+
+
+def _final_model(plan: Plan, final: Record | None) -> FinalModel:
+    """The final record's model: fitted, a loader of a saved one, or why there is none."""
+    if final is None:
+        return FinalModel(reason=_NO_FINAL)
+    if isinstance(final.estimator, FinalModel):
+        return final.estimator
+    return FinalModel(estimator=final.estimator, reason=_NO_FINAL)
+
+
 def make_search_result(plan: Plan, records: Mapping[Key, Record]) -> SearchResult:
     """Assemble a :class:`SearchResult` from the all-data records of a plan.
 
@@ -157,7 +172,7 @@ def make_search_result(plan: Plan, records: Mapping[Key, Record]) -> SearchResul
         best_index_=best,
         best_params_=dict(plan.candidates[best].params),
         best_score_=float(cv_results[f"mean_test_{plan.scoring.suffix(metric)}"][best]),
-        best_estimator_=None if final is None else final.estimator,
+        final_model=_final_model(plan, final),
         n_splits_=len(plan.inner_folds[None]),
         refit_metric=metric,
         summaries=summaries,

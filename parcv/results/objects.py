@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from parcv.errors import ModelNotAvailableError
 from parcv.plan.records import Record
 from parcv.plan.space import Candidate
 from parcv.results.aggregate import FailureSummary
@@ -24,7 +26,7 @@ from parcv.results.summary import ScoreSummary, StabilityRow
 from parcv.stats import ComparisonTable, TestResult
 from parcv.stats.intervals import CVInterval
 
-__all__ = ["CVResult", "SearchResult", "NestedResult", "FAST_CV_NOTE"]
+__all__ = ["CVResult", "SearchResult", "NestedResult", "FAST_CV_NOTE", "FinalModel"]
 
 FAST_CV_NOTE = (
     "fast CV: the held-out predictions were computed exactly in closed form (linear smoother, "
@@ -33,6 +35,42 @@ FAST_CV_NOTE = (
     "backends agree with each other bit for bit. Fit and score times are the batch's, spread "
     "evenly over its candidates and folds."
 )
+
+
+@dataclass
+class FinalModel:
+    """The fitted final model of a search, or why there is none.
+
+    Parameters
+    ----------
+    estimator : object or None
+        The fitted model, when it is at hand.
+    loader : callable or None
+        Loads it on first use (a saved model, checked against the digest its
+        store records); called only when ``best_estimator_`` is read.
+    reason : str
+        Why there is no model, and how to get one (when both are None).
+
+    Examples
+    --------
+    >>> FinalModel(reason="refit=False").get()
+    Traceback (most recent call last):
+    ...
+    parcv.errors.ModelNotAvailableError: refit=False
+    """
+
+    estimator: Any = None
+    loader: Callable[[], Any] | None = None
+    reason: str = ""
+
+    def get(self) -> Any:
+        """Return the model; raise ModelNotAvailableError saying why there is none."""
+        if self.estimator is None and self.loader is not None:
+            self.estimator = self.loader()
+            self.loader = None
+        if self.estimator is None:
+            raise ModelNotAvailableError(self.reason)
+        return self.estimator
 
 
 def _notes(fast_cv: bool) -> list[str]:
@@ -122,9 +160,10 @@ class SearchResult(Exportable):
     """Architecture A: candidates scored by CV on all data, best refitted.
 
     Attributes follow ``GridSearchCV``: ``cv_results_``, ``best_index_``,
-    ``best_params_``, ``best_score_``, ``best_estimator_`` (``None`` when
-    ``refit=False``), ``n_splits_``, plus ``summaries`` (per candidate, per
-    metric :class:`ScoreSummary`) and the tidy ``records``.
+    ``best_params_``, ``best_score_``, ``best_estimator_`` (reading it raises
+    :class:`~parcv.errors.ModelNotAvailableError` when there is no final
+    model), ``n_splits_``, plus ``summaries`` (per candidate, per metric
+    :class:`ScoreSummary`) and the tidy ``records``.
 
     ``fast_cv`` says whether the held-out predictions came from fast CV
     (``notes`` explains what that means for the numbers);
@@ -140,7 +179,7 @@ class SearchResult(Exportable):
     best_index_: int
     best_params_: dict[str, Any]
     best_score_: float
-    best_estimator_: Any
+    final_model: FinalModel = field(repr=False)
     n_splits_: int
     refit_metric: str
     summaries: dict[str, list[ScoreSummary]] = field(repr=False)
@@ -158,6 +197,18 @@ class SearchResult(Exportable):
     def notes(self) -> list[str]:
         """How the numbers were computed, where that matters (fast CV)."""
         return _notes(self.fast_cv)
+
+    @property
+    def best_estimator_(self) -> Any:
+        """The selected candidate refitted on all data.
+
+        Raises
+        ------
+        ModelNotAvailableError
+            No final model: ``refit=False``, or a loaded store whose run did
+            not save it (the message says how to get it).
+        """
+        return self.final_model.get()
 
     def compare(
         self,

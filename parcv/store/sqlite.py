@@ -1,4 +1,4 @@
-"""Durable record store: one SQLite file per plan fingerprint, no pickles.
+"""Durable record store: records kept by content key in one SQLite file, no pickles.
 
 Records are rows of plain columns and JSON text. A fast-CV record also
 keeps its per-fold test scores as JSON (``fold_scores``); leave-one-out
@@ -13,7 +13,7 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +23,7 @@ import numpy as np
 
 from parcv.errors import PlanMismatchError
 from parcv.plan.partition import PartitionFolds
-from parcv.plan.records import CHOSEN_KINDS, ErrorInfo, FoldScores, Key, Record, Unit
+from parcv.plan.records import ErrorInfo, FoldScores, Key, Record, Unit
 
 __all__ = [
     "JOURNAL_MODES",
@@ -35,6 +35,11 @@ __all__ = [
     "check_store",
     "check_store_to_read",
     "mismatch_message",
+    "read_counts",
+    "read_ckeys",
+    "count_reused",
+    "prune_store",
+    "read_model_entry",
 ]
 
 
@@ -274,6 +279,11 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
     )
 
 
+# Schema 2: records are kept by content key (see parcv.plan.keys), whatever plan stored
+# them; ``units`` maps the graph keys of the plan that last ran to content keys, and
+# ``models`` records each saved model file with its SHA-256. Schema 1 (parcv 0.1.0)
+# kept records by graph key: it is read by ``load`` and refused by a run.
+SCHEMA_VERSION = "2"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS folds (
@@ -282,20 +292,27 @@ CREATE TABLE IF NOT EXISTS partitions (
     outer INTEGER, rows BLOB NOT NULL, tests BLOB NOT NULL, offsets BLOB NOT NULL,
     leave_one_out INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS records (
-    key TEXT PRIMARY KEY, kind TEXT NOT NULL, outer INTEGER, inner INTEGER,
+    ckey TEXT PRIMARY KEY, kind TEXT NOT NULL, outer INTEGER, inner INTEGER,
     candidate INTEGER NOT NULL, candidate_id TEXT NOT NULL, params TEXT NOT NULL,
     status TEXT NOT NULL, test_scores TEXT NOT NULL, train_scores TEXT NOT NULL,
     fit_time REAL NOT NULL, score_time REAL NOT NULL, n_train INTEGER NOT NULL,
     n_test INTEGER NOT NULL, error_type TEXT, error_message TEXT, traceback TEXT,
     warnings TEXT NOT NULL, worker TEXT NOT NULL, started REAL NOT NULL,
     finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT);
+CREATE TABLE IF NOT EXISTS units (
+    key TEXT PRIMARY KEY, ckey TEXT NOT NULL, kind TEXT NOT NULL, outer INTEGER,
+    inner INTEGER, candidate INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS models (
+    ckey TEXT PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL);
 """
+_TABLES = ("meta", "folds", "partitions", "records", "units", "models")
 
 _COLUMNS = (
-    "key, kind, outer, inner, candidate, candidate_id, params, status, test_scores, "
+    "ckey, kind, outer, inner, candidate, candidate_id, params, status, test_scores, "
     "train_scores, fit_time, score_time, n_train, n_test, error_type, error_message, "
     "traceback, warnings, worker, started, finished, stored, fold_scores"
 )
+_V1_COLUMNS = _COLUMNS.replace("ckey,", "key,", 1)
 _N_COLUMNS = _COLUMNS.count(",") + 1
 
 
@@ -340,10 +357,10 @@ def _connect(path: Path, journal: str) -> sqlite3.Connection:
     return conn
 
 
-def _row(record: Record, cand_id: str, params: str) -> tuple[Any, ...]:
+def _row(record: Record, ckey: str, cand_id: str, params: str) -> tuple[Any, ...]:
     u, err = record.unit, record.error
     return (
-        key_text(record.key),
+        ckey,
         u.kind,
         u.outer,
         u.inner,
@@ -369,14 +386,19 @@ def _row(record: Record, cand_id: str, params: str) -> tuple[Any, ...]:
     )
 
 
-def _record(row: sqlite3.Row) -> Record:
+def _unit_row(record: Record, ckey: str) -> tuple[Any, ...]:
+    u = record.unit
+    return (key_text(record.key), ckey, u.kind, u.outer, u.inner, u.candidate)
+
+
+def _record(row: sqlite3.Row, unit: Unit | None = None) -> Record:
     err = (
         None
         if row["error_type"] is None
         else ErrorInfo(row["error_type"], row["error_message"] or "", row["traceback"] or "")
     )
     return Record(
-        unit=Unit(row["kind"], row["outer"], row["inner"], row["candidate"]),
+        unit=unit or Unit(row["kind"], row["outer"], row["inner"], row["candidate"]),
         status=row["status"],
         test_scores={k: float(v) for k, v in json.loads(row["test_scores"]).items()},
         train_scores={k: float(v) for k, v in json.loads(row["train_scores"]).items()},
@@ -395,24 +417,33 @@ def _record(row: sqlite3.Row) -> Record:
     )
 
 
+def _no_key(unit: Unit) -> str:
+    raise ValueError(f"a store opened without content keys cannot add {unit!r}")
+
+
 @dataclass
 class Store:
     """An open store: the driver appends records in batches, one transaction each.
 
     Use :func:`open_store`; ``Store(None)`` is the in-memory store of a
-    throw-away call (nothing persists).
+    throw-away call (nothing persists). ``key_of`` gives a record's content
+    key; ``labels`` the candidate id and parameters JSON written with it.
     """
 
     path: Path | None
     conn: sqlite3.Connection | None = None
     labels: tuple[tuple[str, str], ...] = ()
-    rechosen: bool = False  # opened with another choice: choice-dependent records dropped
+    key_of: Callable[[Unit], str] = _no_key
 
     def add(self, records: Iterable[Record]) -> None:
-        """Commit a batch of records in one transaction."""
+        """Commit a batch of records (by content key) and this plan's units, in one transaction."""
         if self.conn is None:
             return
-        rows = [_row(r, *self.labels[r.unit.candidate]) for r in records]
+        records = list(records)
+        ckeys = [self.key_of(r.unit) for r in records]
+        rows = [
+            _row(r, k, *self.labels[r.unit.candidate]) for r, k in zip(records, ckeys, strict=True)
+        ]
         with self.conn:  # BEGIN ... COMMIT, or ROLLBACK on error
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.executemany(
@@ -420,9 +451,73 @@ class Store:
                 f"({', '.join('?' * _N_COLUMNS)})",
                 rows,
             )
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?)",
+                [_unit_row(r, k) for r, k in zip(records, ckeys, strict=True)],
+            )
+
+    def claim(self, records: Iterable[Record]) -> None:
+        """Mark stored records (reused, relabelled) as units of this plan."""
+        if self.conn is None:
+            return
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?)",
+                [_unit_row(r, self.key_of(r.unit)) for r in records],
+            )
+
+    def stored(self, ckeys: Iterable[str]) -> dict[str, Record]:
+        """Return the stored records among ``ckeys`` (labelled as the plan that stored them)."""
+        if self.conn is None:
+            return {}
+        wanted = set(ckeys)
+        self.conn.row_factory = sqlite3.Row
+        try:
+            if len(wanted) <= 500:  # a refit's lookup: by the primary key
+                marks = ", ".join("?" * len(wanted))
+                query = f"SELECT {_COLUMNS} FROM records WHERE ckey IN ({marks})"
+                cursor = self.conn.execute(query, sorted(wanted))
+            else:
+                cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM records")
+            return {row["ckey"]: _record(row) for row in cursor if row["ckey"] in wanted}
+        finally:
+            self.conn.row_factory = None
+
+    def n_records(self) -> int:
+        """Number of records the store holds, of any plan."""
+        if self.conn is None:
+            return 0
+        return int(self.conn.execute("SELECT count(*) FROM records").fetchone()[0])
+
+    def prune(self) -> int:
+        """Drop the records (and saved models) no unit of the current plan uses; return how many."""
+        if self.conn is None or self.path is None:
+            return 0
+        unused = "NOT IN (SELECT ckey FROM units)"
+        files = [
+            row[0] for row in self.conn.execute(f"SELECT file FROM models WHERE ckey {unused}")
+        ]
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            cursor = self.conn.execute(f"DELETE FROM records WHERE ckey {unused}")
+            self.conn.execute(f"DELETE FROM models WHERE ckey {unused}")
+        for file in files:
+            (Path(f"{self.path}.models") / file).unlink(missing_ok=True)
+        return cursor.rowcount
+
+    def record_model(self, ckey: str, file: str, sha256: str) -> None:
+        """Record the saved model file of a unit with its digest."""
+        if self.conn is None:
+            return
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(
+                "INSERT OR REPLACE INTO models VALUES (?, ?, ?)", (ckey, file, sha256)
+            )
 
     def records(self) -> dict[Key, Record]:
-        """Every stored record by key."""
+        """Every record of the current plan by graph key."""
         return {} if self.path is None else read_records(self.path)
 
     def close(self) -> None:
@@ -448,19 +543,92 @@ def _has_column(conn: sqlite3.Connection, table: str, column: str) -> bool:
     return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
 
 
+def _is_schema_1(conn: sqlite3.Connection) -> bool:
+    return _has_column(conn, "records", "key")
+
+
 def read_records(path: Path) -> dict[Key, Record]:
-    """Read every record of a store, read-only."""
+    """Read every record of the store's current plan by graph key, read-only."""
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
         conn.row_factory = sqlite3.Row
-        # Stores written before fast CV have no fold_scores column: read it as NULL.
-        columns = (
-            _COLUMNS
-            if _has_column(conn, "records", "fold_scores")
-            else (_COLUMNS.replace("fold_scores", "NULL AS fold_scores"))
-        )
-        rows = conn.execute(f"SELECT {columns} FROM records").fetchall()
-    records = [_record(row) for row in rows]
+        if _is_schema_1(conn):
+            # Stores written before fast CV have no fold_scores column: read it as NULL.
+            columns = (
+                _V1_COLUMNS
+                if _has_column(conn, "records", "fold_scores")
+                else (_V1_COLUMNS.replace("fold_scores", "NULL AS fold_scores"))
+            )
+            rows = conn.execute(f"SELECT {columns} FROM records").fetchall()
+            return {r.key: r for r in (_record(row) for row in rows)}
+        columns = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+        rows = conn.execute(
+            f"SELECT {columns}, u.kind AS u_kind, u.outer AS u_outer, u.inner AS u_inner, "
+            "u.candidate AS u_candidate FROM units u JOIN records r ON r.ckey = u.ckey"
+        ).fetchall()
+    units = (
+        Unit(row["u_kind"], row["u_outer"], row["u_inner"], row["u_candidate"]) for row in rows
+    )
+    records = [_record(row, unit) for row, unit in zip(rows, units, strict=True)]
     return {r.key: r for r in records}
+
+
+def read_counts(path: Path) -> tuple[int, int]:
+    """Return (records the store holds of any plan, units of its current plan)."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        n_records = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+        if _is_schema_1(conn):
+            return n_records, n_records
+        return n_records, conn.execute("SELECT count(*) FROM units").fetchone()[0]
+
+
+def count_reused(path: Path, since: float) -> int:
+    """Number of the current plan's units whose record was computed before ``since``."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        return int(conn.execute(
+            "SELECT count(*) FROM units u JOIN records r ON r.ckey = u.ckey WHERE r.started < ?",
+            (since,),
+        ).fetchone()[0])  # fmt: skip
+
+
+def read_ckeys(path: Path) -> set[str]:
+    """Return the content keys of every record in the store (empty for a schema-1 store)."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        if _is_schema_1(conn):
+            return set()
+        return {row[0] for row in conn.execute("SELECT ckey FROM records")}
+
+
+def prune_store(path: Path) -> tuple[int, int]:
+    """Drop the records no unit of the store's current plan uses; return (dropped, kept)."""
+    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    try:
+        if _is_schema_1(conn):
+            raise PlanMismatchError(
+                f"store {str(path)!r} was written by parcv 0.1.0; it keeps only one plan's "
+                "records, so there is nothing to prune."
+            )
+        store = Store(path, conn)
+        dropped = store.prune()
+        kept = store.n_records()
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
+    return dropped, kept
+
+
+def read_model_entry(path: Path, ckey: str | None = None) -> tuple[str, str] | None:
+    """Return (file, sha256) of a recorded model: the current plan's final, or unit ``ckey``'s."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        if _is_schema_1(conn):
+            return None  # such stores recorded no digest: their model files are never loaded
+        if ckey is None:
+            found = conn.execute("SELECT ckey FROM units WHERE key = ?", (key_text(("final",)),))
+            row = found.fetchone()
+            if row is None:
+                return None
+            ckey = row[0]
+        row = conn.execute("SELECT file, sha256 FROM models WHERE ckey = ?", (ckey,)).fetchone()
+    return None if row is None else (row[0], row[1])
 
 
 def read_folds(path: Path) -> list[tuple[int | None, int | None, np.ndarray, np.ndarray]]:
@@ -509,32 +677,44 @@ def read_store(path: str | Path) -> tuple[dict[str, str], dict[Key, Record]]:
     return read_meta(p), read_records(p)
 
 
-def _check_fingerprint(path: Path, meta: dict[str, str], overwrite: bool, resume: bool) -> str:
-    """What to do with the existing file: "wipe", "keep" or "rechoose"; raise if another plan's.
+def _check_existing(path: Path, meta: dict[str, str], overwrite: bool, resume: bool) -> str:
+    """What to do with the existing file: "wipe" or "keep"; raise when a run may not add to it.
 
-    "rechoose": the same fits, chosen from by another refit metric, selection rule or
-    error_score; the records that depend on the choice are dropped, the others kept.
+    "keep": the run reuses every stored record whose content key it needs (any plan's).
     """
-    old = read_meta(path)
-    n_old = len(read_records(path)) if old else 0
-    if not old or overwrite:
+    if overwrite:
         return "wipe"
+    old = read_meta(path)
+    if not old:
+        return "wipe"  # creation was interrupted before the meta table was written
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        if _is_schema_1(conn):
+            raise PlanMismatchError(
+                f"store {str(path)!r} was written by parcv 0.1.0, which kept records by their "
+                "place in one plan rather than by content; this version cannot add to it. "
+                "parcv.load() still reads it. Use a new store path (command line: another "
+                "--out), or overwrite=True (--overwrite) to start again."
+            )
+        n_old = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    if not n_old or resume:
+        return "keep"
     if old.get("fingerprint") != meta["fingerprint"]:
-        raise PlanMismatchError(mismatch_message(path, old, meta, n_old))
-    rechoose = old.get("choice") != meta.get("choice")
-    if n_old and not resume:
+        raise PlanMismatchError(
+            mismatch_message(path, old, meta, n_old)
+            + " Or pass resume=True (--resume) to reuse the stored units this plan shares "
+            "and compute the rest."
+        )
+    changed = ""
+    if old.get("choice") != meta.get("choice"):
         changed = (
             f" This call chooses differently: {changed_choice(old, meta)}. Resuming keeps the "
-            "fits and redoes only the refits and the failed fits."
-            if rechoose
-            else ""
+            "fits and redoes only the refits whose choice changed."
         )
-        raise PlanMismatchError(
-            f"store {str(path)!r} already holds {n_old} records of this plan.{changed} Pass "
-            "resume=True (command line: --resume) to compute only the missing units, or "
-            "overwrite=True (--overwrite) to start again."
-        )
-    return "rechoose" if rechoose else "keep"
+    raise PlanMismatchError(
+        f"store {str(path)!r} already holds {n_old} records of this plan.{changed} Pass "
+        "resume=True (command line: --resume) to compute only the missing units, or "
+        "overwrite=True (--overwrite) to start again."
+    )
 
 
 def open_store(
@@ -543,29 +723,31 @@ def open_store(
     folds: list[tuple[Any, Any, Any, Any]],
     *,
     labels: tuple[tuple[str, str], ...],
+    key_of: Callable[[Unit], str] = _no_key,
     partitions: dict[int | None, PartitionFolds] | None = None,
     resume: bool = False,
     overwrite: bool = False,
     journal: str = "wal",
 ) -> Store:
-    """Open (or create) the store of one plan; refuse another plan's store.
+    """Open (or create) a store for one plan; its records are kept by content key.
 
     Parameters
     ----------
     path : str, Path or None
         SQLite file; ``None`` keeps nothing (in-memory, throw-away).
     meta : dict of str to str
-        Must hold ``fingerprint``; written when the store is created.
+        Must hold ``fingerprint``; the description of the plan that runs now.
     folds : list of (outer, inner, train, test)
         Fold index arrays, stored as little-endian int64 blobs.
     labels : tuple of (candidate id, params JSON)
         Per candidate, written with each record.
+    key_of : callable, default raises
+        Content key of a record's unit (:meth:`parcv.plan.keys.ContentKeys.key`).
     partitions : dict of outer fold to PartitionFolds, default=None
         Compact fold sets (leave-one-out), stored as index blobs.
     resume : bool, default=False
-        Keep this plan's records (the run computes only missing units). If
-        the refit metric, selection or error_score changed, the refit records
-        and failed fits are dropped first: they depend on those.
+        Keep the stored records: the run reuses those whose content key it
+        needs, whichever plan stored them, and computes the rest.
     overwrite : bool, default=False
         Discard whatever the file holds.
     journal : {"wal", "delete"}, default="wal"
@@ -579,8 +761,8 @@ def open_store(
     Raises
     ------
     PlanMismatchError
-        The file holds another plan's records, or records of this plan
-        without ``resume=True``; the file is left untouched.
+        The file holds records and ``resume=True`` was not passed, or it was
+        written by parcv 0.1.0 (schema 1); the file is left untouched.
     TypeError, ValueError
         ``journal`` is not one of :data:`JOURNAL_MODES`, or ``path`` is not
         a path to a file that can be created or written (see
@@ -589,37 +771,35 @@ def open_store(
     journal = check_journal(journal)
     p = check_store(path)
     if p is None:
-        return Store(None, None, labels)
-    action = _check_fingerprint(p, meta, overwrite, resume) if p.exists() else "wipe"
+        return Store(None, None, labels, key_of)
+    action = _check_existing(p, meta, overwrite, resume) if p.exists() else "wipe"
     conn = _connect(p, journal)
     os.chmod(p, 0o600)  # results are the user's only
     with conn:
         conn.execute("BEGIN IMMEDIATE")
+        if action == "wipe":
+            for table in _TABLES:
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _SCHEMA.strip().split(";"):
             if statement.strip():
                 conn.execute(statement)
-        if not _has_column(conn, "records", "fold_scores"):
-            conn.execute("ALTER TABLE records ADD COLUMN fold_scores TEXT")
-        if action == "rechoose":
-            # Refits depend on the choice, failed fits' scores on error_score: redo them.
-            # As Record.depends_on_choice says, in SQL.
-            conn.execute(f"DELETE FROM records WHERE kind IN {CHOSEN_KINDS} OR status != 'ok'")
-            conn.execute("DELETE FROM meta")
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
-        if action == "wipe":
-            for table in ("meta", "folds", "partitions", "records"):
-                conn.execute(f"DELETE FROM {table}")
-            conn.executemany(
-                "INSERT INTO partitions VALUES (?, ?, ?, ?, ?)",
-                [(o, _index_blob(p.rows), _index_blob(p.tests), _index_blob(p.offsets),
-                  int(p.leave_one_out)) for o, p in (partitions or {}).items()],
-            )  # fmt: skip
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
-            conn.executemany(
-                "INSERT INTO folds VALUES (?, ?, ?, ?)",
-                [(o, i, _index_blob(tr), _index_blob(te)) for o, i, tr, te in folds],
-            )
-    return Store(p, conn, labels, rechosen=action == "rechoose")
+        # The store now describes this plan: its folds, its units (claimed as reused or run).
+        for table in ("meta", "folds", "partitions", "units"):
+            conn.execute(f"DELETE FROM {table}")
+        conn.executemany(
+            "INSERT INTO partitions VALUES (?, ?, ?, ?, ?)",
+            [(o, _index_blob(p.rows), _index_blob(p.tests), _index_blob(p.offsets),
+              int(p.leave_one_out)) for o, p in (partitions or {}).items()],
+        )  # fmt: skip
+        conn.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            sorted({**meta, "schema": SCHEMA_VERSION}.items()),
+        )
+        conn.executemany(
+            "INSERT INTO folds VALUES (?, ?, ?, ?)",
+            [(o, i, _index_blob(tr), _index_blob(te)) for o, i, tr, te in folds],
+        )
+    return Store(p, conn, labels, key_of)
 
 
 @contextmanager

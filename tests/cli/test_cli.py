@@ -74,8 +74,11 @@ def test_example_spec_runs_through_the_cli_and_reports_the_result(tmp_path, caps
         assert (out / name).is_file(), name
     assert list(out.glob("*.png")) or not HAS_MATPLOTLIB, "no plot was written"
     assert stat.S_IMODE(out.stat().st_mode) == 0o700
-    for file in out.iterdir():
-        assert stat.S_IMODE(file.stat().st_mode) == 0o600, file.name
+    for file in out.iterdir():  # the saved model's folder (saved by default) is 0700
+        mode = 0o700 if file.is_dir() else 0o600
+        assert stat.S_IMODE(file.stat().st_mode) == mode, file.name
+    for model in (out / "store.sqlite.models").glob("*"):
+        assert stat.S_IMODE(model.stat().st_mode) == 0o600, model.name
     result = parcv.load(out / "store.sqlite")
     report = (out / "report.md").read_text()
     for metric, mean, se in _estimate_rows(result):
@@ -122,13 +125,13 @@ def test_summary_inspect_and_dry_run_do_not_run(tmp_path, capsys):
     assert "model to ship: alpha=" in text and "7 units" in text
     assert json.loads((out / "run.json").read_text())["seed"] == 3
     assert main(["inspect", str(spec), "--out", str(out), "--seed", "3"]) == 0
-    assert "7 of 7 units stored" in capsys.readouterr().out
+    assert "holds 7 units; 6 of this plan's 6 fits are among them" in capsys.readouterr().out
     spec.write_text(TINY + '[search]\nselection = "one_se"\ncomplexity = "alpha"\n')
     assert main(["inspect", str(spec), "--out", str(out), "--seed", "3"]) == 0
-    assert "6 of 7 units kept by --resume (stored with another refit" in capsys.readouterr().out
+    assert "holds 7 units; 6 of this plan's 6 fits are among them" in capsys.readouterr().out
     spec.write_text(TINY.replace("[0.1, 10.0]", "[0.1, 20.0]"))
     assert main(["inspect", str(spec), "--out", str(out), "--seed", "3"]) == 0
-    assert "7 units of another plan (a run needs another --out" in capsys.readouterr().out
+    assert "holds 7 units; 3 of this plan's 6 fits are among them" in capsys.readouterr().out
 
 
 def test_rerun_needs_resume_or_overwrite(tmp_path, capsys):
@@ -195,13 +198,44 @@ def test_resumed_count_is_what_the_run_did_not_redo(tmp_path, capsys):
     spec.write_text(TINY)
     run = ["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]
     assert main(run) == 0
-    # No saved model: the final refit is redone on resume, the 6 fits are not.
+    # The model is saved by default: nothing is redone on resume.
     assert main([*run, "--resume"]) == 0
-    assert "7 units, 6 resumed from the store" in capsys.readouterr().out
-    # Another selection: the fits are kept, the final refit (of another candidate) redone.
+    captured = capsys.readouterr()
+    assert "parcv: reusing 6 of 7 units; 1 to compute" in captured.err
+    assert "7 units, 7 reused from the store" in captured.out
+    # Another selection: the fits are kept; the final refit is redone only if another
+    # candidate is chosen (one_se may pick alpha=10.0, or keep alpha=0.1 when it is alone).
     spec.write_text(TINY + '[search]\nselection = "one_se"\ncomplexity = "alpha"\n')
     assert main([*run, "--resume"]) == 0
-    assert "7 units, 6 resumed from the store" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    same = "model to ship: alpha=0.1 " in text
+    assert f"7 units, {7 if same else 6} reused from the store" in text
+    # A grown grid: the old candidate's fits are reused, the new one's computed.
+    spec.write_text(TINY.replace("[0.1, 10.0]", "[0.1, 10.0, 30.0]"))
+    assert main([*run, "--resume"]) == 0
+    assert "reusing 6 of 10 units; 4 to compute" in capsys.readouterr().err
+    # Without --resume an edited spec is refused, with the hint.
+    spec.write_text(TINY.replace("[0.1, 10.0]", "[0.1, 20.0]"))
+    assert main(run) == 2
+    assert "Or pass resume=True (--resume) to reuse" in capsys.readouterr().err
+
+
+def test_prune_drops_the_units_the_last_run_did_not_use(tmp_path, capsys):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(TINY.replace("[0.1, 10.0]", "[0.1, 10.0, 30.0]"))
+    out = tmp_path / "run"
+    run = ["run", str(spec), "--out", str(out), "--backend", "serial", "--quiet"]
+    assert main(run) == 0
+    spec.write_text(TINY)
+    assert main([*run, "--resume"]) == 0
+    before = parcv.load(out / "store.sqlite")
+    capsys.readouterr()
+    assert main(["prune", str(out)]) == 0
+    text = capsys.readouterr().out  # the 3 fits of alpha=30 (and the old final, if another)
+    assert "units the last run did not use; 7 kept" in text and "Dropped 0" not in text
+    after = parcv.load(out / "store.sqlite")
+    assert [r.test_scores for r in after.records] == [r.test_scores for r in before.records]
+    assert after.best_estimator_.alpha == before.best_estimator_.alpha
 
 
 def test_usage_errors_exit_2(tmp_path, capsys):
@@ -392,7 +426,7 @@ def test_interrupt_exits_130_keeps_the_store_and_resume_completes(
         [*command, "--resume"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
     )
     assert resumed.returncode == 0, resumed.stderr
-    assert f"{stored} resumed from the store" in resumed.stdout
+    assert f"{stored} reused from the store" in resumed.stdout
     assert len(read_records(store)) == 52
     assert (out / "report.md").is_file()
 

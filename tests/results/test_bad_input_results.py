@@ -317,7 +317,7 @@ def test_single_metric_search_refuses_an_unknown_metric(method):
 def test_load_models_without_saved_models_says_how_to_get_one(tmp_path):
     store = tmp_path / "run.sqlite"
     _search(store=store)
-    with pytest.raises(ValueError, match=r"written without save_models=True.*resume=True"):
+    with pytest.raises(ValueError, match=r"keeps no fitted final model.*resume=True"):
         parcv.load(store, load_models=True)
     _search(store=store, resume=True, save_models=True)  # the advice works: only the refit runs
     assert parcv.load(store, load_models=True).best_estimator_ is not None
@@ -351,7 +351,8 @@ def test_plan_mismatch_says_what_differs_and_how_to_proceed(tmp_path, change, sh
     assert shown in message
     assert "Nothing was changed" in message
     assert "another --out" in message and "overwrite=True (--overwrite)" in message
-    assert "--resume" not in message  # resuming cannot run another plan
+    # Resuming reuses the units the edited sweep shares with the stored one.
+    assert "resume=True (--resume) to reuse the stored units" in message
     assert len(read_store(store)[1]) == len(before[1])
 
 

@@ -184,7 +184,7 @@ def test_store_holds_no_pickles_and_every_field(tmp_path):
     assert row["error_type"] == "ValueError" and "alpha must be >= 0" in row["traceback"]
     assert json.loads(row["params"]) == {"alpha": -1.0}
     assert row["candidate_id"].startswith("c0-") and row["worker"] and row["stored"] > 0
-    assert json.loads(row["key"])[0] == "fit"
+    assert row["kind"] == "fit" and len(row["ckey"]) == 32  # kept by content key
 
 
 def test_candidate_failing_everywhere_is_excluded_even_with_a_numeric_error_score():
@@ -229,7 +229,9 @@ def test_saved_model_is_reused_on_resume_and_loaded_on_request(tmp_path):
     r = parcv.search(
         Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, backend="serial", store=store, save_models=True
     )
-    assert parcv.load(store).best_estimator_ is None  # reading a store runs no code
+    lazy = parcv.load(store)  # reading a store runs no code: the model loads when read
+    assert lazy.final_model.estimator is None and lazy.final_model.loader is not None
+    np.testing.assert_array_equal(lazy.best_estimator_.predict(X), r.best_estimator_.predict(X))
     model = parcv.load(store, load_models=True).best_estimator_
     np.testing.assert_array_equal(model.predict(X), r.best_estimator_.predict(X))
     again = parcv.search(
