@@ -9,6 +9,8 @@ __all__ = [
     "FitFailedError",
     "PlanMismatchError",
     "BackendError",
+    "StoreLockedError",
+    "StoreDamagedError",
     "RunInterrupted",
     "FitFailedWarning",
 ]
@@ -28,6 +30,14 @@ class PlanMismatchError(ParcvError, ValueError):
 
 class BackendError(ParcvError, RuntimeError):
     """A backend could not start or lost every worker."""
+
+
+class StoreLockedError(ParcvError, RuntimeError):
+    """Another live parcv run holds the store's writer lock."""
+
+
+class StoreDamagedError(ParcvError, ValueError):
+    """A store file is truncated, not a SQLite file, or misses what parcv wrote into it."""
 
 
 class RunInterrupted(KeyboardInterrupt):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,10 @@ from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
 from parcv.plan.version import __version__
 from parcv.results.aggregate import report_fit_failures
+from parcv.store.lock import lock_store
 from parcv.store.sqlite import (
     Store,
+    check_store,
     check_store_to_read,
     open_store,
     params_json,
@@ -122,6 +125,22 @@ def _open(plan: Plan, data: Dataset, kind: str, store: str | Path | None, **opti
 
 
 def execute_plan(
+    plan: Plan, data: Dataset, backend: Backend, kind: str, **options: Any
+) -> dict[Key, Record]:
+    """Run a plan holding its store's writer lock: see :func:`_execute_unlocked`.
+
+    Raises
+    ------
+    StoreLockedError
+        Another live parcv run writes the same store (nothing is changed).
+    """
+    store = options.get("store")
+    path = check_store(store)
+    with nullcontext() if path is None else lock_store(path):
+        return _execute_unlocked(plan, data, backend, kind, **options)
+
+
+def _execute_unlocked(
     plan: Plan,
     data: Dataset,
     backend: Backend,
