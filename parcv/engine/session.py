@@ -15,7 +15,7 @@ from parcv.criteria.tasks import CriteriaRequest
 from parcv.engine.backends.base import Backend
 from parcv.engine.progress import Progress, check_progress
 from parcv.engine.runner import run_plan
-from parcv.errors import ParcvError, RunInterrupted
+from parcv.errors import ParcvError, RunInterrupted, StoreDamagedError
 from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
 from parcv.plan.data import Dataset
 from parcv.plan.partition import PartitionFolds
@@ -217,7 +217,7 @@ def _execute_unlocked(
     if save_models and ("final",) in records:
         _save_final(store, records[("final",)])  # type: ignore[arg-type]
     if kind == "cross_validate":  # search and nested_cv report failures as they select
-        report_fit_failures(plan, records, stacklevel=4)
+        report_fit_failures(plan, records, stacklevel=5)  # under execute_plan
     return records
 
 
@@ -291,6 +291,51 @@ def _plan_from_store(meta: dict[str, str], path: Path) -> Plan:
     )
 
 
+def _plan_from_store_checked(meta: dict[str, str], path: Path) -> Plan:
+    """The plan view of a store, or StoreDamagedError saying what in it is wrong."""
+    try:
+        return _plan_from_store(meta, path)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as err:
+        what = (
+            f"missing entry {err}" if isinstance(err, KeyError) else f"{type(err).__name__}: {err}"
+        )
+        raise StoreDamagedError(
+            f"store {str(path)!r} is damaged: its plan description cannot be read ({what}). "
+            "It was left unchanged. Restore it from a copy, or run again with overwrite=True "
+            "(--overwrite) to recompute every unit."
+        ) from err
+
+
+def expected_keys(plan: Plan) -> list[Key]:
+    """Every record key a finished run of ``plan`` holds (fits, refits, the final refit)."""
+    keys = [k for u in plan.units for k in plan.unit_keys(u)]
+    keys += [("refit", o) for o in plan.refit_outers]
+    return keys + ([("final",)] if plan.final else [])
+
+
+def check_complete(path: Path, plan: Plan, records: Mapping[Key, Record]) -> None:
+    """Raise a ParcvError saying how far an interrupted run got and how to finish it."""
+    keys = expected_keys(plan)
+    missing = [k for k in keys if k not in records]
+    if not missing:
+        return
+    refits = sorted(k[1] for k in missing if k[0] == "refit")
+    parts = []
+    n_fits = sum(1 for k in missing if k[0] not in ("refit", "final"))
+    if n_fits:
+        parts.append(f"{n_fits} fits")
+    if refits:
+        parts.append("the refits of outer folds " + ", ".join(map(str, refits)))
+    if ("final",) in missing:
+        parts.append("the final refit on all data")
+    raise ParcvError(
+        f"store {str(path)!r} holds an unfinished run: {len(keys) - len(missing)} of "
+        f"{len(keys)} units done; missing {'; '.join(parts)}, so its estimates are not known "
+        "yet. Run the same call again with resume=True (command line: parcv run SPEC --out "
+        "DIR --resume) to compute only the missing units."
+    )
+
+
 def _not_stored(*args: Any) -> float:
     raise ParcvError("scorers are not stored; rerun the call to compute new scores.")
 
@@ -303,7 +348,14 @@ def load_run(
     meta, records = read_store(path)
     if "plan" not in meta:
         raise ParcvError(f"store {str(path)!r} has no plan description; it is not a parcv store.")
-    plan = _plan_from_store(meta, path)
+    if "kind" not in meta:
+        raise StoreDamagedError(
+            f"store {str(path)!r} is damaged: its meta table has no entry 'kind' (which result "
+            "it holds). It was left unchanged. Restore it from a copy, or run again with "
+            "overwrite=True (--overwrite) to recompute every unit."
+        )
+    plan = _plan_from_store_checked(meta, path)
+    check_complete(path, plan, records)
     if load_models:
         _check_saved_model(path, meta["kind"], plan)
         records = _resumable(path, records)

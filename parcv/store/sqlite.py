@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from parcv.errors import PlanMismatchError
+from parcv.errors import PlanMismatchError, StoreDamagedError
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import CHOSEN_KINDS, ErrorInfo, FoldScores, Key, Record, Unit
 
@@ -458,9 +458,55 @@ def read_records(path: Path) -> dict[Key, Record]:
             if _has_column(conn, "records", "fold_scores")
             else (_COLUMNS.replace("fold_scores", "NULL AS fold_scores"))
         )
-        rows = conn.execute(f"SELECT {columns} FROM records").fetchall()
-    records = [_record(row) for row in rows]
+        try:
+            rows = conn.execute(f"SELECT {columns} FROM records").fetchall()
+        except sqlite3.DatabaseError as err:
+            raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
+    try:
+        records = [_record(row) for row in rows]
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        what = f"a record holds text parcv did not write ({type(err).__name__}: {err})"
+        raise StoreDamagedError(_damaged(path, what)) from err
     return {r.key: r for r in records}
+
+
+def _count_records(path: Path) -> int:
+    """How many records a store holds, without reading them (a damaged one can be overwritten)."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+        except sqlite3.DatabaseError as err:
+            raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
+
+
+def _damaged(path: Path, what: str) -> str:
+    """Say that a store is damaged, how, and what to do."""
+    return (
+        f"store {str(path)!r} is damaged: {what}. It was left unchanged. Restore it from a "
+        "copy, or run again with overwrite=True (--overwrite) to recompute every unit."
+    )
+
+
+def never_created(path: Path) -> bool:
+    """Whether ``path`` is an empty file or a SQLite file whose creation was interrupted.
+
+    parcv writes the tables and the meta rows in one transaction, so a store
+    without a meta table, or with neither meta rows nor records, holds
+    nothing of value and is recreated by the next run.
+    """
+    if path.stat().st_size == 0:
+        return True
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            if "meta" not in tables:
+                return not tables - {"folds", "partitions", "records"} and not (
+                    "records" in tables and conn.execute("SELECT 1 FROM records LIMIT 1").fetchone()
+                )
+            empty = not conn.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
+            return empty and not conn.execute("SELECT 1 FROM records LIMIT 1").fetchone()
+    except sqlite3.DatabaseError:
+        return False  # not SQLite, or damaged: refused with its own message
 
 
 def read_folds(path: Path) -> list[tuple[int | None, int | None, np.ndarray, np.ndarray]]:
@@ -516,7 +562,7 @@ def _check_fingerprint(path: Path, meta: dict[str, str], overwrite: bool, resume
     error_score; the records that depend on the choice are dropped, the others kept.
     """
     old = read_meta(path)
-    n_old = len(read_records(path)) if old else 0
+    n_old = _count_records(path) if old else 0
     if not old or overwrite:
         return "wipe"
     if old.get("fingerprint") != meta["fingerprint"]:
@@ -590,7 +636,8 @@ def open_store(
     p = check_store(path)
     if p is None:
         return Store(None, None, labels)
-    action = _check_fingerprint(p, meta, overwrite, resume) if p.exists() else "wipe"
+    fresh = not p.exists() or never_created(p)
+    action = "wipe" if fresh else _check_fingerprint(p, meta, overwrite, resume)
     conn = _connect(p, journal)
     os.chmod(p, 0o600)  # results are the user's only
     with conn:
