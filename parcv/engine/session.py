@@ -19,7 +19,7 @@ from parcv.errors import ParcvError, RunInterrupted, StoreDamagedError
 from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
 from parcv.plan.data import Dataset
 from parcv.plan.partition import PartitionFolds
-from parcv.plan.records import Key, Record
+from parcv.plan.records import CHOSEN_KINDS, Key, Record
 from parcv.plan.reprs import stable_repr
 from parcv.plan.scoring import Scoring
 from parcv.plan.selection import Selection
@@ -152,6 +152,7 @@ def _execute_unlocked(
     progress: bool | None = None,
     save_models: bool = False,
     journal: str = "wal",
+    retry_failed: bool = False,
 ) -> dict[Key, Record]:
     """Run a plan against its store: skip what is done, commit what finishes.
 
@@ -172,6 +173,9 @@ def _execute_unlocked(
         Also write the final fitted model with joblib beside the store
         (``<store>.models/final.joblib``). Such files execute code when
         loaded: load them only from trusted sources.
+    retry_failed : bool, default=False
+        With ``resume``, run the units stored as failed again (by default a
+        recorded failure, crash or timeout is kept, not retried).
 
     Returns
     -------
@@ -202,6 +206,9 @@ def _execute_unlocked(
         (_models_dir(store) / "final.joblib").unlink(missing_ok=True)
     with store_session(st):
         done = _resumable(store, st.records() if resume else {})
+        if retry_failed and not all(r.ok for r in done.values()):
+            # A retried fit may change a choice: its refits are redone too.
+            done = {k: r for k, r in done.items() if r.ok and r.unit.kind not in CHOSEN_KINDS}
         bar = Progress(plan.n_units, show, initial=len(done))
 
         def on_batch(batch: list[Record]) -> None:

@@ -100,3 +100,26 @@ def test_a_killed_drivers_payload_is_removed_by_the_next_run(tmp_path):
     assert all(p.exists() for p in left)  # SIGKILL runs no cleanup...
     _search(Faulty(), None, LocalBackend(n_jobs=1))  # ...the next local run does
     assert not any(p.exists() for p in left)
+
+
+def test_resume_keeps_recorded_failures_unless_retry_failed(tmp_path):
+    store = tmp_path / "run.sqlite"
+    with pytest.warns(parcv.FitFailedWarning):
+        _search(Faulty(fault="oom"), store, "serial")
+    first = read_store(store)[1]
+    failed = {k for k, r in first.items() if not r.ok}
+    assert failed == {("fit", None, i, 1) for i in range(2)}
+    assert all(first[k].error.type == "MemoryError" for k in failed)
+    with pytest.warns(parcv.FitFailedWarning):
+        _search(Faulty(fault="oom"), store, "serial", resume=True, retry_failed=True)
+    again = read_store(store)[1]
+    rerun = {k for k in again if again[k].finished != first[k].finished}
+    assert rerun == failed | {("final",)}  # the failed fits, and the choice they feed
+
+
+def test_timeout_needs_the_local_backend_and_is_checked_before_anything_runs(tmp_path):
+    with pytest.raises(ValueError, match=r"timeout=2 needs the local backend"):
+        _search(Faulty(), tmp_path / "run.sqlite", "serial", timeout=2)
+    with pytest.raises(ValueError, match=r"timeout must be a number of seconds > 0"):
+        _search(Faulty(), tmp_path / "run.sqlite", "local", timeout=-1)
+    assert not (tmp_path / "run.sqlite").exists()
