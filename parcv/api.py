@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from parcv.engine.backends import check_backend
+from parcv.engine.backends import check_backend, with_timeout
 from parcv.engine.session import execute_plan, load_run
 from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
@@ -30,6 +30,7 @@ def _run(
     backend: Any,
     n_jobs: int | None,
     journal: str,
+    timeout: float | None,
     **run_options: Any,
 ) -> tuple[Plan, dict[Key, Record]]:
     """Check the input, build the plan and run it: the body every entry point shares.
@@ -41,7 +42,7 @@ def _run(
     check_journal(journal)
     data = check_dataset(*arrays)
     plan = build_plan(estimator, space, data, **plan_options)
-    resolved = check_backend(backend, n_jobs)
+    resolved = with_timeout(check_backend(backend, n_jobs), timeout)
     return plan, execute_plan(plan, data, resolved, kind, journal=journal, **run_options)
 
 
@@ -83,6 +84,8 @@ def cross_validate(
     ncv_repetitions: int = 50,
     ncv_random_state: int = 0,
     journal: str = "wal",
+    timeout: float | None = None,
+    retry_failed: bool = False,
 ) -> CVResult:
     """Cross-validate one model: fit and score it on every split.
 
@@ -132,6 +135,16 @@ def cross_validate(
         fastest; use ``"delete"`` (the rollback journal) when the store is on
         a network file system such as NFS or Lustre, where WAL is unsafe.
         Checked before anything runs, also without a ``store``.
+    timeout : float, default=None
+        Seconds one unit (one fit and its scoring) may run on the ``local``
+        backend: a unit running longer is stopped -- its worker process is
+        killed and replaced -- and recorded as failed ("timed out after N
+        s"), scored with ``error_score``; the run goes on. ``None``: no limit.
+        A unit that kills its worker (segfault, ``abort()``, out of memory)
+        is recorded the same way, with its cause, whatever ``timeout`` is.
+    retry_failed : bool, default=False
+        With ``resume=True``, run the units recorded as failed (exceptions,
+        crashed or timed-out workers) again; by default they are kept.
     fast_cv : {"auto", True, False}, default="auto"
         Exact fast cross-validation for linear smoothers. When every train
         set is the complement of its test set and the estimator (with every
@@ -206,7 +219,8 @@ def cross_validate(
              interval=interval, confidence=confidence, ncv_repetitions=ncv_repetitions,
              ncv_random_state=ncv_random_state,
              return_train_score=return_train_score, fast_cv=fast_cv),
-        backend=backend, n_jobs=n_jobs, journal=journal,
+        backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
+        retry_failed=retry_failed,
         store=store, resume=resume, overwrite=overwrite, progress=progress,
     )  # fmt: skip
     return make_cv_result(plan, records)
@@ -239,6 +253,8 @@ def search(
     bbc: bool = False,
     confidence: float = 0.9,
     journal: str = "wal",
+    timeout: float | None = None,
+    retry_failed: bool = False,
 ) -> SearchResult:
     """Select a candidate by CV on all data and refit it (Architecture A).
 
@@ -331,7 +347,8 @@ def search(
              error_score=error_score, return_train_score=return_train_score,
              fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
              confidence=confidence),
-        backend=backend, n_jobs=n_jobs, journal=journal, store=store, resume=resume,
+        backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
+        retry_failed=retry_failed, store=store, resume=resume,
         overwrite=overwrite, progress=progress, save_models=save_models,
     )  # fmt: skip
     return make_search_result(plan, records)
@@ -365,6 +382,8 @@ def nested_cv(
     bbc: bool = False,
     confidence: float = 0.9,
     journal: str = "wal",
+    timeout: float | None = None,
+    retry_failed: bool = False,
 ) -> NestedResult:
     """Estimate the performance of the whole selection procedure by nested CV.
 
@@ -431,7 +450,8 @@ def nested_cv(
              error_score=error_score, return_train_score=return_train_score,
              fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
              confidence=confidence),
-        backend=backend, n_jobs=n_jobs, journal=journal, store=store, resume=resume,
+        backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
+        retry_failed=retry_failed, store=store, resume=resume,
         overwrite=overwrite, progress=progress, save_models=save_models,
     )  # fmt: skip
     return make_nested_result(plan, records)

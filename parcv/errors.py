@@ -9,6 +9,8 @@ __all__ = [
     "FitFailedError",
     "PlanMismatchError",
     "BackendError",
+    "StoreLockedError",
+    "StoreDamagedError",
     "RunInterrupted",
     "FitFailedWarning",
     "ModelNotAvailableError",
@@ -37,6 +39,14 @@ class ModelNotAvailableError(ParcvError, AttributeError):
     An ``AttributeError`` too, as scikit-learn's ``GridSearchCV(refit=False)`` has no
     ``best_estimator_``: ``hasattr(result, "best_estimator_")`` is False.
     """
+
+
+class StoreLockedError(ParcvError, RuntimeError):
+    """Another live parcv run holds the store's writer lock."""
+
+
+class StoreDamagedError(ParcvError, ValueError):
+    """A store file is truncated, not a SQLite file, or misses what parcv wrote into it."""
 
 
 class RunInterrupted(KeyboardInterrupt):

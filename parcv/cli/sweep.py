@@ -232,7 +232,7 @@ def _drop_unused_run(run_dir: Path, created: Path | None) -> None:
     store = run_dir / STORE
     if stored_units(store):
         return  # finished units are kept for --resume
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    for suffix in ("", "-wal", "-shm", "-journal", ".lock"):
         Path(f"{store}{suffix}").unlink(missing_ok=True)
     if created is None:
         return

@@ -7,6 +7,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -18,7 +19,7 @@ from parcv.criteria.tasks import CriteriaRequest
 from parcv.engine.backends.base import Backend
 from parcv.engine.progress import Progress, check_progress
 from parcv.engine.runner import run_plan
-from parcv.errors import ModelNotAvailableError, ParcvError, RunInterrupted
+from parcv.errors import ModelNotAvailableError, ParcvError, RunInterrupted, StoreDamagedError
 from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
 from parcv.plan.data import Dataset
 from parcv.plan.interval import BBCRequest, IntervalRequest
@@ -31,11 +32,13 @@ from parcv.plan.selection import Selection
 from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
 from parcv.plan.version import __version__
-from parcv.results.aggregate import report_fit_failures
+from parcv.results.aggregate import race_mask, report_fit_failures
 from parcv.results.objects import FinalModel
 from parcv.stats.racing import Racing
+from parcv.store.lock import lock_store
 from parcv.store.sqlite import (
     Store,
+    check_store,
     check_store_to_read,
     open_store,
     params_json,
@@ -290,6 +293,22 @@ def count_stored(plan: Plan, data: Dataset, store: str | Path) -> tuple[int, int
 
 
 def execute_plan(
+    plan: Plan, data: Dataset, backend: Backend, kind: str, **options: Any
+) -> dict[Key, Record]:
+    """Run a plan holding its store's writer lock: see :func:`_execute_unlocked`.
+
+    Raises
+    ------
+    StoreLockedError
+        Another live parcv run writes the same store (nothing is changed).
+    """
+    store = options.get("store")
+    path = check_store(store)
+    with nullcontext() if path is None else lock_store(path):
+        return _execute_unlocked(plan, data, backend, kind, **options)
+
+
+def _execute_unlocked(
     plan: Plan,
     data: Dataset,
     backend: Backend,
@@ -301,6 +320,7 @@ def execute_plan(
     progress: bool | None = None,
     save_models: bool = False,
     journal: str = "wal",
+    retry_failed: bool = False,
 ) -> dict[Key, Record]:
     """Run a plan against its store: reuse what is stored, commit what finishes.
 
@@ -323,6 +343,9 @@ def execute_plan(
         Also write the final fitted model with joblib beside the store
         (``<store>.models/final-<content key>.joblib``) and record its SHA-256 in the
         store; it is loaded only after that digest is checked.
+    retry_failed : bool, default=False
+        With ``resume``, run the units stored as failed again (by default a
+        recorded failure, crash or timeout is kept, not retried).
 
     Returns
     -------
@@ -358,6 +381,10 @@ def execute_plan(
         done = reuse.done
         if reuse.n_stored:
             _log.info("%s", reuse_message(len(done), plan.n_units))
+        if retry_failed and not all(r.ok for r in done.values()):
+            # Failed units run again; a refit is keyed by the candidate it fits, so a refit
+            # of a choice the retried fits change is not reused by mistake.
+            done = {k: r for k, r in done.items() if r.ok}
         bar = Progress(plan.n_units, show, initial=len(done))
 
         def on_batch(batch: list[Record]) -> None:
@@ -374,7 +401,7 @@ def execute_plan(
         if save_models and ("final",) in records:
             _save_final(st, records[("final",)])
     if kind == "cross_validate":  # search and nested_cv report failures as they select
-        report_fit_failures(plan, records, stacklevel=4)
+        report_fit_failures(plan, records, stacklevel=5)  # under execute_plan
     return records
 
 
@@ -461,6 +488,57 @@ def _plan_from_store(meta: dict[str, str], path: Path) -> Plan:
     )
 
 
+def _plan_from_store_checked(meta: dict[str, str], path: Path) -> Plan:
+    """The plan view of a store, or StoreDamagedError saying what in it is wrong."""
+    try:
+        return _plan_from_store(meta, path)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as err:
+        what = (
+            f"missing entry {err}" if isinstance(err, KeyError) else f"{type(err).__name__}: {err}"
+        )
+        raise StoreDamagedError(
+            f"store {str(path)!r} is damaged: its plan description cannot be read ({what}). "
+            "It was left unchanged. Restore it from a copy, or run again with overwrite=True "
+            "(--overwrite) to recompute every unit."
+        ) from err
+
+
+def expected_keys(plan: Plan, records: Mapping[Key, Record]) -> list[Key]:
+    """Every record key a finished run of ``plan`` holds (fits, refits, the final refit).
+
+    With racing, the fits a race ruled out (replayed from ``records``) are not expected.
+    """
+    keys = [k for u in plan.units for k in plan.unit_keys(u)]
+    if plan.racing is not None:
+        kept = {o: race_mask(plan, records, o) for o in plan.inner_folds}
+        keys = [k for k in keys if k[0] != "fit" or k[2] is None or kept[k[1]][k[3], k[2]]]  # type: ignore[index]
+    keys += [("refit", o) for o in plan.refit_outers]
+    return keys + ([("final",)] if plan.final else [])
+
+
+def check_complete(path: Path, plan: Plan, records: Mapping[Key, Record]) -> None:
+    """Raise a ParcvError saying how far an interrupted run got and how to finish it."""
+    keys = expected_keys(plan, records)
+    missing = [k for k in keys if k not in records]
+    if not missing:
+        return
+    refits = sorted(k[1] for k in missing if k[0] == "refit")
+    parts = []
+    n_fits = sum(1 for k in missing if k[0] not in ("refit", "final"))
+    if n_fits:
+        parts.append(f"{n_fits} fits")
+    if refits:
+        parts.append("the refits of outer folds " + ", ".join(map(str, refits)))
+    if ("final",) in missing:
+        parts.append("the final refit on all data")
+    raise ParcvError(
+        f"store {str(path)!r} holds an unfinished run: {len(keys) - len(missing)} of "
+        f"{len(keys)} units done; missing {'; '.join(parts)}, so its estimates are not known "
+        "yet. Run the same call again with resume=True (command line: parcv run SPEC --out "
+        "DIR --resume) to compute only the missing units."
+    )
+
+
 def _not_stored(*args: Any) -> float:
     raise ParcvError("scorers are not stored; rerun the call to compute new scores.")
 
@@ -480,7 +558,14 @@ def load_run(
     meta, records = read_store(path)
     if "plan" not in meta:
         raise ParcvError(f"store {str(path)!r} has no plan description; it is not a parcv store.")
-    plan = _plan_from_store(meta, path)
+    if "kind" not in meta:
+        raise StoreDamagedError(
+            f"store {str(path)!r} is damaged: its meta table has no entry 'kind' (which result "
+            "it holds). It was left unchanged. Restore it from a copy, or run again with "
+            "overwrite=True (--overwrite) to recompute every unit."
+        )
+    plan = _plan_from_store_checked(meta, path)
+    check_complete(path, plan, records)
     if load_models:
         _check_saved_model(path, meta["kind"], plan)
     final = records.get(("final",))

@@ -33,7 +33,7 @@ from parcv.plan.data import Dataset
 from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
 from parcv.plan.records import ErrorInfo, FoldScores, Record, Unit
 
-__all__ = ["per_sample_loss", "run_ncv_unit", "run_unit", "run_units"]
+__all__ = ["lost_unit_records", "per_sample_loss", "run_ncv_unit", "run_unit", "run_units"]
 
 
 def _take(values: Any, rows: NDArray[np.intp], axis: int = 0) -> Any:
@@ -476,3 +476,39 @@ def _fast_failure(plan: Plan, candidate: int, record: Record) -> Record:
         test_scores={},
         folds=FoldScores({name: value for name in plan.scoring.scorers}),
     )
+
+
+def lost_unit_records(plan: Plan, unit: Unit, error: ErrorInfo, worker: str) -> list[Record]:
+    """Return the failed records of a unit that never came back: its worker died or timed out.
+
+    They are scored with ``error_score`` like any failed fit (a fast-CV unit
+    makes one per candidate of its batch).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from parcv.plan.build import build_plan
+    >>> from parcv.plan.data import check_dataset
+    >>> import numpy as np
+    >>> data = check_dataset(np.arange(20.0).reshape(10, 2), np.arange(10.0))
+    >>> plan = build_plan(Ridge(), {"alpha": [1.0]}, data, inner=2, refit=False)
+    >>> info = ErrorInfo("WorkerDied", "worker died: SIGSEGV", "")
+    >>> [r.status for r in lost_unit_records(plan, plan.units[0], info, "host:1")]
+    ['failed']
+    """
+    now = time.time()
+    if unit.kind == "fit" and unit.inner is None:
+        failed = Record(unit, "failed", {}, {}, 0.0, 0.0, 0, 0, error=error)
+        records = [_fast_failure(plan, c, failed) for c in plan.batch_of(unit)]
+    else:
+        fold = plan.fold_of(unit)
+        records = [_failed_with(plan, unit, error, (fold.train.size, fold.test.size))]
+    return [replace(r, worker=worker, started=now, finished=now) for r in records]
+
+
+def _failed_with(plan: Plan, unit: Unit, error: ErrorInfo, n: tuple[int, int]) -> Record:
+    try:
+        raise RuntimeError(error.message)
+    except RuntimeError as err:
+        record = _failed(plan, unit, err, n)
+    return replace(record, error=error)

@@ -16,7 +16,7 @@ from sklearn.model_selection import LeaveOneOut
 from sklearn.utils import _safe_indexing
 
 from parcv.criteria.tasks import CriteriaRequest, check_criteria
-from parcv.plan.data import Dataset
+from parcv.plan.data import Dataset, check_data_for
 from parcv.plan.fast_cv import decide_fast_cv
 from parcv.plan.interval import BBCRequest, IntervalRequest, check_bbc, check_interval
 from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_folds
@@ -288,6 +288,7 @@ def build_plan(
     _check_estimator(estimator)
     candidates = check_space(space)
     check_candidate_params(estimator, candidates)
+    check_data_for(estimator, data, [c.params for c in candidates])
     error = check_error_score(error_score)
     if error == "raise" or space is not None:
         # The fits would stop at the first rejected candidate, or have nothing to select from.

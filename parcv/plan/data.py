@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Dataset", "check_dataset"]
+__all__ = ["Dataset", "check_data_for", "check_dataset"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,5 +137,134 @@ def check_dataset(X: Any, y: Any, groups: Any = None, fit_params: Any = None) ->
                 f"groups must have shape ({n_x},), one label per sample; got {groups_arr.shape}."
             )
     params = _check_fit_params(fit_params)
+    if getattr(X, "format", None) == "coo":  # not row-indexable: convert once, as sklearn does
+        X = X.tocsr()
     y_out = y if not isinstance(y, (list, tuple)) else y_arr
     return Dataset(X=X, y=y_out, groups=groups_arr, fit_params=params)
+
+
+def _input_tags(estimator: Any, params: list[dict[str, Any]]) -> Any:
+    """The input tags that describe what ``estimator`` accepts as X, or None when unknown.
+
+    A Pipeline's own tags do not say what its first step accepts (an imputer
+    takes NaN, a vectorizer 1-D text): use the first step's, unless the
+    space changes that step.
+    """
+    from sklearn.utils import get_tags
+
+    steps = getattr(estimator, "steps", None)
+    if steps is not None:
+        first_name, first = steps[0]
+        changed = any(k == "steps" or k.split("__")[0] == first_name for p in params for k in p)
+        if changed or first is None or isinstance(first, str):
+            return None
+        return _input_tags(first, [])
+    if hasattr(estimator, "transformers") or hasattr(estimator, "transformer_list"):
+        return None  # a ColumnTransformer or FeatureUnion: each part takes its own columns
+    try:
+        return get_tags(estimator).input_tags
+    except Exception:  # an estimator without tags: nothing to check against
+        return None
+
+
+def check_data_for(estimator: Any, data: Dataset, params: list[dict[str, Any]]) -> None:
+    """Refuse X or y that ``estimator`` cannot fit, before any fit is dispatched.
+
+    One cheap check of the data against scikit-learn's estimator tags: NaN
+    or inf where the tags do not allow NaN, numeric X that is not 2-D,
+    complex or non-numeric X, and for a scikit-learn classifier a single
+    class or a continuous target.
+
+    Raises
+    ------
+    ValueError
+        The value that would fail every fit, and how to fix it.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> X = np.array([[0.0], [np.nan], [2.0]])
+    >>> check_data_for(Ridge(), check_dataset(X, [0.0, 1.0, 2.0]), [])
+    Traceback (most recent call last):
+    ...
+    ValueError: X holds NaN (first in row 1), and Ridge does not accept missing or infinite \
+values. Impute them (e.g. make_pipeline(SimpleImputer(), estimator)), drop those rows, or use an \
+estimator that handles NaN (e.g. HistGradientBoostingRegressor).
+    """
+    tags = _input_tags(estimator, params)
+    name = type(estimator).__name__
+    if tags is not None:
+        _check_x_for(data.X, tags, name)
+    _check_y_for(estimator, data.y, name)
+
+
+def _check_x_for(X: Any, tags: Any, name: str) -> None:
+    import scipy.sparse as sp
+
+    values = X.data if sp.issparse(X) else X
+    if not isinstance(values, np.ndarray):
+        return  # lists, data frames: the estimator's own validation speaks
+    if np.iscomplexobj(values):
+        raise ValueError(
+            f"X has complex dtype {values.dtype}; scikit-learn estimators such as {name} fit "
+            "real numbers only. Pass X.real and X.imag as separate columns, or np.abs(X)."
+        )
+    numeric = values.dtype.kind in "biuf"
+    if values.dtype.kind in "OUS" and not (tags.string or tags.categorical):
+        try:
+            values = np.asarray(values, dtype=float)
+        except (TypeError, ValueError) as err:
+            raise ValueError(
+                f"X holds non-numeric values (dtype {X.dtype}, e.g. {values.flat[0]!r}) and "
+                f"{name} takes numbers only ({err}). Encode them first, e.g. "
+                "make_pipeline(OneHotEncoder(), estimator), or convert X to float."
+            ) from err
+        numeric = True
+    if numeric and not sp.issparse(X):
+        wanted = tags.one_d_array or (X.ndim == 2 and tags.two_d_array)
+        if not (wanted or (X.ndim == 3 and tags.three_d_array)):
+            raise ValueError(
+                f"X must be 2-D of shape (n_samples, n_features) for {name}; got shape "
+                f"{X.shape}. Reshape it: X.reshape(-1, 1) for one feature, or "
+                "X.reshape(len(X), -1) to flatten each sample."
+            )
+    if numeric and not tags.allow_nan:
+        bad = ~np.isfinite(values)
+        if bad.any():
+            row = int(np.argwhere(bad)[0][0]) if not sp.issparse(X) else None
+            kind = "NaN" if np.isnan(values[bad]).any() else "inf"
+            where = f" (first in row {row})" if row is not None else ""
+            raise ValueError(
+                f"X holds {kind}{where}, and {name} does not accept missing or infinite values. "
+                "Impute them (e.g. make_pipeline(SimpleImputer(), estimator)), drop those rows, or "
+                "use an estimator that handles NaN (e.g. HistGradientBoostingRegressor)."
+            )
+
+
+def _check_y_for(estimator: Any, y: Any, name: str) -> None:
+    from sklearn.base import is_classifier
+    from sklearn.utils.multiclass import type_of_target
+
+    final = estimator
+    while getattr(final, "steps", None):
+        final = final.steps[-1][1]
+    # scikit-learn's classifiers all refuse a continuous target (check_classification_targets);
+    # a user's classifier may take one, so its own fits decide.
+    if not is_classifier(estimator) or not type(final).__module__.startswith("sklearn."):
+        return
+    try:
+        target = type_of_target(y, input_name="y")
+    except ValueError:
+        return  # the estimator's own validation says what is wrong
+    values = np.asarray(y).ravel()
+    first = values[0].item() if isinstance(values[0], np.generic) else values[0]
+    if target.startswith("continuous"):
+        raise ValueError(
+            f"y is continuous (e.g. {first!r}), but {name} is a classifier and needs class "
+            "labels. Use a regressor for a numeric target, or bin y into classes first."
+        )
+    if target != "unknown" and len(np.unique(values.astype(str))) < 2:
+        raise ValueError(
+            f"y holds a single class {first!r}; {name} needs at least two classes to learn. "
+            "Check the target column, or pass data with more than one class."
+        )

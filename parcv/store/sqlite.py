@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from parcv.errors import PlanMismatchError
+from parcv.errors import PlanMismatchError, StoreDamagedError
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import ErrorInfo, FoldScores, Key, Record, Unit
 
@@ -551,25 +551,38 @@ def read_records(path: Path) -> dict[Key, Record]:
     """Read every record of the store's current plan by graph key, read-only."""
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
         conn.row_factory = sqlite3.Row
-        if _is_schema_1(conn):
-            # Stores written before fast CV have no fold_scores column: read it as NULL.
-            columns = (
-                _V1_COLUMNS
-                if _has_column(conn, "records", "fold_scores")
-                else (_V1_COLUMNS.replace("fold_scores", "NULL AS fold_scores"))
-            )
-            rows = conn.execute(f"SELECT {columns} FROM records").fetchall()
-            return {r.key: r for r in (_record(row) for row in rows)}
-        columns = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
-        rows = conn.execute(
-            f"SELECT {columns}, u.kind AS u_kind, u.outer AS u_outer, u.inner AS u_inner, "
-            "u.candidate AS u_candidate FROM units u JOIN records r ON r.ckey = u.ckey"
-        ).fetchall()
-    units = (
+        try:
+            if _is_schema_1(conn):
+                # Stores written before fast CV have no fold_scores column: read it as NULL.
+                columns = (
+                    _V1_COLUMNS
+                    if _has_column(conn, "records", "fold_scores")
+                    else (_V1_COLUMNS.replace("fold_scores", "NULL AS fold_scores"))
+                )
+                rows = conn.execute(f"SELECT {columns} FROM records").fetchall()
+                return {r.key: r for r in _records(path, rows, None)}
+            columns = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+            rows = conn.execute(
+                f"SELECT {columns}, u.kind AS u_kind, u.outer AS u_outer, u.inner AS u_inner, "
+                "u.candidate AS u_candidate FROM units u JOIN records r ON r.ckey = u.ckey"
+            ).fetchall()
+        except sqlite3.DatabaseError as err:
+            raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
+    units = [
         Unit(row["u_kind"], row["u_outer"], row["u_inner"], row["u_candidate"]) for row in rows
-    )
-    records = [_record(row, unit) for row, unit in zip(rows, units, strict=True)]
-    return {r.key: r for r in records}
+    ]
+    return {r.key: r for r in _records(path, rows, units)}
+
+
+def _records(path: Path, rows: list[sqlite3.Row], units: list[Unit] | None) -> list[Record]:
+    """Records of rows (of ``units``, in a schema-2 store); a row parcv did not write is damage."""
+    try:
+        if units is None:
+            return [_record(row) for row in rows]
+        return [_record(row, unit) for row, unit in zip(rows, units, strict=True)]
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        what = f"a record holds text parcv did not write ({type(err).__name__}: {err})"
+        raise StoreDamagedError(_damaged(path, what)) from err
 
 
 def read_counts(path: Path) -> tuple[int, int]:
@@ -629,6 +642,45 @@ def read_model_entry(path: Path, ckey: str | None = None) -> tuple[str, str] | N
             ckey = row[0]
         row = conn.execute("SELECT file, sha256 FROM models WHERE ckey = ?", (ckey,)).fetchone()
     return None if row is None else (row[0], row[1])
+
+
+def _count_records(path: Path) -> int:
+    """How many records a store holds, without reading them (a damaged one can be overwritten)."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+        except sqlite3.DatabaseError as err:
+            raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
+
+
+def _damaged(path: Path, what: str) -> str:
+    """Say that a store is damaged, how, and what to do."""
+    return (
+        f"store {str(path)!r} is damaged: {what}. It was left unchanged. Restore it from a "
+        "copy, or run again with overwrite=True (--overwrite) to recompute every unit."
+    )
+
+
+def never_created(path: Path) -> bool:
+    """Whether ``path`` is an empty file or a SQLite file whose creation was interrupted.
+
+    parcv writes the tables and the meta rows in one transaction, so a store
+    without a meta table, or with neither meta rows nor records, holds
+    nothing of value and is recreated by the next run.
+    """
+    if path.stat().st_size == 0:
+        return True
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            if "meta" not in tables:
+                return not tables - {"folds", "partitions", "records"} and not (
+                    "records" in tables and conn.execute("SELECT 1 FROM records LIMIT 1").fetchone()
+                )
+            empty = not conn.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
+            return empty and not conn.execute("SELECT 1 FROM records LIMIT 1").fetchone()
+    except sqlite3.DatabaseError:
+        return False  # not SQLite, or damaged: refused with its own message
 
 
 def read_folds(path: Path) -> list[tuple[int | None, int | None, np.ndarray, np.ndarray]]:
@@ -695,7 +747,7 @@ def _check_existing(path: Path, meta: dict[str, str], overwrite: bool, resume: b
                 "parcv.load() still reads it. Use a new store path (command line: another "
                 "--out), or overwrite=True (--overwrite) to start again."
             )
-        n_old = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    n_old = _count_records(path)
     if not n_old or resume:
         return "keep"
     if old.get("fingerprint") != meta["fingerprint"]:
@@ -772,7 +824,8 @@ def open_store(
     p = check_store(path)
     if p is None:
         return Store(None, None, labels, key_of)
-    action = _check_existing(p, meta, overwrite, resume) if p.exists() else "wipe"
+    fresh = not p.exists() or never_created(p)
+    action = "wipe" if fresh else _check_existing(p, meta, overwrite, resume)
     conn = _connect(p, journal)
     os.chmod(p, 0o600)  # results are the user's only
     with conn:

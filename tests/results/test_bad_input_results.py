@@ -17,6 +17,7 @@ import parcv
 from parcv.cli import main
 from parcv.plan.splits import check_scheme, materialize_folds
 from parcv.store.sqlite import read_store
+from tests.estimators import FailsOnAlpha
 
 
 class NeverRuns:
@@ -41,16 +42,15 @@ def _search(space=None, **options):
 
 
 def test_cross_validate_with_every_fit_failing_raises_like_search():
+    # (A single-class y, which used to fail every fit, is now refused before any fit.)
     with pytest.raises(ValueError, match="All the 3 fits failed"):
-        ms.cross_validate(LogisticRegression(), X, np.zeros(60), cv=ms.KFold(3))
+        ms.cross_validate(FailsOnAlpha(alpha=-1.0), X, Y, cv=ms.KFold(3))
     with pytest.raises(parcv.ParcvError) as info:
-        parcv.cross_validate(
-            LogisticRegression(), X, np.zeros(60), cv=ms.KFold(3), backend="serial"
-        )
+        parcv.cross_validate(FailsOnAlpha(alpha=-1.0), X, Y, cv=ms.KFold(3), backend="serial")
     message = str(info.value)
     assert "cross_validate failed on every fold: 3 failed fits; nothing was scored" in message
     assert "error_score='raise'" in message
-    assert "only one class" in message  # the first failure, with its traceback
+    assert "alpha must be >= 0" in message  # the first failure, with its traceback
 
 
 def test_cross_validate_with_a_scorer_failing_everywhere_raises():
@@ -100,7 +100,7 @@ def test_cross_validate_warning_is_caught_as_sklearns_category():
 def test_cross_validate_error_score_raise_is_unchanged():
     with pytest.raises(parcv.FitFailedError, match="error_score='raise'"):
         parcv.cross_validate(
-            LogisticRegression(), X, np.zeros(60), cv=3, error_score="raise", backend="serial"
+            FailsOnAlpha(alpha=-1.0), X, Y, cv=3, error_score="raise", backend="serial"
         )
 
 
@@ -108,7 +108,7 @@ def test_all_failed_cross_validate_keeps_its_records_in_the_store(tmp_path):
     store = tmp_path / "run.sqlite"
     with pytest.raises(parcv.ParcvError, match="every fold"):
         parcv.cross_validate(
-            LogisticRegression(), X, np.zeros(60), cv=ms.KFold(3), backend="serial", store=store
+            FailsOnAlpha(alpha=-1.0), X, Y, cv=ms.KFold(3), backend="serial", store=store
         )
     loaded = parcv.load(store)  # loading reports nothing again: it runs no fit
     assert loaded.failures.n_failed == 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from typing import Any
 
 from parcv.engine.backends.base import Backend, Executor
@@ -17,6 +18,7 @@ __all__ = [
     "LocalBackend",
     "SerialBackend",
     "check_backend",
+    "with_timeout",
 ]
 
 _NAMES = ("serial", "local", "dask")
@@ -92,3 +94,29 @@ def _by_name(backend: str, n_jobs: int | None) -> Backend:
         f"backend must be one of {list(_NAMES)} or a Backend object; got {backend!r}.{hint} "
         "Pass one of these names, or a backend object such as DaskBackend(address=...)."
     )
+
+
+def with_timeout(backend: Backend, timeout: Any) -> Backend:
+    """Give a backend a per-unit time limit in seconds (``None``: keep it as is).
+
+    Only the local backend can stop a unit (by killing its worker process);
+    any other backend with a ``timeout`` is refused rather than run without one.
+
+    Examples
+    --------
+    >>> with_timeout(LocalBackend(n_jobs=2), 30).timeout
+    30
+    >>> with_timeout(SerialBackend(), 30)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: timeout=30 needs the local backend, which can stop a unit by killing its ...
+    """
+    if timeout is None:
+        return backend
+    if not isinstance(backend, LocalBackend):
+        raise ValueError(
+            f"timeout={timeout!r} needs the local backend, which can stop a unit by killing "
+            f"its worker process; got backend {backend!r}. Pass backend='local', or "
+            "timeout=None."
+        )
+    return replace(backend, timeout=timeout)  # its __post_init__ checks the value

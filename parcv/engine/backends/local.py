@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Hashable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -17,9 +19,9 @@ from parcv.engine.backends.base import check_number, check_threads
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
-from parcv.plan.records import Record, Unit
+from parcv.plan.records import ErrorInfo, Record, Unit
 
-__all__ = ["LocalBackend", "check_n_jobs"]
+__all__ = ["LocalBackend", "check_n_jobs", "remove_stale_payloads"]
 
 # Per worker process: the last payload it loaded, so each worker reads the data once per run.
 _LOADED: dict[str, tuple[Plan, Dataset]] = {}
@@ -53,11 +55,48 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parcv-parent-watch", daemon=True).start()
 
 
-def _run_chunk(path: str, units: tuple[Unit, ...], threads: int | None) -> list[Record]:
+# Exit code of a worker whose unit ran past the time limit (as coreutils' timeout).
+_TIMED_OUT = 124
+
+
+def _run_chunk(
+    path: str, units: tuple[Unit, ...], threads: int | None, timeout: float | None = None
+) -> list[Record]:
     from parcv.engine.work import run_units
 
     plan, data = _load_payload(path, threads)
-    return run_units(plan, data, units)
+    if timeout is None:
+        return run_units(plan, data, units)
+    records: list[Record] = []
+    for unit in units:
+        # Only a process exit stops a fit stuck in C code: the driver then isolates the unit.
+        watchdog = threading.Timer(timeout, os._exit, (_TIMED_OUT,))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            records += run_units(plan, data, (unit,))
+        finally:
+            watchdog.cancel()
+    return records
+
+
+def _death_cause(err: BaseException, timeout: float | None, tries: int) -> ErrorInfo:
+    """What killed a worker, from loky's message ("exit codes of the workers are {...}")."""
+    found = re.search(r"exit codes of the workers are \{([^}]*)\}", str(err))
+    codes = found.group(1) if found else "unknown exit code"
+    if timeout is not None and f"EXIT({_TIMED_OUT})" in codes:
+        return ErrorInfo(
+            "TimedOut", f"timed out after {timeout:g} s (its worker was killed and replaced)", ""
+        )
+    signal = codes.split("(")[0]
+    if signal == "SIGKILL":
+        what = "killed: SIGKILL (out of memory, or killed by another process)"
+    elif signal.startswith("SIG"):
+        what = f"worker died: {signal}"
+    else:
+        what = f"worker died: exit code {codes}"
+    tried = f"; it killed its worker on each of {tries} tries alone" if tries > 1 else ""
+    return ErrorInfo("WorkerDied", what + tried, str(err))
 
 
 # parcv's own pool, apart from joblib's global reusable executor: sharing that one with
@@ -130,13 +169,49 @@ def check_n_jobs(n_jobs: Any) -> int:
     return int(n_jobs)
 
 
+@dataclass(frozen=True, slots=True)
+class _Faults:
+    """How the executor meets units that kill or hang their worker."""
+
+    plan: Plan
+    restart: Any  # () -> a fresh pool
+    timeout: float | None
+    max_crashes: int
+
+
+def remove_stale_payloads(base: Path) -> list[Path]:
+    """Remove the payload folders of local runs whose driver died (e.g. by SIGKILL).
+
+    A folder ``parcv-<pid>-*`` is a driver's copy of its plan and data; it
+    is removed when it belongs to this user and process ``<pid>`` is gone.
+    Returns the folders removed.
+    """
+    removed = []
+    for folder in base.glob("parcv-*-*"):
+        owner = folder.name.split("-")[1]
+        try:
+            if not owner.isdigit() or folder.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+        except OSError:  # alive (another user's) or vanished meanwhile
+            continue
+    return removed
+
+
 class _LocalExecutor:
     chunk_seconds = 0.05
 
-    def __init__(self, pool: Any, path: str, n_workers: int, threads: int | None) -> None:
+    def __init__(
+        self, pool: Any, path: str, n_workers: int, threads: int | None, faults: _Faults
+    ) -> None:
         self._pool, self._path, self._threads = pool, path, threads
+        self._faults = faults
         self.n_workers = n_workers
         self._futures: dict[Future[list[Record]], int] = {}
+        self._chunks: dict[int, tuple[Unit, ...]] = {}
         # Finished futures, in the order they finished: one blocking get per wait instead
         # of concurrent.futures.wait's waiter on every future in flight (up to 2 x workers).
         self._done: queue.SimpleQueue[Future[list[Record]]] = queue.SimpleQueue()
@@ -145,10 +220,13 @@ class _LocalExecutor:
     def submit(self, units: tuple[Unit, ...]) -> Hashable:
         self._count += 1
         try:
-            future = self._pool.submit(_run_chunk, self._path, units, self._threads)
+            future = self._pool.submit(
+                _run_chunk, self._path, units, self._threads, self._faults.timeout
+            )
         except Exception as err:  # the pool broke (a worker died)
             raise BackendError(f"the local process pool cannot take work: {err}") from err
         self._futures[future] = self._count
+        self._chunks[self._count] = units
         future.add_done_callback(self._done.put)
         return self._count
 
@@ -160,10 +238,16 @@ class _LocalExecutor:
         return done
 
     def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
+        from concurrent.futures.process import BrokenProcessPool
+
         for future in self._finished():
             ticket = self._futures.pop(future)
+            units = self._chunks.pop(ticket)
             try:
                 records = future.result()
+            except BrokenProcessPool:  # a worker died: loky fails every chunk in flight
+                yield from self._recover({ticket: units})
+                return
             except Exception as err:
                 raise BackendError(
                     f"a local worker process failed outside any fit ({type(err).__name__}: "
@@ -171,10 +255,48 @@ class _LocalExecutor:
                 ) from err
             yield ticket, records
 
+    def _recover(
+        self, lost: dict[int, tuple[Unit, ...]]
+    ) -> Iterator[tuple[Hashable, list[Record]]]:
+        """Keep the chunks that finished, rerun every other unit alone on a fresh pool."""
+        finished = {}
+        for future, ticket in self._futures.items():
+            units = self._chunks.pop(ticket)
+            if future.done() and not future.cancelled() and future.exception() is None:
+                finished[ticket] = future.result()
+            else:
+                lost[ticket] = units
+        self._futures.clear()
+        self._done = queue.SimpleQueue()  # the dead futures' callbacks fill the old one
+        self._pool = self._faults.restart()
+        yield from finished.items()
+        for ticket, units in lost.items():
+            yield ticket, [r for unit in units for r in self._isolate(unit)]
+
+    def _isolate(self, unit: Unit) -> list[Record]:
+        """Run one unit alone until it returns, or record what killed its worker."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        from parcv.engine.work import lost_unit_records
+
+        faults = self._faults
+        for tries in range(1, faults.max_crashes + 1):
+            future = self._pool.submit(_run_chunk, self._path, (unit,), self._threads,
+                                       faults.timeout)  # fmt: skip
+            try:
+                return list(future.result())
+            except BrokenProcessPool as err:
+                self._pool = faults.restart()
+                cause = _death_cause(err, faults.timeout, tries)
+                if cause.type == "TimedOut":  # it would only time out again
+                    break
+        return lost_unit_records(faults.plan, unit, cause, "local pool")
+
     def cancel(self) -> None:
         for future in self._futures:
             future.cancel()
         self._futures.clear()
+        self._chunks.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +336,8 @@ class LocalBackend:
     n_jobs: int | None = None
     threads: int | None = 1
     idle_timeout: float = 300.0
+    timeout: float | None = None
+    max_crashes: int = 2
 
     def __post_init__(self) -> None:
         _check_n_jobs_type(self.n_jobs)
@@ -225,6 +349,20 @@ class LocalBackend:
             allow_none=False,
             hint="Pass the seconds an idle pool lives on for the next call, e.g. 300.",
         )
+        check_number(
+            "timeout",
+            self.timeout,
+            kind=float,
+            hint="Pass the seconds one unit may run before it is stopped, or None for no limit.",
+        )
+        check_number(
+            "max_crashes",
+            self.max_crashes,
+            kind=int,
+            allow_none=False,
+            hint="Pass how often a unit may kill its worker before it is recorded as failed, "
+            "e.g. 2.",
+        )
 
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[_LocalExecutor]:
@@ -234,12 +372,20 @@ class LocalBackend:
 
         n_workers = check_n_jobs(self.n_jobs)
         shm = Path("/dev/shm")
-        folder = tempfile.mkdtemp(prefix="parcv-", dir=shm if shm.is_dir() else None)
+        base = shm if shm.is_dir() else Path(tempfile.gettempdir())
+        remove_stale_payloads(base)
+        folder = tempfile.mkdtemp(prefix=f"parcv-{os.getpid()}-", dir=base)
         try:
             path = str(Path(folder) / "payload.pkl")
             joblib.dump({"plan": cloudpickle.dumps(plan.for_workers()), "data": data}, path)
             pool = _pool(n_workers, self.idle_timeout)
-            executor = _LocalExecutor(pool, path, n_workers, self.threads)
+
+            def restart() -> Any:
+                _drop_pool(kill=True)
+                return _pool(n_workers, self.idle_timeout)
+
+            faults = _Faults(plan, restart, self.timeout, self.max_crashes)
+            executor = _LocalExecutor(pool, path, n_workers, self.threads, faults)
             try:
                 yield executor
             except BaseException:

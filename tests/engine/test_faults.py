@@ -1,0 +1,125 @@
+"""A unit that kills or hangs its worker costs that unit, never the sweep."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import parcv
+from parcv.engine.backends.local import LocalBackend
+from parcv.store.sqlite import read_store
+from tests.estimators import Faulty
+from tests.sweep_script import sweep_data
+
+SPACE = {"alpha": [0.1, 1.0, 10.0]}
+ERROR = -1e6
+
+
+def _search(estimator, store, backend, **options):
+    X, y = sweep_data()
+    return parcv.search(
+        estimator, SPACE, X, y, cv=2, backend=backend, store=store, error_score=ERROR,
+        progress=False, **options,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def undisturbed(tmp_path_factory):
+    store = tmp_path_factory.mktemp("ref") / "ref.sqlite"
+    _search(Faulty(fault="none"), store, "serial")
+    return read_store(store)[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("fault", "cause", "timeout", "max_crashes"),
+    [
+        ("segv", "worker died: SIGSEGV; it killed its worker on each of 2 tries", None, 2),
+        ("abort", "worker died: SIGABRT", None, 1),
+        ("sigkill", "killed: SIGKILL (out of memory", None, 1),
+        ("oom", "MemoryError", None, 1),
+        ("hang", "timed out after 2 s", 2.0, 2),
+    ],
+)
+def test_a_unit_that_kills_its_worker_is_recorded_and_the_rest_finishes(
+    tmp_path, undisturbed, fault, cause, timeout, max_crashes
+):
+    store = tmp_path / "run.sqlite"
+    backend = LocalBackend(n_jobs=2, timeout=timeout, max_crashes=max_crashes)
+    with pytest.warns(parcv.FitFailedWarning):
+        result = _search(Faulty(fault=fault), store, backend)
+    _, records = read_store(store)
+    assert set(records) == set(undisturbed)
+    culprits = {k for k, r in records.items() if r.status == "failed"}
+    assert culprits == {("fit", None, i, 1) for i in range(2)}  # alpha=1.0, every fold
+    for key in culprits:
+        assert cause in records[key].error.message or cause == records[key].error.type
+        assert records[key].test_scores == {"score": ERROR}
+    for key in set(records) - culprits:
+        assert records[key].test_scores == undisturbed[key].test_scores, key
+    assert result.best_params_ == parcv.load(store).best_params_
+    before = {k: r.finished for k, r in records.items()}
+    with pytest.warns(parcv.FitFailedWarning):  # the culprit stays excluded, not retried
+        _search(Faulty(fault=fault), store, backend, resume=True)
+    after = read_store(store)[1]
+    # Nothing is recomputed but the final refit (its model is not stored).
+    assert {k for k in after if after[k].finished != before[k]} <= {("final",)}
+
+
+def test_lost_unit_records_score_error_score_per_scorer():
+    from parcv.engine.work import lost_unit_records
+    from parcv.plan.build import build_plan
+    from parcv.plan.data import check_dataset
+    from parcv.plan.records import ErrorInfo
+
+    X, y = sweep_data()
+    plan = build_plan(Faulty(), SPACE, check_dataset(X, y), inner=2, error_score=ERROR,
+                      scoring=["r2", "neg_mean_squared_error"], refit="r2")  # fmt: skip
+    info = ErrorInfo("WorkerDied", "worker died: SIGSEGV", "")
+    (record,) = lost_unit_records(plan, plan.units[0], info, "local pool")
+    assert record.status == "failed" and record.error == info
+    assert record.test_scores == {"r2": ERROR, "neg_mean_squared_error": ERROR}
+    assert record.n_train + record.n_test == len(y)
+    assert np.isfinite(record.finished)
+
+
+@pytest.mark.slow
+def test_a_killed_drivers_payload_is_removed_by_the_next_run(tmp_path):
+    from pathlib import Path
+
+    from tests.store.test_store import _kill_and_reap, _start_sweep, _wait_for_records
+
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        pytest.skip("no /dev/shm here: payloads go to the temporary directory")
+    proc = _start_sweep(tmp_path / "run.sqlite", "local")
+    _wait_for_records(tmp_path / "run.sqlite", proc, at_least=5)
+    left = list(shm.glob(f"parcv-{proc.pid}-*"))
+    assert left  # the driver's copy of plan and data
+    _kill_and_reap(proc)
+    assert all(p.exists() for p in left)  # SIGKILL runs no cleanup...
+    _search(Faulty(), None, LocalBackend(n_jobs=1))  # ...the next local run does
+    assert not any(p.exists() for p in left)
+
+
+def test_resume_keeps_recorded_failures_unless_retry_failed(tmp_path):
+    store = tmp_path / "run.sqlite"
+    with pytest.warns(parcv.FitFailedWarning):
+        _search(Faulty(fault="oom"), store, "serial")
+    first = read_store(store)[1]
+    failed = {k for k, r in first.items() if not r.ok}
+    assert failed == {("fit", None, i, 1) for i in range(2)}
+    assert all(first[k].error.type == "MemoryError" for k in failed)
+    with pytest.warns(parcv.FitFailedWarning):
+        _search(Faulty(fault="oom"), store, "serial", resume=True, retry_failed=True)
+    again = read_store(store)[1]
+    rerun = {k for k in again if again[k].finished != first[k].finished}
+    assert rerun == failed | {("final",)}  # the failed fits, and the choice they feed
+
+
+def test_timeout_needs_the_local_backend_and_is_checked_before_anything_runs(tmp_path):
+    with pytest.raises(ValueError, match=r"timeout=2 needs the local backend"):
+        _search(Faulty(), tmp_path / "run.sqlite", "serial", timeout=2)
+    with pytest.raises(ValueError, match=r"timeout must be a number of seconds > 0"):
+        _search(Faulty(), tmp_path / "run.sqlite", "local", timeout=-1)
+    assert not (tmp_path / "run.sqlite").exists()

@@ -1,0 +1,73 @@
+"""X and y an estimator cannot fit are refused before any fit, by its scikit-learn tags."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import make_pipeline
+
+import parcv
+from tests.test_bad_input import DISPATCHED, NO
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(30, 3))
+Y = X[:, 0] + 0.1 * np.arange(30)
+Y_CLS = np.arange(30) % 2
+
+
+def _with(value):
+    bad = X.copy()
+    bad[4, 2] = value
+    return bad
+
+
+REFUSED = {
+    "NaN in X": (Ridge(), _with(np.nan), Y, r"X holds NaN \(first in row 4\)"),
+    "inf in X": (Ridge(), _with(np.inf), Y, r"X holds inf \(first in row 4\)"),
+    "-inf in X": (Ridge(), _with(-np.inf), Y, r"X holds inf"),
+    "NaN in sparse X": (Ridge(), sp.csr_matrix(_with(np.nan)), Y, r"X holds NaN"),
+    "1-D X": (Ridge(), X[:, 0], Y, r"X must be 2-D .* got shape \(30,\)"),
+    "3-D X": (Ridge(), X[:, :, None], Y, r"X must be 2-D .* got shape \(30, 3, 1\)"),
+    "complex X": (Ridge(), X + 1j, Y, r"X has complex dtype complex128"),
+    "text X": (Ridge(), np.array([["a", "b", "c"]] * 30, dtype=object), Y, r"non-numeric"),
+    "single class": (LogisticRegression(), X, np.zeros(30, int), r"single class 0"),
+    "continuous y": (LogisticRegression(), X, Y, r"y is continuous .* is a classifier"),
+    "NaN before a scaler": (make_pipeline(Ridge()), _with(np.nan), Y, r"X holds NaN"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(REFUSED))
+def test_bad_data_for_the_estimator_is_refused_before_any_fit(kind):
+    estimator, X_bad, y, message = REFUSED[kind]
+    with pytest.raises(ValueError, match=message):
+        parcv.cross_validate(estimator, X_bad, y, cv=3, backend=NO)
+
+
+ACCEPTED = {
+    "NaN for an estimator that takes NaN": (HistGradientBoostingRegressor(), _with(np.nan), Y),
+    "NaN before an imputer": (make_pipeline(SimpleImputer(), Ridge()), _with(np.nan), Y),
+    "1-D text before a vectorizer": (
+        make_pipeline(CountVectorizer(), LogisticRegression()),
+        np.array(["a b", "b c", "c a"] * 10),
+        Y_CLS,
+    ),
+    "numbers as strings": (Ridge(), X.astype(str).astype(object), Y),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ACCEPTED))
+def test_data_the_estimator_takes_reaches_the_backend(kind):
+    estimator, X_ok, y = ACCEPTED[kind]
+    with pytest.raises(AssertionError, match=DISPATCHED):
+        parcv.cross_validate(estimator, X_ok, y, cv=3, backend=NO)
+
+
+def test_coo_x_is_converted_once_and_scores_as_csr():
+    coo = parcv.cross_validate(Ridge(), sp.coo_matrix(X), Y, cv=3, backend="serial")
+    csr = parcv.cross_validate(Ridge(), sp.csr_matrix(X), Y, cv=3, backend="serial")
+    assert coo.scores["test_score"].tolist() == csr.scores["test_score"].tolist()

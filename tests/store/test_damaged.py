@@ -1,0 +1,96 @@
+"""Unfinished and damaged stores give a message naming the file and the way on."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+
+import pytest
+from sklearn.linear_model import Ridge
+
+import parcv
+from parcv.errors import StoreDamagedError
+from tests.sweep_script import sweep_data
+
+SPACE = {"alpha": [0.1, 1.0]}
+
+
+def _nested(store, **options):
+    X, y = sweep_data()
+    return parcv.nested_cv(Ridge(), SPACE, X, y, outer=3, inner=2, backend="serial",
+                           store=store, **options)  # fmt: skip
+
+
+def _numbers(result):
+    return result.outer_scores["score"].tolist(), result.chosen
+
+
+def _sql(store, statement):
+    with closing(sqlite3.connect(store)) as conn, conn:
+        conn.execute(statement)
+
+
+def test_an_unfinished_run_says_how_far_it_got_and_how_to_finish(tmp_path):
+    store = tmp_path / "run.sqlite"
+    full = _nested(store)
+    # The units of the store's plan point at records by content key: drop both, as a run
+    # interrupted before these units finished would have left them.
+    where = """key IN ('["refit",1]', '["final"]') OR key LIKE '["fit",2,0,%'"""
+    _sql(store, f"DELETE FROM records WHERE ckey IN (SELECT ckey FROM units WHERE {where})")
+    _sql(store, f"DELETE FROM units WHERE {where}")
+    # 4 outer x 2 inner x 2 candidates + 3 refits + final = 20 units; 2 fits, refit, final gone
+    message = r"unfinished run: 16 of 20 units done; missing 2 fits; the refits of outer folds 1;"
+    with pytest.raises(parcv.ParcvError, match=message + r" the final refit.*resume=True"):
+        parcv.load(store)
+    assert _numbers(_nested(store, resume=True)) == _numbers(full)
+
+
+@pytest.mark.parametrize(
+    ("damage", "what"),
+    [
+        ("UPDATE records SET test_scores = '{not json' WHERE rowid = 1", "a record holds text"),
+        ("DELETE FROM meta WHERE name = 'kind'", "no entry 'kind'"),
+        ("UPDATE meta SET value = '{\"metrics\": []}' WHERE name = 'plan'", "missing entry"),
+        ("UPDATE meta SET value = 'garbage' WHERE name = 'plan'", "plan description"),
+    ],
+)
+def test_a_logically_damaged_store_is_refused_on_load_and_resume(tmp_path, damage, what):
+    store = tmp_path / "run.sqlite"
+    _nested(store)
+    _sql(store, damage)
+    with pytest.raises(
+        StoreDamagedError, match=rf"{str(store)!r} is damaged: .*({what}).*overwrite"
+    ):
+        parcv.load(store)
+    if "meta" not in damage:
+        with pytest.raises(StoreDamagedError, match="is damaged"):
+            _nested(store, resume=True)
+    _nested(store, overwrite=True)  # the way out the message names
+    parcv.load(store)
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage"])
+def test_a_truncated_or_garbage_file_is_refused(tmp_path, how):
+    store = tmp_path / "run.sqlite"
+    _nested(store, journal="delete")
+    data = store.read_bytes()
+    store.write_bytes(data[: len(data) // 3] if how == "truncated" else b"x" * len(data))
+    with pytest.raises(parcv.ParcvError, match=rf"{str(store)!r}.*(not a parcv store|damaged)"):
+        parcv.load(store)
+    with pytest.raises(parcv.ParcvError, match=rf"{str(store)!r}"):
+        _nested(store, resume=True)
+
+
+@pytest.mark.parametrize("state", ["empty file", "no tables", "no meta rows"])
+def test_a_store_whose_creation_was_interrupted_is_recreated(tmp_path, state):
+    store = tmp_path / "run.sqlite"
+    store.touch()
+    if state != "empty file":
+        _sql(store, "PRAGMA journal_mode=wal")
+    if state == "no meta rows":
+        _sql(store, "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    reference = _nested(tmp_path / "ref.sqlite")
+    assert _numbers(_nested(store, resume=True)) == _numbers(reference)
+    store.unlink()
+    store.touch()
+    assert _numbers(_nested(store)) == _numbers(reference)
