@@ -183,7 +183,7 @@ def execute_plan(
         (_models_dir(store) / "final.joblib").unlink(missing_ok=True)
     with store_session(st):
         done = _resumable(store, st.records() if resume else {})
-        bar = Progress(plan.n_units, show, initial=len(done))
+        bar = Progress(plan.n_units, show, initial=len(done), metric=plan.scoring.refit)
 
         def on_batch(batch: list[Record]) -> None:
             st.add(batch)

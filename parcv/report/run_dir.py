@@ -87,10 +87,8 @@ def cv_results_csv(result: Result) -> str:
 def _plots(run_dir: Path, result: Result, info: RunInfo) -> tuple[list[str], str]:
     if not info.plots:
         return [], ""
-    try:
-        from parcv.report.plots import render_plots
-    except ImportError:
-        return [], "Plots skipped: matplotlib is not installed (pip install 'parcv[plot]')."
+    from parcv.report.plots import render_plots
+
     images = render_plots(result, param=info.param, metric=info.metric)
     for name, png in images.items():
         write_private(run_dir / name, png)

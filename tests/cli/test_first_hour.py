@@ -1,0 +1,80 @@
+"""A new user's first hour (issue 18): what the terminal, the run directory and the README show."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import sys
+import termios
+from pathlib import Path
+
+from parcv.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SMALL = """\
+[data]
+source = "sklearn:breast_cancer"
+n_samples = 120
+
+[estimator]
+class = "sklearn.linear_model.LogisticRegression"
+params = { max_iter = 200 }
+
+[space]
+C = [0.01, 1.0]
+
+[cv]
+cv = 3
+
+[run]
+backend = "serial"
+"""
+
+
+def _run_on_a_terminal(args, cwd):
+    """Run ``python -m parcv.cli ARGS`` with stdout and stderr on a pseudo-terminal."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a real terminal on fds 0-2, 100 columns wide as a window
+        fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+        os.chdir(cwd)
+        os.execvpe(sys.executable, [sys.executable, "-m", "parcv.cli", *args], os.environ)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([fd], [], [], 60)
+        if not ready:
+            break
+        try:
+            data = os.read(fd, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_a_run_on_a_terminal_shows_a_live_bar_with_the_best_score_and_writes_plots(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SMALL)
+    code, text = _run_on_a_terminal(["run", str(spec), "--out", str(tmp_path / "run")], tmp_path)
+    assert code == 0, text
+    assert "7/7" in text  # 6 fits + the final refit: done/total
+    assert "best=accuracy=" in text or "best=score=" in text, text
+    assert "fit/s" in text or "s/fit" in text
+    pngs = sorted(p.name for p in (tmp_path / "run").glob("*.png"))
+    assert pngs, "no plots by default"
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert all(name in report for name in pngs)
+
+
+def test_off_a_terminal_the_run_is_quiet_but_still_plots(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SMALL)
+    assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 0
+    assert "it/s" not in capsys.readouterr().err
+    assert list((tmp_path / "run").glob("*.png"))
