@@ -1,7 +1,7 @@
 """PNG plots of a result (matplotlib, the optional ``plot`` extra; no pyplot state).
 
-Validation curve (train and test score vs a hyperparameter, seed 003), per-fold
-paired differences of the best and the runner-up (seed 004), selection
+Validation curve (train and test score vs a hyperparameter), per-fold
+paired differences of the best and the runner-up, selection
 frequency over outer folds, and outer-fold scores.
 """
 

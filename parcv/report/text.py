@@ -25,13 +25,13 @@ __all__ = [
 Result = CVResult | SearchResult | NestedResult
 MODES = {
     "cross_validate": "k-fold cross-validation of one model",
-    "search": "selection by CV on all data and refit of the winner (Architecture A); the "
+    "search": "selection by CV on all data and refit of the winner (select and refit); the "
     "winner's CV score is optimistic, use nested CV for an unbiased estimate",
-    "holdout": "three-way hold-out (Architecture B): candidates are fitted on the training "
-    "split and compared on the validation split; the winner is refitted on training "
+    "holdout": "hold-out test set (train / validation / test): candidates are fitted on the "
+    "training split and compared on the validation split; the winner is refitted on training "
     "+ validation and scored once on the test split",
-    "nested": "nested CV: the outer folds estimate the whole selection procedure "
-    "(Architecture C); the model to ship is selected and refitted on all data (A)",
+    "nested": "nested CV: the outer folds estimate the whole selection procedure; the "
+    "model to ship is selected and refitted on all data (select and refit)",
 }
 
 

@@ -92,7 +92,7 @@ class CVResult(Exportable):
 
 @dataclass(frozen=True)
 class SearchResult(Exportable):
-    """Architecture A: candidates scored by CV on all data, best refitted.
+    """Select and refit: candidates scored by CV on all data, best refitted.
 
     Attributes follow ``GridSearchCV``: ``cv_results_``, ``best_index_``,
     ``best_params_``, ``best_score_``, ``best_estimator_`` (``None`` when
@@ -240,7 +240,7 @@ class SearchResult(Exportable):
 
 @dataclass(frozen=True)
 class NestedResult(Exportable):
-    """Nested CV (Architecture C) and, if asked, the all-data search (A).
+    """Nested CV and, if asked, the all-data search (select and refit).
 
     Attributes
     ----------

@@ -5,11 +5,14 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import re
 import select
 import struct
 import sys
 import termios
 from pathlib import Path
+
+import pytest
 
 from parcv.cli import main
 
@@ -78,3 +81,36 @@ def test_off_a_terminal_the_run_is_quiet_but_still_plots(tmp_path, capsys):
     assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 0
     assert "it/s" not in capsys.readouterr().err
     assert list((tmp_path / "run").glob("*.png"))
+
+
+def _readme_blocks(language):
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("number", range(len(_readme_blocks("python"))))
+def test_every_readme_python_block_runs(tmp_path, monkeypatch, number):
+    monkeypatch.chdir(tmp_path)  # it may write files (results.json)
+    code = _readme_blocks("python")[number]
+    exec(compile(code, f"README.md python block {number}", "exec"), {})
+
+
+def test_a_part_of_a_label_names_one_candidate_or_says_which_match():
+    from sklearn.datasets import make_classification
+    from sklearn.svm import SVC
+
+    import parcv
+
+    X, y = make_classification(n_samples=60, random_state=0)
+    grid = {"C": [0.1, 1, 10], "gamma": ["scale", 0.01]}
+    s = parcv.search(SVC(), grid, X, y, cv=3, backend="serial")
+    whole = s.compare("C=1, gamma='scale'", "C=10, gamma='scale'")
+    # "C=1" matches two candidates (gamma 'scale' and 0.01): ambiguous, both named.
+    with pytest.raises(
+        ValueError, match=r"matches 2 candidates: \"C=1, gamma='scale'\", 'C=1, gamma=0.01'"
+    ):
+        s.compare("C=1", "C=10")
+    assert s.compare("gamma='scale', C=1", "C=10, gamma='scale'").p_value == whole.p_value
+    s1 = parcv.search(SVC(), {"C": [0.1, 1, 10]}, X, y, cv=3, backend="serial")
+    assert s1.compare("C=1", "C=10").p_value == s1.compare(1, 2).p_value
