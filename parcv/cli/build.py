@@ -393,3 +393,44 @@ def build_scoring(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
             raise SpecError("scoring.error_score", value, "'raise', 'nan' or a number")
         out["error_score"] = float("nan") if value == "nan" else value
     return out
+
+
+NULLISH = frozenset({"none", "null", "nil", "nan"})
+
+
+def check_null_spelling(estimator: Any, space: Any) -> None:
+    """Refuse a misspelt ``"None"`` (``"none"``, ``"null"``...) a parameter does not accept.
+
+    TOML has no null: a spec writes Python's None as the string ``"None"``.
+    Another spelling is passed on as a string, and an estimator whose
+    parameter does not accept that string would fail every fit of the
+    candidate. Strings a parameter does accept (PCA's
+    ``power_iteration_normalizer="none"``) are kept.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> check_null_spelling(LogisticRegression(), {"class_weight": ["balanced", "none"]})
+    Traceback (most recent call last):
+    ...
+    parcv.cli.spec.SpecError: spec: space.class_weight = 'none' is not valid; allowed: "None" \
+for Python's None (TOML has no null). scikit-learn refuses 'none': The 'class_weight' parameter \
+of LogisticRegression must be an instance of 'dict', a str among {'balanced'} or None. Got \
+'none' instead.
+    """
+    from parcv.plan.space import RandomSpace, parameter_value_error
+
+    grids = space.distributions if isinstance(space, RandomSpace) else space
+    for grid in [grids] if isinstance(grids, dict) else grids:
+        for name, values in grid.items():
+            for value in values if isinstance(values, list) else [values]:
+                if not (isinstance(value, str) and value.lower() in NULLISH):
+                    continue
+                err = parameter_value_error(estimator, name, value)
+                if err is not None:
+                    raise SpecError(
+                        f"space.{name}",
+                        value,
+                        '"None" for Python\'s None (TOML has no null)',
+                        hint=f"scikit-learn refuses {value!r}: {err}",
+                    )

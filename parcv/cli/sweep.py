@@ -15,7 +15,13 @@ from sklearn.base import is_classifier
 
 from parcv.api import cross_validate, load, nested_cv, search
 from parcv.cli.backend import make_backend
-from parcv.cli.build import build_estimator, build_scheme, build_scoring, build_space
+from parcv.cli.build import (
+    build_estimator,
+    build_scheme,
+    build_scoring,
+    build_space,
+    check_null_spelling,
+)
 from parcv.cli.data_sources import LoadedData, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
@@ -134,6 +140,7 @@ def _build_job(spec: Spec) -> Job:
         options["cv"] = build_scheme(value, key, holdout=spec.mode == "search", **where)
     if spec.mode != "cross_validate":
         space, options["selection"] = build_space(spec.tables["space"], spec.table("search"), seed)
+        check_null_spelling(estimator, space)
         options["criteria"] = _criteria(spec.table("search"), estimator)
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):

@@ -368,9 +368,21 @@ def render_report(
     return "\n".join(lines)
 
 
+def _failure_lines(failures: Any) -> str:
+    """The count of failed fits; with failures, one line per candidate and the first error."""
+    head = f"{failures.n_failed} of {failures.n_total} fits failed."
+    if not failures.n_failed:
+        return head
+    lines = [head]
+    lines += [f"  {n} failed: candidate {label}" for label, n in failures.by_candidate.items()]
+    if failures.first_error:
+        lines.append(f"  first error: {failures.first_error}")
+    return "\n".join(lines)
+
+
 def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo) -> str:
     """One screen of text: the estimate, the selection, stability and failures."""
-    lines = [f"{info.title}: {info.mode or 'run'}, {result.failures.text}"]
+    lines = [f"{info.title}: {info.mode or 'run'}, {_failure_lines(result.failures)}"]
     if isinstance(result, NestedResult):
         est = result.estimate[result.refit_metric]
         over = f"mean ± se over {est.n} outer folds" if est.n > 1 else "one test split"

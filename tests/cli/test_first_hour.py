@@ -10,10 +10,12 @@ import select
 import struct
 import sys
 import termios
+import warnings
 from pathlib import Path
 
 import pytest
 
+import parcv
 from parcv.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,8 +102,6 @@ def test_a_part_of_a_label_names_one_candidate_or_says_which_match():
     from sklearn.datasets import make_classification
     from sklearn.svm import SVC
 
-    import parcv
-
     X, y = make_classification(n_samples=60, random_state=0)
     grid = {"C": [0.1, 1, 10], "gamma": ["scale", 0.01]}
     s = parcv.search(SVC(), grid, X, y, cv=3, backend="serial")
@@ -114,3 +114,36 @@ def test_a_part_of_a_label_names_one_candidate_or_says_which_match():
     assert s.compare("gamma='scale', C=1", "C=10, gamma='scale'").p_value == whole.p_value
     s1 = parcv.search(SVC(), {"C": [0.1, 1, 10]}, X, y, cv=3, backend="serial")
     assert s1.compare("C=1", "C=10").p_value == s1.compare(1, 2).p_value
+
+
+def test_a_misspelt_none_is_a_spec_error_naming_the_line(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        SMALL.replace("C = [0.01, 1.0]", 'C = [1.0]\nclass_weight = ["balanced", "none"]')
+    )
+    assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:11: space.class_weight = 'none' is not valid" in err
+    assert '"None" for Python\'s None (TOML has no null)' in err
+    assert not (tmp_path / "run").exists()
+    # The documented spelling is None, and a string a parameter accepts stays a string.
+    spec.write_text(
+        SMALL.replace("C = [0.01, 1.0]", 'C = [1.0]\nclass_weight = ["balanced", "None"]')
+    )
+    assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+
+
+def test_a_candidate_whose_every_fit_fails_prints_its_first_error_on_the_terminal(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    text = SMALL.replace("C = [0.01, 1.0]", 'C = [1.0]\nsolver = ["lbfgs", "newton-cholesky"]')
+    text = text.replace("max_iter = 200", 'max_iter = 200, penalty = "l1"')
+    spec.write_text(
+        text.replace('solver = ["lbfgs", "newton-cholesky"]', 'solver = ["liblinear", "lbfgs"]')
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # not "error": the command prints its warnings
+        assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 0  # lbfgs: no l1
+    out = capsys.readouterr().out
+    assert "3 of 7 fits failed." in out  # 6 fits + the final refit
+    assert "\n  3 failed: candidate C=1.0, solver='lbfgs'\n" in out
+    assert "\n  first error: ValueError: " in out
