@@ -434,3 +434,39 @@ of LogisticRegression must be an instance of 'dict', a str among {'balanced'} or
                         '"None" for Python\'s None (TOML has no null)',
                         hint=f"scikit-learn refuses {value!r}: {err}",
                     )
+
+
+def check_space_keys(estimator: Any, space: Any) -> None:
+    """Refuse a ``[space]`` key that names no parameter of the estimator, with "did you mean".
+
+    A key under a step that the same grid swaps in (model families) is left
+    to the plan's check of each candidate.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> check_space_keys(Ridge(), {"alpah": [1.0]})
+    Traceback (most recent call last):
+    ...
+    parcv.cli.spec.SpecError: spec: space.alpah = [1.0] is not valid; allowed: a parameter of \
+Ridge. Did you mean 'alpha'? Nested parameters are written 'step__param'.
+    """
+    import difflib
+
+    valid = set(estimator.get_params(deep=True))
+    grids = [space] if isinstance(space, dict) else list(space)
+    for g, grid in enumerate(grids):
+        for name, value in grid.items():
+            step = name.rpartition("__")[0]
+            if name in valid or (step and step in grid):
+                continue
+            close = [v for v in sorted(valid) if v.lower() == name.lower()]
+            close = close or difflib.get_close_matches(name, sorted(valid), n=3, cutoff=0.8)
+            did = f"Did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+            where = "space" if isinstance(space, dict) else f"space[{g}]"
+            raise SpecError(
+                f"{where}.{name}",
+                value,
+                f"a parameter of {type(estimator).__name__}",
+                hint=f"{did}Nested parameters are written 'step__param'.",
+            )

@@ -21,6 +21,7 @@ from parcv.cli.build import (
     build_scoring,
     build_space,
     check_null_spelling,
+    check_space_keys,
 )
 from parcv.cli.data_sources import LoadedData, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError
@@ -140,6 +141,7 @@ def _build_job(spec: Spec) -> Job:
         options["cv"] = build_scheme(value, key, holdout=spec.mode == "search", **where)
     if spec.mode != "cross_validate":
         space, options["selection"] = build_space(spec.tables["space"], spec.table("search"), seed)
+        check_space_keys(estimator, spec.tables["space"])
         check_null_spelling(estimator, space)
         options["criteria"] = _criteria(spec.table("search"), estimator)
         _check_report(spec, spec.tables["space"], options.get("scoring"))

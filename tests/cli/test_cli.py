@@ -112,7 +112,7 @@ def test_summary_inspect_and_dry_run_do_not_run(tmp_path, capsys):
         text = capsys.readouterr().out
         assert "candidates 2: alpha=0.1; alpha=10.0" in text
         assert "units      6 fits + 1 refit(s) = 7" in text
-        assert "local (2 workers); chunks 7 (one unit each)" in text
+        assert "local (2 workers); chunks: 7 (one unit each)" in text
         assert "none yet" in text
     assert not out.exists()
     assert main(["inspect", str(spec), "--probe", "--backend", "serial"]) == 0

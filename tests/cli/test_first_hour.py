@@ -8,6 +8,7 @@ import pty
 import re
 import select
 import struct
+import subprocess
 import sys
 import termios
 import warnings
@@ -147,3 +148,95 @@ def test_a_candidate_whose_every_fit_fails_prints_its_first_error_on_the_termina
     assert "3 of 7 fits failed." in out  # 6 fits + the final refit
     assert "\n  3 failed: candidate C=1.0, solver='lbfgs'\n" in out
     assert "\n  first error: ValueError: " in out
+
+
+def _parcv(*args, cwd, timeout=120, **kw):
+    return subprocess.run(
+        [sys.executable, "-m", "parcv.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kw,
+    )
+
+
+def test_report_into_a_closed_pipe_exits_quietly(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SMALL)
+    assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    cmd = f"{sys.executable} -m parcv.cli report {tmp_path / 'run'} | head -1"
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.count("\n") == 1
+    assert done.stderr == ""  # no BrokenPipeError, no "Exception ignored"
+    assert done.returncode in (0, 141)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="mounting a tiny tmpfs needs root"
+)
+def test_a_full_disk_keeps_finished_units_and_prints_the_resume_command(tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(disk)]).returncode:
+        pytest.skip("this machine cannot mount a tmpfs (a container without the capability)")
+    try:
+        spec = tmp_path / "spec.toml"
+        grid = "C = { logspace = [-3, 3, 400] }"
+        spec.write_text(SMALL.replace("C = [0.01, 1.0]", grid))
+        done = _parcv("run", str(spec), "--out", str(disk / "run"), "--quiet", cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        assert "Traceback" not in done.stderr
+        assert f"the disk holding {disk / 'run'} is full" in done.stderr
+        assert "finished units are kept in" in done.stderr
+        assert f"parcv run {spec} --out {disk / 'run'} --quiet --resume" in done.stderr
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_tls_scheduler_without_tls_files_is_refused_at_once(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SMALL)
+    done = _parcv("run", str(spec), "--scheduler", "tls://127.0.0.1:9", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2
+    assert "--tls-ca-file, --tls-cert and --tls-key" in done.stderr
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_misspelt_space_key_names_its_line_and_the_likely_key(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SMALL.replace("C = [0.01, 1.0]", "c = [0.01, 1.0]"))
+    assert main(["inspect", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:10: space.c = [0.01, 1.0] is not valid" in err
+    assert "Did you mean 'C'?" in err
+
+
+def test_help_points_to_the_spec_format_and_examples_and_describes_arguments(capsys):
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert "examples/*.toml" in text and "parcv init" in text
+    for command in ("run", "inspect", "report", "init"):
+        assert main([command, "--help"]) == 0
+        usage = capsys.readouterr().out
+        positional = usage.split("positional arguments:")[1].split("options:")[0]
+        lines = [ln for ln in positional.splitlines() if ln.strip()]
+        assert all(len(ln.split(None, 1)) == 2 for ln in lines), usage  # name + help
+
+
+@pytest.mark.slow
+def test_init_writes_a_starter_spec_that_runs(tmp_path, capsys):
+    assert main(["init", str(tmp_path / "spec.toml")]) == 0
+    assert main(["init", str(tmp_path / "spec.toml")]) == 2  # never overwrites unasked
+    text = (tmp_path / "spec.toml").read_text()
+    assert text.count("#") > 15  # commented
+    small = text.replace('"sklearn:breast_cancer"', '"sklearn:breast_cancer"\nn_samples = 100')
+    (tmp_path / "small.toml").write_text(small.replace("[-3, 2, 6]", "[-1, 1, 2]"))
+    out = tmp_path / "run"
+    args = ["run", str(tmp_path / "small.toml"), "--out", str(out), "--backend", "serial"]
+    assert main(args) == 0
+    assert "estimate (accuracy)" in capsys.readouterr().out
