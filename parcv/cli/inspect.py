@@ -91,7 +91,14 @@ def _store_text(store: Path, plan: Any, job: Any) -> str:
             f"{kept} of {plan.n_units} units kept by --resume (stored with another refit "
             "metric, selection or error_score: its refits and failed fits are redone)"
         )
-    return f"{len(records)} of {plan.n_units} units stored"
+    text = f"{len(records)} of {plan.n_units} units stored"
+    model = Path(f"{store}.models") / "final.joblib"
+    if ("final",) in records and not model.is_file():
+        text += (
+            f"; --resume reuses {len(records) - 1} (the final refit is redone: its model "
+            "was not saved)"
+        )
+    return text
 
 
 def plan_text(spec: Any, out: Path, probe: bool) -> str:

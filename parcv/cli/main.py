@@ -273,6 +273,11 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return _cmd_inspect(args)
     spec = _load(args)
     out = Path(default_out(spec))
+    before = stored_units(out / "store.sqlite") if args.resume else 0
+    final_redone = (
+        spec.mode != "cross_validate"
+        and not (out / "store.sqlite.models" / "final.joblib").is_file()
+    )
     try:
         outcome = run_spec(
             spec,
@@ -305,10 +310,20 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if not args.quiet:
         info = RunInfo.from_dict({"title": spec.name, "mode": spec.mode})
         resumed = f", {outcome.n_resumed} resumed from the store" if outcome.n_resumed else ""
+        if before > outcome.n_resumed:  # e.g. the final refit, whose model is not saved
+            resumed += f"; {_redone(before - outcome.n_resumed, final_redone)}"
         print(render_summary(outcome.result, info))
         print(f"{outcome.n_units} units{resumed}, {outcome.elapsed:.1f} s on {outcome.backend}")
     print(f"Report: {outcome.run_dir / 'report.md'}")
     return EXIT_OK
+
+
+def _redone(n: int, final: bool) -> str:
+    """Why ``n`` stored units were computed again on resume (``final``: the final refit)."""
+    parts = ["the final refit, whose model was not saved"] if final else []
+    if n > int(final):
+        parts.append(f"{n - int(final)} failed fits or refits of a changed choice")
+    return "redone: " + " and ".join(parts)
 
 
 def _disk_full(err: BaseException) -> bool:

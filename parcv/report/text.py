@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,10 @@ class RunInfo:
     param: str | None = None
     metric: str | None = None
     plots: bool = True
+    started: str = ""
+    finished: str = ""
+    seconds: float | None = None
+    versions: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RunInfo:

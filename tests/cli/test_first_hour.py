@@ -240,3 +240,55 @@ def test_init_writes_a_starter_spec_that_runs(tmp_path, capsys):
     args = ["run", str(tmp_path / "small.toml"), "--out", str(out), "--backend", "serial"]
     assert main(args) == 0
     assert "estimate (accuracy)" in capsys.readouterr().out
+
+
+def test_resume_says_the_final_refit_is_redone_in_inspect_and_run(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SMALL)
+    run = ["run", str(spec), "--out", str(tmp_path / "run"), "--quiet"]
+    assert main(run) == 0
+    assert main(["inspect", str(spec), "--out", str(tmp_path / "run")]) == 0
+    text = capsys.readouterr().out
+    assert "7 of 7 units stored; --resume reuses 6 (the final refit is redone" in text
+    assert main([*run[:-1], "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert "7 units, 6 resumed from the store; redone: the final refit, whose model" in out
+
+
+def test_a_directory_parcv_did_not_create_is_refused_unless_overwrite(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SMALL)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "report.md").write_text("my own notes")
+    assert main(["run", str(spec), "--out", str(mine), "--quiet"]) == 2
+    assert "holds files parcv did not write (report.md)" in capsys.readouterr().err
+    assert (mine / "report.md").read_text() == "my own notes"
+    assert sorted(p.name for p in mine.iterdir()) == ["report.md"]
+    assert main(["run", str(spec), "--out", str(mine), "--quiet", "--overwrite"]) == 0
+    # parcv's own directory: a rerun needs --resume or --overwrite as before, not this refusal.
+    assert main(["run", str(spec), "--out", str(mine), "--quiet", "--resume"]) == 0
+
+
+def test_a_clean_run_leaves_no_wal_files_and_records_times_and_versions(tmp_path):
+    import json
+    from datetime import datetime
+
+    import numpy
+    import sklearn
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SMALL)
+    out = tmp_path / "run"
+    assert main(["run", str(spec), "--out", str(out), "--quiet"]) == 0
+    assert main(["report", str(out)]) == 0
+    assert not [p.name for p in out.iterdir() if p.name.endswith(("-wal", "-shm"))]
+    info = json.loads((out / "run.json").read_text())
+    started = datetime.fromisoformat(info["started"])
+    finished = datetime.fromisoformat(info["finished"])
+    assert started <= finished and started.tzinfo is not None
+    assert abs((finished - started).total_seconds() - info["seconds"]) < 1.0
+    assert info["versions"]["parcv"] == parcv.__version__
+    assert info["versions"]["scikit-learn"] == sklearn.__version__
+    assert info["versions"]["numpy"] == numpy.__version__
+    assert "dask" in info["versions"] and "distributed" in info["versions"]
