@@ -88,6 +88,38 @@ def search_of(result: Result) -> SearchResult | None:
     return result.final if isinstance(result, NestedResult) else None
 
 
+def headline(result: Result) -> tuple[str, str]:
+    """The estimate ± se of the refit metric in words, and which interval it is.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> X, y = make_regression(n_samples=30, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.cross_validate(Ridge(), X, y, cv=3, backend="serial")
+    >>> headline(r)[1].split(";")[0]
+    'mean ± one standard error of the mean over 3 folds (se = std / sqrt(3))'
+    """
+    if isinstance(result, NestedResult):
+        metric = result.refit_metric
+        est, where = result.estimate[metric], "outer test folds of nested CV"
+    elif isinstance(result, CVResult):
+        metric = next(iter(result.summaries))
+        est, where = result.summaries[metric], "folds"
+    else:
+        metric = result.refit_metric
+        est = result.summaries[metric][result.best_index_]
+        where = "CV folds (optimistic: the candidate was selected on them)"
+    if est.n == 1 or not math.isfinite(est.se):
+        return f"{metric}: {num(est.mean)}", "score on one held-out test split (no standard error)"
+    return (
+        f"{metric}: {num(est.mean)} ± {small(est.se)}",
+        f"mean ± one standard error of the mean over {est.n} {where} "
+        f"(se = std / sqrt({est.n})); not a confidence interval",
+    )
+
+
 def _estimate(result: Result) -> list[str]:
     if isinstance(result, NestedResult) and len(result.chosen) == 1:
         rows, head = (
