@@ -110,7 +110,7 @@ def test_report_rebuilds_identical_files_without_any_fit(run_dir, monkeypatch, c
         monkeypatch.setattr(module, name, no_fit, raising=False)
     assert main(["report", str(run_dir)]) == 0
     out = capsys.readouterr().out
-    assert f"Rebuilt {4 + len(plots)} files from the store (no fit ran)." in out
+    assert f"Rebuilt {5 + len(plots)} files from the store (no fit ran)." in out
     for name in names:
         assert (run_dir / name).read_bytes() == before[name], name
 
