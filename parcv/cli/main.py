@@ -32,6 +32,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # 141, as a shell reports a tool ended by SIGPIPE
 # Loggers of the libraries that run a Dask cluster (scheduler, workers, batch jobs).
 _CHATTY = ("distributed", "dask_jobqueue")
+# Loggers whose INFO lines are shown without --verbose (the dashboard of a cluster parcv starts).
+_SHOWN = ("parcv.engine.backends.dask",)
 DESCRIPTION = """\
 Parallel cross-validation: k-fold CV, select and refit, and nested CV of
 scikit-learn estimators as one task graph, run serially, on a local process
@@ -378,13 +380,15 @@ def _configure_logging(*, verbose: bool) -> None:
     """Warnings only, unless ``--verbose``: Dask's INFO logs would flood the terminal."""
     level = logging.INFO if verbose else logging.WARNING
     handler = logging.StreamHandler()
-    handler.setLevel(level)
+    handler.setLevel(logging.INFO)  # loggers decide: _SHOWN ones say INFO lines always
     handler.setFormatter(logging.Formatter("parcv: %(levelname)s: %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler])
     # distributed sets its loggers to INFO, with a handler of its own when it was imported
     # before logging was configured (then our handler does not filter it): set them here.
     for name in _CHATTY:
         logging.getLogger(name).setLevel(level)
+    for name in _SHOWN:
+        logging.getLogger(name).setLevel(logging.INFO)
 
 
 def _show_warning(message: Any, category: type, *args: Any, shown: set[str], **kw: Any) -> None:
@@ -432,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     words = list(sys.argv[1:] if argv is None else argv)
     previous = _interrupt_on_sigterm()
-    levels = {name: logging.getLogger(name).level for name in _CHATTY}
+    levels = {name: logging.getLogger(name).level for name in (*_CHATTY, *_SHOWN)}
     try:
         with warnings.catch_warnings():
             warnings.showwarning = partial(_show_warning, shown=set())
