@@ -191,6 +191,17 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
         label=f"mean difference {np.mean(diff):.3g}",
     )
     what = "runner-up error - best error" if sign < 0 else "best - runner-up"
+    tied = bool(np.all(np.abs(diff) <= 1e-12 * max(1.0, float(np.nanmax(np.abs(scores))))))
+    if tied:
+        right.text(
+            0.5,
+            0.5,
+            "tied: equal scores on every fold",
+            transform=right.transAxes,
+            ha="center",
+            va="center",
+            fontsize=11,
+        )
     try:
         p = f"\ncorrected t-test p = {search.compare(best, runner, metric=metric).p_value:.3g}"
     except ValueError:  # e.g. identical scores on every fold
@@ -204,7 +215,10 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(f"Best vs runner-up by mean {metric}: {labels[0]} vs {labels[1]}", fontsize=10)
+    versus = "tied with" if tied else "vs"
+    fig.suptitle(
+        f"Best vs runner-up by mean {metric}: {labels[0]} {versus} {labels[1]}", fontsize=10
+    )
     return fig
 
 

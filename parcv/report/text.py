@@ -71,6 +71,24 @@ class RunInfo:
         return asdict(self)
 
 
+# At most this many folds, the best-vs-rest tests are said to have little power.
+LOW_POWER_FOLDS = 5
+
+
+def is_tie(difference: float, scale: float = 1.0) -> bool:
+    """Whether a difference of mean scores is rounding noise (``-3.7e-17``): a tie.
+
+    Scores are means of float sums, exact to about 1e-12 of their size; a
+    difference below that is not a difference between candidates.
+
+    Examples
+    --------
+    >>> is_tie(-3.700743415417188e-17), is_tie(1e-4)
+    (True, False)
+    """
+    return math.isfinite(difference) and abs(difference) <= 1e-12 * max(1.0, abs(scale))
+
+
 def num(value: float) -> str:
     """Format a score for reports: 6 significant digits (``nan`` when undefined)."""
     return "nan" if not math.isfinite(value) else f"{value:.6g}"
@@ -142,17 +160,16 @@ def _estimate(result: Result) -> list[str]:
     else:
         rows = {m: result.summaries[m][result.best_index_] for m in result.metrics}
         head = "CV score of the selected candidate (optimistic: it was selected on these folds)."
-    lines = [
-        "## Estimate",
-        "",
-        head,
-        "",
-        "| metric | mean | ± se | std | folds |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    lines += [
-        f"| {m} | {num(s.mean)} | {small(s.se)} | {small(s.std)} | {s.n} |" for m, s in rows.items()
-    ]
+    lines = ["## Estimate", "", head, ""]
+    if all(s.n == 1 for s in rows.values()):  # one split: a score, no spread to show
+        lines += ["| metric | score |", "| --- | ---: |"]
+        lines += [f"| {m} | {num(s.mean)} |" for m, s in rows.items()]
+    else:
+        lines += ["| metric | mean | ± se | std | folds |", "| --- | ---: | ---: | ---: | ---: |"]
+        lines += [
+            f"| {m} | {num(s.mean)} | {small(s.se)} | {small(s.std)} | {s.n} |"
+            for m, s in rows.items()
+        ]
     if any(m.startswith("neg_") for m in rows):
         lines += [
             "",
@@ -167,15 +184,17 @@ def _ranking(search: SearchResult, limit: int = 15) -> list[str]:
     suffix = metric if search.multimetric else "score"
     ranks = search.cv_results_[f"rank_test_{suffix}"]
     order = sorted(range(len(search.candidates)), key=lambda c: (ranks[c], c))
-    lines = [f"| rank | {metric} mean | ± se | candidate |", "| ---: | ---: | ---: | --- |"]
+    one = search.n_splits_ == 1  # one validation split: a score per candidate, no se
+    head = f"| rank | {metric} |" if one else f"| rank | {metric} mean | ± se |"
+    lines = [f"{head} candidate |", "| ---: | ---: |" + ("" if one else " ---: |") + " --- |"]
     for c in order[:limit]:
         s = search.summaries[metric][c]
         mark = " **(selected)**" if c == search.best_index_ else ""
-        lines.append(
-            f"| {ranks[c]} | {num(s.mean)} | {small(s.se)} | {search.candidates[c].label}{mark} |"
-        )
+        score = num(s.mean) if one else f"{num(s.mean)} | {small(s.se)}"
+        lines.append(f"| {ranks[c]} | {score} | {search.candidates[c].label}{mark} |")
     if len(order) > limit:
-        lines.append(f"| | | | ... {len(order) - limit} more in cv_results.csv |")
+        gap = "| | |" if one else "| | | |"
+        lines.append(f"{gap} ... {len(order) - limit} more in cv_results.csv |")
     return lines
 
 
@@ -204,7 +223,7 @@ def _selection(result: Result) -> list[str]:
         lines += [
             f"Model to ship: **{search.candidates[search.best_index_].label}**, selected "
             f"by {how} on all data ({search.refit_metric} "
-            f"{num(s.mean)} ± {small(s.se)}) and refitted on all data.",
+            f"{num(s.mean)}{'' if s.n == 1 else f' ± {small(s.se)}'}) and refitted on all data.",
             "",
         ]
         lines += [*_ranking(search), ""]
@@ -237,9 +256,23 @@ def _significance(result: Result) -> list[str]:
         "## Significance: best vs rest",
         "",
         f"Best-mean candidate against every other on the same {search.n_splits_} fold(s): "
-        "corrected resampled t-test (Nadeau-Bengio), p-values Holm-adjusted.",
+        "corrected resampled t-test (Nadeau & Bengio 2003), p-values Holm-adjusted.",
         "",
     ]
+    if search.n_splits_ < 2:
+        return [
+            *lines[:2],
+            "One validation split: no test can compare candidates (a paired test needs "
+            "several folds). Use k-fold CV to test their differences.",
+            "",
+        ]
+    if search.n_splits_ <= LOW_POWER_FOLDS:
+        lines += [
+            f"With {search.n_splits_} folds these tests have little power: a real difference "
+            "often gets p > 0.05, so 'no' here is weak evidence of no difference. More folds "
+            "(a larger k, or repeated k-fold in [cv]) make them sharper.",
+            "",
+        ]
     if not table["rows"]:
         return [*lines, table.get("note", ""), ""]
     rows = table["rows"]
@@ -251,8 +284,9 @@ def _significance(result: Result) -> list[str]:
         stat = "-" if r["statistic"] is None else f"{r['statistic']:.3g}"
         p = "-" if r["p_value"] is None else f"{r['p_value']:.3g}"
         holm = "-" if r["p_holm"] is None else f"{r['p_holm']:.3g}"
+        diff = "0 (tied)" if is_tie(r["mean_difference"]) else num(r["mean_difference"])
         lines.append(
-            f"| {r['name_a']} | {r['name_b']} | {num(r['mean_difference'])} | "
+            f"| {r['name_a']} | {r['name_b']} | {diff} | "
             f"[{num(r['ci_low'])}, {num(r['ci_high'])}] | {stat} | {p} | {holm} | "
             f"{_verdict(r)} |"
         )
@@ -448,12 +482,17 @@ def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo
         table = search.comparison_table()
         if table["rows"]:
             rows = table["rows"]["comparisons"]
+            scale = abs(s.mean) if math.isfinite(s.mean) else 1.0
+            tied = [r["name_b"] for r in rows if is_tie(r["mean_difference"], scale)]
             tested = [r for r in rows if r["p_value"] is not None] or rows
             first = min(tested, key=lambda r: abs(r["mean_difference"]))
             holm = first["p_holm"]
-            lines.append(
-                f"best vs closest ({first['name_b']}): diff "
-                f"{num(first['mean_difference'])}, p (Holm) "
-                f"{'-' if holm is None else f'{holm:.3g}'}"
-            )
+            if tied:
+                lines.append(f"best is tied with {', '.join(tied)} (equal mean score)")
+            else:
+                lines.append(
+                    f"best vs closest ({first['name_b']}): diff "
+                    f"{num(first['mean_difference'])}, p (Holm) "
+                    f"{'-' if holm is None else f'{holm:.3g}'}"
+                )
     return "\n".join(lines)

@@ -292,3 +292,37 @@ def test_a_clean_run_leaves_no_wal_files_and_records_times_and_versions(tmp_path
     assert info["versions"]["scikit-learn"] == sklearn.__version__
     assert info["versions"]["numpy"] == numpy.__version__
     assert "dask" in info["versions"] and "distributed" in info["versions"]
+
+
+def test_an_exact_tie_is_called_tied_in_summary_report_and_plot(tmp_path):
+    from sklearn.datasets import make_regression
+    from sklearn.linear_model import Ridge
+
+    from parcv.report.plots import paired_differences
+    from parcv.report.run_dir import RunInfo, render_report, render_summary
+
+    X, y = make_regression(n_samples=60, n_features=3, noise=5.0, random_state=0)
+    # copy_X changes nothing: each alpha's two candidates have equal scores on every fold.
+    grid = {"alpha": [0.1, 100.0], "copy_X": [True, False]}
+    s = parcv.search(Ridge(), grid, X, y, cv=3, backend="serial")
+    best = s.candidates[s.best_index_].label
+    other = best.replace("copy_X=True", "copy_X=False")
+    summary = render_summary(s, RunInfo("tie"))
+    assert f"best is tied with {other}" in summary and "diff" not in summary
+    assert f"| {best} | {other} | 0 (tied) |" in render_report(s, RunInfo("tie"))
+    fig = paired_differences(s)
+    assert "tied with" in fig._suptitle.get_text()
+    assert any("tied" in t.get_text() for ax in fig.axes for t in ax.texts)
+
+
+def test_a_holdout_report_has_no_rows_of_na_and_few_folds_warn_of_low_power(tmp_path):
+    out = tmp_path / "ho"
+    spec = ROOT / "examples" / "holdout.toml"
+    assert main(["run", str(spec), "--out", str(out), "--quiet", "--backend", "serial"]) == 0
+    report = (out / "report.md").read_text()
+    assert "n/a" not in report
+    assert "One validation split: no test can compare candidates" in report
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SMALL)
+    assert main(["run", str(spec), "--out", str(tmp_path / "cv"), "--quiet"]) == 0
+    assert "With 3 folds these tests have little power" in (tmp_path / "cv/report.md").read_text()
