@@ -352,6 +352,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if path.exists() and not args.force:
         raise UsageError(f"{args.path} exists; pick another path or pass --force to replace it.")
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_starter(path)
     print(f"Wrote {path}: edit it, then\n  parcv inspect {path}\n  parcv run {path}")
     return EXIT_OK

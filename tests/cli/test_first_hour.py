@@ -230,6 +230,7 @@ def test_help_points_to_the_spec_format_and_examples_and_describes_arguments(cap
 
 @pytest.mark.slow
 def test_init_writes_a_starter_spec_that_runs(tmp_path, capsys):
+    assert main(["init", str(tmp_path / "new" / "spec.toml")]) == 0  # makes its folder
     assert main(["init", str(tmp_path / "spec.toml")]) == 0
     assert main(["init", str(tmp_path / "spec.toml")]) == 2  # never overwrites unasked
     text = (tmp_path / "spec.toml").read_text()
