@@ -1,4 +1,4 @@
-"""Select a polynomial degree by CV, nested CV, AIC/BIC/Cp and the evidence (seeds 000, 004).
+"""Select a polynomial degree by CV, nested CV, AIC/BIC/Cp and the evidence.
 
 Noisy data from a cubic; candidates are Bayesian linear regressions on the
 basis ``[1, x, ..., x^d]`` for ``d = 0..8``, each with its noise and prior

@@ -1,4 +1,4 @@
-"""Select the degree of a polynomial regression by nested CV (seeds 000 and 003).
+"""Select the degree of a polynomial regression by nested CV.
 
 Run: python examples/polynomial_degree.py
 """

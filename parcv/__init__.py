@@ -1,7 +1,7 @@
 """parcv: distributed parallel cross-validation and model selection.
 
 One task graph of (outer fold, inner fold, candidate) fits for k-fold CV,
-search with refit (Architecture A) and nested CV (Architecture C), run
+select and refit (search on all data) and nested CV, run
 serially or on a local process pool, with scikit-learn's numbers.
 """
 

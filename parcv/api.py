@@ -256,7 +256,7 @@ def search(
     timeout: float | None = None,
     retry_failed: bool = False,
 ) -> SearchResult:
-    """Select a candidate by CV on all data and refit it (Architecture A).
+    """Select a candidate by CV on all data and refit it (select and refit).
 
     Parameters
     ----------
@@ -389,8 +389,8 @@ def nested_cv(
 
     For each outer fold, inner CV on the outer-train part selects a candidate,
     which is refitted on the outer-train part and scored on the outer-test
-    part (Architecture C). With ``refit`` the same selection also runs on all
-    data and its winner is refitted there (Architecture A): the model to ship.
+    part (nested CV). With ``refit`` the same selection also runs on all
+    data and its winner is refitted there (select and refit): the model to ship.
     Every fit of every fold runs in one task graph; each outer refit starts as
     soon as its own inner fits are done.
 
@@ -405,7 +405,7 @@ def nested_cv(
     save_models : bool, default=False
         As in :func:`search`.
     outer : int, splitter or ThreeWayHoldOut, default=5
-        Outer scheme. A ``ThreeWayHoldOut`` is Architecture B (its validation
+        Outer scheme. A ``ThreeWayHoldOut`` gives a hold-out test set (its validation
         split is the inner scheme when ``inner=None``).
     inner : int, splitter or None, default=3
         Inner scheme, applied to each outer-train part (and to all data for A).

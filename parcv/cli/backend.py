@@ -129,6 +129,22 @@ def make_backend(
     return _dask_backend(spec, security, connect_timeout)
 
 
+def _check_tls_files(spec: Spec, security: Any) -> None:
+    """A ``tls://`` scheduler needs certificate files: refuse at once without any."""
+    import dask.config
+
+    address = str(spec.run.scheduler or "")
+    configured = dask.config.get("distributed.comm.tls.ca-file", None)
+    if address.startswith("tls://") and security is None and not configured:
+        raise spec.error(
+            "run.scheduler (--scheduler)",
+            address,
+            "a tls:// address together with TLS files",
+            "Pass --tls-ca-file, --tls-cert and --tls-key (or a [tls] table with ca_file, cert "
+            "and key; cluster/tls/make-certs.sh DIR makes them), or use a tcp:// address.",
+        )
+
+
 def _dask_backend(
     spec: Spec, security: Any, connect_timeout: float | None
 ) -> tuple[Any, int | None, str]:
@@ -145,6 +161,7 @@ def _dask_backend(
             "The scheduler's cluster has its own workers.",
         )
     _check_scheduler_file(spec)
+    _check_tls_files(spec, security)
     options: dict[str, Any] = {"security": security}
     if connect_timeout is not None:
         options["connect_timeout"] = connect_timeout

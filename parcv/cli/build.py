@@ -443,3 +443,80 @@ def build_racing(search: Mapping[str, Any]) -> Racing | None:
         name = next((k for k in ("burn_in", "alpha", "test") if str(err).startswith(k)), "")
         key = f"search.racing.{name}" if name else "search.racing"
         raise SpecError(key, table.get(name, table), allowed, hint=str(err)) from err
+
+
+NULLISH = frozenset({"none", "null", "nil", "nan"})
+
+
+def check_null_spelling(estimator: Any, space: Any) -> None:
+    """Refuse a misspelt ``"None"`` (``"none"``, ``"null"``...) a parameter does not accept.
+
+    TOML has no null: a spec writes Python's None as the string ``"None"``.
+    Another spelling is passed on as a string, and an estimator whose
+    parameter does not accept that string would fail every fit of the
+    candidate. Strings a parameter does accept (PCA's
+    ``power_iteration_normalizer="none"``) are kept.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> check_null_spelling(LogisticRegression(), {"class_weight": ["balanced", "none"]})
+    Traceback (most recent call last):
+    ...
+    parcv.cli.spec.SpecError: spec: space.class_weight = 'none' is not valid; allowed: "None" \
+for Python's None (TOML has no null). scikit-learn refuses 'none': The 'class_weight' parameter \
+of LogisticRegression must be an instance of 'dict', a str among {'balanced'} or None. Got \
+'none' instead.
+    """
+    from parcv.plan.space import RandomSpace, parameter_value_error
+
+    grids = space.distributions if isinstance(space, RandomSpace) else space
+    for grid in [grids] if isinstance(grids, dict) else grids:
+        for name, values in grid.items():
+            for value in values if isinstance(values, list) else [values]:
+                if not (isinstance(value, str) and value.lower() in NULLISH):
+                    continue
+                err = parameter_value_error(estimator, name, value)
+                if err is not None:
+                    raise SpecError(
+                        f"space.{name}",
+                        value,
+                        '"None" for Python\'s None (TOML has no null)',
+                        hint=f"scikit-learn refuses {value!r}: {err}",
+                    )
+
+
+def check_space_keys(estimator: Any, space: Any) -> None:
+    """Refuse a ``[space]`` key that names no parameter of the estimator, with "did you mean".
+
+    A key under a step that the same grid swaps in (model families) is left
+    to the plan's check of each candidate.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> check_space_keys(Ridge(), {"alpah": [1.0]})
+    Traceback (most recent call last):
+    ...
+    parcv.cli.spec.SpecError: spec: space.alpah = [1.0] is not valid; allowed: a parameter of \
+Ridge. Did you mean 'alpha'? Nested parameters are written 'step__param'.
+    """
+    import difflib
+
+    valid = set(estimator.get_params(deep=True))
+    grids = [space] if isinstance(space, dict) else list(space)
+    for g, grid in enumerate(grids):
+        for name, value in grid.items():
+            step = name.rpartition("__")[0]
+            if name in valid or (step and step in grid):
+                continue
+            close = [v for v in sorted(valid) if v.lower() == name.lower()]
+            close = close or difflib.get_close_matches(name, sorted(valid), n=3, cutoff=0.8)
+            did = f"Did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+            where = "space" if isinstance(space, dict) else f"space[{g}]"
+            raise SpecError(
+                f"{where}.{name}",
+                value,
+                f"a parameter of {type(estimator).__name__}",
+                hint=f"{did}Nested parameters are written 'step__param'.",
+            )

@@ -1,4 +1,4 @@
-"""The demo job: the seeds' polynomial-degree selection and a real dataset, by nested CV.
+"""The demo job: the classic polynomial-degree selection and a real dataset, by nested CV.
 
 Both sweeps are embedded spec files run like ``parcv run``: each gets a run
 directory with its SQLite store, report and plots; ``report.md`` at the top
@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 POLYNOMIAL = """\
 name = "polynomial-degree"
-description = "Degree of a polynomial regression on noisy sin(2πx) (seeds 000 and 003): \
+description = "Degree of a polynomial regression on noisy sin(2πx): \
 nested CV estimates the error of selecting the degree by CV, and ships the degree selected \
 on all data."
 
@@ -103,7 +103,7 @@ DEMO_SPECS = {"polynomial": POLYNOMIAL, "breast_cancer": BREAST_CANCER}
 def polynomial_data(
     n_samples: int = 60, *, noise: float = 0.3, random_state: int = 0
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Draw noisy samples of ``sin(2 pi x)`` on [0, 1] (the seeds' running example).
+    """Draw noisy samples of ``sin(2 pi x)`` on [0, 1] (Bishop 2006, ch. 1).
 
     Parameters
     ----------

@@ -51,9 +51,10 @@ def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
     chunks = (
         f"{plan.n_units} (one unit each)"
         if low >= plan.n_units
-        else f"between {low} and {plan.n_units} (chunks grow with measured fit times)"
+        else f"about {low} (about {plan.n_units / low:.0f} units each; sized from the "
+        "fit times measured in the first wave)"
     )
-    lines = [f"backend    {where}; chunks {chunks}"]
+    lines = [f"backend    {where}; chunks: {chunks}"]
     if probe:
         seconds = probe_fit(job, plan)
         n_chunks = estimate_chunks(n_fit, workers, target, seconds) + n_refit

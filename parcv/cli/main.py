@@ -7,11 +7,14 @@ Exit codes: 0 ok, 1 the run failed, 2 usage or spec error, 130 interrupted
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import math
+import os
 import re
 import shlex
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -26,8 +29,20 @@ from parcv.plan.version import __version__
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # 141, as a shell reports a tool ended by SIGPIPE
 # Loggers of the libraries that run a Dask cluster (scheduler, workers, batch jobs).
 _CHATTY = ("distributed", "dask_jobqueue")
+# Loggers whose INFO lines are shown without --verbose (the dashboard of a cluster parcv starts).
+_SHOWN = ("parcv.engine.backends.dask",)
+DESCRIPTION = """\
+Parallel cross-validation: k-fold CV, select and refit, and nested CV of
+scikit-learn estimators as one task graph, run serially, on a local process
+pool or on a Dask cluster.
+
+A sweep is a TOML spec file: `parcv init spec.toml` writes a commented
+starter; the README's "Command line" section describes every table and
+examples/*.toml in the source tree holds ready specs. Run `parcv COMMAND -h`
+for a command's options."""
 EPILOG = (
     "exit codes: 0 ok, 1 run failed, 2 usage or spec error, 130 interrupted "
     "(finished units are kept: rerun with --resume)"
@@ -125,30 +140,42 @@ def _run_parser(sub: Any) -> argparse.ArgumentParser:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="parcv", description="Parallel cross-validation.", epilog=EPILOG
+        prog="parcv",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"parcv {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = _run_parser(sub)
     inspect = sub.add_parser("inspect", help="show the plan of a spec without running it")
-    inspect.add_argument("spec", metavar="SPEC.toml")
+    inspect.add_argument("spec", metavar="SPEC.toml", help="sweep spec file (see examples/*.toml)")
     _backend_options(inspect)
     inspect.add_argument("--out", metavar="DIR", help="run directory to check for a store")
     inspect.add_argument(
         "--probe", action="store_true", help="time one fit to estimate the total work"
     )
     report = sub.add_parser("report", help="rebuild the report of a run directory")
-    report.add_argument("run_dir", metavar="RUN_DIR")
+    report.add_argument(
+        "run_dir",
+        metavar="RUN_DIR",
+        help="run directory written by `parcv run` (holds store.sqlite)",
+    )
     prune = sub.add_parser(
         "prune", help="drop the stored units the last run of a run directory did not use"
     )
     prune.add_argument("run_dir", metavar="RUN_DIR", help="run directory (holds store.sqlite)")
+    init = sub.add_parser("init", help="write a commented starter spec to edit and run")
+    init.add_argument(
+        "path", nargs="?", default="spec.toml", metavar="PATH", help="where (default: spec.toml)"
+    )
+    init.add_argument("--force", action="store_true", help="replace an existing file")
     demo = sub.add_parser("demo", help="run the demo sweeps by nested CV on the local pool")
     demo.add_argument("--out", default="parcv-demo", help="run directory (default: parcv-demo)")
     _backend_options(demo, demo=True)
     demo.add_argument("--quick", action="store_true", help="smaller sweeps")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
-    for command in (run, inspect, report, prune, demo):
+    for command in (run, inspect, report, prune, demo, init):
         command.add_argument(
             "--verbose", action="store_true", help="also show INFO logs (parcv's and Dask's)"
         )
@@ -271,6 +298,17 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    except (sqlite3.OperationalError, OSError) as err:
+        if not _disk_full(err):
+            raise
+        store = out / "store.sqlite"
+        print(
+            f"parcv: run failed: the disk holding {out} is full ({err}). The "
+            f"{stored_units(store)} finished units are kept in {store}. Free some space "
+            f"there, then resume with:\n  {_resume_hint(argv)}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     if not args.quiet:
         info = RunInfo.from_dict({"title": spec.name, "mode": spec.mode})
         resumed = f", {outcome.n_resumed} reused from the store" if outcome.n_resumed else ""
@@ -278,6 +316,13 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         print(f"{outcome.n_units} units{resumed}, {outcome.elapsed:.1f} s on {outcome.backend}")
     print(f"Report: {outcome.run_dir / 'report.md'}")
     return EXIT_OK
+
+
+def _disk_full(err: BaseException) -> bool:
+    """SQLite's "database or disk is full", or ENOSPC / EDQUOT from a file write."""
+    if isinstance(err, sqlite3.OperationalError):
+        return "disk is full" in str(err) or "disk I/O error" in str(err)
+    return isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -298,6 +343,19 @@ def _cmd_prune(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"no parcv store at {str(store)!r}; pass a run directory.")
     dropped, kept = prune_store(store)
     print(f"Dropped {dropped:,} units the last run did not use; {kept:,} kept in {store}.")
+    return EXIT_OK
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from parcv.cli.starter import write_starter
+    from parcv.cli.sweep import UsageError
+
+    path = Path(args.path)
+    if path.exists() and not args.force:
+        raise UsageError(f"{args.path} exists; pick another path or pass --force to replace it.")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_starter(path)
+    print(f"Wrote {path}: edit it, then\n  parcv inspect {path}\n  parcv run {path}")
     return EXIT_OK
 
 
@@ -324,13 +382,15 @@ def _configure_logging(*, verbose: bool) -> None:
     """Warnings only, unless ``--verbose``: Dask's INFO logs would flood the terminal."""
     level = logging.INFO if verbose else logging.WARNING
     handler = logging.StreamHandler()
-    handler.setLevel(level)
+    handler.setLevel(logging.INFO)  # loggers decide: _SHOWN ones say INFO lines always
     handler.setFormatter(logging.Formatter("parcv: %(levelname)s: %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler])
     # distributed sets its loggers to INFO, with a handler of its own when it was imported
     # before logging was configured (then our handler does not filter it): set them here.
     for name in _CHATTY:
         logging.getLogger(name).setLevel(level)
+    for name in _SHOWN:
+        logging.getLogger(name).setLevel(logging.INFO)
 
 
 def _show_warning(message: Any, category: type, *args: Any, shown: set[str], **kw: Any) -> None:
@@ -350,6 +410,8 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return _cmd_report(args)
     if args.command == "prune":
         return _cmd_prune(args)
+    if args.command == "init":
+        return _cmd_init(args)
     return _cmd_demo(args)
 
 
@@ -378,13 +440,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     words = list(sys.argv[1:] if argv is None else argv)
     previous = _interrupt_on_sigterm()
-    levels = {name: logging.getLogger(name).level for name in _CHATTY}
+    levels = {name: logging.getLogger(name).level for name in (*_CHATTY, *_SHOWN)}
     try:
         with warnings.catch_warnings():
             warnings.showwarning = partial(_show_warning, shown=set())
             args = _parser().parse_args(words)
             _configure_logging(verbose=args.verbose)
-            return _dispatch(args, words)
+            code = _dispatch(args, words)
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            return code
+    except BrokenPipeError:
+        return _closed_pipe()
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     except (PlanMismatchError, SpecError, UsageError, FileNotFoundError) as err:
@@ -401,6 +467,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             logging.getLogger(name).setLevel(level)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (``parcv report DIR | head -1``): exit quietly.
+
+    As the Python documentation advises (signal module, "Note on SIGPIPE"),
+    stdout is pointed at devnull so the interpreter's final flush does not
+    fail again; the exit code is a shell's for a process ended by SIGPIPE.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

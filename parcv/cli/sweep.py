@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from parcv.cli.build import (
     build_scheme,
     build_scoring,
     build_space,
+    check_null_spelling,
+    check_space_keys,
 )
 from parcv.cli.data_sources import LoadedData, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError
@@ -150,6 +153,8 @@ def _build_job(spec: Spec) -> Job:
         options["cv"] = build_scheme(value, key, holdout=spec.mode == "search", **where)
     if spec.mode != "cross_validate":
         space, options["selection"] = build_space(spec.tables["space"], spec.table("search"), seed)
+        check_space_keys(estimator, spec.tables["space"])
+        check_null_spelling(estimator, space)
         options["criteria"] = _criteria(spec.table("search"), estimator)
         options["racing"] = build_racing(spec.table("search"))
         _check_report(spec, spec.tables["space"], options.get("scoring"))
@@ -221,6 +226,28 @@ def prepare_run_dir(path: str | Path) -> Path:
     return out
 
 
+# Files only parcv writes into a run directory: one of them marks a directory as its own.
+MARKERS = (STORE, "run.json")
+
+
+def check_run_dir(path: Path, *, overwrite: bool = False) -> None:
+    """Refuse a non-empty directory that parcv did not create, unless ``overwrite``.
+
+    A run writes report.md, spec.toml and more into its directory: in a
+    directory of the user's own they would replace the user's files.
+    """
+    if not path.is_dir() or overwrite or any((path / m).exists() for m in MARKERS):
+        return
+    found = sorted(p.name for p in path.iterdir())
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        raise UsageError(
+            f"the run directory {str(path)!r} holds files parcv did not write ({shown}); a run "
+            "would replace report.md, spec.toml and others there. Pass --out a new or empty "
+            "directory, or --overwrite to write there anyway."
+        )
+
+
 def _missing_from(path: Path) -> Path | None:
     """The outermost of ``path`` and its parents that does not exist yet (None: it exists)."""
     missing = [p for p in (path, *path.parents) if not p.exists()]
@@ -275,10 +302,44 @@ def probe_fit(job: Job, plan: Plan) -> float:
     return record.fit_time + record.score_time
 
 
-def run_info(spec: Spec, job: Job, backend: str) -> RunInfo:
-    """Describe a run for its report (kept in run.json so ``parcv report`` can rebuild it)."""
+def package_versions() -> dict[str, str]:
+    """Versions of Python and of the packages that make a run's numbers."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    from parcv.plan.version import __version__
+
+    versions = {"parcv": __version__, "python": platform.python_version()}
+    for name in ("scikit-learn", "numpy", "scipy", "joblib", "dask", "distributed"):
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def _utc(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def run_info(
+    spec: Spec, job: Job, backend: str, times: tuple[float, float] | None = None
+) -> RunInfo:
+    """Describe a run for its report (kept in run.json so ``parcv report`` can rebuild it).
+
+    ``times`` are the run's start and end (Unix seconds), recorded with the
+    package versions.
+    """
     report = spec.table("report")
     holdout = isinstance(job.options.get("outer"), ThreeWayHoldOut)
+    timing: dict[str, Any] = {}
+    if times is not None:
+        timing = {
+            "started": _utc(times[0]),
+            "finished": _utc(times[1]),
+            "seconds": round(times[1] - times[0], 3),
+            "versions": package_versions(),
+        }
     return RunInfo(
         title=spec.name,
         description=str(spec.tables.get("description", "")),
@@ -290,6 +351,7 @@ def run_info(spec: Spec, job: Job, backend: str) -> RunInfo:
         param=report.get("param"),
         metric=report.get("metric"),
         plots=bool(report.get("plots", True)),
+        **timing,
     )
 
 
@@ -353,6 +415,7 @@ def run_spec(
     job = build_job(spec)
     plan, (backend, n_jobs, where) = _check_run(job, connect_timeout)
     run_dir = Path(out or default_out(spec)).expanduser()
+    check_run_dir(run_dir, overwrite=overwrite)
     created = _missing_from(run_dir)
     prepare_run_dir(run_dir)
     store = run_dir / STORE
@@ -384,7 +447,8 @@ def run_spec(
         write_private(run_dir / "spec.toml", spec.text)
         result = load(store)
         n_resumed = count_reused(store, started)
-        files = write_outputs(run_dir, result, run_info(spec, job, where))
+        info = run_info(spec, job, where, times=(started, started + elapsed))
+        files = write_outputs(run_dir, result, info)
     logger.info(
         "run %s: %d units (%d resumed) in %.1f s", run_dir, plan.n_units, n_resumed, elapsed
     )

@@ -1,4 +1,4 @@
-"""A progress bar over units: done / failed / total, rate and ETA (tqdm)."""
+"""A progress bar over units: done / failed / total, rate, ETA and best score so far (tqdm)."""
 
 from __future__ import annotations
 
@@ -24,26 +24,13 @@ def check_progress(progress: Any) -> bool:
 
     Raises
     ------
-    ImportError
-        ``progress=True`` without tqdm installed (no silent fallback).
+    TypeError
+        Anything but True, False or None.
     """
     if progress is None:
-        if not sys.stderr.isatty():
-            return False
-        try:
-            import tqdm
-        except ImportError:
-            return False
-        return True
+        return sys.stderr.isatty()
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True, False or None; got {progress!r}.")
-    if progress:
-        try:
-            import tqdm  # noqa: F401
-        except ImportError as err:
-            raise ImportError(
-                "progress=True needs tqdm: pip install 'parcv[progress]' (or progress=False)."
-            ) from err
     return progress
 
 
@@ -57,10 +44,29 @@ class Progress:
     enabled : bool
     initial : int, default=0
         Units already done (resumed from a store).
+    metric : str or None, default=None
+        The metric that selects: the bar shows the best mean validation score
+        of a candidate so far (over the fit units finished, all folds pooled).
+        ``neg_*`` scores are shown as the error they are (lower is better).
+
+    Examples
+    --------
+    >>> from parcv.plan.records import Record, Unit
+    >>> bar = Progress(3, enabled=False, metric="accuracy")
+    >>> def rec(c, s):
+    ...     return Record(Unit("fit", None, 0, c), "ok", {"accuracy": s}, {}, 0.0, 0.0, 1, 1)
+    >>> bar.update([rec(0, 0.5), rec(1, 0.75), rec(1, 0.25)])
+    >>> bar.best
+    'accuracy=0.5'
     """
 
-    def __init__(self, total: int, enabled: bool, initial: int = 0) -> None:
+    def __init__(
+        self, total: int, enabled: bool, initial: int = 0, metric: str | None = None
+    ) -> None:
         self.failed = 0
+        self._metric = metric
+        self._sums: dict[tuple[Any, int], list[float]] = {}
+        self.best = ""
         self._bar: Any = None
         if enabled:
             from tqdm.auto import tqdm
@@ -77,10 +83,31 @@ class Progress:
     def update(self, batch: Sequence[Record]) -> None:
         """Count a finished batch."""
         self.failed += sum(not r.ok for r in batch)
+        self._track_best(batch)
         if self._bar is not None:
-            if self.failed:
-                self._bar.set_postfix(failed=self.failed, refresh=False)
+            postfix = {"failed": self.failed} if self.failed else {}
+            if self.best:
+                postfix["best"] = self.best  # type: ignore[assignment]
+            if postfix:
+                self._bar.set_postfix(postfix, refresh=False)
             self._bar.update(len(batch))
+
+    def _track_best(self, batch: Sequence[Record]) -> None:
+        """Best mean score of a candidate (per outer fold) over its finished fits."""
+        name = self._metric
+        if name is None:
+            return
+        for r in batch:
+            score = r.test_scores.get(name)
+            if r.unit.kind != "fit" or not r.ok or score is None or score != score:
+                continue
+            acc = self._sums.setdefault((r.unit.outer, r.unit.candidate), [0.0, 0])
+            acc[0] += score
+            acc[1] += 1
+        if self._sums:
+            best = max(total / n for total, n in self._sums.values())
+            shown, what = (-best, name[4:]) if name.startswith("neg_") else (best, name)
+            self.best = f"{what}={shown:.4g}"
 
     def close(self) -> None:
         """Close the bar."""

@@ -385,7 +385,7 @@ def _execute_unlocked(
             # Failed units run again; a refit is keyed by the candidate it fits, so a refit
             # of a choice the retried fits change is not reused by mistake.
             done = {k: r for k, r in done.items() if r.ok}
-        bar = Progress(plan.n_units, show, initial=len(done))
+        bar = Progress(plan.n_units, show, initial=len(done), metric=plan.scoring.refit)
 
         def on_batch(batch: list[Record]) -> None:
             st.add(batch)

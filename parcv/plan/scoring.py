@@ -387,6 +387,8 @@ metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y.
         kind = type_of_target(y)
     except ValueError:  # not a target scikit-learn can type: the fits will say what is wrong
         return
+    if kind == "multiclass":
+        _check_multiclass(scoring, labels, given)
     if kind not in ("continuous", "continuous-multioutput"):
         _warn_if_regressor(scoring, labels, given, estimator, params)
         return
@@ -398,6 +400,18 @@ metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y.
         f"{kind} (y[0] = {first!r}): every fit would run and then fail to be scored. Pick a "
         "regression metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y."
     )
+
+
+def _check_multiclass(scoring: Scoring, labels: Mapping[str, Any], given: Any) -> None:
+    """Refuse ``roc_auc`` (binary only unless ``multi_class`` is set) on a multiclass ``y``."""
+    for name, func in labels.items():
+        kwargs = getattr(scoring.scorers[name], "_kwargs", {}) or {}
+        if func.__name__ == "roc_auc_score" and kwargs.get("multi_class", "raise") == "raise":
+            raise ValueError(
+                f"{_label(scoring, name, given)} is binary ROC AUC, but y has more than two "
+                "classes: every fit would run and then fail to be scored. Use 'roc_auc_ovr' "
+                "(one-vs-rest) or 'roc_auc_ovo' (one-vs-one), or their '_weighted' forms."
+            )
 
 
 def _warn_if_regressor(

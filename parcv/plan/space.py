@@ -24,7 +24,7 @@ try:  # what fit() runs first; scikit-learn has no public name for either
 except ImportError:  # pragma: no cover - moved in some scikit-learn: the fits report it
     _REJECTED = ()
 
-__all__ = ["Candidate", "RandomSpace", "check_space", "format_params"]
+__all__ = ["Candidate", "RandomSpace", "check_space", "format_params", "parameter_value_error"]
 
 T = TypeVar("T")
 
@@ -291,6 +291,22 @@ def check_candidate_values(
         f"every candidate is rejected by scikit-learn's parameter check, so nothing could be "
         f"selected; the first, {what}: {err} Fix the values in the space."
     ) from err
+
+
+def parameter_value_error(estimator: Any, name: str, value: Any) -> Exception | None:
+    """scikit-learn's constraint error for one ``step__param`` value, or None if accepted.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> parameter_value_error(LogisticRegression(), "class_weight", "balanced") is None
+    True
+    >>> type(parameter_value_error(LogisticRegression(), "class_weight", "none")).__name__
+    'InvalidParameterError'
+    """
+    if get_config().get("skip_parameter_validation"):
+        return None
+    return _ConstraintCheck(estimator).value_error(name, value)
 
 
 def _is_estimator(value: Any) -> bool:

@@ -50,7 +50,7 @@ class Fold:
 
 @dataclass(frozen=True, slots=True)
 class ThreeWayHoldOut:
-    """Train/validation/test hold-out (Architecture B of the seeds).
+    """Train/validation/test hold-out: a hold-out test set after selection on the validation part.
 
     Used as the ``outer`` scheme of :func:`parcv.nested_cv`: the test part is
     held out, candidates are fitted on the train part and compared on the

@@ -1,7 +1,7 @@
 """PNG plots of a result (matplotlib, the optional ``plot`` extra; no pyplot state).
 
-Validation curve (train and test score vs a hyperparameter, seed 003), per-fold
-paired differences of the best and the runner-up (seed 004), selection
+Validation curve (train and test score vs a hyperparameter), per-fold
+paired differences of the best and the runner-up, selection
 frequency over outer folds, and outer-fold scores.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from parcv.results.compare import candidate_scores
 from parcv.results.objects import CVResult, NestedResult, SearchResult
@@ -41,6 +41,7 @@ def _shown(metric: str) -> tuple[float, str]:
 def _short(label: str, width: int = 38) -> str:
     """Drop pipeline step prefixes and estimator arguments (model families); cut the rest."""
     label = re.sub(r"\b\w+__", "", label)
+    label = re.sub(r"\d+\.\d{5,}(e-?\d+)?", lambda m: f"{float(m.group()):.4g}", label)
     label = re.sub(r"\b\w+='?(\w+)\([^()]*\)'?", r"\1", label)
     return label if len(label) <= width else label[: width - 1] + "…"
 
@@ -48,7 +49,7 @@ def _short(label: str, width: int = 38) -> str:
 def _png(fig: Figure) -> bytes:
     FigureCanvasAgg(fig)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")  # nothing clipped
     return buffer.getvalue()
 
 
@@ -68,20 +69,19 @@ def _curve_param(search: SearchResult, param: str | None) -> str | None:
     return max(counts, key=lambda n: counts[n]) if counts else None
 
 
-def _curve_rows(search: SearchResult, param: str) -> tuple[list[int], bool]:
-    """Candidates on the curve: others fixed at the selected values, else every candidate."""
+def _others(params: dict[str, Any], name: str) -> str:
+    """The label of a candidate's parameters other than ``name`` (its slice)."""
+    return _short(", ".join(f"{k}={v!r}" for k, v in sorted(params.items()) if k != name), 60)
+
+
+def _curve_groups(search: SearchResult, param: str) -> dict[str, list[int]]:
+    """Candidates with a numeric ``param``, one group per value of the other parameters."""
     params = search.cv_results_["params"]
-    best = params[search.best_index_]
-    with_param = [c for c, p in enumerate(params) if _is_number(p.get(param))]
-    fixed = [
-        c
-        for c in with_param
-        if {k: repr(v) for k, v in params[c].items() if k != param}
-        == {k: repr(v) for k, v in best.items() if k != param}
-    ]
-    if len(fixed) >= 3 or len(fixed) == len(with_param):
-        return sorted(fixed, key=lambda c: params[c][param]), True
-    return sorted(with_param, key=lambda c: params[c][param]), False
+    groups: dict[str, list[int]] = {}
+    for c, p in enumerate(params):
+        if _is_number(p.get(param)):
+            groups.setdefault(_others(p, param), []).append(c)
+    return {k: sorted(v, key=lambda c: params[c][param]) for k, v in groups.items()}
 
 
 def _mean_se(search: SearchResult, key: str, rows: list[int]) -> tuple[Any, Any]:
@@ -91,24 +91,38 @@ def _mean_se(search: SearchResult, key: str, rows: list[int]) -> tuple[Any, Any]
     return mean, std / np.sqrt(max(search.n_splits_ - 1, 1))
 
 
-def _mark_selected(ax: Any, search: SearchResult, name: str, x: Any) -> None:
-    """Draw the selected value; use a log axis for values spanning decades."""
-    best = search.cv_results_["params"][search.best_index_].get(name)
-    if _is_number(best):
-        ax.axvline(float(best), color="0.4", linestyle=":", label=f"selected {name}={best:.4g}")
-    if x.min() > 0 and x.max() / x.min() > 20:
-        ax.set_xscale("log")
+def _log_axis(ax: Any, x: Any) -> None:
+    """A log axis for values spanning decades, labelled at the values (no minor labels)."""
+    if not (x.min() > 0 and x.max() / x.min() > 20):
+        return
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    values = np.unique(x)
+    # Label the values themselves when they are few and spread out (a log grid).
+    if len(values) <= 10 and np.all(values[1:] / values[:-1] >= 1.5):
+        ax.set_xticks(values, [f"{v:g}" for v in values])
+
+
+# Slices drawn as lines at most; beyond, only the selected candidate's slice is drawn.
+MAX_LINES = 8
 
 
 def validation_curve(
     search: SearchResult, *, param: str | None = None, metric: str | None = None
 ) -> Figure | None:
-    """Plot train and validation score vs one hyperparameter, mean ± se over folds.
+    """Plot validation (and train) score vs one hyperparameter, mean ± se over folds.
+
+    With other parameters in the space (a 2-D grid, model families), each
+    value of them is its own line, labelled in the legend (up to
+    :data:`MAX_LINES`; beyond, only the selected candidate's slice is drawn
+    and the title names it). The selected candidate is marked with a star,
+    and named in the title when it is not on the plot (another family).
 
     Parameters
     ----------
     search : SearchResult
-        With ``return_train_score=True`` the training curve is drawn too.
+        With ``return_train_score=True`` the training curve of the selected
+        slice is drawn too.
     param : str, default=None
         Parameter on the x axis; by default the numeric one with most values.
     metric : str, default=None
@@ -124,37 +138,71 @@ def validation_curve(
         return None
     metric = metric or search.refit_metric
     suffix = metric if search.multimetric else "score"
-    rows, line = _curve_rows(search, name)
-    if len(rows) < 2:
+    params = search.cv_results_["params"]
+    best = search.best_index_
+    groups = _curve_groups(search, name)
+    chosen = (
+        _others(params[best], name) if best in {c for g in groups.values() for c in g} else None
+    )
+    scattered = all(len(v) == 1 for v in groups.values())
+    if scattered:  # every other parameter varies too (random search): points, not lines
+        rows = sorted((c for v in groups.values() for c in v), key=lambda c: params[c][name])
+        groups, chosen = {"": rows}, ""
+    sliced = len(groups) > MAX_LINES
+    if sliced:
+        key = chosen if chosen is not None else max(groups, key=lambda k: len(groups[k]))
+        groups = {key: groups[key]}
+    groups = {k: v for k, v in groups.items() if len(v) >= 2}
+    if not groups:
         return None
     sign, label = _shown(metric)
-    x = np.array([search.cv_results_["params"][c][name] for c in rows], dtype=float)
-    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
+    fig = Figure(figsize=(7.2, 4.8), layout="constrained")
     ax = fig.add_subplot()
-    for part, color, text in (
-        ("train", "tab:blue", "training folds"),
-        ("test", "tab:red", "validation (CV test folds)"),
-    ):
-        if f"mean_{part}_{suffix}" in search.cv_results_:
-            mean, se = _mean_se(search, f"{part}_{suffix}", rows)
-            ax.errorbar(
-                x,
-                sign * mean,
-                yerr=se,
-                fmt="o-" if line else "o",
-                color=color,
-                capsize=4,
-                markersize=4,
-                linewidth=1.5,
-                label=text,
-            )
-    _mark_selected(ax, search, name, x)
+    colors = [f"C{i}" for i in range(10)]
+    all_x = []
+    for i, (key, rows) in enumerate(groups.items()):
+        x = np.array([params[c][name] for c in rows], dtype=float)
+        all_x.append(x)
+        mean, se = _mean_se(search, f"test_{suffix}", rows)
+        text = f"validation: {key}" if key else "validation (CV test folds)"
+        color = "tab:red" if len(groups) == 1 else colors[i % 10]
+        ax.errorbar(x, sign * mean, yerr=se, fmt="o" if scattered else "o-", color=color, capsize=3,
+                    markersize=4, linewidth=1.5, label=text)  # fmt: skip
+        train = f"mean_train_{suffix}"
+        if train in search.cv_results_ and (key == chosen or len(groups) == 1):
+            tmean, tse = _mean_se(search, f"train_{suffix}", rows)
+            tcolor = "tab:blue" if len(groups) == 1 else color
+            ax.errorbar(x, sign * tmean, yerr=tse, fmt="s" if scattered else "s--", color=tcolor,
+                        capsize=3, markersize=3, linewidth=1,
+                        label=f"training folds{': ' + key if key else ''}")  # fmt: skip
+    where = ""
+    if chosen is not None and chosen in groups:
+        score = float(search.cv_results_[f"mean_test_{suffix}"][best])
+        mark = f"selected: {_short(search.candidates[best].label, 50)}"
+        ax.plot([float(params[best][name])], [sign * score], "*", color="black", markersize=14,
+                label=mark, zorder=5)  # fmt: skip
+    else:
+        where = f"\nselected: {_short(search.candidates[best].label, 60)} (not on this plot)"
+    _log_axis(ax, np.concatenate(all_x))
     ax.set_xlabel(name)
     ax.set_ylabel(label)
-    fixed = "" if line else " (other parameters vary)"
-    ax.set_title(f"Validation curve{fixed}: mean ± se over {search.n_splits_} folds", fontsize=10)
+    if scattered:
+        title = "Validation scores (other parameters vary too)"
+    elif sliced:
+        what = f" at {next(iter(groups))}" if next(iter(groups)) else ""
+        title = f"Validation curve{what} (one slice of {len(_curve_groups(search, name))})"
+    elif len(groups) > 1:
+        title = "Validation curves, one line per value of the other parameters"
+    else:
+        title = "Validation curve"
+    over = (
+        f"mean ± se over {search.n_splits_} folds"
+        if search.n_splits_ > 1
+        else "score on one validation split"
+    )
+    ax.set_title(f"{title}: {over}{where}", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="best")
     return fig
 
 
@@ -196,6 +244,17 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
         label=f"mean difference {np.mean(diff):.3g}",
     )
     what = "runner-up error - best error" if sign < 0 else "best - runner-up"
+    tied = bool(np.all(np.abs(diff) <= 1e-12 * max(1.0, float(np.nanmax(np.abs(scores))))))
+    if tied:
+        right.text(
+            0.5,
+            0.5,
+            "tied: equal scores on every fold",
+            transform=right.transAxes,
+            ha="center",
+            va="center",
+            fontsize=11,
+        )
     try:
         p = f"\ncorrected t-test p = {search.compare(best, runner, metric=metric).p_value:.3g}"
     except ValueError:  # e.g. identical scores on every fold
@@ -209,7 +268,10 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(f"Best vs runner-up by mean {metric}: {labels[0]} vs {labels[1]}", fontsize=10)
+    versus = "tied with" if tied else "vs"
+    fig.suptitle(
+        f"Best vs runner-up by mean {metric}: {labels[0]} {versus} {labels[1]}", fontsize=10
+    )
     return fig
 
 

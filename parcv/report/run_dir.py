@@ -15,7 +15,16 @@ from typing import Any, cast
 
 import numpy as np
 
-from parcv.report.text import RunInfo, num, render_report, render_summary, search_of, small
+from parcv.report.html import render_html
+from parcv.report.text import (
+    RunInfo,
+    headline,
+    num,
+    render_report,
+    render_summary,
+    search_of,
+    small,
+)
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 
 __all__ = [
@@ -87,10 +96,8 @@ def cv_results_csv(result: Result) -> str:
 def _plots(run_dir: Path, result: Result, info: RunInfo) -> tuple[list[str], str]:
     if not info.plots:
         return [], ""
-    try:
-        from parcv.report.plots import render_plots
-    except ImportError:
-        return [], "Plots skipped: matplotlib is not installed (pip install 'parcv[plot]')."
+    from parcv.report.plots import render_plots
+
     images = render_plots(result, param=info.param, metric=info.metric)
     for name, png in images.items():
         write_private(run_dir / name, png)
@@ -98,7 +105,9 @@ def _plots(run_dir: Path, result: Result, info: RunInfo) -> tuple[list[str], str
 
 
 def write_outputs(run_dir: str | Path, result: Result, info: RunInfo) -> list[Path]:
-    """Write results.json, cv_results.csv, run.json, the plots and report.md (mode 0600).
+    """Write results.json, cv_results.csv, run.json, the plots, report.html and report.md.
+
+    Every file gets mode 0600.
 
     Returns
     -------
@@ -113,7 +122,10 @@ def write_outputs(run_dir: str | Path, result: Result, info: RunInfo) -> list[Pa
     ]
     plots, note = _plots(out, result, info)
     files += [out / p for p in plots]
-    files.append(write_private(out / "report.md", render_report(result, info, plots, note)))
+    markdown = render_report(result, info, plots, note)
+    page = render_html(markdown, out, headline(result))
+    files.append(write_private(out / "report.html", page))
+    files.append(write_private(out / "report.md", markdown))
     return files
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +28,13 @@ __all__ = [
 Result = CVResult | SearchResult | NestedResult
 MODES = {
     "cross_validate": "k-fold cross-validation of one model",
-    "search": "selection by CV on all data and refit of the winner (Architecture A); the "
+    "search": "selection by CV on all data and refit of the winner (select and refit); the "
     "winner's CV score is optimistic, use nested CV for an unbiased estimate",
-    "holdout": "three-way hold-out (Architecture B): candidates are fitted on the training "
-    "split and compared on the validation split; the winner is refitted on training "
+    "holdout": "hold-out test set (train / validation / test): candidates are fitted on the "
+    "training split and compared on the validation split; the winner is refitted on training "
     "+ validation and scored once on the test split",
-    "nested": "nested CV: the outer folds estimate the whole selection procedure "
-    "(Architecture C); the model to ship is selected and refitted on all data (A)",
+    "nested": "nested CV: the outer folds estimate the whole selection procedure; the "
+    "model to ship is selected and refitted on all data (select and refit)",
 }
 
 
@@ -58,6 +58,10 @@ class RunInfo:
     param: str | None = None
     metric: str | None = None
     plots: bool = True
+    started: str = ""
+    finished: str = ""
+    seconds: float | None = None
+    versions: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RunInfo:
@@ -68,6 +72,24 @@ class RunInfo:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view."""
         return asdict(self)
+
+
+# At most this many folds, the best-vs-rest tests are said to have little power.
+LOW_POWER_FOLDS = 5
+
+
+def is_tie(difference: float, scale: float = 1.0) -> bool:
+    """Whether a difference of mean scores is rounding noise (``-3.7e-17``): a tie.
+
+    Scores are means of float sums, exact to about 1e-12 of their size; a
+    difference below that is not a difference between candidates.
+
+    Examples
+    --------
+    >>> is_tie(-3.700743415417188e-17), is_tie(1e-4)
+    (True, False)
+    """
+    return math.isfinite(difference) and abs(difference) <= 1e-12 * max(1.0, abs(scale))
 
 
 def num(value: float) -> str:
@@ -85,6 +107,38 @@ def search_of(result: Result) -> SearchResult | None:
     if isinstance(result, SearchResult):
         return result
     return result.final if isinstance(result, NestedResult) else None
+
+
+def headline(result: Result) -> tuple[str, str]:
+    """The estimate ± se of the refit metric in words, and which interval it is.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> X, y = make_regression(n_samples=30, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.cross_validate(Ridge(), X, y, cv=3, backend="serial")
+    >>> headline(r)[1].split(";")[0]
+    'mean ± one standard error of the mean over 3 folds (se = std / sqrt(3))'
+    """
+    if isinstance(result, NestedResult):
+        metric = result.refit_metric
+        est, where = result.estimate[metric], "outer test folds of nested CV"
+    elif isinstance(result, CVResult):
+        metric = next(iter(result.summaries))
+        est, where = result.summaries[metric], "folds"
+    else:
+        metric = result.refit_metric
+        est = result.summaries[metric][result.best_index_]
+        where = "CV folds (optimistic: the candidate was selected on them)"
+    if est.n == 1 or not math.isfinite(est.se):
+        return f"{metric}: {num(est.mean)}", "score on one held-out test split (no standard error)"
+    return (
+        f"{metric}: {num(est.mean)} ± {small(est.se)}",
+        f"mean ± one standard error of the mean over {est.n} {where} "
+        f"(se = std / sqrt({est.n})); not a confidence interval",
+    )
 
 
 def _estimate(result: Result) -> list[str]:
@@ -115,12 +169,16 @@ def _estimate(result: Result) -> list[str]:
         *(_intervals(result) if isinstance(result, CVResult) else []),
         head,
         "",
-        "| metric | mean | ± se | std | folds |",
-        "| --- | ---: | ---: | ---: | ---: |",
     ]
-    lines += [
-        f"| {m} | {num(s.mean)} | {small(s.se)} | {small(s.std)} | {s.n} |" for m, s in rows.items()
-    ]
+    if all(s.n == 1 for s in rows.values()):  # one split: a score, no spread to show
+        lines += ["| metric | score |", "| --- | ---: |"]
+        lines += [f"| {m} | {num(s.mean)} |" for m, s in rows.items()]
+    else:
+        lines += ["| metric | mean | ± se | std | folds |", "| --- | ---: | ---: | ---: | ---: |"]
+        lines += [
+            f"| {m} | {num(s.mean)} | {small(s.se)} | {small(s.std)} | {s.n} |"
+            for m, s in rows.items()
+        ]
     lines += _bbc_lines(result)
     if any(m.startswith("neg_") for m in rows):
         lines += [
@@ -177,15 +235,17 @@ def _ranking(search: SearchResult, limit: int = 15) -> list[str]:
     suffix = metric if search.multimetric else "score"
     ranks = search.cv_results_[f"rank_test_{suffix}"]
     order = sorted(range(len(search.candidates)), key=lambda c: (ranks[c], c))
-    lines = [f"| rank | {metric} mean | ± se | candidate |", "| ---: | ---: | ---: | --- |"]
+    one = search.n_splits_ == 1  # one validation split: a score per candidate, no se
+    head = f"| rank | {metric} |" if one else f"| rank | {metric} mean | ± se |"
+    lines = [f"{head} candidate |", "| ---: | ---: |" + ("" if one else " ---: |") + " --- |"]
     for c in order[:limit]:
         s = search.summaries[metric][c]
         mark = " **(selected)**" if c == search.best_index_ else ""
-        lines.append(
-            f"| {ranks[c]} | {num(s.mean)} | {small(s.se)} | {search.candidates[c].label}{mark} |"
-        )
+        score = num(s.mean) if one else f"{num(s.mean)} | {small(s.se)}"
+        lines.append(f"| {ranks[c]} | {score} | {search.candidates[c].label}{mark} |")
     if len(order) > limit:
-        lines.append(f"| | | | ... {len(order) - limit} more in cv_results.csv |")
+        gap = "| | |" if one else "| | | |"
+        lines.append(f"{gap} ... {len(order) - limit} more in cv_results.csv |")
     return lines
 
 
@@ -214,7 +274,7 @@ def _selection(result: Result) -> list[str]:
         lines += [
             f"Model to ship: **{search.candidates[search.best_index_].label}**, selected "
             f"by {how} on all data ({search.refit_metric} "
-            f"{num(s.mean)} ± {small(s.se)}) and refitted on all data.",
+            f"{num(s.mean)}{'' if s.n == 1 else f' ± {small(s.se)}'}) and refitted on all data.",
             "",
         ]
         lines += [*_ranking(search), ""]
@@ -247,9 +307,23 @@ def _significance(result: Result) -> list[str]:
         "## Significance: best vs rest",
         "",
         f"Best-mean candidate against every other on the same {search.n_splits_} fold(s): "
-        "corrected resampled t-test (Nadeau-Bengio), p-values Holm-adjusted.",
+        "corrected resampled t-test (Nadeau & Bengio 2003), p-values Holm-adjusted.",
         "",
     ]
+    if search.n_splits_ < 2:
+        return [
+            *lines[:2],
+            "One validation split: no test can compare candidates (a paired test needs "
+            "several folds). Use k-fold CV to test their differences.",
+            "",
+        ]
+    if search.n_splits_ <= LOW_POWER_FOLDS:
+        lines += [
+            f"With {search.n_splits_} folds these tests have little power: a real difference "
+            "often gets p > 0.05, so 'no' here is weak evidence of no difference. More folds "
+            "(a larger k, or repeated k-fold in [cv]) make them sharper.",
+            "",
+        ]
     if not table["rows"]:
         return [*lines, table.get("note", ""), ""]
     rows = table["rows"]
@@ -261,8 +335,9 @@ def _significance(result: Result) -> list[str]:
         stat = "-" if r["statistic"] is None else f"{r['statistic']:.3g}"
         p = "-" if r["p_value"] is None else f"{r['p_value']:.3g}"
         holm = "-" if r["p_holm"] is None else f"{r['p_holm']:.3g}"
+        diff = "0 (tied)" if is_tie(r["mean_difference"]) else num(r["mean_difference"])
         lines.append(
-            f"| {r['name_a']} | {r['name_b']} | {num(r['mean_difference'])} | "
+            f"| {r['name_a']} | {r['name_b']} | {diff} | "
             f"[{num(r['ci_low'])}, {num(r['ci_high'])}] | {stat} | {p} | {holm} | "
             f"{_verdict(r)} |"
         )
@@ -451,9 +526,21 @@ def render_report(
     return "\n".join(lines)
 
 
+def _failure_lines(failures: Any) -> str:
+    """The count of failed fits; with failures, one line per candidate and the first error."""
+    head = f"{failures.n_failed} of {failures.n_total} fits failed."
+    if not failures.n_failed:
+        return head
+    lines = [head]
+    lines += [f"  {n} failed: candidate {label}" for label, n in failures.by_candidate.items()]
+    if failures.first_error:
+        lines.append(f"  first error: {failures.first_error}")
+    return "\n".join(lines)
+
+
 def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo) -> str:
     """One screen of text: the estimate, the selection, stability and failures."""
-    lines = [f"{info.title}: {info.mode or 'run'}, {result.failures.text}"]
+    lines = [f"{info.title}: {info.mode or 'run'}, {_failure_lines(result.failures)}"]
     if isinstance(result, NestedResult):
         est = result.estimate[result.refit_metric]
         over = f"mean ± se over {est.n} outer folds" if est.n > 1 else "one test split"
@@ -483,12 +570,17 @@ def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo
         table = search.comparison_table()
         if table["rows"]:
             rows = table["rows"]["comparisons"]
+            scale = abs(s.mean) if math.isfinite(s.mean) else 1.0
+            tied = [r["name_b"] for r in rows if is_tie(r["mean_difference"], scale)]
             tested = [r for r in rows if r["p_value"] is not None] or rows
             first = min(tested, key=lambda r: abs(r["mean_difference"]))
             holm = first["p_holm"]
-            lines.append(
-                f"best vs closest ({first['name_b']}): diff "
-                f"{num(first['mean_difference'])}, p (Holm) "
-                f"{'-' if holm is None else f'{holm:.3g}'}"
-            )
+            if tied:
+                lines.append(f"best is tied with {', '.join(tied)} (equal mean score)")
+            else:
+                lines.append(
+                    f"best vs closest ({first['name_b']}): diff "
+                    f"{num(first['mean_difference'])}, p (Holm) "
+                    f"{'-' if holm is None else f'{holm:.3g}'}"
+                )
     return "\n".join(lines)

@@ -60,10 +60,41 @@ def _index(result: SearchResult, candidate: int | str) -> int:
         return labels.index(candidate)
     elif isinstance(candidate, str) and candidate in ids:
         return ids.index(candidate)
+    elif isinstance(candidate, str) and _parts(candidate):
+        wanted = _parts(candidate)
+        hits = [c for c, label in enumerate(labels) if wanted <= _parts(label)]
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            names = ", ".join(repr(labels[c]) for c in hits[:6])
+            more = f" and {len(hits) - 6} more" if len(hits) > 6 else ""
+            raise ValueError(
+                f"candidate {candidate!r} matches {len(hits)} candidates: {names}{more}. "
+                "Name more parameters (e.g. the whole label), or pass an index or id."
+            )
     raise ValueError(
         f"candidate {candidate!r} is not in this result; use an index 0..{len(params) - 1}, "
         f"a label such as {labels[0]!r}, or an id such as {ids[0]!r}."
     )
+
+
+def _parts(label: str) -> set[str]:
+    """The ``name=value`` parts of a label, split at top-level commas.
+
+    Examples
+    --------
+    >>> sorted(_parts("C=1, model=SVC(C=1, gamma=2)"))
+    ['C=1', 'model=SVC(C=1, gamma=2)']
+    """
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(label):
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            parts.append(label[start:i])
+            start = i + 1
+    parts.append(label[start:])
+    return {p.strip() for p in parts if p.strip()}
 
 
 def _check_metric(metric: Any, metrics: Sequence[str], whose: str = "this result") -> None:

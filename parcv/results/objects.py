@@ -157,7 +157,7 @@ class CVResult(Exportable):
 
 @dataclass(frozen=True)
 class SearchResult(Exportable):
-    """Architecture A: candidates scored by CV on all data, best refitted.
+    """Select and refit: candidates scored by CV on all data, best refitted.
 
     Attributes follow ``GridSearchCV``: ``cv_results_``, ``best_index_``,
     ``best_params_``, ``best_score_``, ``best_estimator_`` (reading it raises
@@ -322,7 +322,7 @@ class SearchResult(Exportable):
 
 @dataclass(frozen=True)
 class NestedResult(Exportable):
-    """Nested CV (Architecture C) and, if asked, the all-data search (A).
+    """Nested CV and, if asked, the all-data search (select and refit).
 
     Attributes
     ----------

@@ -24,7 +24,7 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ScoreSummary:
-    """Mean and spread of K fold scores (seed 004).
+    """Mean and spread of K fold scores.
 
     Attributes
     ----------

@@ -521,8 +521,21 @@ class Store:
         return {} if self.path is None else read_records(self.path)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection; leave no ``-wal`` / ``-shm`` file behind when it can.
+
+        The write-ahead log is folded into the database and the journal
+        switched back to the rollback journal, so readers that open the store
+        read-only later (``load``, ``parcv report``) create no such files
+        either; the next writer switches to WAL again. While another process
+        reads the store the switch waits for nothing and is skipped.
+        """
         if self.conn is not None:
+            try:
+                self.conn.execute("PRAGMA busy_timeout=0")
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self.conn.execute("PRAGMA journal_mode=DELETE")
+            except sqlite3.Error:  # a reader holds the WAL: it stays, and stays correct
+                pass
             self.conn.close()
             self.conn = None
 

@@ -4,7 +4,7 @@ Every tool runs the same nested-CV work (outer folds x inner folds x
 candidates, plus one refit of the selected candidate per outer fold, scored
 on the outer test fold) and returns the outer test scores. parcv runs with
 ``refit=False``: scikit-learn's nested idiom does not do parcv's extra
-all-data search (Architecture A), so that search is left out of every tool.
+all-data search (select and refit), so that search is left out of every tool.
 """
 
 from __future__ import annotations

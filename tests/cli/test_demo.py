@@ -1,4 +1,4 @@
-"""The seeds' example and the demo job, end to end."""
+"""The polynomial example and the demo job, end to end."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_cli_demo_writes_run_directories_and_a_report_with_the_result_numbers(tm
         saved = json.loads((run / "results.json").read_text())
         assert saved["estimate"][result.refit_metric]["mean"] == est.mean
     poly = parcv.load(out / "polynomial" / "store.sqlite")
-    assert "mean_train_neg_mean_squared_error" in poly.final.cv_results_  # the seed-003 curve
+    assert "mean_train_neg_mean_squared_error" in poly.final.cv_results_  # the training curve
     # Running the demo again resumes from the stores: no fit of any fold is recomputed (the
     # final model is refitted, since the store keeps no fitted models without save_models).
     store = out / "polynomial" / "store.sqlite"

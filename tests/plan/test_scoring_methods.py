@@ -275,3 +275,24 @@ def test_no_warning_for_a_classifier_or_model_families():
         space = [{"model": [Ridge()]}, {"model": [LogisticRegression()]}]
         with pytest.raises(Dispatched):
             parcv.search(pipe, space, X, Y_COUNTS, cv=KFold(3), scoring="accuracy", backend=GO)
+
+
+@pytest.mark.parametrize(
+    "metric", ["roc_auc", "roc_auc_ovr", "roc_auc_ovo", "roc_auc_ovr_weighted"]
+)
+def test_multiclass_roc_auc_refused_before_fits_exactly_when_sklearn_refuses(metric):
+    """Reference: scikit-learn's scorer on a fitted multiclass LogisticRegression."""
+    y3 = np.arange(len(X)) % 3
+    try:
+        get_scorer(metric)(LogisticRegression().fit(X, y3), X, y3)
+        sklearn_refuses = False
+    except ValueError:
+        sklearn_refuses = True
+    if sklearn_refuses:
+        with pytest.raises(ValueError, match=r"'roc_auc_ovr' .*'roc_auc_ovo'"):
+            parcv.search(LogisticRegression(), {"C": [1.0]}, X, y3, cv=3, scoring=metric,
+                         backend=GO)  # fmt: skip
+    else:
+        with pytest.raises(Dispatched):
+            parcv.search(LogisticRegression(), {"C": [1.0]}, X, y3, cv=3, scoring=metric,
+                         backend=GO)  # fmt: skip

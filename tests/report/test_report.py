@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import struct
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -111,7 +110,7 @@ def test_report_rebuilds_identical_files_without_any_fit(run_dir, monkeypatch, c
         monkeypatch.setattr(module, name, no_fit, raising=False)
     assert main(["report", str(run_dir)]) == 0
     out = capsys.readouterr().out
-    assert f"Rebuilt {4 + len(plots)} files from the store (no fit ran)." in out
+    assert f"Rebuilt {5 + len(plots)} files from the store (no fit ran)." in out
     for name in names:
         assert (run_dir / name).read_bytes() == before[name], name
 
@@ -155,18 +154,8 @@ def test_cross_validate_and_failing_search_reports(tmp_path):
     files = write_outputs(tmp_path, failing, RunInfo("failing", mode="search"))
     report = (tmp_path / "report.md").read_text()
     assert "3 of 10 fits failed (candidate 'alpha=-1.0': 3)" in report
-    if sys.modules.get("matplotlib") is not None:  # with the plot extra
-        assert {f.name for f in files} >= {"validation_curve.png", "paired_differences.png"}
+    assert {f.name for f in files} >= {"validation_curve.png", "paired_differences.png"}
     assert "model to ship: alpha=1.0" in render_summary(failing, RunInfo("failing"))
-
-
-def test_without_matplotlib_the_report_says_how_to_get_plots(tmp_path, monkeypatch):
-    X, y = make_regression(n_samples=30, n_features=2, random_state=0)
-    result = parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, backend="serial")
-    monkeypatch.setitem(sys.modules, "parcv.report.plots", None)
-    files = write_outputs(tmp_path, result, RunInfo("no-plots"))
-    assert not [f for f in files if f.suffix == ".png"]
-    assert "pip install 'parcv[plot]'" in (tmp_path / "report.md").read_text()
 
 
 def test_report_of_a_store_written_by_the_python_api(tmp_path, capsys):

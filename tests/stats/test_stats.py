@@ -133,7 +133,7 @@ def test_public_names_are_exported():
         assert getattr(parcv.stats, name).__doc__
 
 
-# --- one-SE rule (seed 004) ----------------------------------------------------
+# --- one-SE rule ----------------------------------------------------
 
 
 def _seed_rule_moments(scores: list[float]) -> tuple[float, float]:

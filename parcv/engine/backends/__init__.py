@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import sys
+import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -31,9 +33,11 @@ def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
     Parameters
     ----------
     backend : {"serial", "local", "dask"} or Backend
-        A name, or an object with ``open(plan, data)``. ``"dask"`` starts a
-        loopback ``distributed.LocalCluster`` for the call; pass a
-        :class:`DaskBackend` to use an existing cluster.
+        A name, a ``distributed.Client``, or an object with
+        ``open(plan, data)``. ``"dask"`` runs on the current default Dask
+        client if there is one, else it starts a loopback
+        ``distributed.LocalCluster`` for the call; a client, or a
+        :class:`DaskBackend`, uses that cluster.
     n_jobs : int, default=None
         Worker processes of the ``local`` and ``dask`` backends (None: every
         core; -1 every core, -2 all but one).
@@ -58,6 +62,13 @@ def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
     """
     if isinstance(backend, str):
         return _by_name(backend, n_jobs)
+    if _is_dask_client(backend):
+        if n_jobs is not None:
+            raise ValueError(
+                f"n_jobs sizes a backend given by name; got n_jobs={n_jobs!r} with a Dask "
+                "client, whose cluster has its own workers. Drop n_jobs."
+            )
+        return DaskBackend(client=backend)
     if isinstance(backend, type):
         name = _CLASS_NAMES.get(backend, "local")
         raise TypeError(
@@ -78,6 +89,29 @@ def check_backend(backend: Any, n_jobs: int | None = None) -> Backend:
     return backend
 
 
+def _is_dask_client(backend: Any) -> bool:
+    """Whether ``backend`` is a ``distributed.Client`` (without importing distributed)."""
+    distributed = sys.modules.get("distributed")
+    return distributed is not None and isinstance(backend, distributed.Client)
+
+
+def _warn_if_joblib_dask() -> None:
+    """Inside ``joblib.parallel_backend("dask")``, say that backend="local" does not use it."""
+    if "joblib" not in sys.modules:
+        return
+    from joblib.parallel import get_active_backend
+
+    active = type(get_active_backend()[0]).__name__
+    if "Dask" in active:
+        warnings.warn(
+            f"joblib's active backend is Dask ({active}), but backend='local' runs parcv's own "
+            "process pool on this machine. Pass backend='dask' to run on the Dask client "
+            "(parcv uses the current default client).",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
 def _by_name(backend: str, n_jobs: int | None) -> Backend:
     """The backend of a name, sized by ``n_jobs``."""
     if backend == "serial":
@@ -85,6 +119,7 @@ def _by_name(backend: str, n_jobs: int | None) -> Backend:
             check_n_jobs(n_jobs)  # a bad value is refused even where one process runs
         return SerialBackend()
     if backend == "local":
+        _warn_if_joblib_dask()
         return LocalBackend(n_jobs=n_jobs)
     if backend == "dask":
         return DaskBackend(n_workers=None if n_jobs is None else check_n_jobs(n_jobs))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import logging
 import os
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -17,7 +20,9 @@ from parcv.errors import BackendError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 
-__all__ = ["DaskBackend"]
+__all__ = ["DaskBackend", "current_client"]
+
+logger = logging.getLogger(__name__)
 
 _SCHEMES = ("tcp://", "tls://", "ws://", "wss://")
 _CONNECTIONS = ("address", "scheduler_file", "client", "cluster")
@@ -123,13 +128,38 @@ def _check_options(b: DaskBackend) -> None:
         raise ValueError("security is for the client parcv opens; with client=, drop security=.")
 
 
+def current_client() -> Any:
+    """The default ``distributed.Client`` of this process (the last one created), or None.
+
+    ``with joblib.parallel_backend("dask"):`` runs on this client too.
+    """
+    if "distributed" not in sys.modules:  # no client can exist without the module
+        return None
+    from distributed import default_client
+
+    try:
+        return default_client()  # type: ignore[no-untyped-call]
+    except ValueError:  # "No clients found"
+        return None
+
+
+def _link(cluster: Any) -> str:
+    link = str(getattr(cluster, "dashboard_link", "") or "none")
+    if importlib.util.find_spec("bokeh") is None:
+        link += " (its pages need bokeh: pip install bokeh)"
+    return link
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DaskBackend:
     """Run units on a Dask ``distributed`` cluster.
 
     The plan and data are scattered once; each task carries their future
     and a few unit keys. Give at most one way to reach a scheduler; with
-    none, parcv starts a loopback ``LocalCluster`` for the call and closes it.
+    none, parcv runs on the current default ``distributed.Client`` when one
+    exists (the last ``Client(...)`` created in this process, which
+    ``joblib.parallel_backend("dask")`` uses too), else it starts a loopback
+    ``LocalCluster`` for the call, logs its dashboard link and closes it.
 
     Parameters
     ----------
@@ -221,11 +251,22 @@ class DaskBackend:
             yield executor
 
     def _open_client(self, stack: ExitStack) -> Any:
-        """Open a client to the scheduler given, or start a loopback LocalCluster for it."""
+        """Open a client to the scheduler given, use the current default client, or start
+        a loopback LocalCluster."""
         import dask
         from distributed import Client, LocalCluster
 
         own = all(getattr(self, name) is None for name in _CONNECTIONS)
+        current = current_client() if own else None
+        if current is not None:
+            if self.n_workers is not None:
+                raise ValueError(
+                    f"n_workers={self.n_workers!r} sizes a cluster parcv starts, but a Dask "
+                    f"client is already the default (scheduler {current.scheduler.address}) "
+                    "and parcv runs on it. Drop n_workers/n_jobs, or close that client."
+                )
+            logger.info("parcv runs on the current Dask client (%s)", current.scheduler.address)
+            return current
         n_workers = check_n_jobs(self.n_workers)
         path = None if self.scheduler_file is None else os.fspath(self.scheduler_file)
         target: Any = self.cluster or self.address
@@ -241,6 +282,7 @@ class DaskBackend:
                         n_workers=n_workers, security=self.security, scheduler_kwargs=http, **_LOCAL
                     )
                 stack.callback(target.close)
+                logger.info("Dask dashboard of the cluster parcv started: %s", _link(target))
             if path is not None:
                 _wait_for_file(path, self.connect_timeout)
             client = Client(target, scheduler_file=path, **options)  # type: ignore[no-untyped-call]
