@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.stats import loguniform
@@ -297,18 +299,30 @@ def _journal_mode(path):
         return conn.execute("PRAGMA journal_mode").fetchone()[0]
 
 
+class _JournalSpy:
+    """A serial backend that notes the store's journal mode while the run holds it open."""
+
+    def __init__(self, store):
+        self.store, self.mode = store, None
+
+    def open(self, plan, data):
+        self.mode = _journal_mode(self.store)
+        return parcv.SerialBackend().open(plan, data)
+
+
 @pytest.mark.parametrize("call", ["cross_validate", "search", "nested_cv"])
 def test_journal_sets_the_sqlite_journal_mode_of_the_store(reg_data, tmp_path, call):
     X, y = reg_data
     args = (Ridge(),) if call == "cross_validate" else (Ridge(), {"alpha": [0.1, 1.0]})
     run = getattr(parcv, call)
-    for journal in ("delete", "wal"):
+    for journal in ("delete", "wal", None):
         store = tmp_path / f"{journal}.sqlite"
-        run(*args, X, y, backend="serial", store=store, journal=journal)
-        assert _journal_mode(store) == journal  # as SQLite itself reports it
-    default = tmp_path / "default.sqlite"
-    run(*args, X, y, backend="serial", store=default)
-    assert _journal_mode(default) == "wal"
+        spy = _JournalSpy(store)
+        options = {} if journal is None else {"journal": journal}
+        run(*args, X, y, backend=spy, store=store, **options)
+        assert spy.mode == (journal or "wal")  # as SQLite itself reports it, during the run
+        # A clean close folds the write-ahead log back: no -wal / -shm file is left.
+        assert not Path(f"{store}-wal").exists() and not Path(f"{store}-shm").exists()
 
 
 class _NeverRuns:

@@ -238,7 +238,9 @@ def check_run_dir(path: Path, *, overwrite: bool = False) -> None:
     """
     if not path.is_dir() or overwrite or any((path / m).exists() for m in MARKERS):
         return
-    found = sorted(p.name for p in path.iterdir())
+    # The batch scripts (scripts/slurm, scripts/pbs) start Dask there first: its logs and
+    # scheduler file are theirs, not the user's.
+    found = sorted(p.name for p in path.iterdir() if not p.name.startswith("dask-"))
     if found:
         shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
         raise UsageError(

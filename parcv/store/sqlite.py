@@ -480,7 +480,9 @@ class Store:
                 cursor = self.conn.execute(query, sorted(wanted))
             else:
                 cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM records")
-            return {row["ckey"]: _record(row) for row in cursor if row["ckey"] in wanted}
+            rows = [row for row in cursor if row["ckey"] in wanted]
+            found = _records(Path(str(self.path)), rows, None)
+            return {row["ckey"]: r for row, r in zip(rows, found, strict=True)}
         finally:
             self.conn.row_factory = None
 

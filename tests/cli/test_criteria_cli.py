@@ -202,14 +202,20 @@ def _journal_mode(path: Path) -> str:
         return conn.execute("PRAGMA journal_mode").fetchone()[0]
 
 
-def test_journal_from_the_spec_or_the_command_line(tmp_path, capsys):
+def test_journal_from_the_spec_or_the_command_line(tmp_path, capsys, monkeypatch):
+    import parcv.store.sqlite as sqlite_store
+
+    opened = []  # the journal mode each store is opened with (a clean close folds WAL back)
+    connect = sqlite_store._connect
+    monkeypatch.setattr(sqlite_store, "_connect", lambda p, j: opened.append(j) or connect(p, j))
     path = tmp_path / "tiny.toml"
     path.write_text(TINY + '[run]\njournal = "delete"\n')
     run = ["run", str(path), "--backend", "serial", "--quiet"]
     assert main([*run, "--out", str(tmp_path / "spec")]) == 0
+    assert opened == ["delete"]
     assert _journal_mode(tmp_path / "spec" / "store.sqlite") == "delete"
     assert main([*run, "--out", str(tmp_path / "flag"), "--journal", "wal"]) == 0
-    assert _journal_mode(tmp_path / "flag" / "store.sqlite") == "wal"
+    assert opened == ["delete", "wal"]
     capsys.readouterr()
     assert main([*run, "--out", str(tmp_path / "bad"), "--journal", "off"]) == 2
     assert "invalid choice: 'off'" in capsys.readouterr().err
