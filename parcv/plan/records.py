@@ -8,11 +8,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CHOSEN_KINDS", "Unit", "ErrorInfo", "FoldScores", "Record", "Key"]
+__all__ = ["Unit", "ErrorInfo", "FoldScores", "Record", "Key"]
 
 Key = tuple[Any, ...]
-# Units that refit a candidate chosen by the refit metric and selection rule.
-CHOSEN_KINDS = ("refit", "final")
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,15 +192,6 @@ class Record:
     def ok(self) -> bool:
         """Whether the unit succeeded."""
         return self.status == "ok"
-
-    @property
-    def depends_on_choice(self) -> bool:
-        """Whether the record changes with the refit metric, selection or error_score.
-
-        A refit's candidate is chosen by them, and a failed fit's scores are the
-        ``error_score``; a store resumed with another choice drops these records.
-        """
-        return self.unit.kind in CHOSEN_KINDS or not self.ok
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready view (the fitted estimator is left out)."""
