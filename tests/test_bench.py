@@ -1,4 +1,4 @@
-"""Smoke tests of the benchmarks in scripts/bench/ (nested.py, coverage.py) in --quick mode."""
+"""Smoke tests of the benchmarks in scripts/bench/ (nested.py, interval_coverage.py) in --quick mode."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def test_timeline_prints_every_unit_of_the_run_once(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_coverage_study_quick_prints_every_interval_of_both_settings(tmp_path: Path) -> None:
-    script = SCRIPT.parent / "coverage.py"
+    script = SCRIPT.parent / "interval_coverage.py"
     # The nested CV interval's study only: BBC-CV is checked against its reference elsewhere.
     args = ["--quick", "--n-jobs", "1", "--replications", "3", "--study", "ncv"]
     proc = _run_script(script, args, tmp_path)

@@ -27,8 +27,8 @@ refitted on all data, on 50 000 new points.
 
 Usage::
 
-    python scripts/bench/coverage.py --quick        # smoke run (< 2 min on 2 cores)
-    python scripts/bench/coverage.py                # 200 replications, R = 50 (~15 min)
+    python scripts/bench/interval_coverage.py --quick        # smoke run (< 2 min on 2 cores)
+    python scripts/bench/interval_coverage.py                # 200 replications, R = 50 (~15 min)
 """
 
 from __future__ import annotations
