@@ -311,6 +311,23 @@ def test_plain_tcp_is_refused(tls_cluster: str) -> None:
     _refused(tls_cluster.replace("tls://", "tcp://"), None)
 
 
+async def _scheduler_task_prefixes(address: str, security: Any) -> list[str]:
+    """The scheduler's task prefixes, asked by an asynchronous client.
+
+    It runs on this test's event loop: a synchronous Client starts an IO-loop
+    thread of its own and gives it 10 s to come up, which a loaded CI machine
+    once missed.
+    """
+    from distributed import Client
+
+    async with Client(address, security=security, timeout=30, asynchronous=True) as client:
+        # A lambda goes by value: the scheduler cannot import this test module.
+        prefixes: list[str] = await client.run_on_scheduler(
+            lambda dask_scheduler: list(dask_scheduler.task_prefixes)
+        )
+    return prefixes
+
+
 @pytest.mark.cluster
 def test_refused_clients_ran_no_task(
     tls_cluster: str, pki: Path, other_pki: Path, tmp_path: Path
@@ -324,10 +341,7 @@ def test_refused_clients_ran_no_task(
             Client(tls_cluster, security=security, timeout=CONNECT_TIMEOUT) as rogue,
         ):
             rogue.submit(marker.touch).result()
-    with Client(tls_cluster, security=_client_security(pki), timeout=30) as client:
-        prefixes = client.run_on_scheduler(
-            lambda dask_scheduler: list(dask_scheduler.task_prefixes)
-        )
+    prefixes = asyncio.run(_scheduler_task_prefixes(tls_cluster, _client_security(pki)))
     assert not marker.exists()
     assert not [p for p in prefixes if "touch" in p]
 
