@@ -615,7 +615,7 @@ def cross_val_predict(
     encode = method != "predict" and y is not None
     y_fit = _encoded(y) if encode else y
     data = check_dataset(X, y_fit, groups, fit_params)
-    plan = build_plan(estimator, None, data, inner=cv, scoring={"none": _no_score},
+    plan = build_plan(estimator, None, data, inner=cv, scoring={"unscored": _no_score},
                       refit=False, error_score="raise", predictions=method)  # fmt: skip
     folds = plan.inner_folds[None]
     tests = [np.asarray(folds[i].test) for i in range(len(folds))]

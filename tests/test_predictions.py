@@ -148,7 +148,7 @@ def test_predictions_are_reused_by_content_key_and_made_when_missing(tmp_path):
         assert r.predictions is not None
 
 
-def test_cross_validate_and_nested_keep_predictions(backend):
+def test_cross_validate_keeps_predictions(backend):
     cv = KFold(4, shuffle=True, random_state=2)
     r = parcv.cross_validate(Ridge(), XR, YR, cv=cv, backend=backend, return_predictions=True)
     oof = r.out_of_fold()

@@ -65,13 +65,15 @@ _DESCRIBED = {
     "fast_cv": "fast_cv",
     "batches": "fast-CV batches",
     "criteria": "criteria",
+    "predictions": "return_predictions",
 }
 # ... and those of how a candidate is chosen from the fits: not fingerprinted, a change
 # drops only the records that depend on it (see store.open_store).
 _CHOICE = {"refit": "refit metric", "selection": "selection", "error_score": "error_score"}
 _FINGERPRINTED = (
     "the data, estimator, space, folds, scoring, refit, return_train_score, fast_cv, "
-    "criteria and parcv version (not the refit metric, selection or error_score)"
+    "criteria, return_predictions and parcv version (not the refit metric, selection or "
+    "error_score)"
 )
 
 
