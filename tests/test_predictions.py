@@ -27,6 +27,7 @@ from parcv.errors import ParcvError
 from parcv.plan.records import Predictions
 from parcv.stats import cochran_q_test, mcnemar_test
 from parcv.store.arrays import decode_array, encode_array
+from tests.estimators import FailsOnAlpha
 
 X3, Y3 = make_classification(
     n_samples=90, n_features=6, n_informative=4, n_classes=3, random_state=0
@@ -250,6 +251,15 @@ def test_tests_on_predictions_say_how_to_get_them():
     with pytest.raises(ValueError, match="at least two candidates"):
         parcv.search(DecisionTreeClassifier(), TREES, X3, Y3, cv=3, backend="serial",
                      return_predictions=True).cochran_q([0])  # fmt: skip
+
+
+def test_a_failed_fit_keeps_no_predictions_and_says_so():
+    s = parcv.search(FailsOnAlpha(), {"alpha": [1.0, -1.0]}, XR, YR, cv=3, backend="serial",
+                     refit=False, return_predictions=True)  # fmt: skip
+    assert all(p is None for p in s.predictions.by_candidate[1])
+    assert s.out_of_fold(0).values.shape == (len(YR),)
+    with pytest.raises(ValueError, match=r"no predictions on folds \[0, 1, 2\]"):
+        s.out_of_fold("alpha=-1.0")
 
 
 def test_return_predictions_is_checked_before_anything_runs():

@@ -194,6 +194,9 @@ class SearchResult(Exportable):
     selected candidate's error (loss scale) with its bootstrap interval:
     ``best_score_`` is optimistic, since the candidate was selected on the
     same folds; BBC-CV removes most of that optimism without any extra fit.
+    ``predictions`` (with ``return_predictions``) holds every fit's outputs
+    on its test rows: :meth:`out_of_fold`, ``compare(a, b, test="mcnemar")``
+    and :meth:`cochran_q` read them, with no refit.
     """
 
     cv_results_: dict[str, Any] = field(repr=False)
@@ -414,6 +417,9 @@ class NestedResult(Exportable):
         With ``criteria=``: per method (``"cv"``, ``"one_se"``, each
         criterion), the candidate it selects on each outer-train part; how
         stable each method's choice is.
+    outer_predictions : StoredPredictions or None
+        With ``return_predictions``: each outer refit's outputs on its outer
+        test rows (:meth:`out_of_fold`, :meth:`confusion_matrix`).
     """
 
     outer_scores: dict[str, NDArray[np.float64]]
