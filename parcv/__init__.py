@@ -7,7 +7,7 @@ serially or on a local process pool, with scikit-learn's numbers.
 
 from __future__ import annotations
 
-from parcv.api import cross_validate, load, nested_cv, search
+from parcv.api import cross_val_predict, cross_validate, load, nested_cv, search
 from parcv.engine.backends import DaskBackend, LocalBackend, SerialBackend
 from parcv.errors import (
     BackendError,
@@ -49,6 +49,7 @@ __all__ = [
     "ThreeWayHoldOut",
     "Unit",
     "__version__",
+    "cross_val_predict",
     "cross_validate",
     "load",
     "nested_cv",

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from parcv.engine.backends import check_backend, with_timeout
 from parcv.engine.session import execute_plan, load_run
-from parcv.plan.build import Plan, build_plan
+from parcv.plan.build import Plan, build_plan, check_predictions
 from parcv.plan.data import check_dataset
 from parcv.plan.records import Key, Record
 from parcv.plan.selection import Selection
 from parcv.results.assemble import make_cv_result, make_nested_result, make_search_result
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.stats.racing import Racing
-from parcv.store.sqlite import check_journal
+from parcv.store.sqlite import check_journal, check_store_to_read, read_target
 
-__all__ = ["cross_validate", "search", "nested_cv", "load"]
+__all__ = ["cross_validate", "cross_val_predict", "search", "nested_cv", "load"]
 
 
 def _run(
@@ -86,6 +89,7 @@ def cross_validate(
     journal: str = "wal",
     timeout: float | None = None,
     retry_failed: bool = False,
+    return_predictions: Any = False,
 ) -> CVResult:
     """Cross-validate one model: fit and score it on every split.
 
@@ -195,6 +199,16 @@ def cross_validate(
         Random assignments of the rows to K folds (the authors use 200).
     ncv_random_state : int, default=0
         Seed of those assignments.
+    return_predictions : bool, str or sequence of str, default=False
+        Keep every fold's outputs on its test rows, with the records: in the
+        store (compact little-endian arrays, never pickles; class labels as
+        one- or two-byte codes into the distinct labels) and in the result
+        (``result.out_of_fold()``). ``True`` keeps ``predict``; a method name
+        or a tuple of them chooses among ``"predict"``, ``"predict_proba"``,
+        ``"predict_log_proba"`` and ``"decision_function"`` (the estimator's
+        ``classes_`` are kept with the per-class outputs). Every estimator
+        must have the methods. Records stored without predictions are not
+        reused by a run that keeps them. Not with ``fast_cv=True``.
 
     Returns
     -------
@@ -218,12 +232,13 @@ def cross_validate(
         dict(inner=cv, scoring=scoring, refit=False, error_score=error_score,
              interval=interval, confidence=confidence, ncv_repetitions=ncv_repetitions,
              ncv_random_state=ncv_random_state,
-             return_train_score=return_train_score, fast_cv=fast_cv),
+             return_train_score=return_train_score, fast_cv=fast_cv,
+             predictions=return_predictions),
         backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
         retry_failed=retry_failed,
         store=store, resume=resume, overwrite=overwrite, progress=progress,
     )  # fmt: skip
-    return make_cv_result(plan, records)
+    return make_cv_result(plan, records, y_true=_target(plan, y))
 
 
 def search(
@@ -255,6 +270,7 @@ def search(
     journal: str = "wal",
     timeout: float | None = None,
     retry_failed: bool = False,
+    return_predictions: Any = False,
 ) -> SearchResult:
     """Select a candidate by CV on all data and refit it (select and refit).
 
@@ -323,6 +339,11 @@ def search(
         :func:`cross_validate`'s ``interval``), k-fold-like CV, and no racing.
     confidence : float, default=0.9
         Nominal coverage of the BBC-CV interval.
+    return_predictions : bool, str or sequence of str, default=False
+        As in :func:`cross_validate`, for every candidate's fits: then
+        ``result.compare(a, b, test="mcnemar")`` and ``result.cochran_q()``
+        test candidates on their pooled out-of-fold predictions, with no
+        refit, also on a result loaded from the store.
 
     Returns
     -------
@@ -346,12 +367,12 @@ def search(
         dict(inner=cv, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
              fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
-             confidence=confidence),
+             confidence=confidence, predictions=return_predictions),
         backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
         retry_failed=retry_failed, store=store, resume=resume,
         overwrite=overwrite, progress=progress, save_models=save_models,
     )  # fmt: skip
-    return make_search_result(plan, records)
+    return make_search_result(plan, records, y_true=_target(plan, y))
 
 
 def nested_cv(
@@ -384,6 +405,7 @@ def nested_cv(
     journal: str = "wal",
     timeout: float | None = None,
     retry_failed: bool = False,
+    return_predictions: Any = False,
 ) -> NestedResult:
     """Estimate the performance of the whole selection procedure by nested CV.
 
@@ -427,6 +449,11 @@ def nested_cv(
     bbc, confidence
         As in :func:`search`, for the selection on all data (``refit=True``):
         the result's ``final.bbc``, next to the nested CV estimate.
+    return_predictions : bool, str or sequence of str, default=False
+        As in :func:`search`, for every inner fit and every outer refit: the
+        outer refits' predictions give the pooled confusion matrix
+        (``result.confusion_matrix()``, classification) or residuals
+        (regression) in the report.
 
     Returns
     -------
@@ -449,12 +476,12 @@ def nested_cv(
         dict(inner=inner, outer=outer, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
              fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
-             confidence=confidence),
+             confidence=confidence, predictions=return_predictions),
         backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
         retry_failed=retry_failed, store=store, resume=resume,
         overwrite=overwrite, progress=progress, save_models=save_models,
     )  # fmt: skip
-    return make_nested_result(plan, records)
+    return make_nested_result(plan, records, y_true=_target(plan, y))
 
 
 def load(store: str | Path, *, load_models: bool = False) -> CVResult | SearchResult | NestedResult:
@@ -490,8 +517,166 @@ def load(store: str | Path, *, load_models: bool = False) -> CVResult | SearchRe
     True
     """
     kind, plan, records = load_run(store, load_models=load_models)
+    y_true = read_target(check_store_to_read(store)) if plan.predictions else None
     if kind == "cross_validate":
-        return make_cv_result(plan, records)
+        return make_cv_result(plan, records, y_true=y_true)
     if kind == "search":
-        return make_search_result(plan, records)
-    return make_nested_result(plan, records)
+        return make_search_result(plan, records, y_true=y_true)
+    return make_nested_result(plan, records, y_true=y_true)
+
+
+def _target(plan: Plan, y: Any) -> Any:
+    """The target the stored predictions are compared with (None when none are kept)."""
+    return None if not plan.predictions or y is None else np.asarray(y)
+
+
+def _no_score(estimator: Any, X: Any, y: Any) -> float:
+    """The scorer of cross_val_predict's fits: it keeps predictions, not scores."""
+    return 0.0
+
+
+def cross_val_predict(
+    estimator: Any,
+    X: Any,
+    y: Any = None,
+    *,
+    cv: Any = 5,
+    method: str = "predict",
+    groups: Any = None,
+    fit_params: dict[str, Any] | None = None,
+    backend: Any = "local",
+    n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    journal: str = "wal",
+    timeout: float | None = None,
+) -> Any:
+    """Out-of-fold outputs for every row, equal to scikit-learn's ``cross_val_predict``.
+
+    Every fold is one unit of the graph (run serially, on the local pool or
+    on Dask); each unit keeps its outputs on its test rows, which are put
+    back in row order. The folds, the fits and the outputs are those of
+    ``sklearn.model_selection.cross_val_predict`` with the same ``cv``, bit
+    for bit: for ``predict_proba``, ``predict_log_proba`` and
+    ``decision_function`` the target is label-encoded before fitting and a
+    fold missing a class gets that class's column filled as scikit-learn
+    fills it (0 for probabilities, else the float minimum).
+
+    Parameters
+    ----------
+    estimator : estimator object
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,), default=None
+    cv : int or splitter, default=5
+        As in :func:`cross_validate`; the test sets must be a partition of
+        the rows (every row tested exactly once), as scikit-learn requires.
+    method : {"predict", "predict_proba", "predict_log_proba", "decision_function"}
+    groups, fit_params, backend, n_jobs, store, resume, overwrite, progress, journal, timeout
+        As in :func:`cross_validate`. A fit that fails raises (as in
+        scikit-learn): ``error_score="raise"``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) or (n_samples, n_classes)
+
+    Warns
+    -----
+    RuntimeWarning
+        A fold's training part lacks a class (per-class methods), as in
+        scikit-learn.
+
+    Raises
+    ------
+    ValueError
+        ``method`` is not one of the four, the estimator lacks it, the
+        test sets are not a partition (checked before any fit), or a
+        per-class method is asked for a 2-D ``y``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import cross_val_predict as sk_cross_val_predict
+    >>> X, y = make_classification(n_samples=40, random_state=0)
+    >>> ours = cross_val_predict(LogisticRegression(), X, y, cv=4, backend="serial")
+    >>> bool((ours == sk_cross_val_predict(LogisticRegression(), X, y, cv=4)).all())
+    True
+    """
+    if not isinstance(method, str):
+        raise TypeError(
+            f"method must be a str naming an estimator method; got {method!r}. Pass e.g. "
+            "method='predict_proba'."
+        )
+    check_predictions(method, estimator)
+    _check_store_options(store, resume, overwrite)
+    check_journal(journal)
+    encode = method != "predict" and y is not None
+    y_fit = _encoded(y) if encode else y
+    data = check_dataset(X, y_fit, groups, fit_params)
+    plan = build_plan(estimator, None, data, inner=cv, scoring={"unscored": _no_score},
+                      refit=False, error_score="raise", predictions=method)  # fmt: skip
+    folds = plan.inner_folds[None]
+    tests = [np.asarray(folds[i].test) for i in range(len(folds))]
+    order = np.concatenate(tests) if tests else np.empty(0, dtype=np.intp)
+    if order.size != data.n_samples or not np.array_equal(np.sort(order), np.arange(order.size)):
+        raise ValueError(
+            f"cross_val_predict only works for partitions: cv={cv!r} must test every row "
+            f"exactly once (its test sets hold {order.size} rows for {data.n_samples} samples). "
+            "Use KFold, StratifiedKFold, GroupKFold or LeaveOneOut, or cross_validate(..., "
+            "return_predictions=True) to keep the predictions of any CV."
+        )
+    resolved = with_timeout(check_backend(backend, n_jobs), timeout)
+    records = execute_plan(plan, data, resolved, "cross_validate", journal=journal,
+                           store=store, resume=resume, overwrite=overwrite,
+                           progress=progress)  # fmt: skip
+    n_classes = len(np.unique(y_fit)) if encode else 0
+    outputs = []
+    for i in range(len(folds)):
+        kept = records[("fit", None, i, 0)].predictions.arrays  # type: ignore[union-attr]
+        values = kept[method]
+        if encode and "classes_" in kept:
+            values = _full_columns(kept["classes_"], values, n_classes, method)
+        outputs.append(values)
+    inverse = np.empty(order.size, dtype=int)
+    inverse[order] = np.arange(order.size)
+    return np.concatenate(outputs)[inverse]
+
+
+def _encoded(y: Any) -> Any:
+    """The target label-encoded as scikit-learn's cross_val_predict does for per-class methods."""
+    array = np.asarray(y)
+    if array.ndim != 1:
+        raise ValueError(
+            f"cross_val_predict with a per-class method needs a 1-D y; got shape "
+            f"{array.shape!r}. Use method='predict', or one column of y at a time."
+        )
+    return np.unique(array, return_inverse=True)[1].reshape(-1)
+
+
+def _full_columns(classes: Any, values: Any, n_classes: int, method: str) -> Any:
+    """One column per class of the whole target, when a fold's training part lacked some.
+
+    The columns of missing classes are filled as scikit-learn fills them.
+    """
+    if n_classes == len(classes):
+        return values
+    warnings.warn(
+        f"a fold's training part has {len(classes)} of the {n_classes} classes; the "
+        f"{method} columns of the missing ones are filled (as scikit-learn's cross_val_predict "
+        "does). Use a stratified CV to keep every class in every training part.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    if method == "decision_function" and (values.ndim == 1 or len(classes) <= 2):
+        raise ValueError(
+            f"a fold's training part has only {len(classes)} of the {n_classes} classes, so "
+            "its decision_function output cannot be put in one column per class. Use "
+            "method='predict_proba', or a StratifiedKFold that keeps every class in every "
+            "training part."
+        )
+    fill = 0.0 if method == "predict_proba" else np.finfo(values.dtype).min
+    full = np.full((values.shape[0], n_classes), fill, dtype=values.dtype)
+    full[:, classes] = values
+    return full

@@ -282,6 +282,7 @@ def test_public_api_is_pinned():
             "ThreeWayHoldOut",
             "Unit",
             "__version__",
+            "cross_val_predict",
             "cross_validate",
             "load",
             "nested_cv",

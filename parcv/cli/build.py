@@ -14,6 +14,7 @@ from sklearn.metrics import get_scorer_names
 from sklearn.pipeline import Pipeline
 
 from parcv.cli.spec import MISSING, SpecError, check_keys, check_type, close_match
+from parcv.plan.records import PREDICT_METHODS
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
 from parcv.plan.splits import ThreeWayHoldOut
@@ -355,7 +356,8 @@ def _metrics(metrics: Any) -> list[str]:
 
 
 def build_scoring(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
-    """Return the scoring keyword arguments (scoring, refit, return_train_score, error_score).
+    """Return the scoring keyword arguments (scoring, refit, return_train_score, error_score,
+    return_predictions, the interval options).
 
     Examples
     --------
@@ -386,6 +388,8 @@ def build_scoring(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
         out["return_train_score"] = check_type(
             table["return_train_score"], (bool,), "scoring.return_train_score", "true or false"
         )
+    if "predictions" in table:
+        out["return_predictions"] = _predictions_option(table["predictions"])
     if "error_score" in table:
         value = table["error_score"]
         if value not in ("raise", "nan") and (
@@ -395,6 +399,26 @@ def build_scoring(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
         out["error_score"] = float("nan") if value == "nan" else value
     out.update(_interval_options(table, mode))
     return out
+
+
+def _predictions_option(value: Any) -> bool | tuple[str, ...]:
+    """``[scoring] predictions``: true/false, a method name or a list of them.
+
+    Examples
+    --------
+    >>> _predictions_option(["predict", "predict_proba"])
+    ('predict', 'predict_proba')
+    """
+    expected = (
+        "true, false, or method names among 'predict', 'predict_proba', "
+        "'predict_log_proba', 'decision_function'"
+    )
+    if isinstance(value, bool):
+        return value
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names or not all(n in PREDICT_METHODS for n in names):
+        raise SpecError("scoring.predictions", value, expected)
+    return tuple(names)
 
 
 def _interval_options(table: Mapping[str, Any], mode: str) -> dict[str, Any]:

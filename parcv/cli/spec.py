@@ -248,6 +248,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
         "refit",
         "return_train_score",
         "error_score",
+        "predictions",
         "interval",
         "confidence",
         "ncv_repetitions",

@@ -71,7 +71,11 @@ class Job:
         """Build (and so validate) the plan without running anything."""
         o = self.options
         data = check_dataset(self.data.X, self.data.y, self.data.groups)
-        common = {k: o[k] for k in ("scoring", "error_score", "return_train_score") if k in o}
+        common: dict[str, Any] = {
+            k: o[k] for k in ("scoring", "error_score", "return_train_score") if k in o
+        }
+        if "return_predictions" in o:
+            common["predictions"] = o["return_predictions"]
         if self.spec.mode == "cross_validate":
             intervals = {k: o[k] for k in _INTERVAL if k in o}
             return build_plan(
@@ -94,7 +98,11 @@ class Job:
         """Run the API call of the spec's mode; ``store`` holds store/resume/... options."""
         o, d = dict(self.options), self.data
         kwargs: dict[str, Any] = {
-            **{k: o[k] for k in ("scoring", "error_score", "return_train_score") if k in o},
+            **{
+                k: o[k]
+                for k in ("scoring", "error_score", "return_train_score", "return_predictions")
+                if k in o
+            },
             "groups": d.groups,
             "backend": backend,
             "n_jobs": n_jobs,

@@ -92,6 +92,7 @@ def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
         "racing": None if plan.racing is None else asdict(plan.racing),
         "interval": None if plan.interval is None else asdict(plan.interval),
         "bbc": None if plan.bbc is None else asdict(plan.bbc),
+        "predictions": list(plan.predictions),
     }
     return {
         "fingerprint": digest,
@@ -262,8 +263,9 @@ def _open(
         return open_store(None, {}, [], labels=())
     labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
     meta = plan_meta(plan, kind, fingerprint(plan, data))
+    target = data.y if plan.predictions else None
     return open_store(store, meta, _plan_folds(plan), labels=labels, key_of=keys.key,
-                      partitions=_plan_partitions(plan), **options)  # fmt: skip
+                      partitions=_plan_partitions(plan), target=target, **options)  # fmt: skip
 
 
 def reuse_message(n_reused: int, n_units: int) -> str:
@@ -485,6 +487,7 @@ def _plan_from_store(meta: dict[str, str], path: Path) -> Plan:
         interval=interval,
         ncv=None if interval is None else interval.fits(desc["n_samples"]),
         bbc=None if desc.get("bbc") is None else BBCRequest(**desc["bbc"]),
+        predictions=tuple(desc.get("predictions", ())),
     )
 
 

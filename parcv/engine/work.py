@@ -31,7 +31,7 @@ from parcv.fastcv.smoothers import held_out_predictions
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
-from parcv.plan.records import ErrorInfo, FoldScores, Record, Unit
+from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
 
 __all__ = ["lost_unit_records", "per_sample_loss", "run_ncv_unit", "run_unit", "run_units"]
 
@@ -170,6 +170,7 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = 
             )
             losses = _bbc_losses(plan, unit, estimator, (X_test, y_test))
             score_time = time.perf_counter() - t1
+            kept = _predictions(plan, unit, estimator, X_test) if fold.test.size else None
         except Exception as err:
             failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
             return _stamp(failed, caught, started, before=_prefix_warnings(cache, unit, plan))
@@ -185,8 +186,23 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = 
         estimator=estimator if unit.kind == "final" else None,
         reused_steps=0 if shared is None else shared.reused,
         folds=None if losses is None else FoldScores({"loss": losses}),
+        predictions=kept,
     )
     return _stamp(record, caught, started, before=() if shared is None else shared.warnings)
+
+
+def _predictions(plan: Plan, unit: Unit, estimator: Any, X_test: Any) -> Predictions | None:
+    """The outputs on the test rows a fit or refit keeps when the plan asks (not timed).
+
+    Each is the estimator's own array, as ``cross_val_predict`` calls it; the
+    classes come along with the per-class outputs, whose columns follow them.
+    """
+    if not plan.predictions or unit.kind not in ("fit", "refit"):
+        return None
+    arrays = {m: np.asarray(getattr(estimator, m)(X_test)) for m in plan.predictions}
+    if set(plan.predictions) - {"predict"} and hasattr(estimator, "classes_"):
+        arrays["classes_"] = np.asarray(estimator.classes_)
+    return Predictions(arrays)
 
 
 def _bbc_losses(

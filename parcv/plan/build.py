@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
 from sklearn.model_selection import LeaveOneOut
 from sklearn.utils import _safe_indexing
 
@@ -21,7 +21,7 @@ from parcv.plan.fast_cv import decide_fast_cv
 from parcv.plan.interval import BBCRequest, IntervalRequest, check_bbc, check_interval
 from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_folds
 from parcv.plan.prefix import prefix_ids, sharing_problem
-from parcv.plan.records import Key, Unit
+from parcv.plan.records import PREDICT_METHODS, Key, Unit
 from parcv.plan.reprs import stable_repr
 from parcv.plan.scoring import (
     Scoring,
@@ -88,6 +88,9 @@ class Plan:
     bbc : BBCRequest or None, default=None
         BBC-CV of the candidate selected on all data: the all-data fits keep
         their per-sample test losses.
+    predictions : tuple of str, default=()
+        Methods (of :data:`~parcv.plan.records.PREDICT_METHODS`) whose output
+        on the test rows every ``fit`` and ``refit`` unit keeps.
     """
 
     estimator: Any
@@ -110,6 +113,7 @@ class Plan:
     interval: IntervalRequest | None = None
     ncv: NestedCVPlan | None = field(default=None, repr=False)
     bbc: BBCRequest | None = None
+    predictions: tuple[str, ...] = ()
 
     @property
     def n_units(self) -> int:
@@ -239,6 +243,7 @@ def build_plan(
     ncv_repetitions: Any = 50,
     ncv_random_state: Any = 0,
     bbc: Any = False,
+    predictions: Any = False,
 ) -> Plan:
     """Validate everything and materialise the units of a run.
 
@@ -270,6 +275,9 @@ def build_plan(
         The nested CV interval, as in :func:`parcv.cross_validate`.
     bbc : bool, default=False
         BBC-CV of the selected candidate, as in :func:`parcv.search`.
+    predictions : bool, str or sequence of str, default=False
+        Test-fold outputs every fit and refit keeps, as ``return_predictions``
+        of :func:`parcv.cross_validate` (see :func:`check_predictions`).
 
     Returns
     -------
@@ -300,7 +308,14 @@ def build_plan(
     check_response_methods(estimator, params, score_spec, each=error == "raise", given=scoring)
     request = check_criteria(criteria, estimator)
     race = check_racing(racing, fast_cv)
-    if race is not None or bbc is True:
+    methods = check_predictions(predictions, estimator, candidates)
+    if methods and fast_cv is True:
+        raise ValueError(
+            "fast_cv=True and return_predictions do not go together: fast CV keeps one "
+            f"score per fold, not the predictions (asked for {list(methods)!r}). Pass "
+            "fast_cv=False (or the default 'auto') to refit every fold and keep them."
+        )
+    if race is not None or bbc is True or methods:
         fast_cv = False  # a race needs one score per fold as it comes; BBC, per-sample losses
     do_final = bool(refit) if final is None else final
     outer_folds, inner_folds = _all_folds(estimator, data, inner, outer, do_final)
@@ -349,7 +364,76 @@ def build_plan(
         interval=wanted,
         ncv=ncv,
         bbc=bbc_request,
+        predictions=methods,
     )
+
+
+def check_predictions(
+    predictions: Any, estimator: Any, candidates: Sequence[Candidate] = ()
+) -> tuple[str, ...]:
+    """Check ``return_predictions``: the methods whose test-fold output the units keep.
+
+    Parameters
+    ----------
+    predictions : bool, str or sequence of str
+        ``False``: none; ``True``: ``("predict",)``; a method name or a list
+        of them from :data:`~parcv.plan.records.PREDICT_METHODS`.
+    estimator : estimator object
+    candidates : sequence of Candidate, default=()
+        Every candidate must have the methods (checked on the estimator as
+        each candidate configures it).
+
+    Returns
+    -------
+    tuple of str
+        Distinct method names in the order of ``PREDICT_METHODS``.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> check_predictions(True, LogisticRegression())
+    ('predict',)
+    >>> check_predictions(["predict_proba", "predict"], LogisticRegression())
+    ('predict', 'predict_proba')
+    >>> check_predictions("transform", LogisticRegression())
+    Traceback (most recent call last):
+    ...
+    ValueError: return_predictions must be True, False, or method names among ['predict', \
+'predict_proba', 'predict_log_proba', 'decision_function']; got 'transform'. Pass e.g. \
+return_predictions=True or return_predictions=('predict', 'predict_proba').
+    """
+    if predictions is False or predictions is None:
+        return ()
+    names: list[Any]
+    if predictions is True:
+        names = ["predict"]
+    elif isinstance(predictions, str):
+        names = [predictions]
+    elif isinstance(predictions, (list, tuple)) and predictions:
+        names = list(predictions)
+    else:
+        names = [predictions]
+    bad = [n for n in names if not isinstance(n, str) or n not in PREDICT_METHODS]
+    if bad:
+        raise ValueError(
+            "return_predictions must be True, False, or method names among "
+            f"{list(PREDICT_METHODS)!r}; got {predictions!r}. Pass e.g. return_predictions=True "
+            "or return_predictions=('predict', 'predict_proba')."
+        )
+    methods = tuple(m for m in PREDICT_METHODS if m in names)
+    configured = [estimator]
+    for c in candidates:
+        if any(hasattr(v, "get_params") for v in c.params.values()):  # another model family
+            configured.append(clone(estimator).set_params(**clone(c.params, safe=False)))
+    for model in configured:
+        missing = [m for m in methods if not hasattr(model, m)]
+        if missing:
+            raise ValueError(
+                f"return_predictions asks for {missing!r}, which {type(model).__name__} does "
+                f"not have (estimator {stable_repr(model)[:80]}). Ask only for methods every "
+                "candidate has, e.g. return_predictions=True for 'predict'."
+            )
+    return methods
 
 
 def _metric_name(estimator: Any, scoring: Any, refit: Any) -> str:
@@ -588,6 +672,8 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
         h.update(repr(plan.interval).encode())
     if plan.bbc is not None:  # the fits keep per-sample losses
         h.update(repr(plan.bbc).encode())
+    if plan.predictions:  # the fits and refits keep their test-fold outputs
+        h.update(repr(plan.predictions).encode())
     return h.hexdigest()
 
 

@@ -140,7 +140,8 @@ class ContentKeys:
         ``(outer, "rows")``, a fast-CV outer fold's whole inner CV under
         ``(outer, "inner")``.
     context : bytes
-        Digest of the data, scorers, return_train_score and NUMBERS_VERSION.
+        Digest of the data, scorers, return_train_score, NUMBERS_VERSION and the
+        predictions the units keep (``return_predictions``).
     batches : dict of int to bytes
         With fast CV, per candidate the digest of its batch (a fast-CV record
         is computed with the candidates of its batch).
@@ -260,6 +261,8 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
         data_digest(data),
         scorers.encode(),
         repr((plan.return_train_score, NUMBERS_VERSION)).encode(),
+        # Records that keep predictions are other records: one without them is not reused.
+        *((repr(plan.predictions).encode(),) if plan.predictions else ()),
     )
     batches = {}
     for batch in plan.batches:

@@ -8,7 +8,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Unit", "ErrorInfo", "FoldScores", "Record", "Key"]
+__all__ = ["Unit", "ErrorInfo", "FoldScores", "Predictions", "Record", "Key", "PREDICT_METHODS"]
+
+# Methods whose test-fold output a unit can keep (``return_predictions``).
+PREDICT_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
 
 Key = tuple[Any, ...]
 
@@ -125,6 +128,44 @@ class FoldScores:
         return cls({name: np.asarray(values, dtype=np.float64) for name, values in data.items()})
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Predictions:
+    """A unit's outputs on its test rows, in the order of the fold's test indices.
+
+    Parameters
+    ----------
+    arrays : dict of str to ndarray
+        One array per method (``"predict"``, ``"predict_proba"``, ...),
+        exactly as the fitted estimator returned it; ``"classes_"`` holds
+        the estimator's classes when ``predict_proba``, ``predict_log_proba``
+        or ``decision_function`` was kept (their columns follow it).
+
+    Examples
+    --------
+    >>> a = Predictions({"predict": np.array([0, 1])})
+    >>> a == Predictions({"predict": np.array([0, 1])}), a.n_rows
+    (True, 2)
+    """
+
+    arrays: dict[str, NDArray[Any]]
+
+    @property
+    def n_rows(self) -> int:
+        """Number of test rows."""
+        return len(next(iter(self.arrays.values()))) if self.arrays else 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Predictions) or self.arrays.keys() != other.arrays.keys():
+            return False
+        return all(
+            v.dtype == other.arrays[k].dtype
+            and np.array_equal(v, other.arrays[k], equal_nan=v.dtype.kind in "fc")
+            for k, v in self.arrays.items()
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """Outcome of one unit: scores, timings, status and provenance.
@@ -160,6 +201,10 @@ class Record:
         Leading Pipeline steps this fit unit took already fitted from another
         unit on the same fold (:mod:`parcv.engine.shared_prefix`); its
         ``fit_time`` leaves their fitting out.
+    predictions : Predictions or None, default=None
+        The outputs on the test rows of a ``fit`` or ``refit`` unit, when the
+        run asked for them (``return_predictions``); kept in the store as
+        numeric arrays and left out of :meth:`to_dict`.
     """
 
     unit: Unit
@@ -178,6 +223,7 @@ class Record:
     estimator: Any = field(default=None, compare=False, repr=False)
     folds: FoldScores | None = field(default=None, repr=False)
     reused_steps: int = 0
+    predictions: Predictions | None = field(default=None, repr=False)
 
     def __reduce__(self) -> tuple[type[Record], tuple[Any, ...]]:
         # Rebuild through __init__ (faster than the default setstate; see Unit).

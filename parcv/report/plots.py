@@ -2,7 +2,8 @@
 
 Validation curve (train and test score vs a hyperparameter), per-fold
 paired differences of the best and the runner-up, selection
-frequency over outer folds, and outer-fold scores.
+frequency over outer folds, outer-fold scores, and the outer refits' pooled
+confusion matrix or residuals (with stored predictions).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from parcv.results.compare import candidate_scores
 from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.results.predictions import predicts_labels
 
 __all__ = [
     "render_plots",
@@ -26,6 +28,7 @@ __all__ = [
     "paired_differences",
     "selection_frequency",
     "fold_scores",
+    "outer_predictions",
 ]
 
 Result = CVResult | SearchResult | NestedResult
@@ -359,6 +362,42 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
     return fig
 
 
+def outer_predictions(result: NestedResult) -> Figure | None:
+    """Plot the outer refits' pooled confusion matrix, or residuals against predictions.
+
+    None when the run kept no predictions (or an outer refit has none).
+    """
+    if result.outer_predictions is None:
+        return None
+    try:
+        pooled = result.outer_predictions.pooled(0, "predict")
+    except ValueError:
+        return None
+    fig = Figure(figsize=(5.6, 4.6), layout="constrained")
+    ax = fig.add_subplot()
+    if predicts_labels(pooled):
+        labels, matrix = result.confusion_matrix()
+        ax.imshow(matrix, cmap="Blues")
+        for (i, j), count in np.ndenumerate(matrix):
+            dark = count > matrix.max() / 2
+            ax.text(j, i, str(count), ha="center", va="center",
+                    color="white" if dark else "black", fontsize=8)  # fmt: skip
+        ticks = np.arange(labels.size)
+        ax.set_xticks(ticks, [_short(str(v), 12) for v in labels])
+        ax.set_yticks(ticks, [_short(str(v), 12) for v in labels])
+        ax.set(xlabel="predicted label", ylabel="true label")
+        ax.set_title("Pooled confusion matrix of the outer folds", fontsize=10)
+        return fig
+    predicted = pooled.values.astype(np.float64)
+    residuals = np.asarray(pooled.y_true, dtype=np.float64) - predicted
+    ax.axhline(0.0, color="tab:red", linestyle="--", linewidth=1)
+    ax.plot(predicted, residuals, "o", markersize=3, alpha=0.6, color="black")
+    ax.set(xlabel="predicted (outer refit)", ylabel="residual (true - predicted)")
+    ax.set_title("Pooled residuals of the outer folds", fontsize=10)
+    ax.grid(alpha=0.3)
+    return fig
+
+
 def render_plots(
     result: Result, *, param: str | None = None, metric: str | None = None
 ) -> dict[str, bytes]:
@@ -386,6 +425,7 @@ def render_plots(
         figures["paired_differences.png"] = paired_differences(search, metric=metric)
     if isinstance(result, NestedResult):
         figures["selection_frequency.png"] = selection_frequency(result)
+        figures["outer_predictions.png"] = outer_predictions(result)
     if search is not None and "race_eliminated_after" in search.cv_results_:
         figures["race.png"] = race(search, metric=metric)
     if isinstance(result, (NestedResult, CVResult)):

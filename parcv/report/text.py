@@ -14,6 +14,7 @@ import numpy as np
 from parcv.plan.space import format_params
 from parcv.results.criteria_table import CriteriaTable, method_title
 from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.results.predictions import predicts_labels
 
 __all__ = [
     "RunInfo",
@@ -459,6 +460,44 @@ def _racing(result: Result) -> list[str]:
     return [*head, *rows, ""]
 
 
+def _outer_predictions(result: Result) -> list[str]:
+    """The outer refits' pooled confusion matrix (classification) or residuals (regression)."""
+    if not isinstance(result, NestedResult) or result.outer_predictions is None:
+        return []
+    try:
+        pooled = result.outer_predictions.pooled(0, "predict")
+    except ValueError as err:  # an outer refit failed, or predict was not kept
+        return ["## Outer-fold predictions", "", f"Not available: {err}", ""]
+    if predicts_labels(pooled):
+        labels, matrix = result.confusion_matrix()
+        lines = [
+            "## Pooled confusion matrix",
+            "",
+            f"Predictions of the selected-and-refitted candidate of each outer fold on its "
+            f"outer test rows, pooled over the {len(result.chosen)} outer folds "
+            f"({int(matrix.sum())} predictions; rows: true label, columns: predicted).",
+            "",
+            "| true \\ predicted | " + " | ".join(str(v) for v in labels) + " |",
+            "| --- |" + " ---: |" * len(labels),
+        ]
+        lines += [
+            f"| {label} | " + " | ".join(str(int(v)) for v in row) + " |"
+            for label, row in zip(labels, matrix, strict=True)
+        ]
+        return [*lines, ""]
+    residuals = np.asarray(pooled.y_true, dtype=np.float64) - pooled.values.astype(np.float64)
+    return [
+        "## Pooled residuals",
+        "",
+        f"Residuals (true - predicted) of the selected-and-refitted candidate of each outer "
+        f"fold on its outer test rows, pooled over the {len(result.chosen)} outer folds "
+        f"({residuals.size} predictions): mean {num(float(residuals.mean()))}, root mean "
+        f"square {num(float(np.sqrt(np.mean(residuals**2))))}, mean absolute "
+        f"{num(float(np.mean(np.abs(residuals))))}.",
+        "",
+    ]
+
+
 def _failures(result: Result) -> list[str]:
     lines = ["## Failures", "", result.failures.text]
     for label, counts in result.warning_counts.items():
@@ -511,6 +550,7 @@ def render_report(
         *_estimate(result),
         *_selection(result),
         *_stability(result),
+        *_outer_predictions(result),
         *_criteria(result),
         *_significance(result),
         *_racing(result),

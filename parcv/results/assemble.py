@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +21,7 @@ from parcv.results.aggregate import (
 )
 from parcv.results.criteria_table import build_criteria_table, criteria_choices
 from parcv.results.objects import CVResult, FinalModel, NestedResult, SearchResult
+from parcv.results.predictions import StoredPredictions, stored_predictions
 from parcv.results.summary import selection_stability, summarize_rows, summarize_scores
 from parcv.stats.intervals import CVInterval, bbc_cv, naive_cv_interval, ncv_interval
 
@@ -64,8 +66,38 @@ def _fold_columns(plan: Plan, records: Mapping[Key, Record]) -> dict[str, NDArra
     return scores
 
 
-def make_cv_result(plan: Plan, records: Mapping[Key, Record]) -> CVResult:
+def _search_predictions(
+    plan: Plan, records: Mapping[Key, Record], y_true: Any
+) -> StoredPredictions | None:
+    """Every candidate's stored outputs on the all-data folds (None: none were kept)."""
+    folds = plan.inner_folds.get(None)
+    if not plan.predictions or folds is None:
+        return None
+    by_candidate = {}
+    for c in range(len(plan.candidates)):
+        kept = [records.get(("fit", None, i, c)) for i in range(len(folds))]
+        by_candidate[c] = [None if r is None else r.predictions for r in kept]
+    tests = [np.asarray(folds[i].test) for i in range(len(folds))]
+    return stored_predictions(plan.predictions, tests, by_candidate, y_true)
+
+
+def _outer_predictions(
+    plan: Plan, records: Mapping[Key, Record], y_true: Any
+) -> StoredPredictions | None:
+    """The outer refits' stored outputs, as "candidate" 0 over the outer folds."""
+    if not plan.predictions or not plan.outer_folds:
+        return None
+    kept = [records.get(("refit", o)) for o in plan.refit_outers]
+    tests = [np.asarray(plan.outer_folds[o].test) for o in plan.refit_outers]
+    by_fold = [None if r is None else r.predictions for r in kept]
+    return stored_predictions(plan.predictions, tests, {0: by_fold}, y_true)
+
+
+def make_cv_result(plan: Plan, records: Mapping[Key, Record], *, y_true: Any = None) -> CVResult:
     """Assemble a :class:`CVResult` from the records of a one-candidate plan.
+
+    ``y_true`` (the run's target) comes with stored predictions, for the
+    tests and tables built on them.
 
     See Also
     --------
@@ -81,6 +113,7 @@ def make_cv_result(plan: Plan, records: Mapping[Key, Record]) -> CVResult:
         scores, summaries, _sorted_records(records), summarize_failures(plan, records),
         count_warnings(plan, records), fast_cv=plan.fast_cv, interval=interval,
         naive_interval=naive, interval_note=note,
+        predictions=_search_predictions(plan, records, y_true),
     )  # fmt: skip
 
 
@@ -133,7 +166,9 @@ def _final_model(plan: Plan, final: Record | None) -> FinalModel:
     return FinalModel(estimator=final.estimator, reason=_NO_FINAL)
 
 
-def make_search_result(plan: Plan, records: Mapping[Key, Record]) -> SearchResult:
+def make_search_result(
+    plan: Plan, records: Mapping[Key, Record], *, y_true: Any = None
+) -> SearchResult:
     """Assemble a :class:`SearchResult` from the all-data records of a plan.
 
     Parameters
@@ -185,6 +220,7 @@ def make_search_result(plan: Plan, records: Mapping[Key, Record]) -> SearchResul
         fast_cv=plan.fast_cv,
         criteria_table=build_criteria_table(plan, records, None),
         bbc=_bbc(plan, records, best),
+        predictions=_search_predictions(plan, records, y_true),
     )
 
 
@@ -228,7 +264,9 @@ def _outer_choices(plan: Plan, records: Mapping[Key, Record]) -> dict[str, list[
     return {m: [choice.get(m) for choice in per_fold] for m in methods}
 
 
-def make_nested_result(plan: Plan, records: Mapping[Key, Record]) -> NestedResult:
+def make_nested_result(
+    plan: Plan, records: Mapping[Key, Record], *, y_true: Any = None
+) -> NestedResult:
     """Assemble a :class:`NestedResult` from every record of a nested plan.
 
     See Also
@@ -241,7 +279,7 @@ def make_nested_result(plan: Plan, records: Mapping[Key, Record]) -> NestedResul
     }
     chosen = [r.unit.candidate for r in refits]
     labels = [c.label for c in plan.candidates]
-    final = make_search_result(plan, records) if plan.final else None
+    final = make_search_result(plan, records, y_true=y_true) if plan.final else None
     return NestedResult(
         outer_scores=outer_scores,
         estimate={name: summarize_scores(s) for name, s in outer_scores.items()},
@@ -258,6 +296,7 @@ def make_nested_result(plan: Plan, records: Mapping[Key, Record]) -> NestedResul
         fast_cv=plan.fast_cv,
         criteria_table=None if final is None else final.criteria_table,
         criteria_choices=_outer_choices(plan, records),
+        outer_predictions=_outer_predictions(plan, records, y_true),
     )
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from parcv.plan.records import Record
+from parcv.results.predictions import OutOfFold, no_predictions
 from parcv.stats import (
     ComparisonTable,
     TestResult,
@@ -17,12 +19,16 @@ from parcv.stats import (
     holm_adjust,
     holm_best_vs_rest,
 )
+from parcv.stats.mcnemar import CochranQResult, cochran_q_test, mcnemar_test
 from parcv.stats.result import UndefinedComparison
 
 if TYPE_CHECKING:
     from parcv.results.objects import NestedResult, SearchResult
 
 __all__ = [
+    "candidate_index",
+    "cochran_q_candidates",
+    "confusion_table",
     "compare_candidates",
     "compare_all_candidates",
     "best_vs_rest",
@@ -47,6 +53,11 @@ def _options(test: Any, sizes: tuple[float, float], options: dict[str, Any]) -> 
     if isinstance(test, str) and test in _SIZE_AWARE:
         return {"n_train": sizes[0], "n_test": sizes[1], **options}
     return options
+
+
+def candidate_index(result: SearchResult, candidate: int | str) -> int:
+    """The index of a candidate named by index, label, id or some of its ``name=value`` parts."""
+    return _index(result, candidate)
 
 
 def _index(result: SearchResult, candidate: int | str) -> int:
@@ -130,6 +141,8 @@ def compare_candidates(
     ``corrected_t`` (default) and ``bayesian_correlated_t`` get the fold
     sizes of the search automatically.
     """
+    if test == "mcnemar":
+        return _mcnemar_candidates(result, a, b, **options)
     scores = candidate_scores(result, metric)
     i, j = _index(result, a), _index(result, b)
     labels = [c.label for c in result.candidates]
@@ -142,6 +155,47 @@ def compare_candidates(
         name_b=labels[j],
         **_options(test, sizes, options),
     )
+
+
+def _pooled(result: SearchResult, candidate: int, what: str) -> OutOfFold:
+    if result.predictions is None:
+        raise no_predictions(what)
+    return result.predictions.pooled(candidate, "predict")
+
+
+def _mcnemar_candidates(
+    result: SearchResult, a: int | str, b: int | str, **options: Any
+) -> TestResult:
+    """McNemar's test of two candidates on their stored predictions, pooled over the folds."""
+    i, j = _index(result, a), _index(result, b)
+    first = _pooled(result, i, 'compare(..., test="mcnemar")')
+    second = _pooled(result, j, 'compare(..., test="mcnemar")')
+    labels = [c.label for c in result.candidates]
+    outcome = mcnemar_test(first.y_true, first.values, second.values, **options)  # type: ignore[arg-type]
+    return replace(outcome, name_a=labels[i], name_b=labels[j])
+
+
+def cochran_q_candidates(result: SearchResult, candidates: Any = None) -> CochranQResult:
+    """Cochran's Q of several candidates (all by default) on their stored predictions."""
+    chosen = range(len(result.candidates)) if candidates is None else candidates
+    if isinstance(chosen, (str, int)) or len(chosen) < 2:
+        raise ValueError(
+            f"candidates must list at least two candidates (index, label or id); got "
+            f"{candidates!r}. Pass e.g. candidates=[0, 1, 2], or None for all of them."
+        )
+    indices = [_index(result, c) for c in chosen]
+    pooled = [_pooled(result, c, "cochran_q") for c in indices]
+    names = [result.candidates[c].label for c in indices]
+    return cochran_q_test(pooled[0].y_true, [p.values for p in pooled], names)  # type: ignore[arg-type]
+
+
+def confusion_table(pooled: OutOfFold) -> tuple[NDArray[Any], NDArray[np.int64]]:
+    """(labels, counts): row the true label, column the predicted one, over pooled rows."""
+    truth, predicted = np.asarray(pooled.y_true), np.asarray(pooled.values)
+    labels, codes = np.unique(np.concatenate([truth, predicted]), return_inverse=True)
+    matrix = np.zeros((labels.size, labels.size), dtype=np.int64)
+    np.add.at(matrix, (codes[: truth.size], codes[truth.size :]), 1)
+    return labels, matrix
 
 
 def compare_all_candidates(

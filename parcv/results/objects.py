@@ -16,15 +16,20 @@ from parcv.results.aggregate import FailureSummary
 from parcv.results.compare import (
     best_vs_rest,
     best_vs_rest_marked,
+    candidate_index,
+    cochran_q_candidates,
     compare_all_candidates,
     compare_candidates,
     compare_procedures,
+    confusion_table,
 )
 from parcv.results.criteria_table import CriteriaTable
 from parcv.results.export import Exportable
+from parcv.results.predictions import OutOfFold, StoredPredictions, no_predictions
 from parcv.results.summary import ScoreSummary, StabilityRow
 from parcv.stats import ComparisonTable, TestResult
 from parcv.stats.intervals import CVInterval
+from parcv.stats.mcnemar import CochranQResult
 
 __all__ = ["CVResult", "SearchResult", "NestedResult", "FAST_CV_NOTE", "FinalModel"]
 
@@ -101,6 +106,9 @@ class CVResult(Exportable):
         fold losses, beside it for comparison (it can cover far too rarely).
     interval_note : str
         Why ``interval`` is None although it was asked for.
+    predictions : StoredPredictions or None
+        With ``return_predictions``: the outputs on every fold's test rows
+        (:meth:`out_of_fold`).
     """
 
     scores: dict[str, NDArray[np.float64]]
@@ -112,11 +120,24 @@ class CVResult(Exportable):
     interval: CVInterval | None = None
     naive_interval: CVInterval | None = None
     interval_note: str = ""
+    predictions: StoredPredictions | None = field(default=None, repr=False)
 
     @property
     def notes(self) -> list[str]:
         """How the numbers were computed, where that matters (fast CV)."""
         return _notes(self.fast_cv)
+
+    def out_of_fold(self, method: str = "predict") -> OutOfFold:
+        """The stored outputs on every fold's test rows, with their rows and target.
+
+        Raises
+        ------
+        ParcvError
+            The run kept no predictions (the message says how to keep them).
+        """
+        if self.predictions is None:
+            raise no_predictions("out_of_fold")
+        return self.predictions.out_of_fold(0, method)
 
     def to_text(self) -> str:
         """One-screen summary: mean ± se per metric, fast-CV note, failures."""
@@ -173,6 +194,9 @@ class SearchResult(Exportable):
     selected candidate's error (loss scale) with its bootstrap interval:
     ``best_score_`` is optimistic, since the candidate was selected on the
     same folds; BBC-CV removes most of that optimism without any extra fit.
+    ``predictions`` (with ``return_predictions``) holds every fit's outputs
+    on its test rows: :meth:`out_of_fold`, ``compare(a, b, test="mcnemar")``
+    and :meth:`cochran_q` read them, with no refit.
     """
 
     cv_results_: dict[str, Any] = field(repr=False)
@@ -192,6 +216,46 @@ class SearchResult(Exportable):
     fast_cv: bool = False
     criteria_table: CriteriaTable | None = field(default=None, repr=False)
     bbc: CVInterval | None = None
+    predictions: StoredPredictions | None = field(default=None, repr=False)
+
+    def out_of_fold(self, candidate: int | str, method: str = "predict") -> OutOfFold:
+        """A candidate's stored outputs on every fold's test rows, with their rows and target.
+
+        Parameters
+        ----------
+        candidate : int or str
+            Index, label or id, as in :meth:`compare`.
+        method : str, default="predict"
+            One of the methods the run kept.
+
+        Raises
+        ------
+        ParcvError
+            The run kept no predictions (the message says how to keep them).
+        """
+        if self.predictions is None:
+            raise no_predictions("out_of_fold")
+        return self.predictions.out_of_fold(candidate_index(self, candidate), method)
+
+    def cochran_q(self, candidates: Any = None) -> CochranQResult:
+        """Cochran's Q test of equal accuracy of several candidates, on stored predictions.
+
+        Parameters
+        ----------
+        candidates : sequence of int or str, default=None
+            At least two candidates (index, label or id); all by default.
+
+        Returns
+        -------
+        CochranQResult
+            Over the pooled test rows of every fold (no refit).
+
+        Raises
+        ------
+        ParcvError
+            The run kept no predictions (the message says how to keep them).
+        """
+        return cochran_q_candidates(self, candidates)
 
     @property
     def notes(self) -> list[str]:
@@ -228,7 +292,11 @@ class SearchResult(Exportable):
         test : str or callable, default="corrected_t"
             A name of :data:`parcv.stats.TESTS`; the Nadeau-Bengio corrected
             t-test by default because CV training sets overlap. Fold sizes
-            are passed to the tests that need them.
+            are passed to the tests that need them. ``"mcnemar"`` runs
+            McNemar's test on the two candidates' stored predictions, pooled
+            over the test rows of every fold (needs ``return_predictions``;
+            no refit): see :func:`parcv.stats.mcnemar_test`, whose options
+            (``exact``, ``confidence``) it takes.
         metric : str, default=None
             Defaults to the refit metric.
         **options
@@ -349,6 +417,9 @@ class NestedResult(Exportable):
         With ``criteria=``: per method (``"cv"``, ``"one_se"``, each
         criterion), the candidate it selects on each outer-train part; how
         stable each method's choice is.
+    outer_predictions : StoredPredictions or None
+        With ``return_predictions``: each outer refit's outputs on its outer
+        test rows (:meth:`out_of_fold`, :meth:`confusion_matrix`).
     """
 
     outer_scores: dict[str, NDArray[np.float64]]
@@ -366,11 +437,44 @@ class NestedResult(Exportable):
     fast_cv: bool = False
     criteria_table: CriteriaTable | None = field(default=None, repr=False)
     criteria_choices: dict[str, list[int | None]] = field(default_factory=dict, repr=False)
+    outer_predictions: StoredPredictions | None = field(default=None, repr=False)
 
     @property
     def notes(self) -> list[str]:
         """How the numbers were computed, where that matters (fast CV)."""
         return _notes(self.fast_cv)
+
+    def out_of_fold(self, method: str = "predict") -> OutOfFold:
+        """The outer refits' stored outputs on every outer test part, with rows and target.
+
+        Raises
+        ------
+        ParcvError
+            The run kept no predictions (the message says how to keep them).
+        """
+        if self.outer_predictions is None:
+            raise no_predictions("out_of_fold")
+        return self.outer_predictions.out_of_fold(0, method)
+
+    def confusion_matrix(self) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        """The pooled confusion matrix of the outer refits' stored predictions.
+
+        Returns
+        -------
+        labels : ndarray
+            The sorted labels of the target and predictions.
+        matrix : ndarray of shape (n_labels, n_labels)
+            Row: true label, column: predicted label, summed over the outer
+            test parts (as ``sklearn.metrics.confusion_matrix``).
+
+        Raises
+        ------
+        ParcvError
+            The run kept no predictions (the message says how to keep them).
+        """
+        if self.outer_predictions is None:
+            raise no_predictions("confusion_matrix")
+        return confusion_table(self.outer_predictions.pooled(0, "predict"))
 
     def compare(
         self,

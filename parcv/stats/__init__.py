@@ -26,7 +26,7 @@ comparison helpers :func:`holm_adjust`, :func:`compare_all` and
 
 from __future__ import annotations
 
-from parcv.stats.mcnemar import mcnemar_test
+from parcv.stats.mcnemar import CochranQResult, cochran_q_test, mcnemar_test
 from parcv.stats.multiple import TESTS, compare, compare_all, holm_adjust, holm_best_vs_rest
 from parcv.stats.paired import (
     corrected_resampled_ttest,
@@ -59,6 +59,8 @@ __all__ = [
     "holm_adjust",
     "holm_best_vs_rest",
     "mcnemar_test",
+    "cochran_q_test",
+    "CochranQResult",
     "nemenyi_critical_difference",
     "one_se_rule_compare",
     "paired_ttest",

@@ -1,8 +1,10 @@
-"""McNemar's test on hold-out predictions of two classifiers."""
+"""McNemar's test on hold-out predictions of two classifiers, Cochran's Q for several."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -11,7 +13,7 @@ from scipy import stats as scipy_stats  # type: ignore[import-untyped, unused-ig
 from parcv.stats.checks import check_confidence
 from parcv.stats.result import TestResult
 
-__all__ = ["mcnemar_test"]
+__all__ = ["CochranQResult", "cochran_q_test", "mcnemar_test"]
 
 _EXACT_BELOW = 25
 
@@ -155,4 +157,105 @@ def mcnemar_test(
         assumptions="hold-out samples are independent; both classifiers were trained once "
         "on the same training set",
         details={"n_a": float(only_a), "n_b": float(only_b)},
+    )
+
+
+@dataclass(frozen=True)
+class CochranQResult:
+    """Outcome of Cochran's Q test over several classifiers on the same samples.
+
+    Parameters
+    ----------
+    statistic : float
+        Cochran's Q; chi-square with ``df`` degrees of freedom under the null.
+    p_value : float
+    df : int
+        ``n_classifiers - 1``.
+    accuracies : dict of str to float
+        Accuracy of each classifier on the samples.
+    n : int
+        Number of samples.
+    assumptions : str
+    """
+
+    statistic: float
+    p_value: float
+    df: int
+    accuracies: dict[str, float] = field(hash=False)
+    n: int
+    assumptions: str
+
+
+def cochran_q_test(
+    y_true: ArrayLike, predictions: Sequence[ArrayLike], names: Sequence[str] | None = None
+) -> CochranQResult:
+    """Test whether several classifiers have equal accuracy with Cochran's Q.
+
+    Each sample scores 1 for a classifier that predicts it correctly, else 0;
+    with ``C_j`` the column totals, ``R_i`` the row totals and ``N`` the total,
+    ``Q = (k - 1) (k sum C_j^2 - N^2) / (k N - sum R_i^2)``, chi-square with
+    ``k - 1`` df under the null of equal accuracy. With two classifiers it is
+    McNemar's chi-square without continuity correction.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+    predictions : sequence of array-like of shape (n_samples,)
+        At least two classifiers' predictions of the same samples.
+    names : sequence of str, default=None
+        One per classifier; ``"0"``, ``"1"``, ... by default.
+
+    Returns
+    -------
+    CochranQResult
+        When no sample is predicted correctly by some but not all
+        classifiers, the statistic is 0 and the p-value 1.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two classifiers, unequal or empty arrays, or names that do
+        not match the predictions.
+
+    Examples
+    --------
+    >>> y = [0, 1, 1, 0, 1, 0]
+    >>> r = cochran_q_test(y, [[0, 1, 1, 0, 1, 0], [1, 0, 1, 1, 1, 0], [0, 1, 0, 0, 1, 1]])
+    >>> round(r.statistic, 4), r.df
+    (2.8, 2)
+    """
+    if isinstance(predictions, np.ndarray) or len(predictions) < 2:
+        raise ValueError(
+            f"predictions must be a list of at least two classifiers' predictions; got "
+            f"{type(predictions).__name__} of length {len(predictions)}. Pass "
+            "[pred_a, pred_b, ...], one array per classifier."
+        )
+    k = len(predictions)
+    labels = [str(j) for j in range(k)] if names is None else [str(n) for n in names]
+    if len(labels) != k:
+        raise ValueError(f"names must give one name per classifier ({k}); got {list(labels)!r}.")
+    truth = _check_labels(y_true, "y_true")
+    arrays = [_check_labels(p, f"predictions[{j}]") for j, p in enumerate(predictions)]
+    lengths = [truth.size] + [a.size for a in arrays]
+    if len(set(lengths)) != 1 or truth.size == 0:
+        raise ValueError(
+            f"y_true and every prediction must be non-empty with equal lengths; got lengths "
+            f"{lengths!r}. Predict every classifier on the same hold-out samples."
+        )
+    correct = np.column_stack([a == truth for a in arrays]).astype(np.int64)
+    columns, rows = correct.sum(axis=0), correct.sum(axis=1)
+    total = int(columns.sum())
+    denominator = float(k * total - np.sum(rows**2))
+    if denominator == 0.0:
+        statistic, p_value = 0.0, 1.0
+    else:
+        statistic = (k - 1) * (k * float(np.sum(columns**2)) - float(total) ** 2) / denominator
+        p_value = float(scipy_stats.chi2.sf(statistic, k - 1))
+    return CochranQResult(
+        statistic=float(statistic),
+        p_value=p_value,
+        df=k - 1,
+        accuracies={n: float(c) / truth.size for n, c in zip(labels, columns, strict=True)},
+        n=int(truth.size),
+        assumptions="samples are independent; every classifier predicted the same samples",
     )

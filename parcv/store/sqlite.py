@@ -4,6 +4,9 @@ Records are rows of plain columns and JSON text. A fast-CV record also
 keeps its per-fold test scores as JSON (``fold_scores``); leave-one-out
 folds are kept compactly in ``partitions`` (rows, concatenated test rows,
 offsets) rather than as one train array of ``n - 1`` rows per fold.
+The test-fold predictions of a run with ``return_predictions`` are kept in
+``predictions`` (one row per record and method) and the target they are
+compared with in ``target``, as plain arrays (:mod:`parcv.store.arrays`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,8 @@ import numpy as np
 
 from parcv.errors import PlanMismatchError, StoreDamagedError
 from parcv.plan.partition import PartitionFolds
-from parcv.plan.records import ErrorInfo, FoldScores, Key, Record, Unit
+from parcv.plan.records import ErrorInfo, FoldScores, Key, Predictions, Record, Unit
+from parcv.store.arrays import ARRAY_COLUMNS, decode_array, encode_array
 
 __all__ = [
     "JOURNAL_MODES",
@@ -40,6 +44,7 @@ __all__ = [
     "count_reused",
     "prune_store",
     "read_model_entry",
+    "read_target",
 ]
 
 
@@ -60,13 +65,15 @@ _DESCRIBED = {
     "fast_cv": "fast_cv",
     "batches": "fast-CV batches",
     "criteria": "criteria",
+    "predictions": "return_predictions",
 }
 # ... and those of how a candidate is chosen from the fits: not fingerprinted, a change
 # drops only the records that depend on it (see store.open_store).
 _CHOICE = {"refit": "refit metric", "selection": "selection", "error_score": "error_score"}
 _FINGERPRINTED = (
     "the data, estimator, space, folds, scoring, refit, return_train_score, fast_cv, "
-    "criteria and parcv version (not the refit metric, selection or error_score)"
+    "criteria, return_predictions and parcv version (not the refit metric, selection or "
+    "error_score)"
 )
 
 
@@ -304,8 +311,17 @@ CREATE TABLE IF NOT EXISTS units (
     inner INTEGER, candidate INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS models (
     ckey TEXT PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS predictions (
+    ckey TEXT NOT NULL, method TEXT NOT NULL, dtype TEXT NOT NULL, shape TEXT NOT NULL,
+    data BLOB NOT NULL, codes TEXT, uniques BLOB, PRIMARY KEY (ckey, method));
+CREATE TABLE IF NOT EXISTS target (
+    name TEXT PRIMARY KEY, dtype TEXT NOT NULL, shape TEXT NOT NULL, data BLOB NOT NULL,
+    codes TEXT, uniques BLOB);
 """
-_TABLES = ("meta", "folds", "partitions", "records", "units", "models")
+# Added to schema 2 without changing its version: ``predictions`` (a record's test-fold
+# outputs, by content key and method) and ``target`` (y, under the name "y"); a store
+# without them is read as holding no predictions, and a run creates them when missing.
+_TABLES = ("meta", "folds", "partitions", "records", "units", "models", "predictions", "target")
 
 _COLUMNS = (
     "ckey, kind, outer, inner, candidate, candidate_id, params, status, test_scores, "
@@ -455,6 +471,16 @@ class Store:
                 "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?)",
                 [_unit_row(r, k) for r, k in zip(records, ckeys, strict=True)],
             )
+            self.conn.executemany(
+                f"INSERT OR REPLACE INTO predictions (ckey, method, {ARRAY_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (k, method, *encode_array(array))
+                    for r, k in zip(records, ckeys, strict=True)
+                    if r.predictions is not None
+                    for method, array in r.predictions.arrays.items()
+                ],
+            )
 
     def claim(self, records: Iterable[Record]) -> None:
         """Mark stored records (reused, relabelled) as units of this plan."""
@@ -482,7 +508,11 @@ class Store:
                 cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM records")
             rows = [row for row in cursor if row["ckey"] in wanted]
             found = _records(Path(str(self.path)), rows, None)
-            return {row["ckey"]: r for row, r in zip(rows, found, strict=True)}
+            kept = _read_predictions(self.conn, Path(str(self.path)), wanted)
+            return {
+                row["ckey"]: _with_predictions(r, kept.get(row["ckey"]))
+                for row, r in zip(rows, found, strict=True)
+            }
         finally:
             self.conn.row_factory = None
 
@@ -504,6 +534,8 @@ class Store:
             self.conn.execute("BEGIN IMMEDIATE")
             cursor = self.conn.execute(f"DELETE FROM records WHERE ckey {unused}")
             self.conn.execute(f"DELETE FROM models WHERE ckey {unused}")
+            if _has_table(self.conn, "predictions"):
+                self.conn.execute(f"DELETE FROM predictions WHERE ckey {unused}")
         for file in files:
             (Path(f"{self.path}.models") / file).unlink(missing_ok=True)
         return cursor.rowcount
@@ -554,6 +586,49 @@ def read_meta(path: Path) -> dict[str, str]:
             ) from err
 
 
+def _has_table(conn: sqlite3.Connection, table: str) -> bool:
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+    return found.fetchone() is not None
+
+
+def _read_predictions(
+    conn: sqlite3.Connection, path: Path, ckeys: set[str] | None = None
+) -> dict[str, Predictions]:
+    """The stored predictions of the current plan's units (or of ``ckeys``), by content key.
+
+    Plain bytes and JSON only: nothing is unpickled.
+    """
+    if not _has_table(conn, "predictions"):
+        return {}
+    query = f"SELECT ckey, method, {ARRAY_COLUMNS} FROM predictions"
+    if ckeys is None:
+        query += " WHERE ckey IN (SELECT ckey FROM units)"
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        for ckey, method, *array in conn.execute(query):
+            if ckeys is None or ckey in ckeys:
+                out.setdefault(ckey, {})[method] = decode_array(*array)
+    except (sqlite3.DatabaseError, ValueError, TypeError) as err:
+        what = f"its predictions cannot be read ({type(err).__name__}: {err})"
+        raise StoreDamagedError(_damaged(path, what)) from err
+    return {ckey: Predictions(arrays) for ckey, arrays in out.items()}
+
+
+def _with_predictions(record: Record, predictions: Predictions | None) -> Record:
+    if predictions is None:
+        return record
+    return replace(record, predictions=predictions)
+
+
+def read_target(path: Path) -> Any:
+    """Return the target ``y`` a run with predictions stored, or None (read-only)."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        if not _has_table(conn, "target"):
+            return None
+        row = conn.execute(f"SELECT {ARRAY_COLUMNS} FROM target WHERE name = 'y'").fetchone()
+    return None if row is None else decode_array(*row)
+
+
 def _has_column(conn: sqlite3.Connection, table: str, column: str) -> bool:
     return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
 
@@ -583,10 +658,15 @@ def read_records(path: Path) -> dict[Key, Record]:
             ).fetchall()
         except sqlite3.DatabaseError as err:
             raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
+        kept = _read_predictions(conn, path)
     units = [
         Unit(row["u_kind"], row["u_outer"], row["u_inner"], row["u_candidate"]) for row in rows
     ]
-    return {r.key: r for r in _records(path, rows, units)}
+    found = _records(path, rows, units)
+    return {
+        r.key: _with_predictions(r, kept.get(row["ckey"]))
+        for row, r in zip(rows, found, strict=True)
+    }
 
 
 def _records(path: Path, rows: list[sqlite3.Row], units: list[Unit] | None) -> list[Record]:
@@ -795,6 +875,7 @@ def open_store(
     resume: bool = False,
     overwrite: bool = False,
     journal: str = "wal",
+    target: Any = None,
 ) -> Store:
     """Open (or create) a store for one plan; its records are kept by content key.
 
@@ -820,6 +901,9 @@ def open_store(
     journal : {"wal", "delete"}, default="wal"
         SQLite journal mode; use "delete" on network file systems (NFS,
         Lustre), where WAL is unsafe.
+    target : array-like or None, default=None
+        The plan's ``y``, kept (as plain bytes) when its units keep
+        predictions, so that tests on them need no data at load time.
 
     Returns
     -------
@@ -852,8 +936,13 @@ def open_store(
             if statement.strip():
                 conn.execute(statement)
         # The store now describes this plan: its folds, its units (claimed as reused or run).
-        for table in ("meta", "folds", "partitions", "units"):
+        for table in ("meta", "folds", "partitions", "units", "target"):
             conn.execute(f"DELETE FROM {table}")
+        if target is not None:
+            conn.execute(
+                f"INSERT INTO target (name, {ARRAY_COLUMNS}) VALUES ('y', ?, ?, ?, ?, ?)",
+                encode_array(target),
+            )
         conn.executemany(
             "INSERT INTO partitions VALUES (?, ?, ?, ?, ?)",
             [(o, _index_blob(p.rows), _index_blob(p.tests), _index_blob(p.offsets),
