@@ -68,8 +68,15 @@ class WarnsOnFit(TransformerMixin, BaseEstimator):
 
 
 # Every fit of FitLogged appends one line here: tests count fits from this file, not from
-# parcv's own counters. A fixed path, so worker processes started before the test see it.
-FIT_LOG = Path(tempfile.gettempdir()) / f"parcv-test-fit-log-{os.getuid()}.txt"
+# parcv's own counters. The test process names it once, in the environment, so every worker
+# process it starts (local pool, Dask) appends to the same file and two test sessions on one
+# machine never share it.
+FIT_LOG = Path(
+    os.environ.setdefault(
+        "PARCV_TEST_FIT_LOG",
+        str(Path(tempfile.gettempdir()) / f"parcv-test-fit-log-{os.getuid()}-{os.getpid()}.txt"),
+    )
+)
 
 
 class FitLogged(BaseEstimator, RegressorMixin):

@@ -1,4 +1,4 @@
-"""Smoke tests of the benchmarks in scripts/bench/ (nested.py, interval_coverage.py) in --quick mode."""
+"""Smoke tests of the benchmarks in scripts/bench/ (nested.py, interval_coverage.py), --quick."""
 
 from __future__ import annotations
 
