@@ -1,4 +1,4 @@
-"""The three entry points: cross_validate, search and nested_cv."""
+"""The entry points: cross_validate, search, nested_cv, and the curves and tests on their graph."""
 
 from __future__ import annotations
 
@@ -6,18 +6,49 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from parcv.engine.backends import check_backend, with_timeout
 from parcv.engine.session import execute_plan, load_run
+from parcv.errors import ParcvError
 from parcv.plan.build import Plan, build_plan
-from parcv.plan.data import check_dataset
+from parcv.plan.curves import (
+    CurvePlan,
+    bias_variance_data,
+    plan_bias_variance,
+    plan_learning_curve,
+    plan_permutation_test,
+    plan_validation_curve,
+)
+from parcv.plan.data import Dataset, check_dataset
 from parcv.plan.records import Key, Record
 from parcv.plan.selection import Selection
+from parcv.results.aggregate import report_fit_failures
 from parcv.results.assemble import make_cv_result, make_nested_result, make_search_result
+from parcv.results.curves import (
+    BiasVarianceResult,
+    LearningCurveResult,
+    PermutationTestResult,
+    ValidationCurveResult,
+    make_bias_variance,
+    make_learning_curve,
+    make_permutation_test,
+    make_validation_curve,
+)
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.stats.racing import Racing
 from parcv.store.sqlite import check_journal
 
-__all__ = ["cross_validate", "search", "nested_cv", "load"]
+__all__ = [
+    "bias_variance",
+    "cross_validate",
+    "learning_curve",
+    "load",
+    "nested_cv",
+    "permutation_test_score",
+    "search",
+    "validation_curve",
+]
 
 
 def _run(
@@ -490,8 +521,316 @@ def load(store: str | Path, *, load_models: bool = False) -> CVResult | SearchRe
     True
     """
     kind, plan, records = load_run(store, load_models=load_models)
+    if kind not in ("cross_validate", "search", "nested_cv"):
+        raise ParcvError(
+            f"store {str(store)!r} holds a {kind} run, which load() does not rebuild; call "
+            f"parcv.{kind}(...) again with the same arguments, store= and resume=True: it "
+            "reads every stored unit back and fits nothing."
+        )
     if kind == "cross_validate":
         return make_cv_result(plan, records)
     if kind == "search":
         return make_search_result(plan, records)
     return make_nested_result(plan, records)
+
+
+def _run_curve(
+    kind: str,
+    curve: CurvePlan,
+    data: Dataset,
+    *,
+    backend: Any,
+    n_jobs: int | None,
+    journal: str,
+    timeout: float | None,
+    **run_options: Any,
+) -> dict[Key, Record]:
+    """Run the plan of a curve, a permutation test or a decomposition (checked already)."""
+    resolved = with_timeout(check_backend(backend, n_jobs), timeout)
+    return execute_plan(curve.plan, data, resolved, kind, journal=journal, **run_options)
+
+
+def _check_run_options(options: dict[str, Any]) -> None:
+    _check_store_options(options.get("store"), options["resume"], options["overwrite"])
+    check_journal(options["journal"])
+
+
+def learning_curve(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    groups: Any = None,
+    train_sizes: Any = (0.1, 0.325, 0.55, 0.775, 1.0),
+    cv: Any = 5,
+    scoring: Any = None,
+    shuffle: bool = False,
+    random_state: int | None = None,
+    error_score: Any = math.nan,
+    return_times: bool = False,
+    fit_params: dict[str, Any] | None = None,
+    backend: Any = "local",
+    n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    journal: str = "wal",
+    timeout: float | None = None,
+    retry_failed: bool = False,
+) -> LearningCurveResult:
+    """Train and test scores for growing training sets, as scikit-learn's ``learning_curve``.
+
+    Each (CV fold, train size) is one unit: the model is fitted on the first
+    ``n`` train rows of the fold (after permuting them with ``shuffle``) and
+    scored on those rows and on the fold's test rows. Given the same folds
+    and ``random_state``, the scores are scikit-learn's, bit for bit.
+
+    Parameters
+    ----------
+    estimator, X, y, groups, cv, scoring, error_score, fit_params
+        As in :func:`cross_validate`; ``scoring`` is one metric.
+    train_sizes : array-like, default=(0.1, 0.325, 0.55, 0.775, 1.0)
+        Fractions in (0, 1] of the first fold's train rows, or counts of rows.
+    shuffle : bool, default=False
+        Permute each fold's train rows before cutting them (needs ``random_state``).
+    random_state : int, default=None
+        Seed of that permutation, drawn fold after fold as scikit-learn does.
+    return_times : bool, default=False
+        Also unpack fit and score times (the result holds them either way).
+    backend, n_jobs, store, resume, overwrite, progress, journal, timeout, retry_failed
+        As in :func:`cross_validate`.
+
+    Returns
+    -------
+    LearningCurveResult
+        Unpacks as ``train_sizes_abs, train_scores, test_scores`` (and the
+        times with ``return_times=True``); arrays of shape (n_sizes, n_folds).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=40, n_features=3, random_state=0)
+    >>> sizes, train, test = learning_curve(Ridge(), X, y, cv=4, train_sizes=[0.5, 1.0],
+    ...                                     backend="serial")
+    >>> sizes.tolist(), test.shape
+    ([15, 30], (2, 4))
+    """
+    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
+               journal=journal, retry_failed=retry_failed)  # fmt: skip
+    _check_run_options(run)
+    data = check_dataset(X, y, groups, fit_params)
+    curve = plan_learning_curve(estimator, data, train_sizes=train_sizes, cv=cv, scoring=scoring,
+                                shuffle=shuffle, random_state=random_state,
+                                error_score=error_score)  # fmt: skip
+    records = _run_curve("learning_curve", curve, data, backend=backend, n_jobs=n_jobs,
+                         timeout=timeout, **run)  # fmt: skip
+    report_fit_failures(curve.plan, records, stacklevel=2)
+    return make_learning_curve(curve, records, return_times=return_times)
+
+
+def validation_curve(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    param_name: str,
+    param_range: Any,
+    groups: Any = None,
+    cv: Any = 5,
+    scoring: Any = None,
+    error_score: Any = math.nan,
+    fit_params: dict[str, Any] | None = None,
+    backend: Any = "local",
+    n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    journal: str = "wal",
+    timeout: float | None = None,
+    retry_failed: bool = False,
+) -> ValidationCurveResult:
+    """Train and test scores along one parameter, as scikit-learn's ``validation_curve``.
+
+    Each (value, CV fold) is one unit; the scores are scikit-learn's for the
+    same folds.
+
+    Parameters
+    ----------
+    estimator, X, y, groups, cv, scoring, error_score, fit_params
+        As in :func:`cross_validate`; ``scoring`` is one metric.
+    param_name : str
+        The parameter that varies (``step__param`` inside a Pipeline).
+    param_range : array-like
+        Its values, one row of the result each.
+    backend, n_jobs, store, resume, overwrite, progress, journal, timeout, retry_failed
+        As in :func:`cross_validate`.
+
+    Returns
+    -------
+    ValidationCurveResult
+        Unpacks as ``train_scores, test_scores`` of shape (n_values, n_folds).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=40, n_features=3, random_state=0)
+    >>> train, test = validation_curve(Ridge(), X, y, param_name="alpha",
+    ...                                param_range=[0.1, 1.0, 10.0], cv=4, backend="serial")
+    >>> test.shape
+    (3, 4)
+    """
+    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
+               journal=journal, retry_failed=retry_failed)  # fmt: skip
+    _check_run_options(run)
+    data = check_dataset(X, y, groups, fit_params)
+    curve = plan_validation_curve(estimator, data, param_name=param_name,
+                                  param_range=param_range, cv=cv, scoring=scoring,
+                                  error_score=error_score)  # fmt: skip
+    records = _run_curve("validation_curve", curve, data, backend=backend, n_jobs=n_jobs,
+                         timeout=timeout, **run)  # fmt: skip
+    return make_validation_curve(curve, records, param_name)
+
+
+def permutation_test_score(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    groups: Any = None,
+    cv: Any = 5,
+    n_permutations: int = 100,
+    random_state: int = 0,
+    scoring: Any = None,
+    fit_params: dict[str, Any] | None = None,
+    backend: Any = "local",
+    n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    journal: str = "wal",
+    timeout: float | None = None,
+) -> PermutationTestResult:
+    """Test whether a CV score beats chance, as scikit-learn's ``permutation_test_score``.
+
+    The model is cross-validated on the true targets and on ``n_permutations``
+    permutations of them (within each group with ``groups``); the p-value is
+    the share of permutations that score at least as well (counting the
+    true targets once). Each (permutation, fold) is one unit. The
+    permutations are scikit-learn's for the same ``random_state``, so the
+    result is scikit-learn's. A failing fit stops the run, as in scikit-learn.
+
+    Parameters
+    ----------
+    estimator, X, y, groups, cv, scoring, fit_params
+        As in :func:`cross_validate`; ``scoring`` is one metric.
+    n_permutations : int, default=100
+    random_state : int, default=0
+        Seed of the permutations.
+    backend, n_jobs, store, resume, overwrite, progress, journal, timeout
+        As in :func:`cross_validate`.
+
+    Returns
+    -------
+    PermutationTestResult
+        Unpacks as ``score, permutation_scores, pvalue``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X, y = make_classification(n_samples=60, random_state=0)
+    >>> score, permuted, pvalue = permutation_test_score(
+    ...     LogisticRegression(), X, y, cv=3, n_permutations=9, backend="serial")
+    >>> permuted.shape, pvalue
+    ((9,), 0.2)
+    """
+    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
+               journal=journal)  # fmt: skip
+    _check_run_options(run)
+    data = check_dataset(X, y, groups, fit_params)
+    curve = plan_permutation_test(
+        estimator, data, cv=cv, scoring=scoring, n_permutations=n_permutations,
+        random_state=random_state,
+    )  # fmt: skip
+    records = _run_curve("permutation_test_score", curve, data, backend=backend, n_jobs=n_jobs,
+                         timeout=timeout, **run)  # fmt: skip
+    return make_permutation_test(curve, records)
+
+
+def bias_variance(
+    estimator: Any,
+    X_train: Any,
+    y_train: Any,
+    X_test: Any,
+    y_test: Any,
+    *,
+    loss: str = "mse",
+    n_rounds: int = 200,
+    random_state: int = 0,
+    backend: Any = "local",
+    n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    journal: str = "wal",
+    timeout: float | None = None,
+) -> BiasVarianceResult:
+    """Decompose a model's expected loss on a hold-out test set into bias and variance.
+
+    The model is fitted on ``n_rounds`` bootstrap samples of the training
+    set (each round one unit) and predicts the test set each time. For
+    squared error (``loss="mse"``) the expected loss over training sets is
+    bias² + variance + noise: ``avg_bias`` is the squared bias of the mean
+    prediction against the observed test targets, so it holds the noise
+    too, and ``avg_expected_loss = avg_bias + avg_var``. For the 0-1 loss
+    (``loss="0-1"``, integer class labels 0..k-1) the bias is the error of
+    the most frequent prediction and the variance how often a round departs
+    from it, as mlxtend defines them. The bootstrap samples are those
+    ``mlxtend.evaluate.bias_variance_decomp`` draws with
+    ``random_seed=random_state``, so the numbers are mlxtend's.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        Cloned for every round.
+    X_train, y_train : array-like
+        The rows the bootstrap samples are drawn from.
+    X_test, y_test : array-like
+        The hold-out test set.
+    loss : {"mse", "0-1"}, default="mse"
+    n_rounds : int, default=200
+    random_state : int, default=0
+        Seed of the bootstrap samples.
+    backend, n_jobs, store, resume, overwrite, progress, journal, timeout
+        As in :func:`cross_validate`. A failing fit stops the run.
+
+    Returns
+    -------
+    BiasVarianceResult
+        ``avg_expected_loss``, ``avg_bias``, ``avg_var``; unpacks as those three.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> X, y = make_regression(n_samples=60, n_features=3, noise=10.0, random_state=0)
+    >>> r = bias_variance(DecisionTreeRegressor(random_state=0), X[:40], y[:40], X[40:], y[40:],
+    ...                   n_rounds=20, backend="serial")
+    >>> bool(abs(r.avg_expected_loss - (r.avg_bias + r.avg_var)) < 1e-6 * r.avg_expected_loss)
+    True
+    """
+    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
+               journal=journal)  # fmt: skip
+    _check_run_options(run)
+    data = bias_variance_data(X_train, y_train, X_test, y_test)
+    curve = plan_bias_variance(estimator, data, len(y_train), loss=loss, n_rounds=n_rounds,
+                               random_state=random_state)  # fmt: skip
+    records = _run_curve("bias_variance", curve, data, backend=backend, n_jobs=n_jobs,
+                         timeout=timeout, **run)  # fmt: skip
+    return make_bias_variance(curve, records, np.asarray(y_test), loss)

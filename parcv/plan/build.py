@@ -23,6 +23,7 @@ from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_fol
 from parcv.plan.prefix import prefix_ids, sharing_problem
 from parcv.plan.records import Key, Unit
 from parcv.plan.reprs import stable_repr
+from parcv.plan.resampling import Permutations
 from parcv.plan.scoring import (
     Scoring,
     check_metric_target,
@@ -88,6 +89,10 @@ class Plan:
     bbc : BBCRequest or None, default=None
         BBC-CV of the candidate selected on all data: the all-data fits keep
         their per-sample test losses.
+    permutations : Permutations or None, default=None
+        The permuted targets of a permutation test, whose fits are the
+        ``perm`` units. A bias-variance decomposition's ``boot`` units fit
+        on the folds of ``inner_folds[None]`` (bootstrap rows, test rows).
     """
 
     estimator: Any
@@ -110,6 +115,7 @@ class Plan:
     interval: IntervalRequest | None = None
     ncv: NestedCVPlan | None = field(default=None, repr=False)
     bbc: BBCRequest | None = None
+    permutations: Permutations | None = field(default=None, repr=False)
 
     @property
     def n_units(self) -> int:
@@ -137,6 +143,10 @@ class Plan:
             return self.inner_folds[unit.outer][unit.inner]
         if unit.kind == "refit":
             return self.outer_folds[unit.outer]  # type: ignore[index]
+        if unit.kind == "perm" and self.permutations is not None:
+            return self.permutations.folds[unit.outer][unit.inner]  # type: ignore[index]
+        if unit.kind == "boot":
+            return self.inner_folds[None][unit.inner]  # type: ignore[index]
         if unit.kind == "ncv" and self.ncv is not None:
             fit = self.ncv.units[unit.inner]  # type: ignore[index]
             return Fold(self.ncv.train_indices(fit), self.ncv.test_indices(fit))
@@ -588,6 +598,13 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
         h.update(repr(plan.interval).encode())
     if plan.bbc is not None:  # the fits keep per-sample losses
         h.update(repr(plan.bbc).encode())
+    if plan.permutations is not None:  # the permuted targets and their folds
+        _hash_value(h, plan.permutations.indices)
+        for folds in plan.permutations.folds:
+            _hash_folds(h, folds)
+    kinds = sorted({u.kind for u in plan.units} - {"fit", "criteria", "ncv"})
+    if kinds:  # a plan whose units keep other things (predictions of bootstrap rounds)
+        h.update(repr(kinds).encode())
     return h.hexdigest()
 
 

@@ -1,0 +1,223 @@
+"""Learning curves, validation curves, permutation tests and bias-variance on the graph.
+
+Each is compared with its independent reference -- scikit-learn's
+``learning_curve``, ``validation_curve`` and ``permutation_test_score``, and
+mlxtend's ``bias_variance_decomp`` -- given the same folds and seeds, with ``==``
+on every backend.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from mlxtend.evaluate import bias_variance_decomp
+from sklearn import model_selection as ms
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import GroupKFold, KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+import parcv
+from parcv.errors import FitFailedError
+
+
+def _equal(expected, got):
+    assert len(expected) == len(got)
+    for a, b in zip(expected, got, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_learning_curve_equals_scikit_learn(reg_data, backend):
+    X, y = reg_data
+    cv = KFold(4, shuffle=True, random_state=1)
+    sizes = [0.1, 0.325, 0.55, 0.775, 1.0]
+    expected = ms.learning_curve(Ridge(), X, y, cv=cv, train_sizes=sizes, shuffle=True,
+                                 random_state=3, scoring="neg_mean_squared_error")  # fmt: skip
+    got = parcv.learning_curve(Ridge(), X, y, cv=cv, train_sizes=sizes, shuffle=True,
+                               random_state=3, scoring="neg_mean_squared_error",
+                               backend=backend)  # fmt: skip
+    _equal(expected, tuple(got))
+    assert got.fit_times.shape == got.test_scores.shape == (5, 4)
+
+
+def test_learning_curve_classifier_counts_and_times(clf_data):
+    X, y = clf_data
+    model = make_pipeline(StandardScaler(), LogisticRegression())
+    expected = ms.learning_curve(model, X, y, cv=3, train_sizes=[20, 50, 99], return_times=True)
+    got = parcv.learning_curve(model, X, y, cv=3, train_sizes=[20, 50, 99], return_times=True,
+                               backend="serial")  # fmt: skip
+    _equal(expected[:3], tuple(got)[:3])
+    fit_times, score_times = tuple(got)[3:]
+    assert fit_times.shape == expected[3].shape and (fit_times > 0).all()
+    assert (score_times > 0).all()
+
+
+def test_validation_curve_equals_scikit_learn(clf_data, backend):
+    X, y = clf_data
+    values = np.logspace(-3, 2, 4)
+    expected = ms.validation_curve(LogisticRegression(), X, y, param_name="C",
+                                   param_range=values, cv=4)  # fmt: skip
+    got = parcv.validation_curve(LogisticRegression(), X, y, param_name="C", param_range=values,
+                                 cv=4, backend=backend)  # fmt: skip
+    _equal(expected, tuple(got))
+    assert got.param_range == values.tolist()
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_permutation_test_equals_scikit_learn(clf_data, backend, grouped):
+    X, y = clf_data
+    groups = np.arange(len(y)) % 5 if grouped else None
+    cv = GroupKFold(3) if grouped else 3  # stratified folds of each permuted target
+    expected = ms.permutation_test_score(LogisticRegression(), X, y, groups=groups, cv=cv,
+                                         n_permutations=6, random_state=7)  # fmt: skip
+    got = parcv.permutation_test_score(LogisticRegression(), X, y, groups=groups, cv=cv,
+                                       n_permutations=6, random_state=7,
+                                       backend=backend)  # fmt: skip
+    assert got.score == expected[0]
+    np.testing.assert_array_equal(got.permutation_scores, expected[1])
+    assert got.pvalue == expected[2]
+    assert tuple(got)[2] == expected[2]
+
+
+def test_permutation_of_a_real_signal_has_a_small_p_value(clf_data):
+    X, y = clf_data
+    result = parcv.permutation_test_score(LogisticRegression(), X, y, cv=3, n_permutations=19,
+                                          backend="serial")  # fmt: skip
+    assert result.pvalue == pytest.approx(1 / 20)
+    noise = np.random.default_rng(0).normal(size=X.shape)
+    chance = parcv.permutation_test_score(LogisticRegression(), noise, y, cv=3,
+                                          n_permutations=19, backend="serial")  # fmt: skip
+    assert chance.pvalue > result.pvalue
+
+
+@pytest.mark.parametrize("loss", ["mse", "0-1"])
+def test_bias_variance_equals_mlxtend(reg_data, clf_data, backend, loss):
+    X, y = reg_data if loss == "mse" else clf_data
+    model = (
+        DecisionTreeRegressor(random_state=0)
+        if loss == "mse"
+        else DecisionTreeClassifier(max_depth=3, random_state=0)
+    )
+    split = 80
+    parts = (X[:split], y[:split], X[split:], y[split:])
+    mlx_loss = "mse" if loss == "mse" else "0-1_loss"
+    expected = bias_variance_decomp(model, *parts, loss=mlx_loss, num_rounds=25, random_seed=4)
+    got = parcv.bias_variance(model, *parts, loss=loss, n_rounds=25, random_state=4,
+                              backend=backend)  # fmt: skip
+    assert tuple(got) == tuple(float(v) for v in expected)
+    assert got.predictions.shape == (25, len(y) - split)
+
+
+def test_bias_variance_squared_loss_adds_up(reg_data):
+    X, y = reg_data
+    r = parcv.bias_variance(Ridge(alpha=50.0), X[:80], y[:80], X[80:], y[80:], n_rounds=30,
+                            backend="serial")  # fmt: skip
+    assert r.avg_expected_loss == pytest.approx(r.avg_bias + r.avg_var, rel=1e-12)
+    assert r.avg_var > 0 and r.avg_bias > 0
+
+
+def test_curves_are_stored_and_resumed(reg_data, tmp_path):
+    X, y = reg_data
+    store = tmp_path / "curve.sqlite"
+    options = dict(cv=3, train_sizes=[0.5, 1.0], backend="serial", store=store)
+    first = parcv.learning_curve(Ridge(), X, y, **options)
+    again = parcv.learning_curve(Ridge(), X, y, resume=True, **options)
+    _equal(tuple(first), tuple(again))
+    np.testing.assert_array_equal(first.fit_times, again.fit_times)  # read back, not refitted
+    perm_store = tmp_path / "perm.sqlite"
+    perm = dict(cv=3, n_permutations=4, backend="serial", store=perm_store)
+    p1 = parcv.permutation_test_score(Ridge(), X, y, **perm)
+    p2 = parcv.permutation_test_score(Ridge(), X, y, resume=True, **perm)
+    np.testing.assert_array_equal(p1.permutation_scores, p2.permutation_scores)
+    boot_store = tmp_path / "boot.sqlite"
+    boot = dict(n_rounds=5, backend="serial", store=boot_store)
+    b1 = parcv.bias_variance(Ridge(), X[:80], y[:80], X[80:], y[80:], **boot)
+    b2 = parcv.bias_variance(Ridge(), X[:80], y[:80], X[80:], y[80:], resume=True, **boot)
+    assert tuple(b1) == tuple(b2)
+    np.testing.assert_array_equal(b1.predictions, b2.predictions)
+    with pytest.raises(parcv.ParcvError, match="resume=True"):
+        parcv.load(store)
+
+
+def test_another_seed_reuses_only_the_same_fits(reg_data, tmp_path):
+    X, y = reg_data
+    store = tmp_path / "perm.sqlite"
+    options = dict(cv=3, n_permutations=3, backend="serial")
+    first = parcv.permutation_test_score(Ridge(), X, y, random_state=0, store=store, **options)
+    fresh = parcv.permutation_test_score(Ridge(), X, y, random_state=1, **options)
+    grown = parcv.permutation_test_score(Ridge(), X, y, random_state=1, store=store,
+                                         resume=True, **options)  # fmt: skip
+    np.testing.assert_array_equal(grown.permutation_scores, fresh.permutation_scores)
+    assert grown.score == first.score
+    assert not np.array_equal(first.permutation_scores, fresh.permutation_scores)
+
+
+def test_learning_curve_fit_failures_warn_like_scikit_learn(clf_data):
+    X, y = clf_data
+    model = LogisticRegression(max_iter=-1)  # rejected at fit
+    with pytest.raises((ValueError, parcv.ParcvError)):
+        parcv.learning_curve(model, X, y, cv=3, backend="serial")
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda X, y: parcv.learning_curve(Ridge(), X, y, train_sizes=[0.0, 1.0]), r"\(0, 1\]"),
+        (lambda X, y: parcv.learning_curve(Ridge(), X, y, train_sizes=[5, 1000]), r"\[1, 96\]"),
+        (lambda X, y: parcv.learning_curve(Ridge(), X, y, shuffle=True), "random_state"),
+        (
+            lambda X, y: parcv.learning_curve(Ridge(), X, y, scoring=["r2", "max_error"]),
+            "one metric",
+        ),
+        (
+            lambda X, y: parcv.validation_curve(Ridge(), X, y, param_name=3, param_range=[1]),
+            "param_name",
+        ),
+        (
+            lambda X, y: parcv.validation_curve(Ridge(), X, y, param_name="alpha", param_range=[]),
+            "param_range",
+        ),
+        (
+            lambda X, y: parcv.validation_curve(
+                Ridge(), X, y, param_name="alpah", param_range=[1.0]
+            ),
+            "alpah",
+        ),
+        (
+            lambda X, y: parcv.permutation_test_score(Ridge(), X, y, n_permutations=0),
+            "n_permutations",
+        ),
+        (
+            lambda X, y: parcv.permutation_test_score(Ridge(), X, y, random_state=None),
+            "random_state",
+        ),
+        (lambda X, y: parcv.bias_variance(Ridge(), X, y, X, y, loss="log"), "loss"),
+        (lambda X, y: parcv.bias_variance(Ridge(), X, y, X, y, loss="0-1"), "non-negative ints"),
+        (lambda X, y: parcv.bias_variance(Ridge(), X, y, X[:5], y, n_rounds=3), "X_test"),
+        (lambda X, y: parcv.bias_variance(Ridge(), X, y, X, y, n_rounds=1.5), "n_rounds"),
+    ],
+)
+def test_bad_input_is_refused_before_any_fit(reg_data, call, match):
+    X, y = reg_data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing ran: no fit warning either
+        with pytest.raises((TypeError, ValueError), match=match):
+            call(X, y)
+
+
+def test_repeated_sizes_warn_as_scikit_learn(reg_data):
+    X, y = reg_data
+    with pytest.warns(RuntimeWarning, match="repeat"):
+        got = parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 0.5, 1.0],
+                                   backend="serial")  # fmt: skip
+    assert got.train_sizes_abs.tolist() == [40, 80]
+
+
+def test_permutation_failures_stop_the_run(clf_data):
+    X, y = clf_data
+    with pytest.raises((FitFailedError, ValueError)):
+        parcv.permutation_test_score(LogisticRegression(solver="bogus"), X, y, cv=3,
+                                     n_permutations=2, backend="serial")  # fmt: skip
