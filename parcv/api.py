@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.base import is_classifier
 
 from parcv.engine.backends import check_backend, with_timeout
 from parcv.engine.session import execute_plan, load_run
@@ -15,6 +17,8 @@ from parcv.plan.build import Plan, build_plan
 from parcv.plan.curves import (
     CurvePlan,
     bias_variance_data,
+    candidate_space,
+    for_candidates,
     plan_bias_variance,
     plan_learning_curve,
     plan_permutation_test,
@@ -23,6 +27,7 @@ from parcv.plan.curves import (
 from parcv.plan.data import Dataset, check_dataset
 from parcv.plan.records import Key, Record
 from parcv.plan.selection import Selection
+from parcv.plan.space import check_space
 from parcv.results.aggregate import report_fit_failures
 from parcv.results.assemble import make_cv_result, make_nested_result, make_search_result
 from parcv.results.curves import (
@@ -31,6 +36,7 @@ from parcv.results.curves import (
     PermutationTestResult,
     ValidationCurveResult,
     make_bias_variance,
+    make_bias_variance_tradeoff,
     make_learning_curve,
     make_permutation_test,
     make_validation_curve,
@@ -286,6 +292,9 @@ def search(
     journal: str = "wal",
     timeout: float | None = None,
     retry_failed: bool = False,
+    learning_curve: Any = None,
+    learning_curve_for: str = "best",
+    bias_variance: Any = None,
 ) -> SearchResult:
     """Select a candidate by CV on all data and refit it (select and refit).
 
@@ -354,6 +363,28 @@ def search(
         :func:`cross_validate`'s ``interval``), k-fold-like CV, and no racing.
     confidence : float, default=0.9
         Nominal coverage of the BBC-CV interval.
+    learning_curve : array-like, default=None
+        Train sizes (fractions of a fold's train rows, or counts), e.g.
+        ``[0.1, 0.325, 0.55, 0.775, 1.0]``: also compute the learning curve
+        (as :func:`learning_curve`, on the same ``cv``, with the refit
+        metric) of the selected candidate, or of every candidate with
+        ``learning_curve_for="all"``. The result's ``learning_curves`` maps
+        candidate index to :class:`LearningCurveResult`; the report plots it.
+    learning_curve_for : {"best", "all"}, default="best"
+    bias_variance : tuple or dict, default=None
+        A hold-out test set, ``(X_test, y_test)``, or a dict with keys
+        ``X_test``, ``y_test`` and optionally ``loss`` ("mse" for
+        regressors, "0-1" for classifiers by default), ``n_rounds`` (200)
+        and ``random_state`` (0): also decompose every candidate's expected
+        loss on it into bias and variance (as :func:`bias_variance`, the
+        bootstrap samples drawn from ``X, y``). The result's
+        ``bias_variance`` holds the trade-off along the candidates; the
+        report plots it against the complexity parameter.
+
+        Both run as units of their own plans after the search, on the same
+        backend; with ``store``, they are kept (and resumed) in the files
+        ``<store>.learning_curve.sqlite`` and ``<store>.bias_variance.sqlite``.
+        Their options are checked before the search runs.
 
     Returns
     -------
@@ -369,6 +400,12 @@ def search(
     >>> result.best_params_
     {'alpha': 0.1}
     """
+    extras = _plan_search_extras(
+        estimator, space, (X, y, groups, fit_params),
+        dict(cv=cv, scoring=scoring, refit=refit, error_score=error_score),
+        learning_curve=learning_curve, learning_curve_for=learning_curve_for,
+        bias_variance=bias_variance,
+    )  # fmt: skip
     plan, records = _run(
         "search",
         estimator,
@@ -382,7 +419,12 @@ def search(
         retry_failed=retry_failed, store=store, resume=resume,
         overwrite=overwrite, progress=progress, save_models=save_models,
     )  # fmt: skip
-    return make_search_result(plan, records)
+    result = make_search_result(plan, records)
+    if extras.empty:
+        return result
+    run: dict[str, Any] = dict(backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
+                               resume=resume, overwrite=overwrite, progress=progress)  # fmt: skip
+    return _run_search_extras(extras, result, store, run)
 
 
 def nested_cv(
@@ -834,3 +876,120 @@ def bias_variance(
     records = _run_curve("bias_variance", curve, data, backend=backend, n_jobs=n_jobs,
                          timeout=timeout, **run)  # fmt: skip
     return make_bias_variance(curve, records, np.asarray(y_test), loss)
+
+
+@dataclass(frozen=True)
+class _SearchExtras:
+    """A search's learning curves and bias-variance decompositions, planned before it runs."""
+
+    curve: CurvePlan | None = None
+    curve_data: Dataset | None = None
+    curve_for: str = "best"
+    decomposition: CurvePlan | None = None
+    decomposition_data: Dataset | None = None
+    y_test: Any = None
+    loss: str = "mse"
+
+    @property
+    def empty(self) -> bool:
+        return self.curve is None and self.decomposition is None
+
+
+def _one_metric(scoring: Any, refit: Any) -> Any:
+    """The search's refit metric as one scorer (a curve has one metric)."""
+    if isinstance(scoring, dict):
+        return scoring[refit] if isinstance(refit, str) else next(iter(scoring.values()))
+    if isinstance(scoring, (list, tuple)):
+        return refit if isinstance(refit, str) else scoring[0]
+    return scoring
+
+
+def _hold_out(bias_variance: Any, estimator: Any) -> dict[str, Any]:
+    """``bias_variance=`` of a search as the keyword arguments of a decomposition."""
+    if isinstance(bias_variance, tuple) and len(bias_variance) == 2:
+        given: dict[str, Any] = {"X_test": bias_variance[0], "y_test": bias_variance[1]}
+    elif isinstance(bias_variance, dict) and {"X_test", "y_test"} <= set(bias_variance):
+        given = dict(bias_variance)
+    else:
+        raise TypeError(
+            "bias_variance needs a hold-out test set: (X_test, y_test) or a dict with keys "
+            f"'X_test', 'y_test' (and optionally 'loss', 'n_rounds', 'random_state'); got "
+            f"{type(bias_variance).__name__}. Pass bias_variance=(X_test, y_test)."
+        )
+    unknown = set(given) - {"X_test", "y_test", "loss", "n_rounds", "random_state"}
+    if unknown:
+        raise ValueError(
+            f"bias_variance has unknown keys {sorted(unknown)!r}; the keys are 'X_test', "
+            "'y_test', 'loss', 'n_rounds' and 'random_state'."
+        )
+    given.setdefault("loss", "0-1" if is_classifier(estimator) else "mse")
+    return {"n_rounds": 200, "random_state": 0, **given}
+
+
+def _plan_search_extras(
+    estimator: Any,
+    space: Any,
+    arrays: tuple[Any, Any, Any, Any],
+    options: dict[str, Any],
+    *,
+    learning_curve: Any,
+    learning_curve_for: Any,
+    bias_variance: Any,
+) -> _SearchExtras:
+    """Plan (and so check) a search's learning curves and decompositions before it runs."""
+    if learning_curve is None and bias_variance is None:
+        return _SearchExtras()
+    if learning_curve_for not in ("best", "all"):
+        raise ValueError(
+            f"learning_curve_for must be 'best' (the selected candidate) or 'all' (every "
+            f"candidate); got {learning_curve_for!r}."
+        )
+    params = [dict(c.params) for c in check_space(space)]
+    candidates = candidate_space(params)
+    extras = _SearchExtras(curve_for=learning_curve_for)
+    if learning_curve is not None:
+        data = check_dataset(*arrays)
+        curve = plan_learning_curve(
+            estimator, data, train_sizes=learning_curve, cv=options["cv"],
+            scoring=_one_metric(options["scoring"], options["refit"]), shuffle=False,
+            random_state=None, error_score=options["error_score"], space=candidates,
+        )  # fmt: skip
+        extras = replace(extras, curve=curve, curve_data=data)
+    if bias_variance is not None:
+        hold = _hold_out(bias_variance, estimator)
+        data = bias_variance_data(arrays[0], arrays[1], hold["X_test"], hold["y_test"])
+        plan = plan_bias_variance(estimator, data, len(arrays[1]), loss=hold["loss"],
+                                  n_rounds=hold["n_rounds"], random_state=hold["random_state"],
+                                  space=candidates)  # fmt: skip
+        extras = replace(extras, decomposition=plan, decomposition_data=data,
+                         y_test=np.asarray(hold["y_test"]), loss=hold["loss"])  # fmt: skip
+    return extras
+
+
+def _sibling(store: str | Path | None, what: str) -> str | None:
+    return None if store is None else f"{store}.{what}.sqlite"
+
+
+def _run_search_extras(
+    extras: _SearchExtras, result: SearchResult, store: str | Path | None, run: dict[str, Any]
+) -> SearchResult:
+    """Run the planned learning curves and decompositions; attach them to the result."""
+    curves = decomposition = None
+    if extras.curve is not None and extras.curve_data is not None:
+        chosen = (
+            [result.best_index_]
+            if extras.curve_for == "best"
+            else list(range(len(result.candidates)))
+        )
+        curve = for_candidates(extras.curve, chosen)
+        records = _run_curve("learning_curve", curve, extras.curve_data,
+                             store=_sibling(store, "learning_curve"), **run)  # fmt: skip
+        curves = {c: make_learning_curve(curve, records, return_times=False, candidate=c)
+                  for c in chosen}  # fmt: skip
+    if extras.decomposition is not None and extras.decomposition_data is not None:
+        records = _run_curve("bias_variance", extras.decomposition, extras.decomposition_data,
+                             store=_sibling(store, "bias_variance"), **run)  # fmt: skip
+        decomposition = make_bias_variance_tradeoff(
+            extras.decomposition, records, extras.y_test, extras.loss
+        )
+    return replace(result, learning_curves=curves, bias_variance=decomposition)

@@ -221,3 +221,86 @@ def test_permutation_failures_stop_the_run(clf_data):
     with pytest.raises((FitFailedError, ValueError)):
         parcv.permutation_test_score(LogisticRegression(solver="bogus"), X, y, cv=3,
                                      n_permutations=2, backend="serial")  # fmt: skip
+
+
+def test_search_learning_curves_equal_scikit_learn(reg_data):
+    X, y = reg_data
+    space = {"max_depth": [1, 3, 6]}
+    sizes = [0.1, 0.325, 0.55, 0.775, 1.0]
+    options = dict(cv=4, scoring="neg_mean_squared_error", backend="serial", learning_curve=sizes)
+    best = parcv.search(DecisionTreeRegressor(random_state=0), space, X, y, **options)
+    assert list(best.learning_curves) == [best.best_index_]
+    every = parcv.search(DecisionTreeRegressor(random_state=0), space, X, y,
+                         learning_curve_for="all", **options)  # fmt: skip
+    assert sorted(every.learning_curves) == [0, 1, 2]
+    for c, depth in enumerate(space["max_depth"]):
+        model = DecisionTreeRegressor(random_state=0, max_depth=depth)
+        expected = ms.learning_curve(model, X, y, cv=4, train_sizes=sizes,
+                                     scoring="neg_mean_squared_error")  # fmt: skip
+        _equal(expected, tuple(every.learning_curves[c]))
+    _equal(tuple(every.learning_curves[best.best_index_]),
+           tuple(best.learning_curves[best.best_index_]))  # fmt: skip
+
+
+def test_search_bias_variance_equals_mlxtend_per_candidate(reg_data, tmp_path):
+    X, y = reg_data
+    space = {"max_depth": [1, 4]}
+    hold_out = (X[80:], y[80:])
+    options = dict(cv=3, backend="serial", store=tmp_path / "s.sqlite")
+    result = parcv.search(DecisionTreeRegressor(random_state=0), space, X[:80], y[:80],
+                          bias_variance={"X_test": X[80:], "y_test": y[80:], "n_rounds": 15,
+                                         "random_state": 2}, **options)  # fmt: skip
+    for c, depth in enumerate(space["max_depth"]):
+        model = DecisionTreeRegressor(random_state=0, max_depth=depth)
+        expected = bias_variance_decomp(model, X[:80], y[:80], *hold_out, loss="mse",
+                                        num_rounds=15, random_seed=2)  # fmt: skip
+        assert tuple(result.bias_variance.results[c]) == tuple(float(v) for v in expected)
+    np.testing.assert_array_equal(
+        result.bias_variance.avg_var, [r.avg_var for r in result.bias_variance.results]
+    )
+    again = parcv.search(DecisionTreeRegressor(random_state=0), space, X[:80], y[:80],
+                         bias_variance={"X_test": X[80:], "y_test": y[80:], "n_rounds": 15,
+                                        "random_state": 2}, resume=True, **options)  # fmt: skip
+    np.testing.assert_array_equal(
+        again.bias_variance.results[1].predictions, result.bias_variance.results[1].predictions
+    )
+    assert (tmp_path / "s.sqlite.bias_variance.sqlite").is_file()
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"learning_curve": [0.1, 1.0], "learning_curve_for": "winner"}, ValueError,
+         "learning_curve_for"),
+        ({"learning_curve": [0.0, 1.0]}, ValueError, "train_sizes"),
+        ({"bias_variance": True}, TypeError, "hold-out test set"),
+        ({"bias_variance": {"X_test": 1, "y_test": 2, "rounds": 3}}, ValueError, "rounds"),
+    ],
+)  # fmt: skip
+def test_search_extras_are_checked_before_the_search(reg_data, options, error, match):
+    X, y = reg_data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(error, match=match):
+            parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, **options)
+
+
+def test_search_report_plots_the_curves_and_the_tradeoff(reg_data):
+    pytest.importorskip("matplotlib")
+    from parcv.report.plots import bias_variance_tradeoff, learning_curves, render_plots
+
+    X, y = reg_data
+    result = parcv.search(DecisionTreeRegressor(random_state=0), {"max_depth": [1, 2, 4]},
+                          X[:80], y[:80], cv=3, scoring="neg_mean_squared_error",
+                          backend="serial", learning_curve=[0.5, 1.0],
+                          bias_variance=(X[80:], y[80:]))  # fmt: skip
+    assert {"learning_curve.png", "bias_variance.png"} <= set(render_plots(result))
+    curve = result.learning_curves[result.best_index_]
+    test_line = learning_curves(result).axes[0].lines[0]
+    np.testing.assert_allclose(test_line.get_xdata(), curve.train_sizes_abs)
+    np.testing.assert_allclose(test_line.get_ydata(), -curve.test_scores.mean(axis=1))
+    lines = bias_variance_tradeoff(result).axes[0].lines
+    np.testing.assert_allclose(lines[0].get_xdata(), [1, 2, 4])
+    np.testing.assert_allclose(lines[0].get_ydata(), result.bias_variance.avg_expected_loss)
+    np.testing.assert_allclose(lines[1].get_ydata(), result.bias_variance.avg_bias)
+    np.testing.assert_allclose(lines[2].get_ydata(), result.bias_variance.avg_var)

@@ -37,6 +37,8 @@ __all__ = [
     "BIAS_VARIANCE_LOSSES",
     "CurvePlan",
     "bias_variance_data",
+    "candidate_space",
+    "for_candidates",
     "plan_bias_variance",
     "plan_learning_curve",
     "plan_permutation_test",
@@ -59,19 +61,25 @@ class CurvePlan:
         Learning curve: the absolute train sizes; empty otherwise.
     n_folds : int
         CV folds per point of the curve (bootstrap rounds for bias-variance).
+    metric : str, default="score"
+        The metric's name as the user gave it (``"score"``: ``estimator.score``
+        or a callable).
     """
 
     plan: Plan
     train_sizes: NDArray[np.intp]
     n_folds: int
+    metric: str = "score"
 
 
-def _check_single_scoring(scoring: Any, where: str) -> None:
+def _check_single_scoring(scoring: Any, where: str) -> str:
+    """Refuse several metrics; return the metric's name (``"score"`` unless a str)."""
     if isinstance(scoring, (list, tuple, set, dict)):
         raise ValueError(
             f"{where} takes one metric, as scikit-learn's does; got scoring={scoring!r}. Pass "
             "one scorer name or callable, e.g. scoring='accuracy'."
         )
+    return scoring if isinstance(scoring, str) else "score"
 
 
 def _base_folds(estimator: Any, data: Dataset, cv: Any) -> tuple[Fold, ...]:
@@ -136,23 +144,43 @@ def plan_learning_curve(
     shuffle: bool,
     random_state: Any,
     error_score: Any = math.nan,
+    space: Any = None,
 ) -> CurvePlan:
     """Plan a learning curve: one ``fit`` unit per (fold, train size), fold-major.
 
     As scikit-learn: the train rows of each fold are (with ``shuffle``,
     permuted by one ``RandomState(random_state)`` fold after fold, then) cut
     to their first ``n`` rows for every size ``n``; train scores are on those rows.
+    With a ``space`` (a search's candidates), every candidate has its curve.
     """
-    _check_single_scoring(scoring, "learning_curve")
+    metric = _check_single_scoring(scoring, "learning_curve")
     folds = _base_folds(estimator, data, cv)
     sizes = translate_train_sizes(train_sizes, folds[0].train.size)
     if shuffle:
         rng = np.random.RandomState(check_seed("random_state", random_state))
         folds = tuple(Fold(rng.permutation(f.train).astype(np.intp), f.test) for f in folds)
     splits = [(f.train[:n], f.test) for f in folds for n in sizes]
-    plan = build_plan(estimator, None, data, inner=splits, scoring=scoring, refit=False,
+    plan = build_plan(estimator, space, data, inner=splits, scoring=scoring, refit=False,
                       error_score=error_score, return_train_score=True, fast_cv=False)  # fmt: skip
-    return CurvePlan(plan, sizes, len(folds))
+    return CurvePlan(plan, sizes, len(folds), metric)
+
+
+def candidate_space(params: list[dict[str, Any]]) -> list[dict[str, list[Any]]]:
+    """A space whose candidates are exactly ``params``, in order (a search's candidates).
+
+    Examples
+    --------
+    >>> candidate_space([{"alpha": 1.0}, {}])
+    [{'alpha': [1.0]}, {}]
+    """
+    return [{name: [value] for name, value in p.items()} for p in params]
+
+
+def for_candidates(curve: CurvePlan, candidates: list[int]) -> CurvePlan:
+    """The curve plan with only the units of ``candidates`` (e.g. a search's winner)."""
+    keep = set(candidates)
+    units = tuple(u for u in curve.plan.units if u.candidate in keep)
+    return replace(curve, plan=replace(curve.plan, units=units))
 
 
 def plan_validation_curve(
@@ -166,7 +194,7 @@ def plan_validation_curve(
     error_score: Any = math.nan,
 ) -> CurvePlan:
     """Plan a validation curve: one ``fit`` unit per (value of ``param_name``, fold)."""
-    _check_single_scoring(scoring, "validation_curve")
+    metric = _check_single_scoring(scoring, "validation_curve")
     if not isinstance(param_name, str):
         raise TypeError(
             f"param_name must be the str name of a parameter; got {param_name!r}. Pass e.g. "
@@ -182,7 +210,7 @@ def plan_validation_curve(
     plan = build_plan(estimator, {param_name: values}, data, inner=cv, scoring=scoring,
                       refit=False, error_score=error_score, return_train_score=True,
                       fast_cv=False)  # fmt: skip
-    return CurvePlan(plan, np.empty(0, dtype=np.intp), len(plan.inner_folds[None]))
+    return CurvePlan(plan, np.empty(0, dtype=np.intp), len(plan.inner_folds[None]), metric)
 
 
 def _check_count(name: str, value: Any) -> int:
@@ -206,7 +234,7 @@ def plan_permutation_test(
     when ``groups`` is given); each permutation's folds come from the same
     splitter applied to the permuted targets, as scikit-learn does.
     """
-    _check_single_scoring(scoring, "permutation_test_score")
+    metric = _check_single_scoring(scoring, "permutation_test_score")
     n = _check_count("n_permutations", n_permutations)
     seed = check_seed("random_state", random_state)
     plan = build_plan(estimator, None, data, inner=cv, scoring=scoring, refit=False,
@@ -220,7 +248,7 @@ def plan_permutation_test(
     units = tuple(Unit("perm", p, i, 0) for p in range(n) for i in range(len(folds[p])))
     permutations = Permutations(indices, tuple(folds))
     planned = replace(plan, units=plan.units + units, permutations=permutations)
-    return CurvePlan(planned, np.empty(0, dtype=np.intp), len(plan.inner_folds[None]))
+    return CurvePlan(planned, np.empty(0, dtype=np.intp), len(plan.inner_folds[None]), metric)
 
 
 def bias_variance_data(X_train: Any, y_train: Any, X_test: Any, y_test: Any) -> Dataset:
@@ -250,11 +278,13 @@ def plan_bias_variance(
     loss: Any,
     n_rounds: Any,
     random_state: Any,
+    space: Any = None,
 ) -> CurvePlan:
     """Plan a bias-variance decomposition: one ``boot`` unit per bootstrap round.
 
     ``data`` holds the ``n_train`` training rows then the test rows; round
     ``r`` fits on mlxtend's ``r``-th bootstrap sample of the training rows.
+    With a ``space``, every candidate is decomposed on the same samples.
     """
     if loss not in BIAS_VARIANCE_LOSSES:
         raise ValueError(
@@ -278,7 +308,8 @@ def plan_bias_variance(
             f"bias_variance needs training and test rows; got {n_train} and {test.size}."
         )
     splits = [(rows, test) for rows in draw_bootstrap(n_train, rounds, seed)]
-    plan = build_plan(estimator, None, data, inner=splits, refit=False, error_score="raise",
+    plan = build_plan(estimator, space, data, inner=splits, refit=False, error_score="raise",
                       fast_cv=False)  # fmt: skip
-    units = tuple(Unit("boot", None, r, 0) for r in range(rounds))
+    units = tuple(Unit("boot", None, r, c) for c in range(len(plan.candidates))
+                  for r in range(rounds))  # fmt: skip
     return CurvePlan(replace(plan, units=units), np.empty(0, dtype=np.intp), rounds)

@@ -20,11 +20,13 @@ from parcv.plan.records import Key, Record
 
 __all__ = [
     "BiasVarianceResult",
+    "BiasVarianceTradeoff",
     "LearningCurveResult",
     "PermutationTestResult",
     "ValidationCurveResult",
     "decompose_bias_variance",
     "make_bias_variance",
+    "make_bias_variance_tradeoff",
     "make_learning_curve",
     "make_permutation_test",
     "make_validation_curve",
@@ -218,19 +220,15 @@ def _grid(
     return out
 
 
-def _metric_label(plan: Plan) -> str:
-    return plan.scoring.refit
-
-
 def make_learning_curve(
-    curve: CurvePlan, records: Mapping[Key, Record], *, return_times: bool
+    curve: CurvePlan, records: Mapping[Key, Record], *, return_times: bool, candidate: int = 0
 ) -> LearningCurveResult:
     """Assemble a learning curve from its records (fold-major units, as scikit-learn)."""
     n_sizes, n_folds = curve.train_sizes.size, curve.n_folds
     keys = np.empty((n_sizes, n_folds, 4), dtype=object)
     for f in range(n_folds):
         for s in range(n_sizes):
-            keys[s, f] = ("fit", None, f * n_sizes + s, 0)
+            keys[s, f] = ("fit", None, f * n_sizes + s, candidate)
     plan = curve.plan
     return LearningCurveResult(
         curve.train_sizes.copy(),
@@ -238,7 +236,7 @@ def make_learning_curve(
         _grid(plan, records, keys, "score"),
         _grid(plan, records, keys, "fit_time"),
         _grid(plan, records, keys, "score_time"),
-        _metric_label(plan),
+        curve.metric,
         return_times,
     )
 
@@ -260,7 +258,7 @@ def make_validation_curve(
         _grid(plan, records, keys, "score"),
         _grid(plan, records, keys, "fit_time"),
         _grid(plan, records, keys, "score_time"),
-        _metric_label(plan),
+        curve.metric,
     )
 
 
@@ -279,7 +277,7 @@ def make_permutation_test(curve: CurvePlan, records: Mapping[Key, Record]) -> Pe
     )
     pvalue = (np.sum(permuted >= score) + 1.0) / (permuted.size + 1)
     return PermutationTestResult(
-        float(score), permuted, float(pvalue), np.asarray(fold_scores), _metric_label(plan)
+        float(score), permuted, float(pvalue), np.asarray(fold_scores), curve.metric
     )
 
 
@@ -318,12 +316,16 @@ def decompose_bias_variance(
 
 
 def make_bias_variance(
-    curve: CurvePlan, records: Mapping[Key, Record], y_test: NDArray[Any], loss: str
+    curve: CurvePlan,
+    records: Mapping[Key, Record],
+    y_test: NDArray[Any],
+    loss: str,
+    candidate: int = 0,
 ) -> BiasVarianceResult:
     """Assemble the decomposition from every round's stored predictions."""
     rows = []
     for r in range(curve.n_folds):
-        folds = records[("boot", r, 0)].folds
+        folds = records[("boot", r, candidate)].folds
         assert folds is not None  # an ok boot record keeps its predictions
         rows.append(folds.test["prediction"])
     predictions = np.vstack(rows)
@@ -332,3 +334,56 @@ def make_bias_variance(
         predictions = predictions.astype(np.int64)
     expected, bias, var = decompose_bias_variance(predictions, y_test, loss)
     return BiasVarianceResult(expected, bias, var, name, curve.n_folds, predictions)
+
+
+@dataclass(frozen=True, eq=False)
+class BiasVarianceTradeoff:
+    """Bias-variance decompositions of every candidate of a search, on one hold-out test set.
+
+    Parameters
+    ----------
+    params : list of dict
+        Each candidate's parameters, in the search's order.
+    results : list of BiasVarianceResult
+        Each candidate's decomposition, on the same bootstrap samples.
+    """
+
+    params: list[dict[str, Any]]
+    results: list[BiasVarianceResult] = field(repr=False)
+
+    @property
+    def avg_expected_loss(self) -> NDArray[np.float64]:
+        """Expected loss per candidate."""
+        return np.array([r.avg_expected_loss for r in self.results])
+
+    @property
+    def avg_bias(self) -> NDArray[np.float64]:
+        """Bias (squared, for squared error) per candidate."""
+        return np.array([r.avg_bias for r in self.results])
+
+    @property
+    def avg_var(self) -> NDArray[np.float64]:
+        """Variance per candidate."""
+        return np.array([r.avg_var for r in self.results])
+
+    def __repr__(self) -> str:
+        first = self.results[0]
+        bias = "bias²" if first.loss == "mse" else "bias"
+        lines = [f"BiasVarianceTradeoff ({first.loss}, {first.n_rounds} bootstrap rounds)"]
+        labels = [", ".join(f"{k}={v!r}" for k, v in p.items()) or "(as given)"
+                  for p in self.params]  # fmt: skip
+        width = max(len(text) for text in labels)
+        lines.append(f"  {'candidate':<{width}}  {'loss':>10}  {bias:>10}  {'variance':>10}")
+        for text, r in zip(labels, self.results, strict=True):
+            lines.append(f"  {text:<{width}}  {r.avg_expected_loss:>10.4g}  {r.avg_bias:>10.4g}  "
+                         f"{r.avg_var:>10.4g}")  # fmt: skip
+        return "\n".join(lines)
+
+
+def make_bias_variance_tradeoff(
+    curve: CurvePlan, records: Mapping[Key, Record], y_test: NDArray[Any], loss: str
+) -> BiasVarianceTradeoff:
+    """Assemble every candidate's decomposition of a search's bias-variance plan."""
+    candidates = curve.plan.candidates
+    results = [make_bias_variance(curve, records, y_test, loss, c.index) for c in candidates]
+    return BiasVarianceTradeoff([dict(c.params) for c in candidates], results)

@@ -21,6 +21,7 @@ from parcv.results.compare import (
     compare_procedures,
 )
 from parcv.results.criteria_table import CriteriaTable
+from parcv.results.curves import BiasVarianceTradeoff, LearningCurveResult
 from parcv.results.export import Exportable
 from parcv.results.summary import ScoreSummary, StabilityRow
 from parcv.stats import ComparisonTable, TestResult
@@ -173,6 +174,11 @@ class SearchResult(Exportable):
     selected candidate's error (loss scale) with its bootstrap interval:
     ``best_score_`` is optimistic, since the candidate was selected on the
     same folds; BBC-CV removes most of that optimism without any extra fit.
+
+    ``learning_curves`` (with ``learning_curve=``) maps a candidate's index
+    (the winner's, or every one's) to its learning curve;
+    ``bias_variance`` (with ``bias_variance=``) holds every candidate's
+    bias-variance decomposition on the hold-out test set.
     """
 
     cv_results_: dict[str, Any] = field(repr=False)
@@ -192,6 +198,8 @@ class SearchResult(Exportable):
     fast_cv: bool = False
     criteria_table: CriteriaTable | None = field(default=None, repr=False)
     bbc: CVInterval | None = None
+    learning_curves: dict[int, LearningCurveResult] | None = field(default=None, repr=False)
+    bias_variance: BiasVarianceTradeoff | None = field(default=None, repr=False)
 
     @property
     def notes(self) -> list[str]:
