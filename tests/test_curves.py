@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from mlxtend.evaluate import bias_variance_decomp
 from sklearn import model_selection as ms
+from sklearn.exceptions import FitFailedWarning as SklearnFitFailedWarning
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import GroupKFold, KFold
 from sklearn.pipeline import make_pipeline
@@ -155,11 +156,43 @@ def test_another_seed_reuses_only_the_same_fits(reg_data, tmp_path):
     assert not np.array_equal(first.permutation_scores, fresh.permutation_scores)
 
 
-def test_learning_curve_fit_failures_warn_like_scikit_learn(clf_data):
-    X, y = clf_data
-    model = LogisticRegression(max_iter=-1)  # rejected at fit
-    with pytest.raises((ValueError, parcv.ParcvError)):
-        parcv.learning_curve(model, X, y, cv=3, backend="serial")
+class _NeedsRows(Ridge):
+    """Fails on fewer than 30 training rows (the small sizes of a learning curve)."""
+
+    def fit(self, X, y, sample_weight=None):
+        if len(y) < 30:
+            raise ValueError("too few rows")
+        return super().fit(X, y, sample_weight)
+
+
+def test_learning_curve_fit_failures_cost_their_units_as_in_scikit_learn(reg_data):
+    X, y = reg_data
+    sizes = [0.2, 0.5, 1.0]
+    with pytest.warns(SklearnFitFailedWarning):
+        expected = ms.learning_curve(_NeedsRows(), X, y, cv=3, train_sizes=sizes)
+    with pytest.warns(parcv.FitFailedWarning, match="3 of 9 fits failed"):
+        got = parcv.learning_curve(_NeedsRows(), X, y, cv=3, train_sizes=sizes, backend="serial")
+    _equal(expected, tuple(got))
+    assert np.isnan(got.test_scores[0]).all() and not np.isnan(got.test_scores[1:]).any()
+
+
+class _NeedsSignal(Ridge):
+    """Fails when its first feature does not follow the targets (permuted targets)."""
+
+    def fit(self, X, y, sample_weight=None):
+        if abs(np.corrcoef(X[:, 0], y)[0, 1]) < 0.4:
+            raise ValueError("no signal")
+        return super().fit(X, y, sample_weight)
+
+
+def test_permutation_and_bootstrap_failures_say_where(reg_data):
+    X, y = reg_data
+    with pytest.raises(FitFailedError, match="fold 0 of permutation 0 of the targets"):
+        parcv.permutation_test_score(_NeedsSignal(), X, y, cv=2, n_permutations=2,
+                                     backend="serial")  # fmt: skip
+    with pytest.raises(FitFailedError, match="bootstrap sample 0"):
+        parcv.bias_variance(_NeedsRows(), X[:20], y[:20], X[20:], y[20:], n_rounds=2,
+                            backend="serial")  # fmt: skip
 
 
 @pytest.mark.parametrize(
