@@ -384,7 +384,9 @@ def search(
         Both run as units of their own plans after the search, on the same
         backend; with ``store``, they are kept (and resumed) in the files
         ``<store>.learning_curve.sqlite`` and ``<store>.bias_variance.sqlite``.
-        Their options are checked before the search runs.
+        Their options are checked before the search runs. :func:`load`
+        rebuilds the search without them: rerun the call with
+        ``resume=True`` to read them back without fitting.
 
     Returns
     -------

@@ -318,6 +318,18 @@ def test_search_extras_are_checked_before_the_search(reg_data, options, error, m
             parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, **options)
 
 
+def test_search_extras_are_equal_on_every_backend(reg_data, backend):
+    X, y = reg_data
+    options = dict(cv=3, learning_curve=[0.5, 1.0], learning_curve_for="all",
+                   bias_variance={"X_test": X[80:], "y_test": y[80:], "n_rounds": 6})  # fmt: skip
+    model, space = DecisionTreeRegressor(random_state=0), {"max_depth": [2, 5]}
+    serial = parcv.search(model, space, X[:80], y[:80], backend="serial", **options)
+    got = parcv.search(model, space, X[:80], y[:80], backend=backend, **options)
+    for c in (0, 1):
+        _equal(tuple(serial.learning_curves[c]), tuple(got.learning_curves[c]))
+        assert tuple(serial.bias_variance.results[c]) == tuple(got.bias_variance.results[c])
+
+
 def test_search_report_plots_the_curves_and_the_tradeoff(reg_data):
     pytest.importorskip("matplotlib")
     from parcv.report.plots import bias_variance_tradeoff, learning_curves, render_plots
