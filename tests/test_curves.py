@@ -23,6 +23,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import parcv
 from parcv.errors import FitFailedError
+from parcv.store.sqlite import read_counts
 
 
 def _equal(expected, got):
@@ -81,6 +82,16 @@ def test_permutation_test_equals_scikit_learn(clf_data, backend, grouped):
     np.testing.assert_array_equal(got.permutation_scores, expected[1])
     assert got.pvalue == expected[2]
     assert tuple(got)[2] == expected[2]
+
+
+def test_permutation_test_takes_an_iterator_of_splits_once(reg_data):
+    X, y = reg_data
+    splits = KFold(3).split(X)  # a one-shot iterator
+    expected = ms.permutation_test_score(Ridge(), X, y, cv=KFold(3).split(X), n_permutations=3)
+    got = parcv.permutation_test_score(Ridge(), X, y, cv=splits, n_permutations=3,
+                                       backend="serial")  # fmt: skip
+    assert got.score == expected[0] and got.pvalue == expected[2]
+    np.testing.assert_array_equal(got.permutation_scores, expected[1])
 
 
 def test_permutation_of_a_real_signal_has_a_small_p_value(clf_data):
@@ -153,6 +164,8 @@ def test_another_seed_reuses_only_the_same_fits(reg_data, tmp_path):
                                          resume=True, **options)  # fmt: skip
     np.testing.assert_array_equal(grown.permutation_scores, fresh.permutation_scores)
     assert grown.score == first.score
+    # 3 CV fits + 9 permuted fits, then only the 9 new permuted fits: the CV fits are reused.
+    assert read_counts(store)[0] == 3 + 9 + 9
     assert not np.array_equal(first.permutation_scores, fresh.permutation_scores)
 
 

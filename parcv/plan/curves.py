@@ -237,9 +237,10 @@ def plan_permutation_test(
     metric = _check_single_scoring(scoring, "permutation_test_score")
     n = _check_count("n_permutations", n_permutations)
     seed = check_seed("random_state", random_state)
-    plan = build_plan(estimator, None, data, inner=cv, scoring=scoring, refit=False,
-                      error_score="raise", fast_cv=False)  # fmt: skip
+    # Check (and for an iterator of splits, consume) cv once, as scikit-learn does.
     splitter = check_scheme(cv, data.y, classifier=is_classifier(estimator))
+    plan = build_plan(estimator, None, data, inner=splitter, scoring=scoring, refit=False,
+                      error_score="raise", fast_cv=False)  # fmt: skip
     indices = draw_permutations(data.n_samples, data.groups, n, seed)
     folds = []
     for p in range(n):
