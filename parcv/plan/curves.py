@@ -242,14 +242,25 @@ def plan_permutation_test(
     plan = build_plan(estimator, None, data, inner=splitter, scoring=scoring, refit=False,
                       error_score="raise", fast_cv=False)  # fmt: skip
     indices = draw_permutations(data.n_samples, data.groups, n, seed)
+    base = tuple(plan.inner_folds[None])
     folds = []
     for p in range(n):
         y = np.asarray(data.y)[indices[p]]
-        folds.append(materialize_folds(splitter, data.X, y, data.groups))
+        made = materialize_folds(splitter, data.X, y, data.groups)
+        # Folds that do not depend on y (KFold, GroupKFold) are the CV's own: one object,
+        # which a plan sent to the workers pickles once, not once per permutation.
+        folds.append(base if _same_folds(made, base) else made)
     units = tuple(Unit("perm", p, i, 0) for p in range(n) for i in range(len(folds[p])))
     permutations = Permutations(indices, tuple(folds))
     planned = replace(plan, units=plan.units + units, permutations=permutations)
     return CurvePlan(planned, np.empty(0, dtype=np.intp), len(plan.inner_folds[None]), metric)
+
+
+def _same_folds(a: tuple[Fold, ...], b: tuple[Fold, ...]) -> bool:
+    return len(a) == len(b) and all(
+        np.array_equal(f.train, g.train) and np.array_equal(f.test, g.test)
+        for f, g in zip(a, b, strict=True)
+    )
 
 
 def bias_variance_data(X_train: Any, y_train: Any, X_test: Any, y_test: Any) -> Dataset:
