@@ -124,9 +124,12 @@ def test_bias_variance_equals_mlxtend(reg_data, clf_data, backend, loss):
 
 
 def test_bias_variance_squared_loss_adds_up(reg_data):
+    import json
+
     X, y = reg_data
     r = parcv.bias_variance(Ridge(alpha=50.0), X[:80], y[:80], X[80:], y[80:], n_rounds=30,
                             backend="serial")  # fmt: skip
+    assert json.loads(r.to_json())["avg_var"] == r.avg_var
     assert r.avg_expected_loss == pytest.approx(r.avg_bias + r.avg_var, rel=1e-12)
     assert r.avg_var > 0 and r.avg_bias > 0
 

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from parcv.plan.build import Plan
 from parcv.plan.curves import BIAS_VARIANCE_LOSSES, CurvePlan
 from parcv.plan.records import Key, Record
+from parcv.results.export import Exportable
 
 __all__ = [
     "BiasVarianceResult",
@@ -48,7 +49,7 @@ def _mean_se(scores: NDArray[np.float64]) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class LearningCurveResult:
+class LearningCurveResult(Exportable):
     """Train and test scores for growing training sets, as scikit-learn's ``learning_curve``.
 
     Unpacks as ``(train_sizes_abs, train_scores, test_scores)``, and with
@@ -76,6 +77,11 @@ class LearningCurveResult:
     metric: str = "score"
     return_times: bool = field(default=False, repr=False)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view (``to_json`` writes it)."""
+        names = ("train_sizes_abs", "train_scores", "test_scores", "fit_times", "score_times")
+        return {"metric": self.metric, **{n: getattr(self, n) for n in names}}
+
     def __iter__(self) -> Iterator[NDArray[Any]]:
         yield from (self.train_sizes_abs, self.train_scores, self.test_scores)
         if self.return_times:
@@ -90,7 +96,7 @@ class LearningCurveResult:
 
 
 @dataclass(frozen=True, eq=False)
-class ValidationCurveResult:
+class ValidationCurveResult(Exportable):
     """Train and test scores along one parameter, as scikit-learn's ``validation_curve``.
 
     Unpacks as ``(train_scores, test_scores)``.
@@ -113,6 +119,12 @@ class ValidationCurveResult:
     score_times: NDArray[np.float64]
     metric: str = "score"
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view (``to_json`` writes it)."""
+        names = ("param_name", "param_range", "train_scores", "test_scores", "fit_times",
+                 "score_times", "metric")  # fmt: skip
+        return {n: getattr(self, n) for n in names}
+
     def __iter__(self) -> Iterator[NDArray[np.float64]]:
         yield from (self.train_scores, self.test_scores)
 
@@ -125,7 +137,7 @@ class ValidationCurveResult:
 
 
 @dataclass(frozen=True, eq=False)
-class PermutationTestResult:
+class PermutationTestResult(Exportable):
     """Whether a CV score beats chance, as scikit-learn's ``permutation_test_score``.
 
     Unpacks as ``(score, permutation_scores, pvalue)``.
@@ -150,6 +162,11 @@ class PermutationTestResult:
     fold_scores: NDArray[np.float64] = field(repr=False)
     metric: str = "score"
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view (``to_json`` writes it)."""
+        names = ("score", "permutation_scores", "pvalue", "fold_scores", "metric")
+        return {n: getattr(self, n) for n in names}
+
     def __iter__(self) -> Iterator[Any]:
         yield from (self.score, self.permutation_scores, self.pvalue)
 
@@ -162,7 +179,7 @@ class PermutationTestResult:
 
 
 @dataclass(frozen=True, eq=False)
-class BiasVarianceResult:
+class BiasVarianceResult(Exportable):
     """The bias-variance decomposition of a model's expected loss on a test set.
 
     For squared error, the expected loss over training sets is bias² +
@@ -194,6 +211,11 @@ class BiasVarianceResult:
     loss: str
     n_rounds: int
     predictions: NDArray[Any] = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view without the predictions (``to_json`` writes it)."""
+        names = ("avg_expected_loss", "avg_bias", "avg_var", "loss", "n_rounds")
+        return {n: getattr(self, n) for n in names}
 
     def __iter__(self) -> Iterator[float]:
         yield from (self.avg_expected_loss, self.avg_bias, self.avg_var)
@@ -337,7 +359,7 @@ def make_bias_variance(
 
 
 @dataclass(frozen=True, eq=False)
-class BiasVarianceTradeoff:
+class BiasVarianceTradeoff(Exportable):
     """Bias-variance decompositions of every candidate of a search, on one hold-out test set.
 
     Parameters
@@ -365,6 +387,11 @@ class BiasVarianceTradeoff:
     def avg_var(self) -> NDArray[np.float64]:
         """Variance per candidate."""
         return np.array([r.avg_var for r in self.results])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view: each candidate's parameters and decomposition."""
+        pairs = zip(self.params, self.results, strict=True)
+        return {"candidates": [{"params": p, **r.to_dict()} for p, r in pairs]}
 
     def __repr__(self) -> str:
         first = self.results[0]
