@@ -7,7 +7,17 @@ serially or on a local process pool, with scikit-learn's numbers.
 
 from __future__ import annotations
 
-from parcv.api import cross_val_predict, cross_validate, load, nested_cv, search
+from parcv.api import (
+    bias_variance,
+    cross_val_predict,
+    cross_validate,
+    learning_curve,
+    load,
+    nested_cv,
+    permutation_test_score,
+    search,
+    validation_curve,
+)
 from parcv.engine.backends import DaskBackend, LocalBackend, SerialBackend
 from parcv.errors import (
     BackendError,
@@ -23,20 +33,29 @@ from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.plan.version import __version__
+from parcv.results.curves import (
+    BiasVarianceResult,
+    LearningCurveResult,
+    PermutationTestResult,
+    ValidationCurveResult,
+)
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.summary import ScoreSummary, summarize_scores
 from parcv.stats.racing import Racing
 
 __all__ = [
     "BackendError",
+    "BiasVarianceResult",
     "CVResult",
     "DaskBackend",
     "FitFailedError",
     "FitFailedWarning",
+    "LearningCurveResult",
     "LocalBackend",
     "ModelNotAvailableError",
     "NestedResult",
     "ParcvError",
+    "PermutationTestResult",
     "PlanMismatchError",
     "Racing",
     "RandomSpace",
@@ -48,11 +67,16 @@ __all__ = [
     "SerialBackend",
     "ThreeWayHoldOut",
     "Unit",
+    "ValidationCurveResult",
     "__version__",
+    "bias_variance",
     "cross_val_predict",
     "cross_validate",
+    "learning_curve",
     "load",
     "nested_cv",
+    "permutation_test_score",
     "search",
     "summarize_scores",
+    "validation_curve",
 ]

@@ -1,26 +1,62 @@
-"""The three entry points: cross_validate, search and nested_cv."""
+"""The entry points: cross_validate, search, nested_cv, and the curves and tests on their graph."""
 
 from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.base import is_classifier
 
 from parcv.engine.backends import check_backend, with_timeout
 from parcv.engine.session import execute_plan, load_run
+from parcv.errors import ParcvError
 from parcv.plan.build import Plan, build_plan, check_predictions
-from parcv.plan.data import check_dataset
+from parcv.plan.curves import (
+    CurvePlan,
+    bias_variance_data,
+    candidate_space,
+    for_candidates,
+    plan_bias_variance,
+    plan_learning_curve,
+    plan_permutation_test,
+    plan_validation_curve,
+)
+from parcv.plan.data import Dataset, check_dataset
 from parcv.plan.records import Key, Record
 from parcv.plan.selection import Selection
+from parcv.plan.space import check_space
+from parcv.results.aggregate import report_fit_failures
 from parcv.results.assemble import make_cv_result, make_nested_result, make_search_result
+from parcv.results.curves import (
+    BiasVarianceResult,
+    LearningCurveResult,
+    PermutationTestResult,
+    ValidationCurveResult,
+    make_bias_variance,
+    make_bias_variance_tradeoff,
+    make_learning_curve,
+    make_permutation_test,
+    make_validation_curve,
+)
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.stats.racing import Racing
 from parcv.store.sqlite import check_journal, check_store_to_read, read_target
 
-__all__ = ["cross_validate", "cross_val_predict", "search", "nested_cv", "load"]
+__all__ = [
+    "bias_variance",
+    "cross_val_predict",
+    "cross_validate",
+    "learning_curve",
+    "load",
+    "nested_cv",
+    "permutation_test_score",
+    "search",
+    "validation_curve",
+]
 
 
 def _run(
@@ -271,6 +307,9 @@ def search(
     timeout: float | None = None,
     retry_failed: bool = False,
     return_predictions: Any = False,
+    learning_curve: Any = None,
+    learning_curve_for: str = "best",
+    bias_variance: Any = None,
 ) -> SearchResult:
     """Select a candidate by CV on all data and refit it (select and refit).
 
@@ -344,6 +383,30 @@ def search(
         ``result.compare(a, b, test="mcnemar")`` and ``result.cochran_q()``
         test candidates on their pooled out-of-fold predictions, with no
         refit, also on a result loaded from the store.
+    learning_curve : array-like, default=None
+        Train sizes (fractions of a fold's train rows, or counts), e.g.
+        ``[0.1, 0.325, 0.55, 0.775, 1.0]``: also compute the learning curve
+        (as :func:`learning_curve`, on the same ``cv``, with the refit
+        metric) of the selected candidate, or of every candidate with
+        ``learning_curve_for="all"``. The result's ``learning_curves`` maps
+        candidate index to :class:`LearningCurveResult`; the report plots it.
+    learning_curve_for : {"best", "all"}, default="best"
+    bias_variance : tuple or dict, default=None
+        A hold-out test set, ``(X_test, y_test)``, or a dict with keys
+        ``X_test``, ``y_test`` and optionally ``loss`` ("mse" for
+        regressors, "0-1" for classifiers by default), ``n_rounds`` (200)
+        and ``random_state`` (0): also decompose every candidate's expected
+        loss on it into bias and variance (as :func:`bias_variance`, the
+        bootstrap samples drawn from ``X, y``). The result's
+        ``bias_variance`` holds the trade-off along the candidates; the
+        report plots it against the complexity parameter.
+
+        Both run as units of their own plans after the search, on the same
+        backend; with ``store``, they are kept (and resumed) in the files
+        ``<store>.learning_curve.sqlite`` and ``<store>.bias_variance.sqlite``.
+        Their options are checked before the search runs. :func:`load`
+        rebuilds the search without them: rerun the call with
+        ``resume=True`` to read them back without fitting.
 
     Returns
     -------
@@ -359,6 +422,12 @@ def search(
     >>> result.best_params_
     {'alpha': 0.1}
     """
+    extras = _plan_search_extras(
+        estimator, space, (X, y, groups, fit_params),
+        dict(cv=cv, scoring=scoring, refit=refit, error_score=error_score),
+        learning_curve=learning_curve, learning_curve_for=learning_curve_for,
+        bias_variance=bias_variance,
+    )  # fmt: skip
     plan, records = _run(
         "search",
         estimator,
@@ -372,7 +441,12 @@ def search(
         retry_failed=retry_failed, store=store, resume=resume,
         overwrite=overwrite, progress=progress, save_models=save_models,
     )  # fmt: skip
-    return make_search_result(plan, records, y_true=_target(plan, y))
+    result = make_search_result(plan, records, y_true=_target(plan, y))
+    if extras.empty:
+        return result
+    run: dict[str, Any] = dict(backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
+                               resume=resume, overwrite=overwrite, progress=progress)  # fmt: skip
+    return _run_search_extras(extras, result, store, run)
 
 
 def nested_cv(
@@ -517,6 +591,12 @@ def load(store: str | Path, *, load_models: bool = False) -> CVResult | SearchRe
     True
     """
     kind, plan, records = load_run(store, load_models=load_models)
+    if kind not in ("cross_validate", "search", "nested_cv"):
+        raise ParcvError(
+            f"store {str(store)!r} holds a {kind} run, which load() does not rebuild; call "
+            f"parcv.{kind}(...) again with the same arguments, store= and resume=True: it "
+            "reads every stored unit back and fits nothing."
+        )
     y_true = read_target(check_store_to_read(store)) if plan.predictions else None
     if kind == "cross_validate":
         return make_cv_result(plan, records, y_true=y_true)
@@ -680,3 +760,422 @@ def _full_columns(classes: Any, values: Any, n_classes: int, method: str) -> Any
     full = np.full((values.shape[0], n_classes), fill, dtype=values.dtype)
     full[:, classes] = values
     return full
+
+
+def _run_curve(
+    kind: str,
+    curve: CurvePlan,
+    data: Dataset,
+    *,
+    backend: Any,
+    n_jobs: int | None,
+    journal: str,
+    timeout: float | None,
+    **run_options: Any,
+) -> dict[Key, Record]:
+    """Run the plan of a curve, a permutation test or a decomposition (checked already)."""
+    resolved = with_timeout(check_backend(backend, n_jobs), timeout)
+    return execute_plan(curve.plan, data, resolved, kind, journal=journal, **run_options)
+
+
+def _check_run_options(options: dict[str, Any]) -> None:
+    _check_store_options(options.get("store"), options["resume"], options["overwrite"])
+    check_journal(options["journal"])
+
+
+def learning_curve(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    groups: Any = None,
+    train_sizes: Any = (0.1, 0.325, 0.55, 0.775, 1.0),
+    cv: Any = 5,
+    scoring: Any = None,
+    shuffle: bool = False,
+    random_state: int | None = None,
+    error_score: Any = math.nan,
+    return_times: bool = False,
+    fit_params: dict[str, Any] | None = None,
+    backend: Any = "local",
+    n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    journal: str = "wal",
+    timeout: float | None = None,
+    retry_failed: bool = False,
+) -> LearningCurveResult:
+    """Train and test scores for growing training sets, as scikit-learn's ``learning_curve``.
+
+    Each (CV fold, train size) is one unit: the model is fitted on the first
+    ``n`` train rows of the fold (after permuting them with ``shuffle``) and
+    scored on those rows and on the fold's test rows. Given the same folds
+    and ``random_state``, the scores are scikit-learn's, bit for bit.
+
+    Parameters
+    ----------
+    estimator, X, y, groups, cv, scoring, error_score, fit_params
+        As in :func:`cross_validate`; ``scoring`` is one metric.
+    train_sizes : array-like, default=(0.1, 0.325, 0.55, 0.775, 1.0)
+        Fractions in (0, 1] of the first fold's train rows, or counts of rows.
+    shuffle : bool, default=False
+        Permute each fold's train rows before cutting them (needs ``random_state``).
+    random_state : int, default=None
+        Seed of that permutation, drawn fold after fold as scikit-learn does.
+    return_times : bool, default=False
+        Also unpack fit and score times (the result holds them either way).
+    backend, n_jobs, store, resume, overwrite, progress, journal, timeout, retry_failed
+        As in :func:`cross_validate`.
+
+    Returns
+    -------
+    LearningCurveResult
+        Unpacks as ``train_sizes_abs, train_scores, test_scores`` (and the
+        times with ``return_times=True``); arrays of shape (n_sizes, n_folds).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=40, n_features=3, random_state=0)
+    >>> sizes, train, test = learning_curve(Ridge(), X, y, cv=4, train_sizes=[0.5, 1.0],
+    ...                                     backend="serial")
+    >>> sizes.tolist(), test.shape
+    ([15, 30], (2, 4))
+    """
+    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
+               journal=journal, retry_failed=retry_failed)  # fmt: skip
+    _check_run_options(run)
+    data = check_dataset(X, y, groups, fit_params)
+    curve = plan_learning_curve(estimator, data, train_sizes=train_sizes, cv=cv, scoring=scoring,
+                                shuffle=shuffle, random_state=random_state,
+                                error_score=error_score)  # fmt: skip
+    records = _run_curve("learning_curve", curve, data, backend=backend, n_jobs=n_jobs,
+                         timeout=timeout, **run)  # fmt: skip
+    report_fit_failures(curve.plan, records, stacklevel=2)
+    return make_learning_curve(curve, records, return_times=return_times)
+
+
+def validation_curve(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    param_name: str,
+    param_range: Any,
+    groups: Any = None,
+    cv: Any = 5,
+    scoring: Any = None,
+    error_score: Any = math.nan,
+    fit_params: dict[str, Any] | None = None,
+    backend: Any = "local",
+    n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    journal: str = "wal",
+    timeout: float | None = None,
+    retry_failed: bool = False,
+) -> ValidationCurveResult:
+    """Train and test scores along one parameter, as scikit-learn's ``validation_curve``.
+
+    Each (value, CV fold) is one unit; the scores are scikit-learn's for the
+    same folds.
+
+    Parameters
+    ----------
+    estimator, X, y, groups, cv, scoring, error_score, fit_params
+        As in :func:`cross_validate`; ``scoring`` is one metric.
+    param_name : str
+        The parameter that varies (``step__param`` inside a Pipeline).
+    param_range : array-like
+        Its values, one row of the result each.
+    backend, n_jobs, store, resume, overwrite, progress, journal, timeout, retry_failed
+        As in :func:`cross_validate`.
+
+    Returns
+    -------
+    ValidationCurveResult
+        Unpacks as ``train_scores, test_scores`` of shape (n_values, n_folds).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=40, n_features=3, random_state=0)
+    >>> train, test = validation_curve(Ridge(), X, y, param_name="alpha",
+    ...                                param_range=[0.1, 1.0, 10.0], cv=4, backend="serial")
+    >>> test.shape
+    (3, 4)
+    """
+    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
+               journal=journal, retry_failed=retry_failed)  # fmt: skip
+    _check_run_options(run)
+    data = check_dataset(X, y, groups, fit_params)
+    curve = plan_validation_curve(estimator, data, param_name=param_name,
+                                  param_range=param_range, cv=cv, scoring=scoring,
+                                  error_score=error_score)  # fmt: skip
+    records = _run_curve("validation_curve", curve, data, backend=backend, n_jobs=n_jobs,
+                         timeout=timeout, **run)  # fmt: skip
+    return make_validation_curve(curve, records, param_name)
+
+
+def permutation_test_score(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    groups: Any = None,
+    cv: Any = 5,
+    n_permutations: int = 100,
+    random_state: int = 0,
+    scoring: Any = None,
+    fit_params: dict[str, Any] | None = None,
+    backend: Any = "local",
+    n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    journal: str = "wal",
+    timeout: float | None = None,
+) -> PermutationTestResult:
+    """Test whether a CV score beats chance, as scikit-learn's ``permutation_test_score``.
+
+    The model is cross-validated on the true targets and on ``n_permutations``
+    permutations of them (within each group with ``groups``); the p-value is
+    the share of permutations that score at least as well (counting the
+    true targets once). Each (permutation, fold) is one unit. The
+    permutations are scikit-learn's for the same ``random_state``, so the
+    result is scikit-learn's. A failing fit stops the run, as in scikit-learn.
+
+    Parameters
+    ----------
+    estimator, X, y, groups, cv, scoring, fit_params
+        As in :func:`cross_validate`; ``scoring`` is one metric.
+    n_permutations : int, default=100
+    random_state : int, default=0
+        Seed of the permutations.
+    backend, n_jobs, store, resume, overwrite, progress, journal, timeout
+        As in :func:`cross_validate`.
+
+    Returns
+    -------
+    PermutationTestResult
+        Unpacks as ``score, permutation_scores, pvalue``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X, y = make_classification(n_samples=60, random_state=0)
+    >>> score, permuted, pvalue = permutation_test_score(
+    ...     LogisticRegression(), X, y, cv=3, n_permutations=9, backend="serial")
+    >>> permuted.shape, pvalue
+    ((9,), 0.2)
+    """
+    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
+               journal=journal)  # fmt: skip
+    _check_run_options(run)
+    data = check_dataset(X, y, groups, fit_params)
+    curve = plan_permutation_test(
+        estimator, data, cv=cv, scoring=scoring, n_permutations=n_permutations,
+        random_state=random_state,
+    )  # fmt: skip
+    records = _run_curve("permutation_test_score", curve, data, backend=backend, n_jobs=n_jobs,
+                         timeout=timeout, **run)  # fmt: skip
+    return make_permutation_test(curve, records)
+
+
+def bias_variance(
+    estimator: Any,
+    X_train: Any,
+    y_train: Any,
+    X_test: Any,
+    y_test: Any,
+    *,
+    loss: str = "mse",
+    n_rounds: int = 200,
+    random_state: int = 0,
+    backend: Any = "local",
+    n_jobs: int | None = None,
+    store: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    journal: str = "wal",
+    timeout: float | None = None,
+) -> BiasVarianceResult:
+    """Decompose a model's expected loss on a hold-out test set into bias and variance.
+
+    The model is fitted on ``n_rounds`` bootstrap samples of the training
+    set (each round one unit) and predicts the test set each time. For
+    squared error (``loss="mse"``) the expected loss over training sets is
+    bias² + variance + noise: ``avg_bias`` is the squared bias of the mean
+    prediction against the observed test targets, so it holds the noise
+    too, and ``avg_expected_loss = avg_bias + avg_var``. For the 0-1 loss
+    (``loss="0-1"``, integer class labels 0..k-1) the bias is the error of
+    the most frequent prediction and the variance how often a round departs
+    from it, as mlxtend defines them. The bootstrap samples are those
+    ``mlxtend.evaluate.bias_variance_decomp`` draws with
+    ``random_seed=random_state``, so the numbers are mlxtend's.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        Cloned for every round.
+    X_train, y_train : array-like
+        The rows the bootstrap samples are drawn from.
+    X_test, y_test : array-like
+        The hold-out test set.
+    loss : {"mse", "0-1"}, default="mse"
+    n_rounds : int, default=200
+    random_state : int, default=0
+        Seed of the bootstrap samples.
+    backend, n_jobs, store, resume, overwrite, progress, journal, timeout
+        As in :func:`cross_validate`. A failing fit stops the run.
+
+    Returns
+    -------
+    BiasVarianceResult
+        ``avg_expected_loss``, ``avg_bias``, ``avg_var``; unpacks as those three.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> X, y = make_regression(n_samples=60, n_features=3, noise=10.0, random_state=0)
+    >>> r = bias_variance(DecisionTreeRegressor(random_state=0), X[:40], y[:40], X[40:], y[40:],
+    ...                   n_rounds=20, backend="serial")
+    >>> bool(abs(r.avg_expected_loss - (r.avg_bias + r.avg_var)) < 1e-6 * r.avg_expected_loss)
+    True
+    """
+    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
+               journal=journal)  # fmt: skip
+    _check_run_options(run)
+    data = bias_variance_data(X_train, y_train, X_test, y_test)
+    curve = plan_bias_variance(estimator, data, len(y_train), loss=loss, n_rounds=n_rounds,
+                               random_state=random_state)  # fmt: skip
+    records = _run_curve("bias_variance", curve, data, backend=backend, n_jobs=n_jobs,
+                         timeout=timeout, **run)  # fmt: skip
+    return make_bias_variance(curve, records, np.asarray(y_test), loss)
+
+
+@dataclass(frozen=True)
+class _SearchExtras:
+    """A search's learning curves and bias-variance decompositions, planned before it runs."""
+
+    curve: CurvePlan | None = None
+    curve_data: Dataset | None = None
+    curve_for: str = "best"
+    decomposition: CurvePlan | None = None
+    decomposition_data: Dataset | None = None
+    y_test: Any = None
+    loss: str = "mse"
+
+    @property
+    def empty(self) -> bool:
+        return self.curve is None and self.decomposition is None
+
+
+def _one_metric(scoring: Any, refit: Any) -> Any:
+    """The search's refit metric as one scorer (a curve has one metric)."""
+    if isinstance(scoring, dict):
+        return scoring[refit] if isinstance(refit, str) else next(iter(scoring.values()))
+    if isinstance(scoring, (list, tuple)):
+        return refit if isinstance(refit, str) else scoring[0]
+    return scoring
+
+
+def _hold_out(bias_variance: Any, estimator: Any) -> dict[str, Any]:
+    """``bias_variance=`` of a search as the keyword arguments of a decomposition."""
+    if isinstance(bias_variance, tuple) and len(bias_variance) == 2:
+        given: dict[str, Any] = {"X_test": bias_variance[0], "y_test": bias_variance[1]}
+    elif isinstance(bias_variance, dict) and {"X_test", "y_test"} <= set(bias_variance):
+        given = dict(bias_variance)
+    else:
+        raise TypeError(
+            "bias_variance needs a hold-out test set: (X_test, y_test) or a dict with keys "
+            f"'X_test', 'y_test' (and optionally 'loss', 'n_rounds', 'random_state'); got "
+            f"{type(bias_variance).__name__}. Pass bias_variance=(X_test, y_test)."
+        )
+    unknown = set(given) - {"X_test", "y_test", "loss", "n_rounds", "random_state"}
+    if unknown:
+        raise ValueError(
+            f"bias_variance has unknown keys {sorted(unknown)!r}; the keys are 'X_test', "
+            "'y_test', 'loss', 'n_rounds' and 'random_state'."
+        )
+    given.setdefault("loss", "0-1" if is_classifier(estimator) else "mse")
+    return {"n_rounds": 200, "random_state": 0, **given}
+
+
+def _plan_search_extras(
+    estimator: Any,
+    space: Any,
+    arrays: tuple[Any, Any, Any, Any],
+    options: dict[str, Any],
+    *,
+    learning_curve: Any,
+    learning_curve_for: Any,
+    bias_variance: Any,
+) -> _SearchExtras:
+    """Plan (and so check) a search's learning curves and decompositions before it runs."""
+    if learning_curve is None and bias_variance is None:
+        return _SearchExtras()
+    if learning_curve_for not in ("best", "all"):
+        raise ValueError(
+            f"learning_curve_for must be 'best' (the selected candidate) or 'all' (every "
+            f"candidate); got {learning_curve_for!r}."
+        )
+    params = [dict(c.params) for c in check_space(space)]
+    candidates = candidate_space(params)
+    extras = _SearchExtras(curve_for=learning_curve_for)
+    if learning_curve is not None:
+        data = check_dataset(*arrays)
+        curve = plan_learning_curve(
+            estimator, data, train_sizes=learning_curve, cv=options["cv"],
+            scoring=_one_metric(options["scoring"], options["refit"]), shuffle=False,
+            random_state=None, error_score=options["error_score"], space=candidates,
+        )  # fmt: skip
+        extras = replace(extras, curve=curve, curve_data=data)
+    if bias_variance is not None:
+        hold = _hold_out(bias_variance, estimator)
+        data = bias_variance_data(arrays[0], arrays[1], hold["X_test"], hold["y_test"])
+        plan = plan_bias_variance(estimator, data, len(arrays[1]), loss=hold["loss"],
+                                  n_rounds=hold["n_rounds"], random_state=hold["random_state"],
+                                  space=candidates)  # fmt: skip
+        extras = replace(extras, decomposition=plan, decomposition_data=data,
+                         y_test=np.asarray(hold["y_test"]), loss=hold["loss"])  # fmt: skip
+    return extras
+
+
+def _sibling(store: str | Path | None, what: str) -> str | None:
+    return None if store is None else f"{store}.{what}.sqlite"
+
+
+def _run_search_extras(
+    extras: _SearchExtras, result: SearchResult, store: str | Path | None, run: dict[str, Any]
+) -> SearchResult:
+    """Run the planned learning curves and decompositions; attach them to the result."""
+    curves = decomposition = None
+    if extras.curve is not None and extras.curve_data is not None:
+        chosen = (
+            [result.best_index_]
+            if extras.curve_for == "best"
+            else list(range(len(result.candidates)))
+        )
+        curve = for_candidates(extras.curve, chosen)
+        records = _run_curve("learning_curve", curve, extras.curve_data,
+                             store=_sibling(store, "learning_curve"), **run)  # fmt: skip
+        curves = {c: make_learning_curve(curve, records, return_times=False, candidate=c)
+                  for c in chosen}  # fmt: skip
+    if extras.decomposition is not None and extras.decomposition_data is not None:
+        records = _run_curve("bias_variance", extras.decomposition, extras.decomposition_data,
+                             store=_sibling(store, "bias_variance"), **run)  # fmt: skip
+        decomposition = make_bias_variance_tradeoff(
+            extras.decomposition, records, extras.y_test, extras.loss
+        )
+    return replace(result, learning_curves=curves, bias_variance=decomposition)

@@ -262,15 +262,18 @@ def test_public_api_is_pinned():
     assert sorted(parcv.__all__) == sorted(
         [
             "BackendError",
+            "BiasVarianceResult",
             "CVResult",
             "DaskBackend",
             "FitFailedError",
             "FitFailedWarning",
             "RunInterrupted",
+            "LearningCurveResult",
             "LocalBackend",
             "ModelNotAvailableError",
             "NestedResult",
             "ParcvError",
+            "PermutationTestResult",
             "PlanMismatchError",
             "Racing",
             "RandomSpace",
@@ -281,13 +284,18 @@ def test_public_api_is_pinned():
             "SerialBackend",
             "ThreeWayHoldOut",
             "Unit",
+            "ValidationCurveResult",
             "__version__",
+            "bias_variance",
             "cross_val_predict",
             "cross_validate",
+            "learning_curve",
             "load",
             "nested_cv",
+            "permutation_test_score",
             "search",
             "summarize_scores",
+            "validation_curve",
         ]
     )
 

@@ -23,7 +23,7 @@ from parcv.stats.racing import Racing, race_step
 __all__ = ["estimate_chunks", "run_plan"]
 
 # Units that depend on nothing: they go out in chunks, before any refit that waits.
-_INDEPENDENT = ("fit", "criteria", "ncv")
+_INDEPENDENT = ("fit", "criteria", "ncv", "perm", "boot")
 
 # A fold's refit is chained once at most this many chunks with its fits are still out:
 # each is a dependency whose result the refit's worker fetches, often from another worker.

@@ -209,6 +209,10 @@ def _unit_of(key: Key) -> Unit:
         return Unit("criteria", key[1], None, key[2])
     if key[0] == "ncv":
         return Unit("ncv", None, key[1], 0)
+    if key[0] == "perm":
+        return Unit("perm", key[1], key[2], 0)
+    if key[0] == "boot":
+        return Unit("boot", None, key[1], key[2])
     return Unit(key[0], key[1], key[2], key[3])
 
 

@@ -33,7 +33,15 @@ from parcv.plan.data import Dataset
 from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
 from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
 
-__all__ = ["lost_unit_records", "per_sample_loss", "run_ncv_unit", "run_unit", "run_units"]
+__all__ = [
+    "lost_unit_records",
+    "per_sample_loss",
+    "run_bootstrap_unit",
+    "run_ncv_unit",
+    "run_permuted_unit",
+    "run_unit",
+    "run_units",
+]
 
 
 def _take(values: Any, rows: NDArray[np.intp], axis: int = 0) -> Any:
@@ -292,6 +300,10 @@ def run_units(plan: Plan, data: Dataset, units: Sequence[Unit]) -> list[Record]:
             records.append(run_criteria_unit(plan, data, unit))
         elif unit.kind == "ncv":
             records.append(run_ncv_unit(plan, data, unit))
+        elif unit.kind == "perm":
+            records.append(run_permuted_unit(plan, data, unit))
+        elif unit.kind == "boot":
+            records.append(run_bootstrap_unit(plan, data, unit))
         else:
             records.append(run_unit(plan, data, unit, cache))
     return records
@@ -353,6 +365,90 @@ def run_ncv_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
     shape = (fold.train.size, fold.test.size)
     record = Record(unit, "ok", {}, {}, fit_time, score_time, *shape,
                     folds=FoldScores({"loss": losses}))  # fmt: skip
+    return _stamp(record, caught, started)
+
+
+def run_permuted_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
+    """Fit and score one fold of one permutation of a permutation test.
+
+    As scikit-learn's ``permutation_test_score``: fit ``X[train]`` on the
+    permuted targets of those rows and score on ``X[test]`` with theirs.
+
+    Parameters
+    ----------
+    plan : Plan
+        A plan with ``permutations``.
+    data : Dataset
+    unit : Unit
+        A ``perm`` unit: permutation ``unit.outer``, fold ``unit.inner``.
+
+    Returns
+    -------
+    Record
+        Its test scores; a failed record (scored ``error_score``) if it failed.
+    """
+    fold, started = plan.fold_of(unit), time.time()
+    permutations = plan.permutations
+    assert permutations is not None  # a perm unit belongs to a permutation test's plan
+    estimator, pairwise = _fresh_estimator(plan, unit.candidate)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            X_train = _split_rows(pairwise, data.X, fold.train, fold.train)
+            y_train = _take(data.y, permutations.target_rows(unit.outer, fold.train))  # type: ignore[arg-type]
+            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
+            y_test = _take(data.y, permutations.target_rows(unit.outer, fold.test))  # type: ignore[arg-type]
+            t0 = time.perf_counter()
+            estimator.fit(X_train, y_train, **_fit_params(data, fold.train))
+            fit_time = time.perf_counter() - t0
+            test = _score_all(plan, estimator, X_test, y_test)
+            score_time = time.perf_counter() - t0 - fit_time
+        except Exception as err:
+            failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
+            return _stamp(replace(failed, train_scores={}), caught, started)
+    shape = (fold.train.size, fold.test.size)
+    record = Record(unit, "ok", test, {}, fit_time, score_time, *shape)
+    return _stamp(record, caught, started)
+
+
+def run_bootstrap_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
+    """Fit one bootstrap round of a bias-variance decomposition; keep its predictions.
+
+    As mlxtend's ``bias_variance_decomp``: fit on the bootstrap rows of the
+    training set (``fold.train``, with repeats) and predict the test rows.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+        The training rows followed by the test rows.
+    unit : Unit
+        A ``boot`` unit: round ``unit.inner``.
+
+    Returns
+    -------
+    Record
+        The predictions on the test rows (in row order) as
+        ``folds["prediction"]``, as float64: numeric targets only.
+    """
+    fold, started = plan.fold_of(unit), time.time()
+    estimator, pairwise = _fresh_estimator(plan, unit.candidate)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            X_train, y_train = _train_data(pairwise, data, fold.train, False)
+            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
+            t0 = time.perf_counter()
+            estimator.fit(X_train, y_train, **_fit_params(data, fold.train))
+            fit_time = time.perf_counter() - t0
+            predicted = np.asarray(estimator.predict(X_test), dtype=np.float64).ravel()
+            score_time = time.perf_counter() - t0 - fit_time
+        except Exception as err:
+            failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
+            return _stamp(replace(failed, test_scores={}, train_scores={}), caught, started)
+    shape = (fold.train.size, fold.test.size)
+    record = Record(unit, "ok", {}, {}, fit_time, score_time, *shape,
+                    folds=FoldScores({"prediction": predicted}))  # fmt: skip
     return _stamp(record, caught, started)
 
 

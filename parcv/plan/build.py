@@ -23,6 +23,7 @@ from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_fol
 from parcv.plan.prefix import prefix_ids, sharing_problem
 from parcv.plan.records import PREDICT_METHODS, Key, Unit
 from parcv.plan.reprs import stable_repr
+from parcv.plan.resampling import Permutations
 from parcv.plan.scoring import (
     Scoring,
     check_metric_target,
@@ -91,6 +92,10 @@ class Plan:
     predictions : tuple of str, default=()
         Methods (of :data:`~parcv.plan.records.PREDICT_METHODS`) whose output
         on the test rows every ``fit`` and ``refit`` unit keeps.
+    permutations : Permutations or None, default=None
+        The permuted targets of a permutation test, whose fits are the
+        ``perm`` units. A bias-variance decomposition's ``boot`` units fit
+        on the folds of ``inner_folds[None]`` (bootstrap rows, test rows).
     """
 
     estimator: Any
@@ -114,6 +119,7 @@ class Plan:
     ncv: NestedCVPlan | None = field(default=None, repr=False)
     bbc: BBCRequest | None = None
     predictions: tuple[str, ...] = ()
+    permutations: Permutations | None = field(default=None, repr=False)
 
     @property
     def n_units(self) -> int:
@@ -141,6 +147,10 @@ class Plan:
             return self.inner_folds[unit.outer][unit.inner]
         if unit.kind == "refit":
             return self.outer_folds[unit.outer]  # type: ignore[index]
+        if unit.kind == "perm" and self.permutations is not None:
+            return self.permutations.folds[unit.outer][unit.inner]  # type: ignore[index]
+        if unit.kind == "boot":
+            return self.inner_folds[None][unit.inner]  # type: ignore[index]
         if unit.kind == "ncv" and self.ncv is not None:
             fit = self.ncv.units[unit.inner]  # type: ignore[index]
             return Fold(self.ncv.train_indices(fit), self.ncv.test_indices(fit))
@@ -674,6 +684,13 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
         h.update(repr(plan.bbc).encode())
     if plan.predictions:  # the fits and refits keep their test-fold outputs
         h.update(repr(plan.predictions).encode())
+    if plan.permutations is not None:  # the permuted targets and their folds
+        _hash_value(h, plan.permutations.indices)
+        for folds in plan.permutations.folds:
+            _hash_folds(h, folds)
+    kinds = sorted({u.kind for u in plan.units} - {"fit", "criteria", "ncv"})
+    if kinds:  # a plan whose units keep other things (predictions of bootstrap rounds)
+        h.update(repr(kinds).encode())
     return h.hexdigest()
 
 

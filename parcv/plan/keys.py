@@ -153,6 +153,9 @@ class ContentKeys:
     ncv : dict of int to bytes
         With the nested CV interval, per ``ncv`` unit the digest of its rows
         and of the per-sample loss it keeps.
+    perm : dict of (int, int) to bytes
+        With a permutation test, per ``perm`` unit (permutation, fold) the
+        digest of its rows of ``X`` and of ``y``.
     """
 
     candidates: tuple[bytes, ...]
@@ -162,6 +165,7 @@ class ContentKeys:
     criteria: bytes = b""
     bbc: bytes = b""
     ncv: dict[int, bytes] = field(default_factory=dict)
+    perm: dict[tuple[int, int], bytes] = field(default_factory=dict)
 
     def _prefix(self, kind: str, outer: int | None, inner: int | None) -> bytes:
         """Digest inputs shared by every candidate of one fold: kind, rows, context."""
@@ -171,6 +175,10 @@ class ContentKeys:
                 parts += (self.bbc,)
         elif kind == "ncv":
             parts = (b"ncv", self.ncv[inner])  # type: ignore[index]
+        elif kind == "perm":
+            parts = (b"perm", self.perm[(outer, inner)])  # type: ignore[index]
+        elif kind == "boot":  # keeps its predictions on the test rows, not scores
+            parts = (b"boot", self.folds[(None, inner)])
         elif kind == "fit":
             parts = (b"fast-cv", self.folds[(outer, "inner")])
         elif kind == "refit":
@@ -209,8 +217,8 @@ class ContentKeys:
                 out[("fit", o, i, c)] = _blake(prefix + cands[c], digest_size=_SIZE).hexdigest()
             elif kind == "criteria":
                 out[("criteria", o, c)] = _blake(prefix + cands[c], digest_size=_SIZE).hexdigest()
-            elif kind == "ncv":
-                out[("ncv", i)] = _blake(prefix + cands[c], digest_size=_SIZE).hexdigest()
+            elif kind in ("ncv", "perm", "boot"):
+                out[unit.key] = _blake(prefix + cands[c], digest_size=_SIZE).hexdigest()
             else:  # a fast-CV unit: one record per candidate of its batch
                 for b in plan.batch_of(unit):
                     text = prefix + cands[b] + self.batches[b]
@@ -278,4 +286,10 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
         metric = plan.interval.metric.encode()
         for i in range(plan.ncv.n_fits):
             ncv[i] = _digest(_fold_digest(plan.fold_of(Unit("ncv", None, i, 0))), metric)
-    return ContentKeys(candidates, folds, context, batches, criteria, bbc, ncv)
+    perm = {}
+    if plan.permutations is not None:
+        for p, perm_folds in enumerate(plan.permutations.folds):
+            for i, fold in enumerate(perm_folds):
+                rows = Fold(*(plan.permutations.target_rows(p, r) for r in (fold.train, fold.test)))
+                perm[(p, i)] = _digest(_fold_digest(fold), _fold_digest(rows))
+    return ContentKeys(candidates, folds, context, batches, criteria, bbc, ncv, perm)

@@ -27,7 +27,10 @@ class Unit:
         candidate on an outer split; ``final``: the selected candidate on all data;
         ``criteria``: the candidate fitted once on the outer-train part (or all
         data) and scored by information criteria / the evidence; ``ncv``: one fit
-        of the nested CV interval (``inner`` is its index in the interval's fits).
+        of the nested CV interval (``inner`` is its index in the interval's fits);
+        ``perm``: fold ``inner`` of permutation ``outer`` of a permutation test
+        (:mod:`parcv.plan.resampling`); ``boot``: bootstrap round ``inner`` of a
+        bias-variance decomposition (of candidate ``candidate``).
     outer : int or None
         Outer fold; ``None`` means all data.
     inner : int or None
@@ -73,6 +76,10 @@ class Unit:
             return ("refit", self.outer)
         if self.kind == "ncv":
             return ("ncv", self.inner)
+        if self.kind == "perm":
+            return ("perm", self.outer, self.inner)
+        if self.kind == "boot":
+            return ("boot", self.inner, self.candidate)
         return ("final",)
 
 

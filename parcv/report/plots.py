@@ -2,8 +2,9 @@
 
 Validation curve (train and test score vs a hyperparameter), per-fold
 paired differences of the best and the runner-up, selection
-frequency over outer folds, outer-fold scores, and the outer refits' pooled
-confusion matrix or residuals (with stored predictions).
+frequency over outer folds, outer-fold scores, the outer refits' pooled
+confusion matrix or residuals (with stored predictions), and a search's
+learning curves and bias-variance trade-off.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.predictions import predicts_labels
 
 __all__ = [
+    "bias_variance_tradeoff",
+    "learning_curves",
     "render_plots",
     "validation_curve",
     "paired_differences",
@@ -398,6 +401,121 @@ def outer_predictions(result: NestedResult) -> Figure | None:
     return fig
 
 
+def _band(ax: Any, x: Any, scores: Any, sign: float, style: dict[str, Any]) -> None:
+    """Mean over folds as a line, ± one standard error as a band."""
+    values = sign * np.asarray(scores, dtype=float)
+    mean = np.nanmean(values, axis=1)
+    k = values.shape[1]
+    se = np.nanstd(values, axis=1, ddof=1) / np.sqrt(k) if k > 1 else np.zeros_like(mean)
+    ax.plot(x, mean, **style)
+    ax.fill_between(x, mean - se, mean + se, color=style["color"], alpha=0.15, linewidth=0)
+
+
+def learning_curves(search: SearchResult) -> Figure | None:
+    """Plot training and test error against the training-set size, mean ± se over folds.
+
+    One pair of lines (training dashed, test solid) per candidate of
+    ``search.learning_curves`` (the selected one, or up to
+    :data:`MAX_LINES` of them: the selected one and its neighbours in the
+    search's order). A gap that stays wide as the training set grows is
+    variance; two curves that meet high is bias.
+
+    Returns
+    -------
+    Figure or None
+        None when the search computed no learning curve.
+    """
+    curves = search.learning_curves
+    if not curves:
+        return None
+    shown = sorted(curves, key=lambda c: (c != search.best_index_, abs(c - search.best_index_)))
+    shown = sorted(shown[:MAX_LINES])
+    first = curves[shown[0]]
+    sign, label = _shown(first.metric)
+    fig = Figure(figsize=(7.2, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    for i, c in enumerate(shown):
+        curve = curves[c]
+        color = f"C{i % 10}"
+        name = _short(search.candidates[c].label, 40) if len(shown) > 1 else ""
+        best = " (selected)" if c == search.best_index_ and len(shown) > 1 else ""
+        x = curve.train_sizes_abs.astype(float)
+        _band(
+            ax,
+            x,
+            curve.test_scores,
+            sign,
+            {"color": color, "marker": "o", "label": f"test folds {name}{best}".rstrip()},
+        )
+        _band(ax, x, curve.train_scores, sign,
+              {"color": color, "marker": "s", "linestyle": "--",
+               "label": f"training rows {name}{best}".rstrip()})  # fmt: skip
+    ax.set_xlabel("training-set size (rows)")
+    ax.set_ylabel(label)
+    folds = first.test_scores.shape[1]
+    what = "selected candidate" if len(shown) == 1 else f"{len(shown)} candidates"
+    ax.set_title(f"Learning curve of the {what}: training vs test, mean ± se over {folds} "
+                 "folds", fontsize=10)  # fmt: skip
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return fig
+
+
+def bias_variance_tradeoff(search: SearchResult, *, param: str | None = None) -> Figure | None:
+    """Plot bias², variance and expected loss on the hold-out test set along the candidates.
+
+    The x axis is the numeric parameter with most values (or ``param``);
+    candidates whose other parameters differ from the selected one's are
+    left out. Without a numeric parameter, the candidates in search order.
+
+    Returns
+    -------
+    Figure or None
+        None when the search computed no decomposition.
+    """
+    tradeoff = search.bias_variance
+    if tradeoff is None:
+        return None
+    name = _curve_param(search, param)
+    params = tradeoff.params
+    rows: list[int] = []
+    if name is not None:
+        key, best = name, params[search.best_index_]
+        rows = [c for c, p in enumerate(params)
+                if _is_number(p.get(key)) and _others(p, key) == _others(best, key)]  # fmt: skip
+        rows = sorted(rows, key=lambda c: params[c][key])
+        x = np.array([params[c][key] for c in rows], dtype=float)
+    if name is None or len(rows) < 2:
+        name, rows = None, list(range(len(params)))
+        x = np.arange(len(rows), dtype=float)
+    first = tradeoff.results[0]
+    bias = "bias²" if first.loss == "mse" else "bias"
+    fig = Figure(figsize=(7.2, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    lines = ((tradeoff.avg_expected_loss, "expected loss", "black", "o-"),
+             (tradeoff.avg_bias, bias, "tab:blue", "s--"),
+             (tradeoff.avg_var, "variance", "tab:red", "^--"))  # fmt: skip
+    for values, text, color, fmt in lines:
+        ax.plot(x, values[rows], fmt, color=color, label=text)
+    if search.best_index_ in rows:
+        where = x[rows.index(search.best_index_)]
+        ax.axvline(where, color="gray", linestyle=":", label="selected by CV")
+    if name is None:
+        ax.set_xticks(x, [_short(search.candidates[c].label, 20) for c in rows], rotation=30,
+                      fontsize=7, ha="right")  # fmt: skip
+        ax.set_xlabel("candidate")
+    else:
+        _log_axis(ax, x)
+        ax.set_xlabel(name)
+    loss = "squared error" if first.loss == "mse" else "0-1 loss"
+    ax.set_ylabel(f"{loss} on the hold-out test set")
+    ax.set_title(f"Bias-variance trade-off ({first.n_rounds} bootstrap fits per candidate)",
+                 fontsize=10)  # fmt: skip
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return fig
+
+
 def render_plots(
     result: Result, *, param: str | None = None, metric: str | None = None
 ) -> dict[str, bytes]:
@@ -423,6 +541,8 @@ def render_plots(
     if search is not None:
         figures["validation_curve.png"] = validation_curve(search, param=param, metric=metric)
         figures["paired_differences.png"] = paired_differences(search, metric=metric)
+        figures["learning_curve.png"] = learning_curves(search)
+        figures["bias_variance.png"] = bias_variance_tradeoff(search, param=param)
     if isinstance(result, NestedResult):
         figures["selection_frequency.png"] = selection_frequency(result)
         figures["outer_predictions.png"] = outer_predictions(result)

@@ -141,6 +141,10 @@ def failure_message(plan: Plan, record: Record, *, raised: bool = True) -> str:
         where += f", inner fold {unit.inner}"
     elif unit.kind == "fit":
         where += ", every inner fold (fast CV)"
+    if unit.kind == "perm":
+        where = f"fold {unit.inner} of permutation {unit.outer} of the targets"
+    elif unit.kind == "boot":
+        where = f"bootstrap sample {unit.inner}"
     err = record.error
     detail = (
         "" if err is None else f"{err.type}: {err.message}\n\nOriginal traceback:\n{err.traceback}"

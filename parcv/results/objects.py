@@ -24,6 +24,7 @@ from parcv.results.compare import (
     confusion_table,
 )
 from parcv.results.criteria_table import CriteriaTable
+from parcv.results.curves import BiasVarianceTradeoff, LearningCurveResult
 from parcv.results.export import Exportable
 from parcv.results.predictions import OutOfFold, StoredPredictions, no_predictions
 from parcv.results.summary import ScoreSummary, StabilityRow
@@ -197,6 +198,11 @@ class SearchResult(Exportable):
     ``predictions`` (with ``return_predictions``) holds every fit's outputs
     on its test rows: :meth:`out_of_fold`, ``compare(a, b, test="mcnemar")``
     and :meth:`cochran_q` read them, with no refit.
+
+    ``learning_curves`` (with ``learning_curve=``) maps a candidate's index
+    (the winner's, or every one's) to its learning curve;
+    ``bias_variance`` (with ``bias_variance=``) holds every candidate's
+    bias-variance decomposition on the hold-out test set.
     """
 
     cv_results_: dict[str, Any] = field(repr=False)
@@ -217,6 +223,8 @@ class SearchResult(Exportable):
     criteria_table: CriteriaTable | None = field(default=None, repr=False)
     bbc: CVInterval | None = None
     predictions: StoredPredictions | None = field(default=None, repr=False)
+    learning_curves: dict[int, LearningCurveResult] | None = field(default=None, repr=False)
+    bias_variance: BiasVarianceTradeoff | None = field(default=None, repr=False)
 
     def out_of_fold(self, candidate: int | str, method: str = "predict") -> OutOfFold:
         """A candidate's stored outputs on every fold's test rows, with their rows and target.
