@@ -282,7 +282,9 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
 # Schema 2: records are kept by content key (see parcv.plan.keys), whatever plan stored
 # them; ``units`` maps the graph keys of the plan that last ran to content keys, and
 # ``models`` records each saved model file with its SHA-256. Schema 1 (parcv 0.1.0)
-# kept records by graph key: it is read by ``load`` and refused by a run.
+# kept records by graph key: it is read by ``load`` and refused by a run. ``records`` and
+# ``units`` are WITHOUT ROWID tables, kept in the order of their key with no second index
+# (a fifth of a large store); stores written before with rowid tables read the same.
 SCHEMA_VERSION = "2"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -298,10 +300,10 @@ CREATE TABLE IF NOT EXISTS records (
     fit_time REAL NOT NULL, score_time REAL NOT NULL, n_train INTEGER NOT NULL,
     n_test INTEGER NOT NULL, error_type TEXT, error_message TEXT, traceback TEXT,
     warnings TEXT NOT NULL, worker TEXT NOT NULL, started REAL NOT NULL,
-    finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT);
+    finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS units (
     key TEXT PRIMARY KEY, ckey TEXT NOT NULL, kind TEXT NOT NULL, outer INTEGER,
-    inner INTEGER, candidate INTEGER NOT NULL);
+    inner INTEGER, candidate INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS models (
     ckey TEXT PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL);
 """
