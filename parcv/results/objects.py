@@ -138,7 +138,7 @@ class CVResult(Exportable):
         return lines + ([f"  {self.interval_note}"] if self.interval_note else [])
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary: per-fold scores and their summaries (records stay in the store)."""
+        """JSON-ready summary: fold scores and their summaries; records: ``self.records``."""
         return {
             "kind": "cross_validate",
             "fast_cv": self.fast_cv,
@@ -341,7 +341,7 @@ class SearchResult(Exportable):
         """JSON-ready summary: per candidate scores, ranks and tests, and the selection.
 
         The fitted estimator and the per-unit records are left out: the records
-        are in the store (``parcv.load(store).records``).
+        are ``self.records`` (and, from a store, ``parcv.load(store).records``).
         """
         return {
             "kind": "search",
@@ -502,7 +502,7 @@ class NestedResult(Exportable):
         return self.final.compare_all(test, metric=metric, **options)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary: estimate, choices, inner searches (records stay in the store)."""
+        """JSON-ready summary: estimate, choices, inner searches; records: ``self.records``."""
         return {
             "kind": "nested_cv",
             "fast_cv": self.fast_cv,
