@@ -15,6 +15,7 @@ for a busy shared machine does not inflate) and peak RSS. Printed side by side: 
 directory's files and sizes, and the report's time and memory, measured and extrapolated.
 
 Run: python scripts/bench/report_size.py [--candidates 20000] [--backend local] [--keep DIR]
+     python scripts/bench/report_size.py --report-only DIR   (a directory kept before)
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ import _setup  # noqa: F401  (first: pins BLAS threads before numpy, sets the pa
 import argparse
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +70,11 @@ def _child(cmd: list[str]) -> Usage:
     return Usage(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
+def _count_units(store: Path) -> int:
+    with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as conn:
+        return int(conn.execute("SELECT count(*) FROM units").fetchone()[0])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=4_000)
@@ -74,21 +82,30 @@ def main() -> int:
     parser.add_argument("--no-plots", dest="plots", action="store_false",
                         help="leave out the report's plots ([report] plots = false)")  # fmt: skip
     parser.add_argument("--keep", help="run directory to keep (default: a temporary one)")
+    parser.add_argument(
+        "--report-only",
+        metavar="DIR",
+        help="measure only `parcv report` on a run directory kept before",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="parcv-bench-"))
-    out = Path(args.keep) if args.keep else work / "run"
-    spec = work / "big.toml"
-    spec.write_text(_spec(args.candidates, plots=args.plots))
+    out = Path(args.report_only or args.keep or work / "run")
     parcv = [sys.executable, "-m", "parcv.cli"]
-    n_units = args.candidates * 5 + 1
-    jobs = ["--n-jobs", "2"] if args.backend == "local" else []
-    run = _child([*parcv, "run", str(spec), "--out", str(out), "--backend", args.backend,
-                  *jobs, "--quiet", "--overwrite"])  # fmt: skip
+    if args.report_only:
+        n_units, run = _count_units(out / "store.sqlite"), None
+    else:
+        spec = work / "big.toml"
+        spec.write_text(_spec(args.candidates, plots=args.plots))
+        n_units = args.candidates * 5 + 1
+        jobs = ["--n-jobs", "2"] if args.backend == "local" else []
+        run = _child([*parcv, "run", str(spec), "--out", str(out), "--backend", args.backend,
+                      *jobs, "--quiet", "--overwrite"])  # fmt: skip
     report = _child([*parcv, "report", str(out)])
     sizes = {p.name: p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
     total = sum(sizes.values())
     scale = TARGET_UNITS / n_units
-    print(f"run: {n_units:,} units in {run.wall:.1f} s ({args.backend}; {out})")
+    took = "" if run is None else f" in {run.wall:.1f} s ({args.backend})"
+    print(f"run: {n_units:,} units{took}; {out}")
     print(f"{'file':32}{'MB':>10}{'x100,001/n MB':>16}")
     for name, size in sizes.items():
         print(f"{name[:31]:32}{size / 1e6:>10.2f}{size * scale / 1e6:>16.1f}")
@@ -101,7 +118,7 @@ def main() -> int:
           "includes waiting for the CPU; CPU time does not)")  # fmt: skip
     print("(extrapolated columns scale linearly with the units, an upper bound for the parts "
           "that do not grow; RSS is not extrapolated.)")  # fmt: skip
-    if not args.keep:
+    if not (args.keep or args.report_only):
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
