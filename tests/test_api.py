@@ -252,10 +252,17 @@ def test_results_export_to_json_and_dataframe(clf_data, tmp_path):
     result.to_json(str(path))
     loaded = json.loads(path.read_text())
     assert loaded["outer_scores"]["score"] == result.outer_scores["score"].tolist()
-    assert len(loaded["records"]) == len(result.records) == 3 * 3 * 6 + 3 * 6 + 3 + 1
-    back = [parcv.Record.from_dict(r) for r in loaded["records"]]
+    # The JSON is the summary; per-unit records stay on the result (and in a store).
+    assert "records" not in loaded and "records" not in loaded["final"]
+    assert len(result.records) == 3 * 3 * 6 + 3 * 6 + 3 + 1
+    back = [parcv.Record.from_dict(json.loads(json.dumps(r.to_dict()))) for r in result.records]
     assert [r.key for r in back] == [r.key for r in result.records]
     assert back[0].test_scores == result.records[0].test_scores
+    table = result.final.best_vs_rest()
+    columns = loaded["final"]["comparisons"]["columns"]
+    assert columns["name_b"] == [t.name_b for t in table]
+    assert columns["p_holm"] == list(table.adjusted_p_values)
+    assert loaded["final"]["comparisons"]["best"] == table.best
 
 
 def test_public_api_is_pinned():

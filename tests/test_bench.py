@@ -143,3 +143,16 @@ def test_coverage_study_quick_prints_every_interval_of_both_settings(tmp_path: P
     )
     for row in rows:  # a coverage in [0, 1] and a positive mean width, for every method
         assert 0.0 <= float(row[4]) <= 1.0 and float(row[9]) > 0.0
+
+
+@pytest.mark.slow
+def test_report_size_bench_measures_a_small_run_and_its_report(tmp_path: Path) -> None:
+    script = SCRIPT.parent / "report_size.py"
+    run = tmp_path / "run"
+    args = ["--candidates", "20", "--no-plots", "--keep", str(run)]
+    printed = _run_script(script, args, tmp_path).stdout
+    assert "run: 101 units in" in printed and "parcv report CPU (s)" in printed
+    saved = json.loads((run / "results.json").read_text())
+    assert saved["kind"] == "search" and "records" not in saved  # summaries only
+    again = _run_script(script, ["--report-only", str(run)], tmp_path).stdout
+    assert "run: 101 units;" in again and "parcv report peak RSS (MB)" in again

@@ -299,7 +299,7 @@ def _stability(result: Result) -> list[str]:
     return [*lines, ""]
 
 
-def _significance(result: Result) -> list[str]:
+def _significance(result: Result, limit: int = 15) -> list[str]:
     search = search_of(result)
     if search is None:
         return []
@@ -327,12 +327,15 @@ def _significance(result: Result) -> list[str]:
         ]
     if not table["rows"]:
         return [*lines, table.get("note", ""), ""]
-    rows = table["rows"]
+    rows = table["rows"]["comparisons"]
+    shown = rows
+    if len(rows) > limit:  # the closest competitors: the rest is in results.json
+        shown = sorted(rows, key=lambda r: r["mean_difference"])[:limit]
     lines += [
         "| best | other | mean diff | 95% CI | t | p | p (Holm) | reject |",
         "| --- | --- | ---: | --- | ---: | ---: | ---: | --- |",
     ]
-    for r in rows["comparisons"]:
+    for r in shown:
         stat = "-" if r["statistic"] is None else f"{r['statistic']:.3g}"
         p = "-" if r["p_value"] is None else f"{r['p_value']:.3g}"
         holm = "-" if r["p_holm"] is None else f"{r['p_holm']:.3g}"
@@ -341,6 +344,11 @@ def _significance(result: Result) -> list[str]:
             f"| {r['name_a']} | {r['name_b']} | {diff} | "
             f"[{num(r['ci_low'])}, {num(r['ci_high'])}] | {stat} | {p} | {holm} | "
             f"{_verdict(r)} |"
+        )
+    if len(rows) > limit:
+        lines.append(
+            f"| | | | | | | | ... {len(rows) - limit} more (farther from the best) in "
+            "results.json |"
         )
     return [*lines, ""]
 
@@ -562,7 +570,10 @@ def render_report(
         ]
         lines += [plot_note] if plot_note else []
         lines.append("")
-    lines += ["Files: `store.sqlite` (every record), `results.json`, `cv_results.csv`.", ""]
+    lines += [
+        "Files: `store.sqlite` (every record), `results.json` (summaries), `cv_results.csv`.",
+        "",
+    ]
     return "\n".join(lines)
 
 

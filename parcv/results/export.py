@@ -37,11 +37,16 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
     if isinstance(value, np.ma.MaskedArray):
-        return [
-            None if m else jsonable(v)
-            for v, m in zip(value.data, np.ma.getmaskarray(value), strict=True)
-        ]
+        mask = np.ma.getmaskarray(value)
+        if value.ndim == 1:  # cv_results_ columns: convert the data in one call
+            data = jsonable(value.data)
+            return [None if m else v for v, m in zip(data, mask.tolist(), strict=True)]
+        return [None if m else jsonable(v) for v, m in zip(value.data, mask, strict=True)]
     if isinstance(value, np.ndarray):
+        if value.ndim == 1 and value.dtype.kind == "f":  # thousands of scores: no recursion
+            return [v if math.isfinite(v) else None for v in value.tolist()]
+        if value.dtype.kind in "iub":
+            return value.tolist()
         return [jsonable(v) for v in value.tolist()]
     if isinstance(value, (np.floating, float)):
         return None if not math.isfinite(float(value)) else float(value)

@@ -160,7 +160,7 @@ class CVResult(Exportable):
         return lines + ([f"  {self.interval_note}"] if self.interval_note else [])
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready view."""
+        """JSON-ready summary: fold scores and their summaries; records: ``self.records``."""
         return {
             "kind": "cross_validate",
             "fast_cv": self.fast_cv,
@@ -173,8 +173,35 @@ class CVResult(Exportable):
             "summaries": self.summaries,
             "failures": self.failures,
             "warnings": self.warning_counts,
-            "records": [r.to_dict() for r in self.records],
         }
+
+
+# Per comparison, the values that differ from row to row; the rest is said once.
+_COMPARISON_COLUMNS = (
+    "name_b", "mean_difference", "ci_low", "ci_high", "statistic", "p_value", "p_holm",
+    "rejected", "note",
+)  # fmt: skip
+
+
+def _columns(table: dict[str, Any]) -> dict[str, Any]:
+    """A best-vs-rest table as columns: one list per value, the shared values once.
+
+    With thousands of candidates, a dict per row repeating the test's
+    assumptions made up most of results.json.
+    """
+    if not table["rows"]:
+        return table
+    rows = table["rows"]["comparisons"]
+    tested = next((r for r in rows if r.get("p_value") is not None), rows[0])
+    return {
+        "test": table["test"],
+        "best": table["best"],
+        "alpha": table["rows"]["alpha"],
+        "confidence": tested.get("confidence"),
+        "n_folds": tested.get("n"),
+        "assumptions": tested.get("assumptions"),
+        "columns": {name: [r.get(name) for r in rows] for name in _COMPARISON_COLUMNS},
+    }
 
 
 @dataclass(frozen=True)
@@ -225,6 +252,11 @@ class SearchResult(Exportable):
     predictions: StoredPredictions | None = field(default=None, repr=False)
     learning_curves: dict[int, LearningCurveResult] | None = field(default=None, repr=False)
     bias_variance: BiasVarianceTradeoff | None = field(default=None, repr=False)
+    # The best-vs-rest table, computed once: a report reads it three times, and with
+    # thousands of candidates each reading costs a t-test per candidate.
+    _comparisons: dict[str, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def out_of_fold(self, candidate: int | str, method: str = "predict") -> OutOfFold:
         """A candidate's stored outputs on every fold's test rows, with their rows and target.
@@ -359,6 +391,11 @@ class SearchResult(Exportable):
 
     def comparison_table(self) -> dict[str, Any]:
         """Best versus rest by the corrected t-test, or why it cannot be computed."""
+        if not self._comparisons:
+            self._comparisons.update(self._comparison_table())
+        return dict(self._comparisons)
+
+    def _comparison_table(self) -> dict[str, Any]:
         if len(self.candidates) < 2:
             return {"test": "corrected_t", "rows": [], "note": "one candidate: nothing to compare"}
         try:
@@ -377,13 +414,17 @@ class SearchResult(Exportable):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready view (the fitted estimator is left out)."""
+        """JSON-ready summary: per candidate scores, ranks and tests, and the selection.
+
+        The fitted estimator and the per-unit records are left out: the records
+        are ``self.records`` (and, from a store, ``parcv.load(store).records``).
+        """
         return {
             "kind": "search",
             "fast_cv": self.fast_cv,
             "notes": self.notes,
             "criteria": None if self.criteria_table is None else self.criteria_table.to_dict(),
-            "comparisons": self.comparison_table(),
+            "comparisons": _columns(self.comparison_table()),
             "best_index": self.best_index_,
             "best_params": self.best_params_,
             "best_score": self.best_score_,
@@ -392,7 +433,6 @@ class SearchResult(Exportable):
             "summaries": self.summaries,
             "failures": self.failures,
             "warnings": self.warning_counts,
-            "records": [r.to_dict() for r in self.records],
         }
 
 
@@ -574,7 +614,7 @@ class NestedResult(Exportable):
         return self.final.compare_all(test, metric=metric, **options)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready view."""
+        """JSON-ready summary: estimate, choices, inner searches; records: ``self.records``."""
         return {
             "kind": "nested_cv",
             "fast_cv": self.fast_cv,
@@ -590,5 +630,4 @@ class NestedResult(Exportable):
             "final": None if self.final is None else self.final.to_dict(),
             "failures": self.failures,
             "warnings": self.warning_counts,
-            "records": [r.to_dict() for r in self.records],
         }

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as scipy_stats  # type: ignore[import-untyped, unused-ignore]
+from scipy import special  # type: ignore[import-untyped, unused-ignore]
 
 FloatArray = NDArray[np.float64]
 
@@ -133,12 +134,21 @@ def _check_names(names: Sequence[str] | None, n_candidates: int) -> tuple[str, .
     return names
 
 
+# scipy.stats.t.ppf and .sf call these special functions; called directly they skip
+# rv_continuous's argument handling (about 0.5 ms a call), which dominated a best-vs-rest
+# table of thousands of candidates. The values are the same to the last bit.
+@lru_cache(maxsize=256)
+def t_quantile(q: float, df: float) -> float:
+    """The ``q`` quantile of Student's t with ``df`` degrees of freedom."""
+    return float(special.stdtrit(df, q))
+
+
 def t_interval(center: float, scale: float, df: float, confidence: float) -> tuple[float, float]:
     """Return the equal-tailed t interval ``center -/+ t_q * scale``."""
-    quantile = float(scipy_stats.t.ppf(0.5 + confidence / 2.0, df))
+    quantile = t_quantile(0.5 + confidence / 2.0, float(df))
     return center - quantile * scale, center + quantile * scale
 
 
 def two_sided_t_p_value(statistic: float, df: float) -> float:
     """Return the two-sided p-value of a t statistic."""
-    return min(1.0, 2.0 * float(scipy_stats.t.sf(abs(statistic), df)))
+    return min(1.0, 2.0 * float(special.stdtr(df, -abs(statistic))))

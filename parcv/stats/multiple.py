@@ -9,9 +9,17 @@ from types import MappingProxyType
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import special  # type: ignore[import-untyped, unused-ignore]
 
-from parcv.stats.checks import check_probability, check_score_table
+from parcv.stats.checks import (
+    check_confidence,
+    check_positive,
+    check_probability,
+    check_score_table,
+    t_quantile,
+)
 from parcv.stats.paired import (
+    CORRECTED_T_ASSUMPTIONS,
     corrected_resampled_ttest,
     one_se_rule_compare,
     paired_ttest,
@@ -326,7 +334,8 @@ def holm_best_vs_rest(
         has_sizes = options.get("n_train") is not None and options.get("n_test") is not None
         test = "corrected_t" if has_sizes else "paired_t"
     best = int(np.argmax(table.mean(axis=0)))
-    results = [
+    fast = _corrected_t_vs_best(table, best, checked_names, test, options)
+    results = fast if fast is not None else [
         compare(
             table[:, best],
             table[:, other],
@@ -337,7 +346,7 @@ def holm_best_vs_rest(
         )
         for other in range(table.shape[1])
         if other != best
-    ]
+    ]  # fmt: skip
     if any(result.p_value is None for result in results):
         raise ValueError(
             f"test must produce p-values for Holm's method; got test={test!r}, which "
@@ -345,3 +354,59 @@ def holm_best_vs_rest(
             "call compare_all() to tabulate Bayesian results."
         )
     return _build_table(results, alpha, best=checked_names[best])
+
+
+def _corrected_t_vs_best(
+    table: NDArray[np.float64],
+    best: int,
+    names: tuple[str, ...],
+    test: str | PairwiseTest,
+    options: Mapping[str, object],
+) -> list[TestResult] | None:
+    """The corrected t-test of the best column against every other, in one numpy pass.
+
+    Equal bit for bit to :func:`corrected_resampled_ttest` per pair (the same
+    reductions, row by row), and thousands of times cheaper than one call per
+    candidate. None when the pair-by-pair path must run: another test or
+    option, or a pair it refuses (fewer than 2 folds, a constant difference),
+    so that its message is the one raised.
+    """
+    if test != "corrected_t" or not set(options) <= {"n_train", "n_test", "confidence"}:
+        return None
+    hint = "Pass the number of samples in each training/test fold."
+    n_train = check_positive(options.get("n_train"), "n_train", hint)  # type: ignore[arg-type]
+    n_test = check_positive(options.get("n_test"), "n_test", hint)  # type: ignore[arg-type]
+    confidence = check_confidence(options.get("confidence", 0.95))  # type: ignore[arg-type]
+    n_folds = table.shape[0]
+    others = [c for c in range(table.shape[1]) if c != best]
+    a = np.ascontiguousarray(np.broadcast_to(table[:, best], (len(others), n_folds)))
+    b = np.ascontiguousarray(table[:, others].T)
+    difference = a - b
+    scale = np.maximum(np.max(np.abs(a), axis=1), np.max(np.abs(b), axis=1))
+    if n_folds < 2 or np.any(np.ptp(difference, axis=1) <= 8.0 * np.finfo(np.float64).eps * scale):
+        return None
+    mean = np.mean(difference, axis=1)
+    se = np.sqrt((1.0 / n_folds + n_test / n_train) * np.var(difference, ddof=1, axis=1))
+    statistic = mean / se
+    quantile = t_quantile(0.5 + confidence / 2.0, float(n_folds - 1))  # as t_interval does
+    low, high = mean - quantile * se, mean + quantile * se
+    p_value = np.minimum(1.0, 2.0 * special.stdtr(n_folds - 1, -np.abs(statistic)))
+    return [
+        TestResult(
+            test="corrected_t",
+            statistic=float(statistic[i]),
+            p_value=float(p_value[i]),
+            probabilities=None,
+            mean_difference=float(mean[i]),
+            ci_low=float(low[i]),
+            ci_high=float(high[i]),
+            confidence=confidence,
+            n=n_folds,
+            df=float(n_folds - 1),
+            assumptions=CORRECTED_T_ASSUMPTIONS,
+            name_a=names[best],
+            name_b=names[other],
+            details={"standard_error": float(se[i])},
+        )
+        for i, other in enumerate(others)
+    ]

@@ -20,11 +20,18 @@ from parcv.stats.checks import (
 from parcv.stats.result import TestResult
 
 __all__ = [
+    "CORRECTED_T_ASSUMPTIONS",
     "corrected_resampled_ttest",
     "one_se_rule_compare",
     "paired_ttest",
     "wilcoxon_test",
 ]
+
+#: What the corrected resampled t-test assumes, as its results say.
+CORRECTED_T_ASSUMPTIONS = (
+    "fold differences are normal with correlation n_test/(n_train + n_test) "
+    "between folds (Nadeau-Bengio variance correction)"
+)
 
 
 def difference_t_test(
@@ -249,8 +256,7 @@ def corrected_resampled_ttest(
         b_array,
         1.0 / a_array.size + n_test / n_train,
         confidence,
-        "fold differences are normal with correlation n_test/(n_train + n_test) "
-        "between folds (Nadeau-Bengio variance correction)",
+        CORRECTED_T_ASSUMPTIONS,
     )
 
 

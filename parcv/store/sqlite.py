@@ -16,7 +16,7 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -289,7 +289,9 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
 # Schema 2: records are kept by content key (see parcv.plan.keys), whatever plan stored
 # them; ``units`` maps the graph keys of the plan that last ran to content keys, and
 # ``models`` records each saved model file with its SHA-256. Schema 1 (parcv 0.1.0)
-# kept records by graph key: it is read by ``load`` and refused by a run.
+# kept records by graph key: it is read by ``load`` and refused by a run. ``records`` and
+# ``units`` are WITHOUT ROWID tables, kept in the order of their key with no second index
+# (a fifth of a large store); stores written before with rowid tables read the same.
 SCHEMA_VERSION = "2"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -305,10 +307,10 @@ CREATE TABLE IF NOT EXISTS records (
     fit_time REAL NOT NULL, score_time REAL NOT NULL, n_train INTEGER NOT NULL,
     n_test INTEGER NOT NULL, error_type TEXT, error_message TEXT, traceback TEXT,
     warnings TEXT NOT NULL, worker TEXT NOT NULL, started REAL NOT NULL,
-    finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT);
+    finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS units (
     key TEXT PRIMARY KEY, ckey TEXT NOT NULL, kind TEXT NOT NULL, outer INTEGER,
-    inner INTEGER, candidate INTEGER NOT NULL);
+    inner INTEGER, candidate INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS models (
     ckey TEXT PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS predictions (
@@ -407,29 +409,37 @@ def _unit_row(record: Record, ckey: str) -> tuple[Any, ...]:
     return (key_text(record.key), ckey, u.kind, u.outer, u.inner, u.candidate)
 
 
-def _record(row: sqlite3.Row, unit: Unit | None = None) -> Record:
+def _scores(text: str) -> dict[str, float]:
+    return {} if text == "{}" else {k: float(v) for k, v in json.loads(text).items()}
+
+
+def _record(row: Sequence[Any], unit: Unit | None = None) -> Record:
+    """A record of a row of ``_COLUMNS`` (or ``_V1_COLUMNS``), read by position.
+
+    Plain tuples and the fast paths for empty JSON keep reading 100,000 rows
+    (a large sweep's report) to about a second.
+    """
+    (_, kind, outer, inner, candidate, _, _, status, test_scores, train_scores, fit_time,
+     score_time, n_train, n_test, error_type, error_message, traceback, warnings, worker,
+     started, finished, _, fold_scores) = row[:_N_COLUMNS]  # fmt: skip
     err = (
-        None
-        if row["error_type"] is None
-        else ErrorInfo(row["error_type"], row["error_message"] or "", row["traceback"] or "")
+        None if error_type is None else ErrorInfo(error_type, error_message or "", traceback or "")
     )
     return Record(
-        unit=unit or Unit(row["kind"], row["outer"], row["inner"], row["candidate"]),
-        status=row["status"],
-        test_scores={k: float(v) for k, v in json.loads(row["test_scores"]).items()},
-        train_scores={k: float(v) for k, v in json.loads(row["train_scores"]).items()},
-        fit_time=row["fit_time"],
-        score_time=row["score_time"],
-        n_train=row["n_train"],
-        n_test=row["n_test"],
+        unit=unit or Unit(kind, outer, inner, candidate),
+        status=status,
+        test_scores=_scores(test_scores),
+        train_scores=_scores(train_scores),
+        fit_time=fit_time,
+        score_time=score_time,
+        n_train=n_train,
+        n_test=n_test,
         error=err,
-        warnings=tuple(json.loads(row["warnings"])),
-        worker=row["worker"],
-        started=row["started"],
-        finished=row["finished"],
-        folds=None
-        if row["fold_scores"] is None
-        else FoldScores.from_dict(json.loads(row["fold_scores"])),
+        warnings=() if warnings == "[]" else tuple(json.loads(warnings)),
+        worker=worker,
+        started=started,
+        finished=finished,
+        folds=None if fold_scores is None else FoldScores.from_dict(json.loads(fold_scores)),
     )
 
 
@@ -498,23 +508,19 @@ class Store:
         if self.conn is None:
             return {}
         wanted = set(ckeys)
-        self.conn.row_factory = sqlite3.Row
-        try:
-            if len(wanted) <= 500:  # a refit's lookup: by the primary key
-                marks = ", ".join("?" * len(wanted))
-                query = f"SELECT {_COLUMNS} FROM records WHERE ckey IN ({marks})"
-                cursor = self.conn.execute(query, sorted(wanted))
-            else:
-                cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM records")
-            rows = [row for row in cursor if row["ckey"] in wanted]
-            found = _records(Path(str(self.path)), rows, None)
-            kept = _read_predictions(self.conn, Path(str(self.path)), wanted)
-            return {
-                row["ckey"]: _with_predictions(r, kept.get(row["ckey"]))
-                for row, r in zip(rows, found, strict=True)
-            }
-        finally:
-            self.conn.row_factory = None
+        if len(wanted) <= 500:  # a refit's lookup: by the primary key
+            marks = ", ".join("?" * len(wanted))
+            query = f"SELECT {_COLUMNS} FROM records WHERE ckey IN ({marks})"
+            cursor = self.conn.execute(query, sorted(wanted))
+        else:
+            cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM records")
+        rows = [row for row in cursor if row[0] in wanted]
+        found = _records(Path(str(self.path)), rows, None)
+        kept = _read_predictions(self.conn, Path(str(self.path)), wanted)
+        return {
+            row[0]: _with_predictions(r, kept.get(row[0]))
+            for row, r in zip(rows, found, strict=True)
+        }
 
     def n_records(self) -> int:
         """Number of records the store holds, of any plan."""
@@ -640,7 +646,6 @@ def _is_schema_1(conn: sqlite3.Connection) -> bool:
 def read_records(path: Path) -> dict[Key, Record]:
     """Read every record of the store's current plan by graph key, read-only."""
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
-        conn.row_factory = sqlite3.Row
         try:
             if _is_schema_1(conn):
                 # Stores written before fast CV have no fold_scores column: read it as NULL.
@@ -653,23 +658,20 @@ def read_records(path: Path) -> dict[Key, Record]:
                 return {r.key: r for r in _records(path, rows, None)}
             columns = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
             rows = conn.execute(
-                f"SELECT {columns}, u.kind AS u_kind, u.outer AS u_outer, u.inner AS u_inner, "
-                "u.candidate AS u_candidate FROM units u JOIN records r ON r.ckey = u.ckey"
+                f"SELECT {columns}, u.kind, u.outer, u.inner, u.candidate "
+                "FROM units u JOIN records r ON r.ckey = u.ckey"
             ).fetchall()
         except sqlite3.DatabaseError as err:
             raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
         kept = _read_predictions(conn, path)
-    units = [
-        Unit(row["u_kind"], row["u_outer"], row["u_inner"], row["u_candidate"]) for row in rows
-    ]
+    units = [Unit(*row[_N_COLUMNS:]) for row in rows]
     found = _records(path, rows, units)
     return {
-        r.key: _with_predictions(r, kept.get(row["ckey"]))
-        for row, r in zip(rows, found, strict=True)
+        r.key: _with_predictions(r, kept.get(row[0])) for row, r in zip(rows, found, strict=True)
     }
 
 
-def _records(path: Path, rows: list[sqlite3.Row], units: list[Unit] | None) -> list[Record]:
+def _records(path: Path, rows: list[Any], units: list[Unit] | None) -> list[Record]:
     """Records of rows (of ``units``, in a schema-2 store); a row parcv did not write is damage."""
     try:
         if units is None:

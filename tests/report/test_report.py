@@ -251,3 +251,20 @@ def test_the_report_puts_the_nested_cv_interval_first(reg_data):
     assert ncv < estimate.index("| usual: mean ± z se of the fold losses, 90% |")
     assert ncv < estimate.index("| metric | mean |")
     assert f"{result.interval.n_fits} more fits" in estimate
+
+
+def test_a_large_search_shows_only_the_closest_competitors_in_the_report(reg_data):
+    X, y = reg_data
+    alphas = [float(a) for a in np.logspace(-3, 3, 24)]
+    r = parcv.search(Ridge(), {"alpha": alphas}, X, y, cv=4, backend="serial")
+    text = render_report(r, RunInfo("large"))
+    section = text.split("## Significance: best vs rest")[1].split("## ")[0]
+    table = r.best_vs_rest()
+    closest = sorted(table, key=lambda t: t.mean_difference)
+    for test in closest[:15]:
+        assert f"| {test.name_a} | {test.name_b} | {num(test.mean_difference)} |" in section
+    for test in closest[15:]:  # farther from the best: in results.json only
+        assert f"| {test.name_b} |" not in section
+    assert f"... {len(table) - 15} more (farther from the best) in results.json |" in section
+    columns = r.to_dict()["comparisons"]["columns"]
+    assert sorted(columns["name_b"]) == sorted(t.name_b for t in table)

@@ -47,7 +47,11 @@ def test_compare_all_and_json_table(result):
     ]
     exported = json.loads(result.to_json())["comparisons"]
     assert exported["test"] == "corrected_t" and exported["best"] == "alpha=0.1"
-    assert "p_holm" in exported["text"] and "best vs rest" in result.to_text()
+    assert "p_holm" in result.comparison_table()["text"] and "best vs rest" in result.to_text()
+    rows = result.comparison_table()["rows"]["comparisons"]  # as columns in the JSON summary
+    assert exported["columns"]["name_b"] == [r["name_b"] for r in rows]
+    assert exported["columns"]["p_holm"] == [r["p_holm"] for r in rows]
+    assert exported["assumptions"] == rows[0]["assumptions"] and "text" not in exported
 
 
 def test_unknown_candidate_is_a_clear_error(result):
@@ -100,7 +104,7 @@ def test_identical_fold_scores_mark_one_row_and_keep_the_table():
     got = sorted([rows[n]["p_holm"] for n in rows if rows[n]["p_holm"] is not None])
     np.testing.assert_allclose(got, holm, rtol=1e-12)
     assert "n/a (identical fold scores)" in table["text"]
-    assert json.loads(r.to_json())["comparisons"]["rows"]["comparisons"][2]["note"]
+    assert json.loads(r.to_json())["comparisons"]["columns"]["note"][2]
     assert "| - | - | - | n/a (identical fold scores) |" in render_report(r, RunInfo("twins"))
     with pytest.raises(ValueError, match="variance of the differences"):
         r.best_vs_rest()  # the strict table still refuses; comparison_table() marks the row

@@ -492,6 +492,42 @@ def test_holm_best_vs_rest_by_hand():
     assert holm_best_vs_rest(scores).results[0].test == "paired_t"
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    n_folds=st.integers(2, 25),
+    n_candidates=st.integers(2, 30),
+    scale=st.sampled_from([1e-3, 1.0, 1e4]),
+    seed=st.integers(0, 2**16),
+    confidence=st.sampled_from([0.9, 0.95, 0.99]),
+)
+def test_holm_best_vs_rest_in_one_pass_equals_the_test_pair_by_pair(
+    n_folds, n_candidates, scale, seed, confidence
+):
+    rng = np.random.default_rng(seed)
+    table = rng.normal(size=(n_folds, n_candidates)) * scale + rng.normal()
+    names = [f"c{i}" for i in range(n_candidates)]
+    got = holm_best_vs_rest(table, names, test="corrected_t", n_train=90, n_test=10,
+                            confidence=confidence)  # fmt: skip
+    best = int(np.argmax(table.mean(axis=0)))
+    want = [
+        corrected_resampled_ttest(table[:, best], table[:, o], 90, 10, confidence=confidence)
+        for o in range(n_candidates)
+        if o != best
+    ]
+    assert [r.name_b for r in got] == [n for i, n in enumerate(names) if i != best]
+    for mine, theirs in zip(got, want, strict=True):  # bit for bit, not approximately
+        assert (mine.statistic, mine.p_value, mine.ci_low, mine.ci_high, mine.details) == (
+            theirs.statistic, theirs.p_value, theirs.ci_low, theirs.ci_high, theirs.details
+        )  # fmt: skip
+        assert mine.assumptions == theirs.assumptions and mine.df == theirs.df
+
+
+def test_holm_best_vs_rest_refuses_a_constant_difference_pair_by_pair():
+    table = np.column_stack([[1.0, 2.0, 3.0], [0.5, 1.5, 2.5], [0.0, 1.9, 2.2]])
+    with pytest.raises(ValueError, match="differ by the same amount on every fold"):
+        holm_best_vs_rest(table, test="corrected_t", n_train=9, n_test=3)
+
+
 def test_holm_best_vs_rest_accepts_array_and_refuses_bayesian():
     scores = np.column_stack(_paired_scores(5, n=10))
     table = holm_best_vs_rest(scores, names=["a", "b"], test="wilcoxon")

@@ -287,35 +287,37 @@ def test_content_keys_separate_what_determines_the_numbers():
     second=st.sets(st.sampled_from(NINE), min_size=1, max_size=4),
     seeds=st.tuples(st.integers(0, 1), st.integers(0, 1)),
     intercepts=st.tuples(st.booleans(), st.booleans()),
+    scorers=st.tuples(*[st.sampled_from(["r2", "neg_mean_squared_error"])] * 2),
     nudge=st.booleans(),
 )
 def test_random_edits_never_reuse_a_record_whose_inputs_differ(
-    tmp_path_factory, first, second, seeds, intercepts, nudge
+    tmp_path_factory, first, second, seeds, intercepts, scorers, nudge
 ):
     store = tmp_path_factory.mktemp("edit") / "run.sqlite"
     X2 = X.copy()
     if nudge:
         X2[3, 1] += 1.0
 
-    def run(x, grid, seed, intercept, **options):
+    def run(x, grid, seed, intercept, scorer, **options):
         cv = KFold(3, shuffle=True, random_state=seed)
         return parcv.search(FitLogged(fit_intercept=intercept), {"alpha": sorted(grid)}, x, Y,
-                            cv=cv, backend="serial", refit=False, **options)  # fmt: skip
+                            cv=cv, scoring=scorer, backend="serial", refit=False,
+                            **options)  # fmt: skip
 
-    def contents(x, grid, seed, intercept):
+    def contents(x, grid, seed, intercept, scorer):
         # An independent key: the fit's inputs themselves, spelled out.
         folds = list(KFold(3, shuffle=True, random_state=seed).split(x))
-        return {(a, intercept, tuple(tr), tuple(te), x.tobytes()) for a in grid
+        return {(a, intercept, scorer, tuple(tr), tuple(te), x.tobytes()) for a in grid
                 for tr, te in folds}  # fmt: skip
 
-    run(X, first, seeds[0], intercepts[0], store=store)
+    run(X, first, seeds[0], intercepts[0], scorers[0], store=store)
     FIT_LOG.unlink(missing_ok=True)
-    edited = run(X2, second, seeds[1], intercepts[1], store=store, resume=True)
-    new = contents(X2, second, seeds[1], intercepts[1]) - contents(
-        X, first, seeds[0], intercepts[0]
+    edited = run(X2, second, seeds[1], intercepts[1], scorers[1], store=store, resume=True)
+    new = contents(X2, second, seeds[1], intercepts[1], scorers[1]) - contents(
+        X, first, seeds[0], intercepts[0], scorers[0]
     )
     assert len(logged_fits()) == len(new)
-    fresh = run(X2, second, seeds[1], intercepts[1])
+    fresh = run(X2, second, seeds[1], intercepts[1], scorers[1])
     assert _scores(edited) == _scores(fresh)
 
 

@@ -48,7 +48,11 @@ def test_an_unfinished_run_says_how_far_it_got_and_how_to_finish(tmp_path):
 @pytest.mark.parametrize(
     ("damage", "what"),
     [
-        ("UPDATE records SET test_scores = '{not json' WHERE rowid = 1", "a record holds text"),
+        (
+            "UPDATE records SET test_scores = '{not json' "
+            "WHERE ckey = (SELECT min(ckey) FROM records)",
+            "a record holds text",
+        ),
         ("DELETE FROM meta WHERE name = 'kind'", "no entry 'kind'"),
         ("UPDATE meta SET value = '{\"metrics\": []}' WHERE name = 'plan'", "missing entry"),
         ("UPDATE meta SET value = 'garbage' WHERE name = 'plan'", "plan description"),

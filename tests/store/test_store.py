@@ -268,3 +268,37 @@ def test_ctrl_c_stops_cleanly_keeps_records_and_says_how_to_resume(
     out, err = resume.communicate(timeout=300)
     assert resume.returncode == 0, err
     assert json.loads(out)["outer"] == _reference(tmp_path).outer_scores["score"].tolist()
+
+
+def _rowid_layout(store: Path) -> None:
+    """Rebuild records and units as the rowid tables stores had before WITHOUT ROWID."""
+    with closing(sqlite3.connect(store)) as conn, conn:
+        for table in ("records", "units"):
+            sql = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone()[0]
+            conn.execute(f"ALTER TABLE {table} RENAME TO old_{table}")
+            conn.execute(sql.replace(" WITHOUT ROWID", ""))
+            conn.execute(f"INSERT INTO {table} SELECT * FROM old_{table}")
+            conn.execute(f"DROP TABLE old_{table}")
+
+
+def test_records_and_units_have_no_rowid_and_older_rowid_stores_still_resume(reg_data, tmp_path):
+    X, y = reg_data
+    store = tmp_path / "run.sqlite"
+    small = {"alpha": [0.1, 1.0]}
+    parcv.search(Ridge(), small, X, y, cv=3, backend="serial", store=store)
+    with closing(sqlite3.connect(store)) as conn:
+        tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+        indexes = {row[0] for row in conn.execute("SELECT tbl_name FROM sqlite_master "
+                                                  "WHERE type = 'index'")}  # fmt: skip
+    assert all(tables[t].endswith("WITHOUT ROWID") for t in ("records", "units"))
+    assert not indexes & {"records", "units"}  # the key is the table: no second index
+    _rowid_layout(store)
+    grown = parcv.search(Ridge(), SPACE, X, y, cv=3, backend="serial", store=store, resume=True)
+    fresh = parcv.search(Ridge(), SPACE, X, y, cv=3, backend="serial")
+    for name in ("mean_test_score", "split0_test_score", "rank_test_score"):
+        np.testing.assert_array_equal(grown.cv_results_[name], fresh.cv_results_[name])
+    loaded = parcv.load(store)
+    np.testing.assert_array_equal(loaded.cv_results_["mean_test_score"],
+                                  fresh.cv_results_["mean_test_score"])  # fmt: skip
