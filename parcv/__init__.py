@@ -18,6 +18,7 @@ from parcv.errors import (
     PlanMismatchError,
     RunInterrupted,
 )
+from parcv.estimators import GridSearchCV, NestedCV, RandomizedSearchCV
 from parcv.plan.records import Record, Unit
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
@@ -33,13 +34,16 @@ __all__ = [
     "DaskBackend",
     "FitFailedError",
     "FitFailedWarning",
+    "GridSearchCV",
     "LocalBackend",
     "ModelNotAvailableError",
+    "NestedCV",
     "NestedResult",
     "ParcvError",
     "PlanMismatchError",
     "Racing",
     "RandomSpace",
+    "RandomizedSearchCV",
     "Record",
     "RunInterrupted",
     "ScoreSummary",
