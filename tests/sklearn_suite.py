@@ -67,13 +67,13 @@ def load_suite(backend: str) -> ModuleType:
     return module
 
 
-def parcv_only(function, keep=lambda value: True):
+def parcv_only(function):
     """Drop the parametrize cases that would run scikit-learn's own (Halving) searches."""
     marks = []
     for mark in getattr(function, "pytestmark", []):
         if mark.name == "parametrize":
             names, values = mark.args[0], mark.args[1]
-            values = [v for v in values if _is_parcv_case(v) and keep(v)]
+            values = [v for v in values if _is_parcv_case(v)]
             mark = pytest.mark.parametrize(names, values, **mark.kwargs).mark
         marks.append(mark)
     function.pytestmark = marks

@@ -133,3 +133,30 @@ def test_nested_cv_equals_parcv_nested_cv_and_ships_the_all_data_search(reg_data
     _same_results(nested, theirs)
     np.testing.assert_array_equal(nested.predict(X), theirs.predict(X))
     assert nested.score(X, y) == theirs.score(X, y)
+
+
+def test_parcv_options_pass_through_racing_store_resume(reg_data, tmp_path):
+    X, y = reg_data
+    grid = {"alpha": [0.01, 1.0, 1e4, 1e5]}
+    racing = parcv.Racing(burn_in=3)
+    store = tmp_path / "run.sqlite"
+    face = parcv.GridSearchCV(Ridge(), grid, cv=6, racing=racing, store=store, backend="serial")
+    face.fit(X, y)
+    direct = parcv.search(Ridge(), grid, X, y, cv=6, racing=racing, backend="serial")
+    np.testing.assert_array_equal(
+        face.cv_results_["race_eliminated_after"], direct.cv_results_["race_eliminated_after"]
+    )
+    assert face.best_params_ == direct.best_params_
+    again = clone(face).set_params(resume=True).fit(X, y)
+    assert again.best_params_ == face.best_params_
+    np.testing.assert_array_equal(again.cv_results_["split0_test_score"],
+                                  face.cv_results_["split0_test_score"])  # fmt: skip
+
+
+def test_feature_names_follow_the_refitted_model(reg_data):
+    pandas = pytest.importorskip("pandas")
+    X, y = reg_data
+    frame = pandas.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+    search = parcv.GridSearchCV(Ridge(), {"alpha": [1.0]}, cv=3, backend="serial").fit(frame, y)
+    assert list(search.feature_names_in_) == list(frame.columns)
+    assert search.n_features_in_ == X.shape[1]
