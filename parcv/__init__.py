@@ -28,6 +28,7 @@ from parcv.errors import (
     PlanMismatchError,
     RunInterrupted,
 )
+from parcv.estimators import GridSearchCV, NestedCV, RandomizedSearchCV
 from parcv.plan.records import Record, Unit
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
@@ -50,15 +51,18 @@ __all__ = [
     "DaskBackend",
     "FitFailedError",
     "FitFailedWarning",
+    "GridSearchCV",
     "LearningCurveResult",
     "LocalBackend",
     "ModelNotAvailableError",
+    "NestedCV",
     "NestedResult",
     "ParcvError",
     "PermutationTestResult",
     "PlanMismatchError",
     "Racing",
     "RandomSpace",
+    "RandomizedSearchCV",
     "Record",
     "RunInterrupted",
     "ScoreSummary",

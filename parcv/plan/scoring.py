@@ -76,8 +76,8 @@ def check_scoring_spec(
     refit : bool or str
         With several metrics, the metric name that selects candidates.
     selects : bool, default=True
-        Whether a metric must select candidates; if not (one candidate,
-        no refit), the first metric stands in.
+        Whether a metric must select candidates; if not (one candidate), or
+        with ``refit=False``, the first metric stands in.
 
     Returns
     -------
@@ -105,7 +105,8 @@ def check_scoring_spec(
     scorers = _multimetric(scoring)
     if isinstance(refit, str) and refit in scorers:
         return Scoring(scorers, refit, multimetric=True)
-    if (refit is False and len(scorers) == 1) or not selects:
+    if refit is False or not selects:
+        # No refit: nothing is shipped, so the first metric only orders the candidates.
         return Scoring(scorers, next(iter(scorers)), multimetric=True)
     raise ValueError(
         f"With several metrics {sorted(scorers)}, refit must name the one that selects "

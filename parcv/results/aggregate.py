@@ -283,12 +283,27 @@ def _param_columns(plan: Plan) -> dict[str, Any]:
     n = len(plan.candidates)
     columns: dict[str, Any] = {}
     for name in names:
-        values = np.ma.MaskedArray(np.empty(n, dtype=object), mask=True)
-        for c in plan.candidates:
-            if name in c.params:
-                values[c.index] = c.params[name]
+        given = {c.index: c.params[name] for c in plan.candidates if name in c.params}
+        values = np.ma.MaskedArray(np.empty(n, dtype=_param_dtype(list(given.values()))), mask=True)
+        for index, value in given.items():
+            values[index] = value
         columns[f"param_{name}"] = values
     return columns
+
+
+def _param_dtype(values: list[Any]) -> np.dtype[Any]:
+    """scikit-learn's dtype of a ``param_*`` column: numbers keep theirs, the rest is object.
+
+    Examples
+    --------
+    >>> _param_dtype([1, 2]).kind, _param_dtype(["a", "b"]).kind, _param_dtype([[1], [2, 3]]).kind
+    ('i', 'O', 'O')
+    """
+    try:
+        array = np.array(values)
+    except ValueError:  # sequences of different lengths
+        return np.dtype(object)
+    return array.dtype if array.dtype.kind != "U" and array.ndim == 1 else np.dtype(object)
 
 
 def build_cv_results(

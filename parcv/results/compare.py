@@ -203,13 +203,14 @@ def compare_all_candidates(
     test: Any = "corrected_t",
     *,
     metric: str | None = None,
+    correction: str | None = "holm",
     **options: Any,
 ) -> ComparisonTable:
-    """Every pair of candidates, Holm-adjusted."""
+    """Every pair of candidates, p-values adjusted by ``correction`` (Holm by default)."""
     scores = candidate_scores(result, metric)
     named = {c.label: scores[c.index] for c in result.candidates}
     sizes = _fold_sizes(result.records, None)
-    return compare_all(named, test, **_options(test, sizes, options))
+    return compare_all(named, test, correction=correction, **_options(test, sizes, options))
 
 
 def best_vs_rest(
@@ -217,13 +218,16 @@ def best_vs_rest(
     test: Any = "corrected_t",
     *,
     metric: str | None = None,
+    correction: str | None = "holm",
     **options: Any,
 ) -> ComparisonTable:
-    """The best-mean candidate against each other one, Holm-adjusted."""
+    """The best-mean candidate against each other one, adjusted by ``correction``."""
     scores = candidate_scores(result, metric)
     names = [c.label for c in result.candidates]
     sizes = _fold_sizes(result.records, None)
-    return holm_best_vs_rest(scores.T, names, test=test, **_options(test, sizes, options))
+    return holm_best_vs_rest(
+        scores.T, names, test=test, correction=correction, **_options(test, sizes, options)
+    )
 
 
 def compare_procedures(

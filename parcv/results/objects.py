@@ -31,8 +31,16 @@ from parcv.results.summary import ScoreSummary, StabilityRow
 from parcv.stats import ComparisonTable, TestResult
 from parcv.stats.intervals import CVInterval
 from parcv.stats.mcnemar import CochranQResult
+from parcv.stats.result import import_pandas
 
-__all__ = ["CVResult", "SearchResult", "NestedResult", "FAST_CV_NOTE", "FinalModel"]
+__all__ = [
+    "CVResult",
+    "SearchResult",
+    "NestedResult",
+    "FAST_CV_NOTE",
+    "FinalModel",
+    "cv_results_frame",
+]
 
 FAST_CV_NOTE = (
     "fast CV: the held-out predictions were computed exactly in closed form (linear smoother, "
@@ -83,7 +91,7 @@ def _notes(fast_cv: bool) -> list[str]:
     return [FAST_CV_NOTE] if fast_cv else []
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CVResult(Exportable):
     """K-fold cross-validation of one model.
 
@@ -159,6 +167,38 @@ class CVResult(Exportable):
                              f"[{iv.lower:.6g}, {iv.upper:.6g}]")  # fmt: skip
         return lines + ([f"  {self.interval_note}"] if self.interval_note else [])
 
+    def __repr__(self) -> str:
+        """A few lines: the folds, mean ± se per metric, failures if any."""
+        n = next(iter(self.summaries.values())).n
+        lines = [f"CVResult: {n} folds" + (", fast CV" if self.fast_cv else "")]
+        lines += [f"  {name}: {s.mean:.6g} ± {s.se:.3g} (mean ± se)"
+                  for name, s in self.summaries.items()]  # fmt: skip
+        return "\n".join([*lines, *_failure_line(self.failures)])
+
+    def to_frame(self) -> Any:
+        """Return the fold scores as a pandas DataFrame, one row per fold.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns of ``scores`` (``test_score`` or ``test_<metric>``,
+            ``fit_time``, ``score_time``, ``train_*``), indexed by fold.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_regression
+        >>> from sklearn.linear_model import Ridge
+        >>> from parcv import cross_validate
+        >>> X, y = make_regression(n_samples=40, n_features=3, random_state=0)
+        >>> frame = cross_validate(Ridge(), X, y, cv=4, backend="serial").to_frame()
+        >>> frame.shape, frame.index.name
+        ((4, 3), 'fold')
+        """
+        pandas = import_pandas("CVResult.to_frame")
+        frame = pandas.DataFrame({k: np.asarray(v) for k, v in self.scores.items()})
+        frame.index.name = "fold"
+        return frame
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: fold scores and their summaries; records: ``self.records``."""
         return {
@@ -204,7 +244,7 @@ def _columns(table: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SearchResult(Exportable):
     """Select and refit: candidates scored by CV on all data, best refitted.
 
@@ -349,16 +389,69 @@ class SearchResult(Exportable):
         return compare_candidates(self, a, b, test, metric=metric, **options)
 
     def compare_all(
-        self, test: Any = "corrected_t", *, metric: str | None = None, **options: Any
+        self,
+        test: Any = "corrected_t",
+        *,
+        metric: str | None = None,
+        correction: str | None = "holm",
+        **options: Any,
     ) -> ComparisonTable:
-        """Compare every pair of candidates (Holm-adjusted); see :meth:`compare`."""
-        return compare_all_candidates(self, test, metric=metric, **options)
+        """Compare every pair of candidates; see :meth:`compare`.
+
+        ``correction`` (``"holm"``, ``"bonferroni"`` or None) adjusts the
+        p-values for the number of pairs.
+        """
+        return compare_all_candidates(self, test, metric=metric, correction=correction, **options)
 
     def best_vs_rest(
-        self, test: Any = "corrected_t", *, metric: str | None = None, **options: Any
+        self,
+        test: Any = "corrected_t",
+        *,
+        metric: str | None = None,
+        correction: str | None = "holm",
+        **options: Any,
     ) -> ComparisonTable:
-        """Compare the best-mean candidate with every other (Holm-adjusted)."""
-        return best_vs_rest(self, test, metric=metric, **options)
+        """Compare the best-mean candidate with every other (Holm-adjusted by default)."""
+        return best_vs_rest(self, test, metric=metric, correction=correction, **options)
+
+    def __repr__(self) -> str:
+        """A few lines: the selection and the best-ranked candidates."""
+        suffix = self.refit_metric if self.multimetric else "score"
+        ranks = self.cv_results_[f"rank_test_{suffix}"]
+        order = sorted(range(len(self.candidates)), key=lambda c: (ranks[c], c))
+        lines = [
+            f"SearchResult: {len(self.candidates)} candidates x {self.n_splits_} folds, "
+            f"selected {self.candidates[self.best_index_].label} "
+            f"({self.refit_metric} {self.best_score_:.6g})",
+            f"rank  mean ± se ({self.refit_metric})  candidate",
+        ]
+        for c in order[:_REPR_ROWS]:
+            s = self.summaries[self.refit_metric][c]
+            lines.append(f"{ranks[c]:>4}  {s.mean:.6g} ± {s.se:.3g}  {self.candidates[c].label}")
+        if len(order) > _REPR_ROWS:
+            lines.append(f"... {len(order) - _REPR_ROWS} more candidates: to_text() or to_frame()")
+        return "\n".join([*lines, *_failure_line(self.failures)])
+
+    def to_frame(self) -> Any:
+        """Return ``cv_results_`` as a pandas DataFrame, one row per candidate.
+
+        Returns
+        -------
+        pandas.DataFrame
+            A ``candidate`` label column, then every key of ``cv_results_``
+            (parameters a candidate does not set are missing: NaN or None).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_regression
+        >>> from sklearn.linear_model import Ridge
+        >>> from parcv import search
+        >>> X, y = make_regression(n_samples=40, n_features=3, noise=5.0, random_state=0)
+        >>> r = search(Ridge(), {"alpha": [0.1, 10.0]}, X, y, cv=3, backend="serial")
+        >>> r.to_frame()[["candidate", "rank_test_score"]].values.tolist()
+        [['alpha=0.1', 1], ['alpha=10.0', 2]]
+        """
+        return cv_results_frame(self.cv_results_, [c.label for c in self.candidates])
 
     def to_text(self) -> str:
         """One-screen summary: candidates by rank with mean ± se, best-vs-rest table, failures."""
@@ -436,7 +529,7 @@ class SearchResult(Exportable):
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NestedResult(Exportable):
     """Nested CV and, if asked, the all-data search (select and refit).
 
@@ -603,7 +696,12 @@ class NestedResult(Exportable):
         return {row.candidate: row.label for row in self.stability}
 
     def compare_all(
-        self, test: Any = "corrected_t", *, metric: str | None = None, **options: Any
+        self,
+        test: Any = "corrected_t",
+        *,
+        metric: str | None = None,
+        correction: str | None = "holm",
+        **options: Any,
     ) -> ComparisonTable:
         """Compare every pair of candidates of the all-data search (needs ``refit``)."""
         if self.final is None:
@@ -611,7 +709,50 @@ class NestedResult(Exportable):
                 "compare_all needs the all-data search: run nested_cv with refit=True, or "
                 "compare whole procedures with compare(other)."
             )
-        return self.final.compare_all(test, metric=metric, **options)
+        return self.final.compare_all(test, metric=metric, correction=correction, **options)
+
+    def __repr__(self) -> str:
+        """A few lines: the estimate, how often each candidate was selected, the final choice."""
+        est = self.estimate[self.refit_metric]
+        lines = [
+            f"NestedResult: {est.n} outer folds, {self.refit_metric} {est.mean:.6g} ± "
+            f"{est.se:.3g} (mean ± se of the outer scores)",
+            "selected in the outer folds: "
+            + ", ".join(f"{row.label} ({row.count}/{est.n})" for row in self.stability[:4])
+            + (f", ... {len(self.stability) - 4} more" if len(self.stability) > 4 else ""),
+        ]
+        if self.final is not None:
+            best = self.final.candidates[self.final.best_index_].label
+            lines.append(f"select and refit on all data: {best}")
+        return "\n".join([*lines, *_failure_line(self.failures)])
+
+    def to_frame(self) -> Any:
+        """Return the outer folds as a pandas DataFrame, one row per outer fold.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``outer_fold``: the outer score per metric
+            (``score`` or the metric names), the ``selected`` candidate's
+            index and its ``label``.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_regression
+        >>> from sklearn.linear_model import Ridge
+        >>> from parcv import nested_cv
+        >>> X, y = make_regression(n_samples=60, n_features=3, noise=5.0, random_state=0)
+        >>> r = nested_cv(Ridge(), {"alpha": [0.1, 10.0]}, X, y, outer=3, backend="serial")
+        >>> r.to_frame()[["selected", "label"]].values.tolist()
+        [[0, 'alpha=0.1'], [0, 'alpha=0.1'], [0, 'alpha=0.1']]
+        """
+        pandas = import_pandas("NestedResult.to_frame")
+        columns: dict[str, Any] = {k: np.asarray(v) for k, v in self.outer_scores.items()}
+        columns["selected"] = list(self.chosen)
+        columns["label"] = [self.stability_labels[c] for c in self.chosen]
+        frame = pandas.DataFrame(columns)
+        frame.index.name = "outer_fold"
+        return frame
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: estimate, choices, inner searches; records: ``self.records``."""
@@ -631,3 +772,30 @@ class NestedResult(Exportable):
             "failures": self.failures,
             "warnings": self.warning_counts,
         }
+
+
+_REPR_ROWS = 5
+
+
+def _failure_line(failures: FailureSummary) -> list[str]:
+    """One line when fits failed, none otherwise."""
+    return [f"{failures.n_failed} of {failures.n_total} fits failed"] if failures.n_failed else []
+
+
+def cv_results_frame(cv_results: dict[str, Any], labels: list[str]) -> Any:
+    """``cv_results_`` as a DataFrame: masked parameter entries become missing values.
+
+    Examples
+    --------
+    >>> cv = {"param_a": np.ma.MaskedArray([1, 0], mask=[False, True]), "mean_test_score": [1, 2]}
+    >>> cv_results_frame(cv, ["a=1", "b=2"])["param_a"].isna().tolist()
+    [False, True]
+    """
+    pandas = import_pandas("SearchResult.to_frame")
+    columns: dict[str, Any] = {"candidate": labels}
+    for key, value in cv_results.items():
+        if isinstance(value, np.ma.MaskedArray):
+            mask = np.ma.getmaskarray(value).tolist()
+            value = [None if m else v for v, m in zip(value.data.tolist(), mask, strict=True)]
+        columns[key] = list(value) if key == "params" else value
+    return pandas.DataFrame(columns)

@@ -20,14 +20,23 @@ Pairwise tests, selectable by name in :func:`compare`:
 
 Other tests: :func:`mcnemar_test` (hold-out predictions), :func:`friedman_test`,
 :func:`nemenyi_critical_difference`, :func:`average_ranks`, and the multiple
-comparison helpers :func:`holm_adjust`, :func:`compare_all` and
-:func:`holm_best_vs_rest`.
+comparison helpers :func:`holm_adjust`, :func:`bonferroni_adjust`,
+:func:`adjust_p_values`, :func:`compare_all` and :func:`holm_best_vs_rest`.
 """
 
 from __future__ import annotations
 
 from parcv.stats.mcnemar import CochranQResult, cochran_q_test, mcnemar_test
-from parcv.stats.multiple import TESTS, compare, compare_all, holm_adjust, holm_best_vs_rest
+from parcv.stats.multiple import (
+    CORRECTIONS,
+    TESTS,
+    adjust_p_values,
+    bonferroni_adjust,
+    compare,
+    compare_all,
+    holm_adjust,
+    holm_best_vs_rest,
+)
 from parcv.stats.paired import (
     corrected_resampled_ttest,
     one_se_rule_compare,
@@ -44,7 +53,10 @@ from parcv.stats.resampled import (
 from parcv.stats.result import ComparisonTable, FriedmanResult, TestResult
 
 __all__ = [
+    "CORRECTIONS",
     "TESTS",
+    "adjust_p_values",
+    "bonferroni_adjust",
     "ComparisonTable",
     "FriedmanResult",
     "TestResult",

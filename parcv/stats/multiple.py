@@ -32,7 +32,18 @@ from parcv.stats.resampled import (
 )
 from parcv.stats.result import ComparisonTable, TestResult
 
-__all__ = ["TESTS", "compare", "compare_all", "holm_adjust", "holm_best_vs_rest"]
+__all__ = [
+    "CORRECTIONS",
+    "TESTS",
+    "adjust_p_values",
+    "bonferroni_adjust",
+    "compare",
+    "compare_all",
+    "holm_adjust",
+    "holm_best_vs_rest",
+]
+
+CORRECTIONS = ("holm", "bonferroni", None)
 
 PairwiseTest = Callable[..., TestResult]
 
@@ -166,12 +177,7 @@ def holm_adjust(p_values: ArrayLike) -> NDArray[np.float64]:
     >>> holm_adjust([0.01, 0.04, 0.03]).tolist()
     [0.03, 0.06, 0.06]
     """
-    p = np.asarray(p_values, dtype=np.float64)
-    if p.ndim != 1 or not np.all((p >= 0.0) & (p <= 1.0)):
-        raise ValueError(
-            f"p_values must be a 1-D array of probabilities in [0, 1]; got {p_values!r}. "
-            "Drop tests without a p-value (e.g. Bayesian ones) before adjusting."
-        )
+    p = _check_p_values(p_values)
     order = np.argsort(p, kind="stable")
     scaled = (p.size - np.arange(p.size)) * p[order]
     adjusted = np.empty_like(p)
@@ -179,17 +185,101 @@ def holm_adjust(p_values: ArrayLike) -> NDArray[np.float64]:
     return adjusted
 
 
-def _build_table(results: list[TestResult], alpha: float, best: str | None) -> ComparisonTable:
-    """Holm-adjust the p-values that exist and assemble the table."""
+def bonferroni_adjust(p_values: ArrayLike) -> NDArray[np.float64]:
+    """Adjust p-values for multiple comparisons with Bonferroni's method: ``min(1, m p)``.
+
+    Parameters
+    ----------
+    p_values : array-like of shape (n_comparisons,)
+        Unadjusted p-values in [0, 1].
+
+    Returns
+    -------
+    ndarray of shape (n_comparisons,)
+
+    Raises
+    ------
+    ValueError
+        If the input is not 1-D or holds values outside [0, 1] (or NaN).
+
+    See Also
+    --------
+    holm_adjust : Rejects everything Bonferroni rejects, and often more.
+
+    Examples
+    --------
+    >>> from parcv.stats import bonferroni_adjust
+    >>> bonferroni_adjust([0.01, 0.04, 0.5]).tolist()
+    [0.03, 0.12, 1.0]
+    """
+    p = _check_p_values(p_values)
+    return np.minimum(1.0, p.size * p)
+
+
+def adjust_p_values(p_values: ArrayLike, correction: str | None) -> NDArray[np.float64]:
+    """Adjust p-values by ``correction``: ``"holm"``, ``"bonferroni"`` or None (unadjusted).
+
+    Parameters
+    ----------
+    p_values : array-like of shape (n_comparisons,)
+    correction : {"holm", "bonferroni"} or None
+
+    Returns
+    -------
+    ndarray of shape (n_comparisons,)
+
+    Raises
+    ------
+    ValueError
+        For another ``correction``, or p-values outside [0, 1].
+
+    Examples
+    --------
+    >>> from parcv.stats import adjust_p_values
+    >>> adjust_p_values([0.01, 0.04], None).tolist()
+    [0.01, 0.04]
+    """
+    check_correction(correction)
+    if correction == "holm":
+        return holm_adjust(p_values)
+    if correction == "bonferroni":
+        return bonferroni_adjust(p_values)
+    return _check_p_values(p_values)
+
+
+def check_correction(correction: object) -> None:
+    """Refuse a multiple-comparison correction parcv does not know."""
+    if correction not in CORRECTIONS:
+        raise ValueError(
+            f"correction must be 'holm', 'bonferroni' or None; got {correction!r}. Use 'holm' "
+            "(the default: controls the family-wise error, more power than Bonferroni) or None "
+            "for unadjusted p-values."
+        )
+
+
+def _check_p_values(p_values: ArrayLike) -> NDArray[np.float64]:
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim != 1 or not np.all((p >= 0.0) & (p <= 1.0)):
+        raise ValueError(
+            f"p_values must be a 1-D array of probabilities in [0, 1]; got {p_values!r}. "
+            "Drop tests without a p-value (e.g. Bayesian ones) before adjusting."
+        )
+    return p
+
+
+def _build_table(
+    results: list[TestResult], alpha: float, best: str | None, correction: str | None = "holm"
+) -> ComparisonTable:
+    """Adjust the p-values that exist and assemble the table."""
     indexed = [
         (i, result.p_value) for i, result in enumerate(results) if result.p_value is not None
     ]
     adjusted: list[float | None] = [None] * len(results)
     if indexed:
-        values = holm_adjust([p_value for _, p_value in indexed])
+        values = adjust_p_values([p_value for _, p_value in indexed], correction)
         for (i, _), value in zip(indexed, values, strict=True):
             adjusted[i] = float(value)
-    return ComparisonTable(tuple(results), tuple(adjusted), alpha, best)
+    return ComparisonTable(tuple(results), tuple(adjusted), alpha, best, correction=correction)
 
 
 def compare_all(
@@ -197,9 +287,10 @@ def compare_all(
     test: str | PairwiseTest = "paired_t",
     *,
     alpha: float = 0.05,
+    correction: str | None = "holm",
     **options: object,
 ) -> ComparisonTable:
-    """Compare every pair of candidates and Holm-adjust the p-values.
+    """Compare every pair of candidates and adjust the p-values (Holm by default).
 
     Parameters
     ----------
@@ -209,6 +300,9 @@ def compare_all(
         As in :func:`compare`.
     alpha : float, default=0.05
         Family-wise error rate for :attr:`ComparisonTable.rejected`.
+    correction : {"holm", "bonferroni"} or None, default="holm"
+        How the p-values are adjusted for the number of pairs; None leaves
+        them unadjusted (each pair then has error rate ``alpha``).
     **options
         Passed to the test, e.g. ``n_train`` and ``n_test``.
 
@@ -247,6 +341,7 @@ def compare_all(
             f"{type(scores).__name__!r}. Build e.g. {{'rf': rf_scores, 'svm': svm_scores}}."
         )
     alpha = check_probability(alpha, "alpha", "Use e.g. alpha=0.05.")
+    check_correction(correction)
     _check_at_least_two(len(scores), "scores")
     results = [
         compare(
@@ -259,7 +354,7 @@ def compare_all(
         )
         for name_a, name_b in itertools.combinations(scores, 2)
     ]
-    return _build_table(results, alpha, best=None)
+    return _build_table(results, alpha, best=None, correction=correction)
 
 
 def _check_at_least_two(n_candidates: int, name: str) -> None:
@@ -277,6 +372,7 @@ def holm_best_vs_rest(
     *,
     test: str | PairwiseTest | None = None,
     alpha: float = 0.05,
+    correction: str | None = "holm",
     **options: object,
 ) -> ComparisonTable:
     """Compare the best-mean candidate with each other one, Holm-adjusted.
@@ -293,6 +389,8 @@ def holm_best_vs_rest(
         test must produce p-values.
     alpha : float, default=0.05
         Family-wise error rate for :attr:`ComparisonTable.rejected`.
+    correction : {"holm", "bonferroni"} or None, default="holm"
+        As in :func:`compare_all`.
     **options
         Passed to the test, e.g. ``n_train`` and ``n_test``.
 
@@ -328,6 +426,7 @@ def holm_best_vs_rest(
     ('rf', ['corrected_t', 'corrected_t'], (False, True))
     """
     alpha = check_probability(alpha, "alpha", "Use e.g. alpha=0.05.")
+    check_correction(correction)
     table, checked_names = check_score_table(scores, names)
     _check_at_least_two(table.shape[1], "scores")
     if test is None:
@@ -353,7 +452,7 @@ def holm_best_vs_rest(
             "has none. Use 'paired_t', 'corrected_t', 'wilcoxon' or a 5x2cv test, or "
             "call compare_all() to tabulate Bayesian results."
         )
-    return _build_table(results, alpha, best=checked_names[best])
+    return _build_table(results, alpha, best=checked_names[best], correction=correction)
 
 
 def _corrected_t_vs_best(

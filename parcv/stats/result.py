@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "FriedmanResult",
@@ -12,6 +13,7 @@ __all__ = [
     "TestResult",
     "UndefinedComparison",
     "ComparisonTable",
+    "import_pandas",
 ]
 
 
@@ -315,25 +317,27 @@ def _table_row(result: TestResult, adjusted: float | None, alpha: float) -> list
     ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class ComparisonTable:
-    """Several pairwise comparisons with Holm-adjusted p-values.
+    """Several pairwise comparisons with adjusted p-values (Holm's by default).
 
     Parameters
     ----------
     results : tuple of TestResult
         One result per compared pair, ``A - B`` oriented.
     adjusted_p_values : tuple of float or None
-        Holm step-down adjusted p-values, aligned with ``results``; None for
-        tests without p-values.
+        p-values adjusted by ``correction``, aligned with ``results``; None
+        for tests without p-values.
     alpha : float
         Family-wise error rate used for ``rejected``.
     best : str or None, default=None
         Name of the reference candidate for best-versus-rest tables.
     undefined : tuple of UndefinedComparison, default=()
         Pairs the test could not compare (e.g. identical fold scores): listed
-        after the tested pairs, with no p-value, and left out of Holm's
+        after the tested pairs, with no p-value, and left out of the
         adjustment.
+    correction : {"holm", "bonferroni"} or None, default="holm"
+        How ``adjusted_p_values`` were adjusted; None: not at all.
 
     Examples
     --------
@@ -350,8 +354,14 @@ class ComparisonTable:
     alpha: float
     best: str | None = None
     undefined: tuple[UndefinedComparison, ...] = ()
+    correction: str | None = "holm"
 
     def __post_init__(self) -> None:
+        if self.correction not in ("holm", "bonferroni", None):
+            raise ValueError(
+                f"correction must be 'holm', 'bonferroni' or None; got {self.correction!r}. "
+                "Name the method that adjusted adjusted_p_values."
+            )
         if len(self.results) != len(self.adjusted_p_values):
             raise ValueError(
                 "adjusted_p_values must have one entry per result; got "
@@ -366,8 +376,13 @@ class ComparisonTable:
         return iter(self.results)
 
     @property
+    def adjusted_column(self) -> str:
+        """Name of the adjusted p-value column: ``p_holm``, ``p_bonferroni`` or ``p_unadjusted``."""
+        return f"p_{self.correction or 'unadjusted'}"
+
+    @property
     def rejected(self) -> tuple[bool | None, ...]:
-        """Whether each null hypothesis is rejected at ``alpha`` after Holm."""
+        """Whether each null hypothesis is rejected at ``alpha`` after the correction."""
         return tuple(None if p is None else p <= self.alpha for p in self.adjusted_p_values)
 
     def to_text(self) -> str:
@@ -393,7 +408,7 @@ class ComparisonTable:
             "ci",
             "statistic",
             "p",
-            "p_holm",
+            self.adjusted_column,
             "reject",
         ]
         rows = [header] + [
@@ -431,9 +446,94 @@ class ComparisonTable:
             self.results, self.adjusted_p_values, self.rejected, strict=True
         ):
             row = result.to_dict()
-            row["p_holm"] = adjusted
+            row[self.adjusted_column] = adjusted
             row["rejected"] = rejected
             rows.append(row)
         for undefined in self.undefined:
-            rows.append({**undefined.to_dict(), "p_holm": None, "rejected": None})
-        return {"alpha": self.alpha, "best": self.best, "comparisons": rows}
+            rows.append({**undefined.to_dict(), self.adjusted_column: None, "rejected": None})
+        return {
+            "alpha": self.alpha,
+            "best": self.best,
+            "correction": self.correction,
+            "comparisons": rows,
+        }
+
+    def to_frame(self) -> Any:
+        """Return the table as a pandas DataFrame, one row per pair.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``A``, ``B``, ``test``, ``mean_diff``, ``ci_low``,
+            ``ci_high``, ``statistic``, ``p``, the adjusted p-value column
+            (``p_holm``, ``p_bonferroni`` or ``p_unadjusted``), ``reject``
+            and ``note`` (why an undefined pair has no statistic).
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed (``pip install 'parcv[pandas]'``).
+
+        Examples
+        --------
+        >>> from parcv.stats import compare_all
+        >>> frame = compare_all({"a": [1.0, 2.0, 3.0], "b": [0.0, 1.5, 2.0]}).to_frame()
+        >>> list(frame.columns[:3]), len(frame)
+        (['A', 'B', 'test'], 1)
+        """
+        pandas = import_pandas("ComparisonTable.to_frame")
+        rows = [
+            {"A": r.name_a, "B": r.name_b, "test": r.test, "mean_diff": r.mean_difference,
+             "ci_low": r.ci_low, "ci_high": r.ci_high, "statistic": r.statistic, "p": r.p_value,
+             self.adjusted_column: adjusted, "reject": rejected, "note": ""}
+            for r, adjusted, rejected in zip(
+                self.results, self.adjusted_p_values, self.rejected, strict=True
+            )
+        ] + [
+            {"A": u.name_a, "B": u.name_b, "test": u.test, "mean_diff": u.mean_difference,
+             "ci_low": None, "ci_high": None, "statistic": None, "p": None,
+             self.adjusted_column: None, "reject": None, "note": u.note}
+            for u in self.undefined
+        ]  # fmt: skip
+        columns = ["A", "B", "test", "mean_diff", "ci_low", "ci_high", "statistic", "p",
+                   self.adjusted_column, "reject", "note"]  # fmt: skip
+        return pandas.DataFrame(rows, columns=columns)
+
+    def __repr__(self) -> str:
+        """A short table: what was compared and the first rows of :meth:`to_text`."""
+        tests = sorted({r.test for r in self.results} | {u.test for u in self.undefined})
+        kind = "best vs rest" if self.best is not None else "pairwise"
+        head = (
+            f"ComparisonTable: {len(self.results) + len(self.undefined)} {kind} comparisons "
+            f"({', '.join(tests) or 'none'}), p-values adjusted by "
+            f"{self.correction or 'nothing'}, alpha={self.alpha:g}"
+        )
+        return "\n".join([head, *_first_lines(self.to_text(), _REPR_ROWS + 1)])
+
+
+_REPR_ROWS = 6
+
+
+def _first_lines(text: str, n: int) -> list[str]:
+    """The first ``n`` lines of ``text`` and how many more there are."""
+    lines = text.splitlines()
+    more = [f"... {len(lines) - n} more rows"] if len(lines) > n else []
+    return lines[:n] + more
+
+
+def import_pandas(feature: str) -> Any:
+    """Import pandas for ``feature`` (a ``to_frame`` method), or say how to install it.
+
+    Examples
+    --------
+    >>> import_pandas("to_frame").DataFrame.__name__
+    'DataFrame'
+    """
+    try:
+        import pandas
+    except ImportError as err:
+        raise ImportError(
+            f"{feature} needs pandas, which is not installed. Install it with "
+            "pip install 'parcv[pandas]' (or pip install pandas), or use to_dict() instead."
+        ) from err
+    return pandas

@@ -1,0 +1,547 @@
+"""Drop-in estimators: GridSearchCV, RandomizedSearchCV and NestedCV over parcv's graph.
+
+They take scikit-learn's constructor names and expose scikit-learn's fitted
+attributes, so that existing code (a ``Pipeline``, ``clone``, ``pickle``,
+``cross_val_score``) runs unchanged; ``fit`` calls :func:`parcv.search` or
+:func:`parcv.nested_cv` and copies what they return. The parcv result itself
+is ``result_`` (tests, comparisons, reports).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.model_selection import ParameterSampler
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from parcv.api import nested_cv, search
+from parcv.errors import ModelNotAvailableError
+from parcv.plan.scoring import check_scoring_spec
+from parcv.plan.space import RandomSpace
+from parcv.results.objects import NestedResult, SearchResult
+
+__all__ = ["GridSearchCV", "RandomizedSearchCV", "NestedCV"]
+
+
+def _refit_is_callable_or_false(refit: Any) -> bool:
+    return callable(refit) or refit is False
+
+
+def _has(attr: str) -> Callable[[Any], bool]:
+    """``available_if`` check: the method exists when refit is on and the model has it."""
+
+    def check(self: Any) -> bool:
+        _require_refit(self, attr)
+        # Raises AttributeError (hasattr False) when the model has no such method.
+        getattr(self.best_estimator_ if hasattr(self, "best_estimator_") else self.estimator, attr)
+        return True
+
+    return check
+
+
+def _delegate(attr: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Expose a method of the refitted model (``hasattr`` is False when it has none)."""
+    return cast(Callable[[Callable[..., Any]], Callable[..., Any]], available_if(_has(attr)))
+
+
+class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
+    """What GridSearchCV, RandomizedSearchCV and NestedCV share: the fitted face."""
+
+    estimator: Any
+    scoring: Any
+    refit: Any
+    verbose: int
+    error_score: Any
+    return_train_score: bool
+    backend: Any
+    n_jobs: int | None
+    store: Any
+    resume: bool
+    racing: Any
+    scorer_: Any
+
+    def _space(self) -> Any:
+        raise NotImplementedError
+
+    def _run(
+        self, X: Any, y: Any, groups: Any, fit_params: dict[str, Any] | None
+    ) -> SearchResult | NestedResult:
+        raise NotImplementedError
+
+    def _options(self) -> dict[str, Any]:
+        """The keyword arguments every call of parcv's API shares."""
+        return dict(
+            scoring=self.scoring,
+            refit=self._api_refit(),
+            return_train_score=self.return_train_score,
+            error_score=self.error_score,
+            backend=self.backend,
+            n_jobs=self.n_jobs,
+            store=self.store,
+            resume=self.resume,
+            racing=self.racing,
+            progress=self.verbose > 0,
+        )
+
+    def _api_refit(self) -> bool | str:
+        """``refit`` as parcv's API takes it: a callable refits here, after the CV."""
+        if _refit_is_callable_or_false(self.refit):
+            return False
+        if _is_multimetric(self.scoring):
+            return str(self.refit) if isinstance(self.refit, str) else bool(self.refit)
+        return bool(self.refit)  # scikit-learn: with one metric, any true refit means True
+
+    def fit(self, X: Any, y: Any = None, **params: Any) -> Any:
+        """Run the search (as one task graph) and refit the best candidate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        **params : dict
+            ``groups`` goes to the splitter; the rest to the estimator's
+            ``fit`` (per-sample arrays are split with the rows).
+
+        Returns
+        -------
+        self
+        """
+        _check_refit_kind(self.refit, self.scoring)
+        fit_params = dict(params)
+        groups = fit_params.pop("groups", None)
+        result = self._run(X, y, groups, fit_params or None)
+        search_result = result.final if isinstance(result, NestedResult) else result
+        if search_result is None:  # NestedCV always runs the search on all data
+            raise ModelNotAvailableError("nested CV ran without its search on all data")
+        self.result_ = result
+        self._copy(search_result, X, y, fit_params)
+        return self
+
+    def _copy(self, result: SearchResult, X: Any, y: Any, fit_params: dict[str, Any]) -> None:
+        """Set scikit-learn's fitted attributes from a SearchResult."""
+        api_refit = self._api_refit()
+        spec = check_scoring_spec(self.estimator, self.scoring, api_refit)
+        # scikit-learn's keys: parcv's count of failed fits stays in result_.cv_results_.
+        self.cv_results_ = {k: v for k, v in result.cv_results_.items() if k != "n_failed_fits"}
+        self.n_splits_ = result.n_splits_
+        self.multimetric_ = spec.multimetric
+        self.scorer_ = dict(spec.scorers) if spec.multimetric else spec.scorers["score"]
+        for name in ("best_index_", "best_params_", "best_score_", "best_estimator_",
+                     "refit_time_", "feature_names_in_"):  # fmt: skip
+            self.__dict__.pop(name, None)  # a refit of this object starts clean
+        if callable(self.refit):
+            self.best_index_ = _callable_index(self.refit, result.cv_results_)
+            self.best_params_ = result.cv_results_["params"][self.best_index_]
+            started = time.perf_counter()
+            model = clone(self.estimator).set_params(**clone(self.best_params_, safe=False))
+            self.best_estimator_ = model.fit(X, y, **fit_params)
+            self.refit_time_ = time.perf_counter() - started
+        elif self.refit or not self.multimetric_:
+            self.best_index_ = result.best_index_
+            self.best_params_ = result.best_params_
+            self.best_score_ = result.best_score_
+        if self.refit is not False and not callable(self.refit):
+            self.best_estimator_ = result.best_estimator_
+            final = [r for r in result.records if r.unit.kind == "final"]
+            self.refit_time_ = final[0].fit_time if final else math.nan
+        if hasattr(getattr(self, "best_estimator_", None), "feature_names_in_"):
+            self.feature_names_in_ = self.best_estimator_.feature_names_in_
+
+    def score(self, X: Any, y: Any = None) -> float:
+        """Score the refitted model with the refit metric (``best_estimator_.score`` by default).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        _require_refit(self, "score")
+        check_is_fitted(self)
+        if self.multimetric_:
+            if not isinstance(self.refit, str):  # a callable: scikit-learn fails here too
+                raise AttributeError(
+                    f"score needs refit to name a metric of scoring={self.scoring!r}; got "
+                    f"refit={self.refit!r}. Score best_estimator_ with a scorer of scorer_."
+                )
+            return float(self.scorer_[self.refit](self.best_estimator_, X, y))
+        return float(self.scorer_(self.best_estimator_, X, y))
+
+    @_delegate("score_samples")
+    def score_samples(self, X: Any) -> Any:
+        """Call ``score_samples`` of the refitted model."""
+        check_is_fitted(self)
+        return self.best_estimator_.score_samples(X)
+
+    @_delegate("predict")
+    def predict(self, X: Any) -> Any:
+        """Call ``predict`` of the refitted model."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    @_delegate("predict_proba")
+    def predict_proba(self, X: Any) -> Any:
+        """Call ``predict_proba`` of the refitted model."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    @_delegate("predict_log_proba")
+    def predict_log_proba(self, X: Any) -> Any:
+        """Call ``predict_log_proba`` of the refitted model."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict_log_proba(X)
+
+    @_delegate("decision_function")
+    def decision_function(self, X: Any) -> Any:
+        """Call ``decision_function`` of the refitted model."""
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    @_delegate("transform")
+    def transform(self, X: Any) -> Any:
+        """Call ``transform`` of the refitted model."""
+        check_is_fitted(self)
+        return self.best_estimator_.transform(X)
+
+    @_delegate("inverse_transform")
+    def inverse_transform(self, X: Any) -> Any:
+        """Call ``inverse_transform`` of the refitted model."""
+        check_is_fitted(self)
+        return self.best_estimator_.inverse_transform(X)
+
+    @property
+    def n_features_in_(self) -> int:
+        """Number of features the refitted model saw (only with refit)."""
+        if not hasattr(self, "best_estimator_"):
+            raise AttributeError(
+                f"{type(self).__name__} object has no n_features_in_ attribute: it is not "
+                "fitted, or was fitted with refit=False."
+            )
+        return int(self.best_estimator_.n_features_in_)
+
+    @property
+    def classes_(self) -> Any:
+        """Class labels of the refitted classifier (only with refit)."""
+        _has("classes_")(self)
+        return self.best_estimator_.classes_
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        inner = self.estimator.__sklearn_tags__()
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        tags.input_tags.pairwise = inner.input_tags.pairwise
+        tags.input_tags.sparse = inner.input_tags.sparse
+        return tags
+
+
+def _check_refit_kind(refit: Any, scoring: Any) -> None:
+    """``refit`` is a bool, a metric name or a callable(cv_results_) -> index."""
+    if _is_multimetric(scoring) and not (refit is False or callable(refit)):
+        names = list(scoring)
+        if not (isinstance(refit, str) and refit in names):
+            raise ValueError(
+                "For multi-metric scoring, the parameter refit must be set to a scorer key or "
+                "a callable to refit an estimator with the best parameter setting on the whole "
+                "data and make the best_* attributes available for that metric. If this is not "
+                f"needed, refit should be set to False explicitly. {refit!r} was passed; the "
+                f"scorer keys are {names!r}."
+            )
+    if isinstance(refit, (bool, np.bool_, str)) or callable(refit):
+        return
+    raise TypeError(
+        f"refit must be True, False, a metric name or a callable(cv_results_) -> int; got "
+        f"refit={refit!r}. Pass e.g. refit=True, or refit='r2' with several metrics."
+    )
+
+
+def _callable_index(refit: Callable[[dict[str, Any]], Any], cv_results: dict[str, Any]) -> int:
+    """scikit-learn's semantics of a callable ``refit``: it returns ``best_index_``."""
+    given = refit(cv_results)
+    if not isinstance(given, numbers.Integral):
+        raise TypeError("best_index_ returned is not an integer")
+    index = int(given)
+    if index < 0 or index >= len(cv_results["params"]):
+        raise IndexError("best_index_ index out of range")
+    return int(index)
+
+
+def _require_refit(search: Any, method: str) -> None:
+    if search.refit is False:
+        raise AttributeError(
+            f"This {type(search).__name__} instance was initialized with `refit=False`. "
+            f"{method} is available only after refitting on the best parameters. Pass "
+            "refit=True (or, with several metrics, a metric name) to use it."
+        )
+
+
+class GridSearchCV(_SearchFace):
+    """Exhaustive search over a grid, as scikit-learn's ``GridSearchCV``, run by parcv.
+
+    Every (fold, candidate) fit is a unit of one task graph (see
+    :func:`parcv.search`); the fitted attributes are scikit-learn's.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    param_grid : dict or list of dict
+    scoring : str, callable, list or dict, default=None
+    n_jobs : int, default=None
+        Worker processes of ``backend``; ``None`` uses every core.
+    refit : bool, str or callable, default=True
+        As scikit-learn: ``True`` (or, with several metrics, the metric name)
+        refits the best candidate on all data in the graph; a callable gets
+        ``cv_results_`` and returns ``best_index_`` (``best_score_`` is then
+        not set) and that candidate is refitted in this process after the CV.
+    cv : int, splitter or None, default=None
+        ``None`` is 5 folds (stratified for classifiers).
+    verbose : int, default=0
+        ``> 0`` shows parcv's progress bar (done/failed/total, ETA) on stderr.
+    error_score : "raise" or float, default=nan
+    return_train_score : bool, default=False
+    backend : {"serial", "local", "dask"} or Backend, default="local"
+    store : str or Path, default=None
+        SQLite file that records every unit (see :func:`parcv.search`).
+    resume : bool, default=False
+        Reuse the records of ``store``; compute only what is missing.
+    racing : Racing, default=None
+        Drop candidates a paired test finds worse, fold by fold.
+
+    Attributes
+    ----------
+    cv_results_, best_estimator_, best_score_, best_params_, best_index_
+        As scikit-learn's.
+    scorer_, n_splits_, refit_time_, multimetric_, classes_, n_features_in_
+        As scikit-learn's.
+    result_ : SearchResult
+        parcv's result: tests between candidates, text, JSON, ``to_frame``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=40, n_features=3, noise=5.0, random_state=0)
+    >>> gs = GridSearchCV(Ridge(), {"alpha": [0.1, 10.0]}, cv=3, backend="serial").fit(X, y)
+    >>> gs.best_params_, gs.predict(X[:2]).shape
+    ({'alpha': 0.1}, (2,))
+    """
+
+    def __init__(
+        self,
+        estimator: Any,
+        param_grid: Any,
+        *,
+        scoring: Any = None,
+        n_jobs: int | None = None,
+        refit: Any = True,
+        cv: Any = None,
+        verbose: int = 0,
+        error_score: Any = np.nan,
+        return_train_score: bool = False,
+        backend: Any = "local",
+        store: Any = None,
+        resume: bool = False,
+        racing: Any = None,
+    ) -> None:
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.cv = cv
+        self.verbose = verbose
+        self.error_score = error_score
+        self.return_train_score = return_train_score
+        self.backend = backend
+        self.store = store
+        self.resume = resume
+        self.racing = racing
+
+    def _space(self) -> Any:
+        return self.param_grid
+
+    def _run(
+        self, X: Any, y: Any, groups: Any, fit_params: dict[str, Any] | None
+    ) -> SearchResult | NestedResult:
+        cv = 5 if self.cv is None else self.cv
+        return search(self.estimator, self._space(), X, y, cv=cv, groups=groups,
+                      fit_params=fit_params, **self._options())  # fmt: skip
+
+
+class RandomizedSearchCV(GridSearchCV):
+    """Random search, as scikit-learn's ``RandomizedSearchCV``, run by parcv.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    param_distributions : dict or list of dict
+        Lists (sampled uniformly) or ``scipy.stats`` distributions.
+    n_iter : int, default=10
+    random_state : int, RandomState or None, default=None
+        An int draws the candidates of scikit-learn's ``RandomizedSearchCV``
+        with that seed (and a resumed run draws the same ones); ``None`` or a
+        ``RandomState`` draws them as scikit-learn does, differently each fit.
+    scoring, n_jobs, refit, cv, verbose, error_score, return_train_score
+        As in :class:`GridSearchCV`.
+    backend, store, resume, racing
+        As in :class:`GridSearchCV`.
+
+    Examples
+    --------
+    >>> from scipy.stats import loguniform
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=40, n_features=3, noise=5.0, random_state=0)
+    >>> rs = RandomizedSearchCV(Ridge(), {"alpha": loguniform(1e-3, 1e3)}, n_iter=3,
+    ...                         random_state=0, cv=3, backend="serial").fit(X, y)
+    >>> len(rs.cv_results_["params"])
+    3
+    """
+
+    def __init__(
+        self,
+        estimator: Any,
+        param_distributions: Any,
+        *,
+        n_iter: int = 10,
+        scoring: Any = None,
+        n_jobs: int | None = None,
+        refit: Any = True,
+        cv: Any = None,
+        verbose: int = 0,
+        random_state: Any = None,
+        error_score: Any = np.nan,
+        return_train_score: bool = False,
+        backend: Any = "local",
+        store: Any = None,
+        resume: bool = False,
+        racing: Any = None,
+    ) -> None:
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.n_iter = n_iter
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.cv = cv
+        self.verbose = verbose
+        self.random_state = random_state
+        self.error_score = error_score
+        self.return_train_score = return_train_score
+        self.backend = backend
+        self.store = store
+        self.resume = resume
+        self.racing = racing
+
+    def _space(self) -> Any:
+        seed = self.random_state
+        if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+            return RandomSpace(self.param_distributions, n_iter=self.n_iter, random_state=int(seed))
+        draws = ParameterSampler(self.param_distributions, self.n_iter, random_state=seed)
+        return [{name: [value] for name, value in params.items()} for params in draws]
+
+
+class NestedCV(_SearchFace):
+    """Nested CV of a grid search, then the search on all data: one estimator.
+
+    ``fit`` runs :func:`parcv.nested_cv`: for each outer fold, an inner CV
+    on the outer-train part selects a candidate, refitted and scored on the
+    outer-test part (the estimate of the whole selection procedure); and the
+    same search on all data selects and refits the model to ship, whose
+    attributes (``best_estimator_``, ``cv_results_``, ``predict``, ...) are
+    those of :class:`GridSearchCV`.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    param_grid : dict, list of dict or RandomSpace
+    outer : int or splitter, default=5
+    inner : int or splitter, default=3
+    scoring, n_jobs, verbose, error_score, return_train_score, backend, store, resume, racing
+        As in :class:`GridSearchCV`.
+    refit : bool, str or callable, default=True
+        As in :class:`GridSearchCV`, for the search on all data.
+
+    Attributes
+    ----------
+    outer_scores_ : dict of str to ndarray of shape (n_outer_splits,)
+        Score of each outer fold's selected and refitted candidate.
+    result_ : NestedResult
+        parcv's result: estimate, choices per outer fold, stability.
+    cv_results_, best_estimator_, best_score_, best_params_, best_index_
+        Of the search on all data, as :class:`GridSearchCV`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=60, n_features=3, noise=5.0, random_state=0)
+    >>> nested = NestedCV(Ridge(), {"alpha": [0.1, 10.0]}, outer=3, backend="serial").fit(X, y)
+    >>> nested.outer_scores_["score"].shape, nested.best_params_
+    ((3,), {'alpha': 0.1})
+    """
+
+    def __init__(
+        self,
+        estimator: Any,
+        param_grid: Any,
+        *,
+        outer: Any = 5,
+        inner: Any = 3,
+        scoring: Any = None,
+        n_jobs: int | None = None,
+        refit: Any = True,
+        verbose: int = 0,
+        error_score: Any = np.nan,
+        return_train_score: bool = False,
+        backend: Any = "local",
+        store: Any = None,
+        resume: bool = False,
+        racing: Any = None,
+    ) -> None:
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.outer = outer
+        self.inner = inner
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.verbose = verbose
+        self.error_score = error_score
+        self.return_train_score = return_train_score
+        self.backend = backend
+        self.store = store
+        self.resume = resume
+        self.racing = racing
+
+    def _run(
+        self, X: Any, y: Any, groups: Any, fit_params: dict[str, Any] | None
+    ) -> SearchResult | NestedResult:
+        options = self._options()
+        # The all-data search gives cv_results_ (and the model); run it whatever refit says.
+        if options["refit"] is False:
+            options["refit"] = True if not _is_multimetric(self.scoring) else _first(self.scoring)
+        result = nested_cv(self.estimator, self.param_grid, X, y, outer=self.outer,
+                           inner=self.inner, groups=groups, fit_params=fit_params,
+                           **options)  # fmt: skip
+        self.outer_scores_ = result.outer_scores
+        return result
+
+
+def _is_multimetric(scoring: Any) -> bool:
+    return not (scoring is None or isinstance(scoring, str) or callable(scoring))
+
+
+def _first(scoring: Any) -> str:
+    return str(next(iter(scoring)))
