@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import termios
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -95,7 +96,7 @@ def _readme_blocks(language):
 @pytest.mark.parametrize("number", range(len(_readme_blocks("python"))))
 def test_every_readme_python_block_runs(tmp_path, monkeypatch, number):
     monkeypatch.chdir(tmp_path)  # it may write files (results.json)
-    code = _readme_blocks("python")[number]
+    code = textwrap.dedent(_readme_blocks("python")[number])  # blocks inside a list are indented
     exec(compile(code, f"README.md python block {number}", "exec"), {})
 
 
