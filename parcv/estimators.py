@@ -13,7 +13,7 @@ import math
 import numbers
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
@@ -46,9 +46,16 @@ def _has(attr: str) -> Callable[[Any], bool]:
     return check
 
 
-def _delegate(attr: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Expose a method of the refitted model (``hasattr`` is False when it has none)."""
-    return cast(Callable[[Callable[..., Any]], Callable[..., Any]], available_if(_has(attr)))
+def _forward(name: str) -> Any:
+    """A method calling ``name`` of the refitted model (``hasattr`` is False when it has none)."""
+
+    def method(self: Any, X: Any) -> Any:
+        check_is_fitted(self)
+        return getattr(self.best_estimator_, name)(X)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Call ``{name}`` of the refitted model."
+    return available_if(_has(name))(method)
 
 
 class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
@@ -177,47 +184,13 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
             return float(self.scorer_[self.refit](self.best_estimator_, X, y))
         return float(self.scorer_(self.best_estimator_, X, y))
 
-    @_delegate("score_samples")
-    def score_samples(self, X: Any) -> Any:
-        """Call ``score_samples`` of the refitted model."""
-        check_is_fitted(self)
-        return self.best_estimator_.score_samples(X)
-
-    @_delegate("predict")
-    def predict(self, X: Any) -> Any:
-        """Call ``predict`` of the refitted model."""
-        check_is_fitted(self)
-        return self.best_estimator_.predict(X)
-
-    @_delegate("predict_proba")
-    def predict_proba(self, X: Any) -> Any:
-        """Call ``predict_proba`` of the refitted model."""
-        check_is_fitted(self)
-        return self.best_estimator_.predict_proba(X)
-
-    @_delegate("predict_log_proba")
-    def predict_log_proba(self, X: Any) -> Any:
-        """Call ``predict_log_proba`` of the refitted model."""
-        check_is_fitted(self)
-        return self.best_estimator_.predict_log_proba(X)
-
-    @_delegate("decision_function")
-    def decision_function(self, X: Any) -> Any:
-        """Call ``decision_function`` of the refitted model."""
-        check_is_fitted(self)
-        return self.best_estimator_.decision_function(X)
-
-    @_delegate("transform")
-    def transform(self, X: Any) -> Any:
-        """Call ``transform`` of the refitted model."""
-        check_is_fitted(self)
-        return self.best_estimator_.transform(X)
-
-    @_delegate("inverse_transform")
-    def inverse_transform(self, X: Any) -> Any:
-        """Call ``inverse_transform`` of the refitted model."""
-        check_is_fitted(self)
-        return self.best_estimator_.inverse_transform(X)
+    score_samples = _forward("score_samples")
+    predict = _forward("predict")
+    predict_proba = _forward("predict_proba")
+    predict_log_proba = _forward("predict_log_proba")
+    decision_function = _forward("decision_function")
+    transform = _forward("transform")
+    inverse_transform = _forward("inverse_transform")
 
     @property
     def n_features_in_(self) -> int:
