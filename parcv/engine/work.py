@@ -15,7 +15,7 @@ import socket
 import time
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -346,25 +346,44 @@ def run_ncv_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
     Record
         The losses on the unit's test rows (in row order) as ``folds["loss"]``.
     """
-    fold, started = plan.fold_of(unit), time.time()
     metric = plan.interval.metric  # type: ignore[union-attr]
+
+    def losses(estimator: Any, X_test: Any, test: NDArray[np.intp]) -> NDArray[np.float64]:
+        return per_sample_loss(metric, estimator, X_test, _take(data.y, test))
+
+    return _fit_and_keep(plan, data, unit, "loss", losses)
+
+
+def _fit_and_keep(
+    plan: Plan,
+    data: Dataset,
+    unit: Unit,
+    name: str,
+    measure: Callable[[Any, Any, NDArray[np.intp]], NDArray[np.float64]],
+) -> Record:
+    """Fit ``unit``'s candidate on its training rows; keep ``measure`` of its test rows.
+
+    ``measure(estimator, X_test, test_rows)`` gives one value per test row,
+    kept in row order as ``folds[name]``; its time is the record's score time.
+    """
+    fold, started = plan.fold_of(unit), time.time()
     estimator, pairwise = _fresh_estimator(plan, unit.candidate)
-    X_train, y_train = _train_data(pairwise, data, fold.train, False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            X_train, y_train = _train_data(pairwise, data, fold.train, False)
+            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
             t0 = time.perf_counter()
             estimator.fit(X_train, y_train, **_fit_params(data, fold.train))
             fit_time = time.perf_counter() - t0
-            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
-            losses = per_sample_loss(metric, estimator, X_test, _take(data.y, fold.test))
+            values = measure(estimator, X_test, fold.test)
             score_time = time.perf_counter() - t0 - fit_time
         except Exception as err:
             failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
             return _stamp(replace(failed, test_scores={}, train_scores={}), caught, started)
     shape = (fold.train.size, fold.test.size)
     record = Record(unit, "ok", {}, {}, fit_time, score_time, *shape,
-                    folds=FoldScores({"loss": losses}))  # fmt: skip
+                    folds=FoldScores({name: values}))  # fmt: skip
     return _stamp(record, caught, started)
 
 
@@ -431,25 +450,11 @@ def run_bootstrap_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
         The predictions on the test rows (in row order) as
         ``folds["prediction"]``, as float64: numeric targets only.
     """
-    fold, started = plan.fold_of(unit), time.time()
-    estimator, pairwise = _fresh_estimator(plan, unit.candidate)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            X_train, y_train = _train_data(pairwise, data, fold.train, False)
-            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
-            t0 = time.perf_counter()
-            estimator.fit(X_train, y_train, **_fit_params(data, fold.train))
-            fit_time = time.perf_counter() - t0
-            predicted = np.asarray(estimator.predict(X_test), dtype=np.float64).ravel()
-            score_time = time.perf_counter() - t0 - fit_time
-        except Exception as err:
-            failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
-            return _stamp(replace(failed, test_scores={}, train_scores={}), caught, started)
-    shape = (fold.train.size, fold.test.size)
-    record = Record(unit, "ok", {}, {}, fit_time, score_time, *shape,
-                    folds=FoldScores({"prediction": predicted}))  # fmt: skip
-    return _stamp(record, caught, started)
+
+    def predictions(estimator: Any, X_test: Any, test: NDArray[np.intp]) -> NDArray[np.float64]:
+        return np.asarray(estimator.predict(X_test), dtype=np.float64).ravel()
+
+    return _fit_and_keep(plan, data, unit, "prediction", predictions)
 
 
 def run_criteria_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
