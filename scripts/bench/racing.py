@@ -4,15 +4,17 @@ For each data set a grid of >= 50 candidates is searched by 10-fold CV three way
 same folds and cores: parcv without racing (the full grid), parcv with
 ``Racing(burn_in=3, alpha=0.05)``, and scikit-learn's ``HalvingGridSearchCV``. A winner
 "agrees" when it is the full grid's winner, or a candidate the full grid's own one-sided
-corrected t-test (same alpha, all 10 folds) does not find worse than it ("tied").
+corrected t-test (same alpha, all folds) does not find worse than it ("tied"); the
+"tied" column counts the full grid's candidates tied with its winner so (winner included).
 
 The "oracle" column bounds what any race with this burn-in can save: it drops, right
 after the burn-in folds, exactly the candidates that the full grid's test (same alpha,
-all 10 folds, no multiplicity correction) finds worse than the full grid's winner, and
+all folds, no multiplicity correction) finds worse than the full grid's winner, and
 runs every other candidate on all folds. A race that cannot see the future does not beat it.
 
     python scripts/bench/racing.py              # 5 data sets (~5 min on 2 cores)
     python scripts/bench/racing.py --quick      # smoke run: 2 small data sets
+    python scripts/bench/racing.py --repeats 5  # 5 x 10-fold: more folds to race over
 """
 
 from __future__ import annotations
@@ -34,7 +36,13 @@ from sklearn.datasets import (
     make_classification,
 )
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
-from sklearn.model_selection import HalvingGridSearchCV, KFold, StratifiedKFold
+from sklearn.model_selection import (
+    HalvingGridSearchCV,
+    KFold,
+    RepeatedKFold,
+    RepeatedStratifiedKFold,
+    StratifiedKFold,
+)
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -61,9 +69,9 @@ def _svc_grid(n_c: int, n_gamma: int) -> dict[str, list[Any]]:
     }
 
 
-def make_cases(quick: bool) -> list[Case]:
+def make_cases(quick: bool, repeats: int = 1) -> list[Case]:
     svc = make_pipeline(StandardScaler(), SVC())
-    folds = StratifiedKFold(10, shuffle=True, random_state=0)
+    folds = _folds(StratifiedKFold, RepeatedStratifiedKFold, repeats)
     cases = [
         Case("breast_cancer", *load_breast_cancer(return_X_y=True), svc, _svc_grid(7, 8), folds),
         Case("wine", *load_wine(return_X_y=True), svc, _svc_grid(7, 8), folds),
@@ -79,9 +87,16 @@ def make_cases(quick: bool) -> list[Case]:
         *cases,
         Case("digits", X_digits, y_digits, svc, _svc_grid(7, 8), folds),
         Case("diabetes", *load_diabetes(return_X_y=True), knn, knn_grid,
-             KFold(10, shuffle=True, random_state=0)),
+             _folds(KFold, RepeatedKFold, repeats)),
         Case("make_classification", X, y, svc, _svc_grid(7, 8), folds),
     ]  # fmt: skip
+
+
+def _folds(once: Any, repeated: Any, repeats: int) -> Any:
+    """10-fold CV, shuffled with seed 0, once or ``repeats`` times."""
+    if repeats == 1:
+        return once(10, shuffle=True, random_state=0)
+    return repeated(n_splits=10, n_repeats=repeats, random_state=0)
 
 
 def _split_scores(cv_results: dict[str, Any], n_folds: int) -> np.ndarray:
@@ -136,7 +151,7 @@ def run_case(case: Case, n_jobs: int, racing: parcv.Racing) -> dict[str, Any]:
         "full_s": full_s, "race_s": race_s, "halving_s": halving_s,
         "race_agrees": _agrees(full, raced.best_index_, n, n_folds, racing.alpha),
         "halving_agrees": _agrees(full, halving_best, n, n_folds, racing.alpha),
-        "dropped": int((kept >= 0).sum()), "oracle_fits": oracle_fits,
+        "dropped": int((kept >= 0).sum()), "oracle_fits": oracle_fits, "worse": worse,
     }  # fmt: skip
 
 
@@ -144,13 +159,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="two small data sets")
     parser.add_argument("--n-jobs", type=int, default=2, help="cores for every tool")
+    parser.add_argument("--repeats", type=int, default=1, help="repeats of the 10-fold CV")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # convergence warnings of extreme C: the same for every tool
     racing = parcv.Racing(burn_in=3, alpha=0.05)
-    rows = [run_case(case, args.n_jobs, racing) for case in make_cases(args.quick)]
+    rows = [run_case(case, args.n_jobs, racing) for case in make_cases(args.quick, args.repeats)]
     head = (f"{'data set':<20} {'cand':>4} {'full fits':>9} {'race fits':>9} {'x fewer':>7} "
             f"{'dropped':>7} {'race s':>7} {'full s':>7} {'winner':>7} {'halving fits':>12} "
-            f"{'halving':>7} {'oracle x':>8}")  # fmt: skip
+            f"{'halving':>7} {'tied':>4} {'oracle x':>8}")  # fmt: skip
     print(head)
     ratios = []
     for r in rows:
@@ -159,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['case']:<20} {r['candidates']:>4} {r['full_fits']:>9} {r['race_fits']:>9} "
               f"{ratio:>7.2f} {r['dropped']:>7} {r['race_s']:>7.1f} {r['full_s']:>7.1f} "
               f"{r['race_agrees']:>7} {r['halving_fits']:>12} "
-              f"{r['halving_agrees']:>7} {r['full_fits'] / r['oracle_fits']:>8.2f}")  # fmt: skip
+              f"{r['halving_agrees']:>7} {r['candidates'] - r['worse']:>4} "
+              f"{r['full_fits'] / r['oracle_fits']:>8.2f}")  # fmt: skip
     median = float(np.median(ratios))
     oracle = float(np.median([r["full_fits"] / r["oracle_fits"] for r in rows]))
     agree = all(r["race_agrees"] != "worse" for r in rows)
