@@ -20,6 +20,7 @@ runs every other candidate on all folds. A race that cannot see the future does 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 import warnings
@@ -135,9 +136,15 @@ def run_case(case: Case, n_jobs: int, racing: parcv.Racing) -> dict[str, Any]:
     race_s, raced = _timed(lambda: search(racing))
     halving = HalvingGridSearchCV(case.estimator, case.grid, cv=case.cv, refit=False,
                                   n_jobs=n_jobs, random_state=0)  # fmt: skip
-    halving_s, _ = _timed(lambda: halving.fit(case.X, case.y))
-    halving_best = next(i for i, p in enumerate(full.cv_results_["params"])
-                        if p == halving.best_params_)  # fmt: skip
+    try:
+        halving_s, _ = _timed(lambda: halving.fit(case.X, case.y))
+    except ValueError as err:  # e.g. more folds x classes than rows to start halving with
+        print(f"{case.name}: HalvingGridSearchCV cannot run: {err}", file=sys.stderr)
+        halving_s, halving_best, halving_fits = math.nan, None, 0
+    else:
+        halving_best = next(i for i, p in enumerate(full.cv_results_["params"])
+                            if p == halving.best_params_)  # fmt: skip
+        halving_fits = len(halving.cv_results_["params"]) * n_folds
     worse = sum(_agrees(full, i, len(case.y), n_folds, racing.alpha) == "worse"
                 for i in range(n_cand))  # fmt: skip
     oracle_fits = worse * racing.burn_in + (n_cand - worse) * n_folds
@@ -147,10 +154,11 @@ def run_case(case: Case, n_jobs: int, racing: parcv.Racing) -> dict[str, Any]:
     return {
         "case": case.name, "candidates": n_cand, "full_fits": n_cand * n_folds,
         "race_fits": sum(1 for r in raced.records if r.unit.kind == "fit"), "race_needed": decided,
-        "halving_fits": len(halving.cv_results_["params"]) * n_folds,
+        "halving_fits": halving_fits,
         "full_s": full_s, "race_s": race_s, "halving_s": halving_s,
         "race_agrees": _agrees(full, raced.best_index_, n, n_folds, racing.alpha),
-        "halving_agrees": _agrees(full, halving_best, n, n_folds, racing.alpha),
+        "halving_agrees": "n/a" if halving_best is None
+        else _agrees(full, halving_best, n, n_folds, racing.alpha),
         "dropped": int((kept >= 0).sum()), "oracle_fits": oracle_fits, "worse": worse,
     }  # fmt: skip
 
