@@ -276,7 +276,12 @@ def _stamp(
     )
 
 
-def run_units(plan: Plan, data: Dataset, units: Sequence[Unit]) -> list[Record]:
+def run_units(
+    plan: Plan,
+    data: Dataset,
+    units: Sequence[Unit],
+    on_unit: Callable[[list[Record]], None] | None = None,
+) -> list[Record]:
     """Run a chunk of units in order.
 
     Parameters
@@ -284,6 +289,9 @@ def run_units(plan: Plan, data: Dataset, units: Sequence[Unit]) -> list[Record]:
     plan : Plan
     data : Dataset
     units : sequence of Unit
+    on_unit : callable, default=None
+        Called with each unit's records as soon as the unit is done (a forked
+        child sends them to its parent this way).
 
     Returns
     -------
@@ -295,17 +303,20 @@ def run_units(plan: Plan, data: Dataset, units: Sequence[Unit]) -> list[Record]:
     cache = PrefixCache() if plan.prefixes else None
     for unit in units:
         if unit.kind == "fit" and unit.inner is None:
-            records += run_fast_unit(plan, data, unit)
+            done = run_fast_unit(plan, data, unit)
         elif unit.kind == "criteria":
-            records.append(run_criteria_unit(plan, data, unit))
+            done = [run_criteria_unit(plan, data, unit)]
         elif unit.kind == "ncv":
-            records.append(run_ncv_unit(plan, data, unit))
+            done = [run_ncv_unit(plan, data, unit)]
         elif unit.kind == "perm":
-            records.append(run_permuted_unit(plan, data, unit))
+            done = [run_permuted_unit(plan, data, unit)]
         elif unit.kind == "boot":
-            records.append(run_bootstrap_unit(plan, data, unit))
+            done = [run_bootstrap_unit(plan, data, unit)]
         else:
-            records.append(run_unit(plan, data, unit, cache))
+            done = [run_unit(plan, data, unit, cache)]
+        if on_unit is not None:
+            on_unit(done)
+        records += done
     return records
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import parcv
-from parcv.engine.backends.local import LocalBackend
+from parcv.engine.backends import DaskBackend, LocalBackend
 from parcv.store.sqlite import read_store
 from tests.estimators import Faulty
 from tests.sweep_script import sweep_data
@@ -30,7 +30,14 @@ def undisturbed(tmp_path_factory):
     return read_store(store)[1]
 
 
+def _backend(name, **faults):
+    if name == "local":
+        return LocalBackend(n_jobs=2, **faults)
+    return DaskBackend(n_workers=2, **faults)  # a LocalCluster of its own, on loopback
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("backend_name", ["local", "dask"])
 @pytest.mark.parametrize(
     ("fault", "cause", "timeout", "max_crashes"),
     [
@@ -42,10 +49,10 @@ def undisturbed(tmp_path_factory):
     ],
 )
 def test_a_unit_that_kills_its_worker_is_recorded_and_the_rest_finishes(
-    tmp_path, undisturbed, fault, cause, timeout, max_crashes
+    tmp_path, undisturbed, backend_name, fault, cause, timeout, max_crashes
 ):
     store = tmp_path / "run.sqlite"
-    backend = LocalBackend(n_jobs=2, timeout=timeout, max_crashes=max_crashes)
+    backend = _backend(backend_name, timeout=timeout, max_crashes=max_crashes)
     with pytest.warns(parcv.FitFailedWarning):
         result = _search(Faulty(fault=fault), store, backend)
     _, records = read_store(store)
@@ -118,9 +125,40 @@ def test_resume_keeps_recorded_failures_unless_retry_failed(tmp_path):
     assert rerun == failed | {("final",)}  # the failed fits, and the choice they feed
 
 
-def test_timeout_needs_the_local_backend_and_is_checked_before_anything_runs(tmp_path):
-    with pytest.raises(ValueError, match=r"timeout=2 needs the local backend"):
+def test_timeout_needs_a_backend_that_can_stop_a_unit_and_is_checked_first(tmp_path):
+    with pytest.raises(ValueError, match=r"timeout=2 needs the local or the Dask backend"):
         _search(Faulty(), tmp_path / "run.sqlite", "serial", timeout=2)
     with pytest.raises(ValueError, match=r"timeout must be a number of seconds > 0"):
         _search(Faulty(), tmp_path / "run.sqlite", "local", timeout=-1)
+    with pytest.raises(ValueError, match=r"timeout must be a number of seconds > 0"):
+        _search(Faulty(), tmp_path / "run.sqlite", "dask", timeout=0)  # before any cluster
     assert not (tmp_path / "run.sqlite").exists()
+
+
+@pytest.mark.parametrize(
+    ("fault", "timeout", "how"),
+    [("segv", None, "worker died: SIGSEGV"), ("abort", None, "worker died: SIGABRT"),
+     ("hang", 1.0, "timed out after 1 s")],
+)  # fmt: skip
+def test_guarded_units_run_in_forked_children_and_the_culprit_is_named(fault, timeout, how):
+    """What a Dask worker does with a chunk that killed workers: only the culprit fails."""
+    from parcv.engine.backends._guard import run_guarded
+    from parcv.engine.work import lost_unit_records, run_units
+    from parcv.plan.build import build_plan
+    from parcv.plan.data import check_dataset
+
+    X, y = sweep_data()
+    data = check_dataset(X, y)
+    plan = build_plan(Faulty(fault=fault), SPACE, data, inner=2, error_score=ERROR, refit=False)
+    units = tuple(plan.units)
+    records = run_guarded(plan, data, units, timeout=timeout, max_crashes=2, worker="w",
+                          on_lost=lost_unit_records)  # fmt: skip
+    assert [r.unit for r in records] == list(units)  # in order, every unit
+    failed = [r for r in records if r.status == "failed"]
+    assert {r.unit.candidate for r in failed} == {1} and len(failed) == 2
+    assert all(how in r.error.message for r in failed)
+    calm = build_plan(Faulty(), SPACE, data, inner=2, error_score=ERROR, refit=False)
+    expected = {r.unit: r.test_scores for r in run_units(calm, data, calm.units)}
+    for record in records:
+        if record.ok:
+            assert record.test_scores == expected[record.unit]

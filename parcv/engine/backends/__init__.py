@@ -134,8 +134,9 @@ def _by_name(backend: str, n_jobs: int | None) -> Backend:
 def with_timeout(backend: Backend, timeout: Any) -> Backend:
     """Give a backend a per-unit time limit in seconds (``None``: keep it as is).
 
-    Only the local backend can stop a unit (by killing its worker process);
-    any other backend with a ``timeout`` is refused rather than run without one.
+    The local and Dask backends can stop a unit (by killing the process that
+    runs it); any other backend with a ``timeout`` is refused rather than run
+    without one.
 
     Examples
     --------
@@ -144,14 +145,14 @@ def with_timeout(backend: Backend, timeout: Any) -> Backend:
     >>> with_timeout(SerialBackend(), 30)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: timeout=30 needs the local backend, which can stop a unit by killing its ...
+    ValueError: timeout=30 needs the local or the Dask backend, which can stop a unit by ...
     """
     if timeout is None:
         return backend
-    if not isinstance(backend, LocalBackend):
+    if not isinstance(backend, (LocalBackend, DaskBackend)):
         raise ValueError(
-            f"timeout={timeout!r} needs the local backend, which can stop a unit by killing "
-            f"its worker process; got backend {backend!r}. Pass backend='local', or "
-            "timeout=None."
+            f"timeout={timeout!r} needs the local or the Dask backend, which can stop a unit by "
+            f"killing the process that runs it; got backend {backend!r}. Pass backend='local' "
+            "or 'dask', or timeout=None."
         )
     return replace(backend, timeout=timeout)  # its __post_init__ checks the value

@@ -42,13 +42,34 @@ class _Payload:
         return int(sizeof([d.X, d.y, d.groups, d.fit_params])) + indices
 
 
-def _run_chunk(payload: _Payload, units: tuple[Unit, ...], threads: int | None) -> list[Record]:
-    """Run one chunk on a worker, BLAS/OpenMP threads capped."""
+@dataclass(frozen=True, slots=True)
+class _Guard:
+    """How a chunk runs in forked children (see ``_guard``): per-unit time limit, tries."""
+
+    timeout: float | None
+    max_crashes: int
+
+
+def _run_chunk(
+    payload: _Payload, units: tuple[Unit, ...], threads: int | None, guard: _Guard | None = None
+) -> list[Record]:
+    """Run one chunk on a worker, BLAS/OpenMP threads capped; guarded if ``guard``."""
     from parcv.engine.backends._threads import cap_threads
     from parcv.engine.work import run_units
 
     cap_threads(threads)
-    return run_units(payload.plan, payload.data, units)
+    if guard is None:
+        return run_units(payload.plan, payload.data, units)
+    from distributed import get_worker
+
+    from parcv.engine.backends._guard import run_guarded
+    from parcv.engine.work import lost_unit_records
+
+    return run_guarded(
+        payload.plan, payload.data, units, timeout=guard.timeout,
+        max_crashes=guard.max_crashes, worker=f"Dask worker {get_worker().address}",
+        on_lost=lost_unit_records,
+    )  # fmt: skip
 
 
 def _run_refit(
@@ -56,6 +77,7 @@ def _run_refit(
     outer: int | None,
     known: tuple[Record, ...],
     threads: int | None,
+    guard: _Guard | None,
     *chunks: list[Record],
 ) -> list[Record]:
     """Select the candidate of ``outer`` from its fits, then refit it (a chained refit).
@@ -74,7 +96,7 @@ def _run_refit(
     except Exception:
         return []
     kind = "final" if outer is None else "refit"
-    return _run_chunk(payload, (Unit(kind, outer, None, chosen),), threads)
+    return _run_chunk(payload, (Unit(kind, outer, None, chosen),), threads, guard)
 
 
 def _priority(units: tuple[Unit, ...]) -> int:
@@ -99,10 +121,21 @@ class _DaskExecutor:
     depth = 8
 
     def __init__(
-        self, client: Any, payload: _Payload, *, threads: int | None, timeout: float | None
+        self,
+        client: Any,
+        payload: _Payload,
+        *,
+        threads: int | None,
+        timeout: float | None,
+        unit_timeout: float | None = None,
+        max_crashes: int = 2,
     ) -> None:
         self._client, self._value = client, payload
         self._threads, self._timeout = threads, timeout
+        # With a time limit every chunk runs guarded; else only a chunk that killed workers.
+        self._guarded = _Guard(unit_timeout, max_crashes)
+        self._guard = self._guarded if unit_timeout is not None else None
+        self._isolated: set[int] = set()  # tickets of chunks sent again, guarded
         self._where = str(getattr(client.scheduler, "address", "the scheduler"))
         self._count = 0
         self._futures: dict[Any, tuple[int, tuple[Unit, ...]]] = {}  # future: ticket, units
@@ -191,7 +224,7 @@ class _DaskExecutor:
         kind = "final" if outer is None else "refit"
         try:
             future = self._client.submit(
-                _run_refit, self._payload, outer, known, self._threads, *deps,
+                _run_refit, self._payload, outer, known, self._threads, self._guard, *deps,
                 key=f"parcv-{kind}-{uuid.uuid4().hex}", priority=1, pure=False,
             )  # fmt: skip
         except Exception as err:
@@ -212,6 +245,7 @@ class _DaskExecutor:
     ) -> None:
         chunks = [units for _, units in sent]
         keys = [f"parcv-{units[0].kind}-{uuid.uuid4().hex}" for units in chunks]
+        guards = [self._guarded if ticket in self._isolated else self._guard for ticket, _ in sent]
         n = len(chunks)
         try:
             futures = self._client.map(
@@ -219,6 +253,7 @@ class _DaskExecutor:
                 [self._payload] * n,
                 chunks,
                 [self._threads] * n,
+                guards,
                 key=keys,
                 priority=priority,
                 pure=False,
@@ -297,7 +332,19 @@ class _DaskExecutor:
         what = f"{len(units)} unit(s) from {units[0].key!r}"
         if future.status == "error":
             err = future.exception()
-            raise _failure(f"Dask could not run {what} outside any fit", err) from err
+            if type(err).__name__ != "KilledWorker":
+                raise _failure(f"Dask could not run {what} outside any fit", err) from err
+            if ticket not in self._isolated:
+                # The chunk's workers died allowed-failures + 1 times: it holds a unit that
+                # kills them, or sat beside one. Guarded, the culprit kills only its child.
+                logger.warning(
+                    "Dask workers died running %s (%s); running them again, each in a forked "
+                    "process, to find the unit that kills them", what, err,
+                )  # fmt: skip
+                self._isolated.add(ticket)
+                self._send([(ticket, units)], _priority(units))
+                return
+            # Guarded and still killed: it was queued on a worker another chunk killed.
         self._resends[ticket] = self._resends.get(ticket, 0) + 1
         if self._resends[ticket] > _MAX_RESENDS:
             raise BackendError(f"Dask lost {what} {_MAX_RESENDS} times; {_RESUME}.")

@@ -32,7 +32,8 @@ _LOCAL = dict(threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_
 # ... and without dask's statistical profiler: every 10 ms it walks the task thread's stack
 # on the worker's event loop, holding the GIL. On ~1 ms fits (W2) it made each fit 15-25 %
 # slower (a Ridge fit took 1.46-1.49x the driver's time with it, 1.18-1.34x without).
-_LOCAL_CONFIG = {"distributed.worker.profile.enabled": False}
+_LOCAL_CONFIG: dict[str, Any] = {"distributed.worker.profile.enabled": False}
+_FAILURES = "distributed.scheduler.allowed-failures"
 
 
 def check_scheduler_file(path: str | os.PathLike[str], name: str = "scheduler_file") -> str:
@@ -182,6 +183,19 @@ class DaskBackend:
         :class:`~parcv.BackendError`; ``None`` waits (for batch queues).
     connect_timeout : float, default=30
         Seconds to reach the scheduler or start the local cluster.
+    timeout : float or None, default=None
+        Seconds one unit may run: a unit running longer is stopped and
+        recorded as failed ("timed out after N s"). With a limit, each chunk
+        runs in a process forked from its worker, which is killed at the limit.
+    max_crashes : int, default=2
+        How often a unit may kill its process before it is recorded as failed
+        ("worker died: SIGSEGV"). On the cluster parcv starts, a chunk is
+        retried on fresh workers as often (the scheduler's
+        ``distributed.scheduler.allowed-failures`` is set to one less); on
+        another cluster that setting of its scheduler (dask's default: 3)
+        decides when Dask gives up on the chunk. Either way its units then run
+        again one by one in forked processes, so the unit that kills them is
+        found and recorded, and every other unit finishes.
 
     Raises
     ------
@@ -220,6 +234,8 @@ class DaskBackend:
     security: Any = None
     no_worker_timeout: float | None = 30.0
     connect_timeout: float = 30.0
+    timeout: float | None = None
+    max_crashes: int = 2
 
     def __post_init__(self) -> None:
         check_number("n_workers", self.n_workers, kind=int, hint=_HINTS["n_workers"])
@@ -234,6 +250,20 @@ class DaskBackend:
             allow_none=False,
             hint=_HINTS["connect"],
         )
+        check_number(
+            "timeout",
+            self.timeout,
+            kind=float,
+            hint="Pass the seconds one unit may run before it is stopped, or None for no limit.",
+        )
+        check_number(
+            "max_crashes",
+            self.max_crashes,
+            kind=int,
+            allow_none=False,
+            hint="Pass how often a unit may kill its worker before it is recorded as failed, "
+            "e.g. 2.",
+        )
         _check_options(self)
 
     @contextmanager
@@ -246,6 +276,8 @@ class DaskBackend:
                 _Payload(plan.for_workers(), data),
                 threads=self.threads,
                 timeout=self.no_worker_timeout,
+                unit_timeout=self.timeout,
+                max_crashes=self.max_crashes,
             )
             stack.callback(executor.close)
             yield executor
@@ -277,7 +309,10 @@ class DaskBackend:
             if own:
                 # The scheduler's HTTP server (health, metrics) on a free port, never 8787.
                 http = {"dashboard_address": "127.0.0.1:0"}
-                with dask.config.set(_LOCAL_CONFIG):  # the nannies hand it to their workers
+                # The nannies hand the config to their workers; the scheduler counts the
+                # workers a task may kill before it fails with KilledWorker.
+                config = {**_LOCAL_CONFIG, _FAILURES: self.max_crashes - 1}
+                with dask.config.set(config):
                     target = LocalCluster(  # type: ignore[no-untyped-call]
                         n_workers=n_workers, security=self.security, scheduler_kwargs=http, **_LOCAL
                     )

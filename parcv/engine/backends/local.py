@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from parcv.engine.backends._guard import TIMED_OUT, death_message
 from parcv.engine.backends.base import check_number, check_threads
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
@@ -55,10 +56,6 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parcv-parent-watch", daemon=True).start()
 
 
-# Exit code of a worker whose unit ran past the time limit (as coreutils' timeout).
-_TIMED_OUT = 124
-
-
 def _run_chunk(
     path: str, units: tuple[Unit, ...], threads: int | None, timeout: float | None = None
 ) -> list[Record]:
@@ -70,7 +67,7 @@ def _run_chunk(
     records: list[Record] = []
     for unit in units:
         # Only a process exit stops a fit stuck in C code: the driver then isolates the unit.
-        watchdog = threading.Timer(timeout, os._exit, (_TIMED_OUT,))
+        watchdog = threading.Timer(timeout, os._exit, (TIMED_OUT,))
         watchdog.daemon = True
         watchdog.start()
         try:
@@ -84,19 +81,12 @@ def _death_cause(err: BaseException, timeout: float | None, tries: int) -> Error
     """What killed a worker, from loky's message ("exit codes of the workers are {...}")."""
     found = re.search(r"exit codes of the workers are \{([^}]*)\}", str(err))
     codes = found.group(1) if found else "unknown exit code"
-    if timeout is not None and f"EXIT({_TIMED_OUT})" in codes:
-        return ErrorInfo(
-            "TimedOut", f"timed out after {timeout:g} s (its worker was killed and replaced)", ""
-        )
-    signal = codes.split("(")[0]
-    if signal == "SIGKILL":
-        what = "killed: SIGKILL (out of memory, or killed by another process)"
-    elif signal.startswith("SIG"):
-        what = f"worker died: {signal}"
+    if f"EXIT({TIMED_OUT})" in codes:
+        how = str(TIMED_OUT)
     else:
-        what = f"worker died: exit code {codes}"
-    tried = f"; it killed its worker on each of {tries} tries alone" if tries > 1 else ""
-    return ErrorInfo("WorkerDied", what + tried, str(err))
+        how = codes.split("(")[0] if codes.startswith("SIG") else codes
+    cause = death_message(how, timeout, tries)
+    return ErrorInfo(cause.type, cause.message, str(err))
 
 
 # parcv's own pool, apart from joblib's global reusable executor: sharing that one with
