@@ -161,6 +161,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="RUN_DIR",
         help="run directory written by `parcv run` (holds store.sqlite)",
     )
+    report.add_argument(
+        "--cv-results",
+        action="store_true",
+        help="also write cv_results.csv, one row per candidate (default: the spec's "
+        "[report] cv_results, else not: the store holds them)",
+    )
     prune = sub.add_parser(
         "prune", help="drop the stored units the last run of a run directory did not use"
     )
@@ -328,7 +334,7 @@ def _disk_full(err: BaseException) -> bool:
 def _cmd_report(args: argparse.Namespace) -> int:
     from parcv.report.run_dir import rebuild_report, render_summary
 
-    result, info, files = rebuild_report(args.run_dir)
+    result, info, files = rebuild_report(args.run_dir, cv_results=args.cv_results or None)
     print(render_summary(result, info))
     print(f"Rebuilt {len(files)} files from the store (no fit ran).")
     print(f"Report: {files[-1]}")

@@ -265,7 +265,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
     ),
     "cluster": ("kind", "jobs", "cores", "memory", "walltime", "queue", "account"),
     "tls": ("ca_file", "cert", "key"),
-    "report": ("param", "metric", "plots"),
+    "report": ("param", "metric", "plots", "cv_results"),
 }
 BACKENDS = ("serial", "local", "dask")
 CLUSTER_KINDS = ("slurm", "pbs")
@@ -414,8 +414,9 @@ def _check_tables(doc: Mapping[str, Any]) -> None:
     check_strings(tls, SCHEMA["tls"], "tls")
     check_strings(report, ("param", "metric"), "report")
     _check_criteria(doc.get("search", {}))
-    if "plots" in report:
-        check_type(report["plots"], (bool,), "report.plots", "true or false")
+    for key in ("plots", "cv_results"):
+        if key in report:
+            check_type(report[key], (bool,), f"report.{key}", "true or false")
 
 
 def _mode(doc: Mapping[str, Any]) -> str:

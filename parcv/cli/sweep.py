@@ -361,6 +361,7 @@ def run_info(
         param=report.get("param"),
         metric=report.get("metric"),
         plots=bool(report.get("plots", True)),
+        cv_results=bool(report.get("cv_results", False)),
         **timing,
     )
 

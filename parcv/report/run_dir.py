@@ -1,4 +1,4 @@
-"""The report of a run directory: report.md, results.json, cv_results.csv and plots.
+"""The report of a run directory: report.md, results.json, plots and, if asked, cv_results.csv.
 
 The Markdown text itself is rendered by :func:`render_report`.
 """
@@ -10,6 +10,7 @@ import io
 import json
 import logging
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -127,10 +128,15 @@ def _plots(run_dir: Path, result: Result, info: RunInfo) -> tuple[list[str], str
     return list(images), ""
 
 
-def write_outputs(run_dir: str | Path, result: Result, info: RunInfo) -> list[Path]:
-    """Write results.json, cv_results.csv, run.json, the plots, report.html and report.md.
+def write_outputs(
+    run_dir: str | Path, result: Result, info: RunInfo, *, cv_results: bool | None = None
+) -> list[Path]:
+    """Write results.json, run.json, the plots, report.html, report.md and maybe cv_results.csv.
 
-    Every file gets mode 0600.
+    Every file gets mode 0600. ``cv_results.csv`` (one row per candidate) is
+    written when ``cv_results`` is true, or when it is None and the run asked
+    for it (``[report] cv_results = true``): the store holds the same rows,
+    ``parcv.load(store).cv_results_``.
 
     Returns
     -------
@@ -138,22 +144,26 @@ def write_outputs(run_dir: str | Path, result: Result, info: RunInfo) -> list[Pa
         The files written, report.md last.
     """
     out = Path(run_dir)
-    files = [
-        write_private(out / "results.json", summary_json(result)),
-        write_private(out / "cv_results.csv", cv_results_csv(result)),
-        write_private(out / "run.json", json.dumps(info.to_dict(), indent=2) + "\n"),
-    ]
-    plots, note = _plots(out, result, info)
+    shown = info if cv_results is None else replace(info, cv_results=cv_results)
+    files = [write_private(out / "results.json", summary_json(result))]
+    if shown.cv_results:
+        files.append(write_private(out / "cv_results.csv", cv_results_csv(result)))
+    files.append(write_private(out / "run.json", json.dumps(info.to_dict(), indent=2) + "\n"))
+    plots, note = _plots(out, result, shown)
     files += [out / p for p in plots]
-    markdown = render_report(result, info, plots, note)
+    markdown = render_report(result, shown, plots, note)
     page = render_html(markdown, out, headline(result))
     files.append(write_private(out / "report.html", page))
     files.append(write_private(out / "report.md", markdown))
     return files
 
 
-def rebuild_report(run_dir: str | Path) -> tuple[Result, RunInfo, list[Path]]:
+def rebuild_report(
+    run_dir: str | Path, *, cv_results: bool | None = None
+) -> tuple[Result, RunInfo, list[Path]]:
     """Rebuild every report file of a run directory from its store, without any fit.
+
+    ``cv_results`` (None: as the run asked) says whether to write cv_results.csv.
 
     Raises
     ------
@@ -176,4 +186,4 @@ def rebuild_report(run_dir: str | Path) -> tuple[Result, RunInfo, list[Path]]:
         else RunInfo(out.resolve().name)
     )
     result = load(store)
-    return result, info, write_outputs(out, result, info)
+    return result, info, write_outputs(out, result, info, cv_results=cv_results)

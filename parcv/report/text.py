@@ -59,6 +59,7 @@ class RunInfo:
     param: str | None = None
     metric: str | None = None
     plots: bool = True
+    cv_results: bool = False
     started: str = ""
     finished: str = ""
     seconds: float | None = None
@@ -231,7 +232,7 @@ def _intervals(result: CVResult) -> list[str]:
     return [f"Error of the model (loss scale, {level} intervals):", "", *rows, "", why, tail, ""]
 
 
-def _ranking(search: SearchResult, limit: int = 15) -> list[str]:
+def _ranking(search: SearchResult, rest: str, limit: int = 15) -> list[str]:
     metric = search.refit_metric
     suffix = metric if search.multimetric else "score"
     ranks = search.cv_results_[f"rank_test_{suffix}"]
@@ -246,11 +247,11 @@ def _ranking(search: SearchResult, limit: int = 15) -> list[str]:
         lines.append(f"| {ranks[c]} | {score} | {search.candidates[c].label}{mark} |")
     if len(order) > limit:
         gap = "| | |" if one else "| | | |"
-        lines.append(f"{gap} ... {len(order) - limit} more in cv_results.csv |")
+        lines.append(f"{gap} ... {len(order) - limit} more {rest} |")
     return lines
 
 
-def _selection(result: Result) -> list[str]:
+def _selection(result: Result, rest: str) -> list[str]:
     if isinstance(result, CVResult):
         return []
     lines = ["## Selection", ""]
@@ -278,7 +279,7 @@ def _selection(result: Result) -> list[str]:
             f"{num(s.mean)}{'' if s.n == 1 else f' ± {small(s.se)}'}) and refitted on all data.",
             "",
         ]
-        lines += [*_ranking(search), ""]
+        lines += [*_ranking(search, rest), ""]
     return lines
 
 
@@ -556,7 +557,7 @@ def render_report(
     lines += [
         "",
         *_estimate(result),
-        *_selection(result),
+        *_selection(result, _where_rest(info)),
         *_stability(result),
         *_outer_predictions(result),
         *_criteria(result),
@@ -570,11 +571,16 @@ def render_report(
         ]
         lines += [plot_note] if plot_note else []
         lines.append("")
-    lines += [
-        "Files: `store.sqlite` (every record), `results.json` (summaries), `cv_results.csv`.",
-        "",
-    ]
+    csv_file = ", `cv_results.csv` (one row per candidate)" if info.cv_results else ""
+    lines += [f"Files: `store.sqlite` (every record), `results.json` (summaries){csv_file}.", ""]
     return "\n".join(lines)
+
+
+def _where_rest(info: RunInfo) -> str:
+    """Where the candidates the ranking leaves out are listed."""
+    if info.cv_results:
+        return "in cv_results.csv"
+    return "in the store: `parcv.load(store).cv_results_`, or `parcv report --cv-results`"
 
 
 def _failure_lines(failures: Any) -> str:

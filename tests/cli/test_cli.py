@@ -34,7 +34,7 @@ try:
 except ImportError:  # the plot extra is optional: reports then say how to get plots
     HAS_MATPLOTLIB = False
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
-REPORT_FILES = ("store.sqlite", "results.json", "cv_results.csv", "report.md", "run.json")
+REPORT_FILES = ("store.sqlite", "results.json", "report.md", "run.json")
 
 TINY = """\
 [data]
@@ -90,11 +90,35 @@ def test_example_spec_runs_through_the_cli_and_reports_the_result(tmp_path, caps
     assert f"Model to ship: **{search.candidates[search.best_index_].label}**" in report
     saved = json.loads((out / "results.json").read_text())
     assert saved["kind"] == ("search" if isinstance(result, parcv.SearchResult) else "nested_cv")
-    with open(out / "cv_results.csv", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    suffix = search.refit_metric if search.multimetric else "score"
-    means = [float(r[f"mean_test_{suffix}"]) for r in rows]
-    np.testing.assert_array_equal(means, search.cv_results_[f"mean_test_{suffix}"])
+    assert not (out / "cv_results.csv").exists()  # only when asked: the store holds the rows
+
+
+def _csv_means(path, key):
+    with open(path, newline="") as fh:
+        return [float(row[key]) for row in csv.DictReader(fh)]
+
+
+def test_cv_results_csv_is_written_only_when_asked(tmp_path, capsys):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(TINY)
+    out = tmp_path / "run"
+    assert main(["run", str(spec), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
+    assert not (out / "cv_results.csv").exists()
+    report = (out / "report.md").read_text()
+    assert "`cv_results.csv`" not in report and "`results.json` (summaries)." in report
+    run_json = (out / "run.json").read_text()
+    assert main(["report", str(out), "--cv-results"]) == 0
+    means = parcv.load(out / "store.sqlite").cv_results_["mean_test_score"]
+    np.testing.assert_array_equal(_csv_means(out / "cv_results.csv", "mean_test_score"), means)
+    assert "`cv_results.csv` (one row per candidate)" in (out / "report.md").read_text()
+    assert (out / "run.json").read_text() == run_json  # the option holds for this report only
+    (out / "cv_results.csv").unlink()
+    assert main(["report", str(out)]) == 0
+    assert not (out / "cv_results.csv").exists()
+    spec.write_text(TINY + "cv_results = true\n")
+    assert main(["run", str(spec), "--out", str(out), "--backend", "serial", "--overwrite"]) == 0
+    np.testing.assert_array_equal(_csv_means(out / "cv_results.csv", "mean_test_score"), means)
+    capsys.readouterr()
 
 
 def test_stored_result_equals_a_direct_api_call(tmp_path):

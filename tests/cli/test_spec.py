@@ -56,6 +56,7 @@ BAD_SPECS = [
     ("[data]\nn_samples = 3\n[estimator]\nclass = 'a.B'\n", ["data.source is missing"]),
     (BASE + '[run]\nbackend = "gpu"\n', [":8: run.backend = 'gpu'", "['serial', 'local', 'dask']"]),
     (BASE + "[run]\nn_jobs = 0\n", ["run.n_jobs = 0", "an int >= 1"]),
+    (BASE + '[report]\ncv_results = "yes"\n', [":8: report.cv_results = 'yes'", "true or false"]),
     (BASE + "[run]\nseed = 4294967296\n", ["run.seed = 4294967296", "from 0 to 4294967295"]),
     (BASE + "[run]\nn_jobs = -3\n", ["run.n_jobs = -3", "-1 for every core or -2"]),
     (BASE + "[space]\nalpha = [1.0]\n[cv]\nouter = 1\n", [":10: cv.outer = 1", "int k >= 2"]),

@@ -44,6 +44,9 @@ inner = 3
 metrics = ["neg_mean_squared_error", "r2"]
 refit = "neg_mean_squared_error"
 return_train_score = true
+
+[report]
+cv_results = true
 """
 
 PLOTS = (
