@@ -104,6 +104,8 @@ def test_cv_results_csv_is_written_only_when_asked(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["run", str(spec), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
     assert not (out / "cv_results.csv").exists()
+    saved = json.loads((out / "results.json").read_text())
+    assert "cv_results" not in saved and saved["summaries"]["score"]  # summaries only
     report = (out / "report.md").read_text()
     assert "`cv_results.csv`" not in report and "`results.json` (summaries)." in report
     run_json = (out / "run.json").read_text()
