@@ -254,9 +254,7 @@ def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool) -> Reu
 
 
 def _has_model(st: Store, ckey: str) -> bool:
-    if st.conn is None:
-        return False
-    return st.conn.execute("SELECT 1 FROM models WHERE ckey = ?", (ckey,)).fetchone() is not None
+    return st.has_model(ckey)
 
 
 def _open(

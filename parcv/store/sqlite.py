@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -286,13 +286,18 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
     )
 
 
-# Schema 2: records are kept by content key (see parcv.plan.keys), whatever plan stored
-# them; ``units`` maps the graph keys of the plan that last ran to content keys, and
-# ``models`` records each saved model file with its SHA-256. Schema 1 (parcv 0.1.0)
-# kept records by graph key: it is read by ``load`` and refused by a run. ``records`` and
-# ``units`` are WITHOUT ROWID tables, kept in the order of their key with no second index
-# (a fifth of a large store); stores written before with rowid tables read the same.
-SCHEMA_VERSION = "2"
+# Schema 3 (this version): records are kept by content key (see parcv.plan.keys), whatever
+# plan stored them; ``units`` maps the graph keys of the plan that last ran to content keys,
+# and ``models`` records each saved model file with its SHA-256. Content keys are their 16
+# bytes (not 32 hex digits); what repeats from row to row is kept once and referred to by
+# id: a candidate's id and parameters (``labels``), the worker (``workers``) and the names
+# of the metrics (``metrics``), whose scores are packed little-endian float64 (a third of a
+# large store's size). ``records`` and ``units`` are WITHOUT ROWID tables, kept in the order
+# of their key with no second index.
+# Schema 2 (parcv 0.2) kept the same records as text and JSON: ``load`` and ``parcv report``
+# read it, a run refuses to add to it. Schema 1 (parcv 0.1.0) kept records by graph key:
+# read by ``load``, refused by a run.
+SCHEMA_VERSION = "3"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS folds (
@@ -300,38 +305,45 @@ CREATE TABLE IF NOT EXISTS folds (
 CREATE TABLE IF NOT EXISTS partitions (
     outer INTEGER, rows BLOB NOT NULL, tests BLOB NOT NULL, offsets BLOB NOT NULL,
     leave_one_out INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS labels (
+    id INTEGER PRIMARY KEY, candidate_id TEXT NOT NULL, params TEXT NOT NULL,
+    UNIQUE (candidate_id, params));
+CREATE TABLE IF NOT EXISTS workers (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS metrics (id INTEGER PRIMARY KEY, names TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS records (
-    ckey TEXT PRIMARY KEY, kind TEXT NOT NULL, outer INTEGER, inner INTEGER,
-    candidate INTEGER NOT NULL, candidate_id TEXT NOT NULL, params TEXT NOT NULL,
-    status TEXT NOT NULL, test_scores TEXT NOT NULL, train_scores TEXT NOT NULL,
+    ckey BLOB PRIMARY KEY, kind TEXT NOT NULL, outer INTEGER, inner INTEGER,
+    candidate INTEGER NOT NULL, label INTEGER NOT NULL, status TEXT NOT NULL,
+    metrics INTEGER NOT NULL, test_scores BLOB NOT NULL, train_scores BLOB NOT NULL,
     fit_time REAL NOT NULL, score_time REAL NOT NULL, n_train INTEGER NOT NULL,
     n_test INTEGER NOT NULL, error_type TEXT, error_message TEXT, traceback TEXT,
-    warnings TEXT NOT NULL, worker TEXT NOT NULL, started REAL NOT NULL,
+    warnings TEXT NOT NULL, worker INTEGER NOT NULL, started REAL NOT NULL,
     finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS units (
-    key TEXT PRIMARY KEY, ckey TEXT NOT NULL, kind TEXT NOT NULL, outer INTEGER,
+    key TEXT PRIMARY KEY, ckey BLOB NOT NULL, kind TEXT NOT NULL, outer INTEGER,
     inner INTEGER, candidate INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS models (
-    ckey TEXT PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL);
+    ckey BLOB PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS predictions (
-    ckey TEXT NOT NULL, method TEXT NOT NULL, dtype TEXT NOT NULL, shape TEXT NOT NULL,
+    ckey BLOB NOT NULL, method TEXT NOT NULL, dtype TEXT NOT NULL, shape TEXT NOT NULL,
     data BLOB NOT NULL, codes TEXT, uniques BLOB, PRIMARY KEY (ckey, method));
 CREATE TABLE IF NOT EXISTS target (
     name TEXT PRIMARY KEY, dtype TEXT NOT NULL, shape TEXT NOT NULL, data BLOB NOT NULL,
     codes TEXT, uniques BLOB);
 """
-# Added to schema 2 without changing its version: ``predictions`` (a record's test-fold
-# outputs, by content key and method) and ``target`` (y, under the name "y"); a store
-# without them is read as holding no predictions, and a run creates them when missing.
-_TABLES = ("meta", "folds", "partitions", "records", "units", "models", "predictions", "target")
+_TABLES = (
+    "meta", "folds", "partitions", "labels", "workers", "metrics", "records", "units", "models",
+    "predictions", "target",
+)  # fmt: skip
 
 _COLUMNS = (
-    "ckey, kind, outer, inner, candidate, candidate_id, params, status, test_scores, "
+    "ckey, kind, outer, inner, candidate, label, status, metrics, test_scores, "
     "train_scores, fit_time, score_time, n_train, n_test, error_type, error_message, "
     "traceback, warnings, worker, started, finished, stored, fold_scores"
 )
-_V1_COLUMNS = _COLUMNS.replace("ckey,", "key,", 1)
 _N_COLUMNS = _COLUMNS.count(",") + 1
+# Schemas 1 and 2: the same columns, with scores as JSON text and labels in every row.
+_V2_COLUMNS = _COLUMNS.replace("label,", "candidate_id, params,").replace("metrics, ", "")
+_V1_COLUMNS = _V2_COLUMNS.replace("ckey,", "key,", 1)
 
 
 def key_text(key: Key) -> str:
@@ -375,19 +387,35 @@ def _connect(path: Path, journal: str) -> sqlite3.Connection:
     return conn
 
 
-def _row(record: Record, ckey: str, cand_id: str, params: str) -> tuple[Any, ...]:
+def ckey_blob(ckey: str) -> bytes:
+    """A content key (hex digits) as the bytes a schema-3 store keeps."""
+    return bytes.fromhex(ckey)
+
+
+def _ckey_text(ckey: Any) -> str:
+    """A stored content key as hex digits (a schema-2 store keeps the text itself)."""
+    return ckey.hex() if isinstance(ckey, bytes) else str(ckey)
+
+
+def _packed(scores: dict[str, float]) -> bytes:
+    return np.asarray(list(scores.values()), dtype="<f8").tobytes()
+
+
+def _row(record: Record, ckey: str, ids: tuple[int, int, int]) -> tuple[Any, ...]:
+    """A row of ``_COLUMNS``; ``ids`` are the label, metrics and worker ids."""
     u, err = record.unit, record.error
+    label, metrics, worker = ids
     return (
-        ckey,
+        ckey_blob(ckey),
         u.kind,
         u.outer,
         u.inner,
         u.candidate,
-        cand_id,
-        params,
+        label,
         record.status,
-        json.dumps(record.test_scores),
-        json.dumps(record.train_scores),
+        metrics,
+        _packed(record.test_scores),
+        _packed(record.train_scores),
         record.fit_time,
         record.score_time,
         record.n_train,
@@ -396,7 +424,7 @@ def _row(record: Record, ckey: str, cand_id: str, params: str) -> tuple[Any, ...
         None if err is None else err.message,
         None if err is None else err.traceback,
         json.dumps(list(record.warnings)),
-        record.worker,
+        worker,
         record.started,
         record.finished,
         time.time(),
@@ -406,30 +434,64 @@ def _row(record: Record, ckey: str, cand_id: str, params: str) -> tuple[Any, ...
 
 def _unit_row(record: Record, ckey: str) -> tuple[Any, ...]:
     u = record.unit
-    return (key_text(record.key), ckey, u.kind, u.outer, u.inner, u.candidate)
+    return (key_text(record.key), ckey_blob(ckey), u.kind, u.outer, u.inner, u.candidate)
 
 
 def _scores(text: str) -> dict[str, float]:
     return {} if text == "{}" else {k: float(v) for k, v in json.loads(text).items()}
 
 
-def _record(row: Sequence[Any], unit: Unit | None = None) -> Record:
-    """A record of a row of ``_COLUMNS`` (or ``_V1_COLUMNS``), read by position.
+@dataclass(frozen=True)
+class _Names:
+    """The shared strings of a schema-3 store, by id: metric names and workers."""
 
-    Plain tuples and the fast paths for empty JSON keep reading 100,000 rows
-    (a large sweep's report) to about a second.
+    metrics: dict[int, tuple[tuple[str, ...], tuple[str, ...]]]
+    workers: dict[int, str]
+
+    @classmethod
+    def read(cls, conn: sqlite3.Connection) -> _Names:
+        metrics = {i: json.loads(text) for i, text in conn.execute("SELECT id, names FROM metrics")}
+        return cls(
+            {i: (tuple(test), tuple(train)) for i, (test, train) in metrics.items()},
+            dict(conn.execute("SELECT id, name FROM workers")),
+        )
+
+    def scores(self, metrics: int, test: bytes, train: bytes) -> tuple[dict[str, float], ...]:
+        """The test and train scores of a row, unpacked by their metric names."""
+        test_names, train_names = self.metrics[metrics]
+        if len(test) != 8 * len(test_names) or len(train) != 8 * len(train_names):
+            raise ValueError(f"{len(test)} + {len(train)} bytes of scores for {metrics!r}")
+        return (
+            dict(zip(test_names, np.frombuffer(test, "<f8").tolist(), strict=True)),
+            dict(zip(train_names, np.frombuffer(train, "<f8").tolist(), strict=True)),
+        )
+
+
+def _record(row: Sequence[Any], unit: Unit | None = None, names: _Names | None = None) -> Record:
+    """A record of a row of ``_COLUMNS`` (with ``names``) or ``_V2_COLUMNS``, read by position.
+
+    Plain tuples, packed scores and the fast paths for empty JSON keep reading
+    100,000 rows (a large sweep's report) to well under a second.
     """
-    (_, kind, outer, inner, candidate, _, _, status, test_scores, train_scores, fit_time,
-     score_time, n_train, n_test, error_type, error_message, traceback, warnings, worker,
-     started, finished, _, fold_scores) = row[:_N_COLUMNS]  # fmt: skip
+    if names is None:  # schema 1 or 2: scores as JSON, labels in the row
+        (_, kind, outer, inner, candidate, _, _, status, test, train, fit_time, score_time,
+         n_train, n_test, error_type, error_message, traceback, warnings, worker, started,
+         finished, _, fold_scores) = row[:_N_COLUMNS]  # fmt: skip
+        test_scores, train_scores = _scores(test), _scores(train)
+    else:
+        (_, kind, outer, inner, candidate, _, status, metrics, test, train, fit_time,
+         score_time, n_train, n_test, error_type, error_message, traceback, warnings, worker,
+         started, finished, _, fold_scores) = row[:_N_COLUMNS]  # fmt: skip
+        test_scores, train_scores = names.scores(metrics, test, train)
+        worker = names.workers[worker]
     err = (
         None if error_type is None else ErrorInfo(error_type, error_message or "", traceback or "")
     )
     return Record(
         unit=unit or Unit(kind, outer, inner, candidate),
         status=status,
-        test_scores=_scores(test_scores),
-        train_scores=_scores(train_scores),
+        test_scores=test_scores,
+        train_scores=train_scores,
         fit_time=fit_time,
         score_time=score_time,
         n_train=n_train,
@@ -441,6 +503,14 @@ def _record(row: Sequence[Any], unit: Unit | None = None) -> Record:
         finished=finished,
         folds=None if fold_scores is None else FoldScores.from_dict(json.loads(fold_scores)),
     )
+
+
+# The tables of shared strings: the columns an entry is found by, and its values.
+_SHARED: dict[str, Callable[[Any], tuple[tuple[str, ...], tuple[Any, ...]]]] = {
+    "labels": lambda label: (("candidate_id", "params"), tuple(label)),
+    "workers": lambda name: (("name",), (name,)),
+    "metrics": lambda names: (("names",), (json.dumps([list(n) for n in names]),)),
+}
 
 
 def _no_key(unit: Unit) -> str:
@@ -460,6 +530,31 @@ class Store:
     conn: sqlite3.Connection | None = None
     labels: tuple[tuple[str, str], ...] = ()
     key_of: Callable[[Unit], str] = _no_key
+    _ids: dict[tuple[str, Any], int] = field(default_factory=dict, repr=False)
+
+    def _id(self, conn: sqlite3.Connection, table: str, value: Any) -> int:
+        """The id of a label, worker or metric-name list, inserted when new (in a transaction)."""
+        found = self._ids.get((table, value))
+        if found is not None:
+            return found
+        columns, values = _SHARED[table](value)
+        where = " AND ".join(f"{c} = ?" for c in columns)
+        conn.execute(
+            f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) "
+            f"VALUES ({', '.join('?' * len(columns))})",
+            values,
+        )
+        row = conn.execute(f"SELECT id FROM {table} WHERE {where}", values).fetchone()
+        self._ids[(table, value)] = int(row[0])
+        return int(row[0])
+
+    def _row_ids(self, conn: sqlite3.Connection, record: Record) -> tuple[int, int, int]:
+        names = (tuple(record.test_scores), tuple(record.train_scores))
+        return (
+            self._id(conn, "labels", self.labels[record.unit.candidate]),
+            self._id(conn, "metrics", names),
+            self._id(conn, "workers", record.worker),
+        )
 
     def add(self, records: Iterable[Record]) -> None:
         """Commit a batch of records (by content key) and this plan's units, in one transaction."""
@@ -467,25 +562,30 @@ class Store:
             return
         records = list(records)
         ckeys = [self.key_of(r.unit) for r in records]
-        rows = [
-            _row(r, k, *self.labels[r.unit.candidate]) for r, k in zip(records, ckeys, strict=True)
-        ]
-        with self.conn:  # BEGIN ... COMMIT, or ROLLBACK on error
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.executemany(
+        try:
+            self._add(self.conn, records, ckeys)
+        except BaseException:
+            self._ids.clear()  # ids inserted by the rolled-back transaction do not exist
+            raise
+
+    def _add(self, conn: sqlite3.Connection, records: list[Record], ckeys: list[str]) -> None:
+        with conn:  # BEGIN ... COMMIT, or ROLLBACK on error
+            conn.execute("BEGIN IMMEDIATE")
+            rows = [_row(r, k, self._row_ids(conn, r)) for r, k in zip(records, ckeys, strict=True)]
+            conn.executemany(
                 f"INSERT OR REPLACE INTO records ({_COLUMNS}) VALUES "
                 f"({', '.join('?' * _N_COLUMNS)})",
                 rows,
             )
-            self.conn.executemany(
+            conn.executemany(
                 "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?)",
                 [_unit_row(r, k) for r, k in zip(records, ckeys, strict=True)],
             )
-            self.conn.executemany(
+            conn.executemany(
                 f"INSERT OR REPLACE INTO predictions (ckey, method, {ARRAY_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (k, method, *encode_array(array))
+                    (ckey_blob(k), method, *encode_array(array))
                     for r, k in zip(records, ckeys, strict=True)
                     if r.predictions is not None
                     for method, array in r.predictions.arrays.items()
@@ -507,7 +607,7 @@ class Store:
         """Return the stored records among ``ckeys`` (labelled as the plan that stored them)."""
         if self.conn is None:
             return {}
-        wanted = set(ckeys)
+        wanted = {ckey_blob(k) for k in ckeys}
         if len(wanted) <= 500:  # a refit's lookup: by the primary key
             marks = ", ".join("?" * len(wanted))
             query = f"SELECT {_COLUMNS} FROM records WHERE ckey IN ({marks})"
@@ -515,12 +615,20 @@ class Store:
         else:
             cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM records")
         rows = [row for row in cursor if row[0] in wanted]
-        found = _records(Path(str(self.path)), rows, None)
-        kept = _read_predictions(self.conn, Path(str(self.path)), wanted)
+        path = Path(str(self.path))
+        found = _records(path, rows, None, _Names.read(self.conn))
+        kept = _read_predictions(self.conn, path, wanted)
         return {
-            row[0]: _with_predictions(r, kept.get(row[0]))
+            row[0].hex(): _with_predictions(r, kept.get(row[0]))
             for row, r in zip(rows, found, strict=True)
         }
+
+    def has_model(self, ckey: str) -> bool:
+        """Whether a saved model of unit ``ckey`` is recorded."""
+        if self.conn is None:
+            return False
+        found = self.conn.execute("SELECT 1 FROM models WHERE ckey = ?", (ckey_blob(ckey),))
+        return found.fetchone() is not None
 
     def n_records(self) -> int:
         """Number of records the store holds, of any plan."""
@@ -553,7 +661,7 @@ class Store:
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.execute(
-                "INSERT OR REPLACE INTO models VALUES (?, ?, ?)", (ckey, file, sha256)
+                "INSERT OR REPLACE INTO models VALUES (?, ?, ?)", (ckey_blob(ckey), file, sha256)
             )
 
     def records(self) -> dict[Key, Record]:
@@ -598,9 +706,9 @@ def _has_table(conn: sqlite3.Connection, table: str) -> bool:
 
 
 def _read_predictions(
-    conn: sqlite3.Connection, path: Path, ckeys: set[str] | None = None
-) -> dict[str, Predictions]:
-    """The stored predictions of the current plan's units (or of ``ckeys``), by content key.
+    conn: sqlite3.Connection, path: Path, ckeys: set[Any] | None = None
+) -> dict[Any, Predictions]:
+    """The stored predictions of the current plan's units (or of ``ckeys``), by stored content key.
 
     Plain bytes and JSON only: nothing is unpickled.
     """
@@ -609,7 +717,7 @@ def _read_predictions(
     query = f"SELECT ckey, method, {ARRAY_COLUMNS} FROM predictions"
     if ckeys is None:
         query += " WHERE ckey IN (SELECT ckey FROM units)"
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[Any, dict[str, Any]] = {}
     try:
         for ckey, method, *array in conn.execute(query):
             if ckeys is None or ckey in ckeys:
@@ -643,6 +751,11 @@ def _is_schema_1(conn: sqlite3.Connection) -> bool:
     return _has_column(conn, "records", "key")
 
 
+def _is_schema_2(conn: sqlite3.Connection) -> bool:
+    """Records with their labels and JSON scores in every row (parcv 0.2)."""
+    return _has_column(conn, "records", "params") and not _is_schema_1(conn)
+
+
 def read_records(path: Path) -> dict[Key, Record]:
     """Read every record of the store's current plan by graph key, read-only."""
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
@@ -656,7 +769,9 @@ def read_records(path: Path) -> dict[Key, Record]:
                 )
                 rows = conn.execute(f"SELECT {columns} FROM records").fetchall()
                 return {r.key: r for r in _records(path, rows, None)}
-            columns = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+            names = None if _is_schema_2(conn) else _Names.read(conn)
+            stored = _V2_COLUMNS if names is None else _COLUMNS
+            columns = ", ".join(f"r.{c.strip()}" for c in stored.split(","))
             rows = conn.execute(
                 f"SELECT {columns}, u.kind, u.outer, u.inner, u.candidate "
                 "FROM units u JOIN records r ON r.ckey = u.ckey"
@@ -665,18 +780,23 @@ def read_records(path: Path) -> dict[Key, Record]:
             raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
         kept = _read_predictions(conn, path)
     units = [Unit(*row[_N_COLUMNS:]) for row in rows]
-    found = _records(path, rows, units)
+    found = _records(path, rows, units, names)
     return {
         r.key: _with_predictions(r, kept.get(row[0])) for row, r in zip(rows, found, strict=True)
     }
 
 
-def _records(path: Path, rows: list[Any], units: list[Unit] | None) -> list[Record]:
-    """Records of rows (of ``units``, in a schema-2 store); a row parcv did not write is damage."""
+def _records(
+    path: Path, rows: list[Any], units: list[Unit] | None, names: _Names | None = None
+) -> list[Record]:
+    """Records of rows (of ``units``, schema 2 or 3); a row parcv did not write is damage.
+
+    ``names`` are the shared strings of a schema-3 store (None: an older one).
+    """
     try:
         if units is None:
-            return [_record(row) for row in rows]
-        return [_record(row, unit) for row, unit in zip(rows, units, strict=True)]
+            return [_record(row, None, names) for row in rows]
+        return [_record(row, unit, names) for row, unit in zip(rows, units, strict=True)]
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         what = f"a record holds text parcv did not write ({type(err).__name__}: {err})"
         raise StoreDamagedError(_damaged(path, what)) from err
@@ -705,7 +825,7 @@ def read_ckeys(path: Path) -> set[str]:
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
         if _is_schema_1(conn):
             return set()
-        return {row[0] for row in conn.execute("SELECT ckey FROM records")}
+        return {_ckey_text(row[0]) for row in conn.execute("SELECT ckey FROM records")}
 
 
 def prune_store(path: Path) -> tuple[int, int]:
@@ -736,8 +856,10 @@ def read_model_entry(path: Path, ckey: str | None = None) -> tuple[str, str] | N
             row = found.fetchone()
             if row is None:
                 return None
-            ckey = row[0]
-        row = conn.execute("SELECT file, sha256 FROM models WHERE ckey = ?", (ckey,)).fetchone()
+            stored = row[0]
+        else:
+            stored = ckey if _is_schema_2(conn) else ckey_blob(ckey)
+        row = conn.execute("SELECT file, sha256 FROM models WHERE ckey = ?", (stored,)).fetchone()
     return None if row is None else (row[0], row[1])
 
 
@@ -843,6 +965,14 @@ def _check_existing(path: Path, meta: dict[str, str], overwrite: bool, resume: b
                 "place in one plan rather than by content; this version cannot add to it. "
                 "parcv.load() still reads it. Use a new store path (command line: another "
                 "--out), or overwrite=True (--overwrite) to start again."
+            )
+        if _is_schema_2(conn):
+            raise PlanMismatchError(
+                f"store {str(path)!r} was written by an earlier parcv (store schema 2, which "
+                f"kept every record as text); this version writes schema {SCHEMA_VERSION}, "
+                "a third of the size, and cannot add to it. parcv.load() and `parcv report` "
+                "still read it. Use a new store path (command line: another --out), or "
+                "overwrite=True (--overwrite) to start again."
             )
     n_old = _count_records(path)
     if not n_old or resume:

@@ -174,17 +174,23 @@ def test_store_holds_no_pickles_and_every_field(tmp_path):
         )
     with closing(sqlite3.connect(store)) as conn:
         conn.row_factory = sqlite3.Row
-        rows = conn.execute("SELECT * FROM records WHERE status = 'failed'").fetchall()
-        blobs = conn.execute(
-            "SELECT COUNT(*) FROM records WHERE typeof(params) = 'blob' "
-            "OR typeof(test_scores) = 'blob'"
+        rows = conn.execute(
+            "SELECT r.*, l.candidate_id, l.params, w.name AS worker_name, m.names AS metric_names "
+            "FROM records r JOIN labels l ON l.id = r.label JOIN workers w ON w.id = r.worker "
+            "JOIN metrics m ON m.id = r.metrics WHERE status = 'failed'"
+        ).fetchall()
+        texts = conn.execute(
+            "SELECT COUNT(*) FROM labels WHERE typeof(params) != 'text'"
         ).fetchone()[0]
-    assert blobs == 0 and len(rows) == 3
+    assert texts == 0 and len(rows) == 3
     row = dict(rows[0])
     assert row["error_type"] == "ValueError" and "alpha must be >= 0" in row["traceback"]
     assert json.loads(row["params"]) == {"alpha": -1.0}
-    assert row["candidate_id"].startswith("c0-") and row["worker"] and row["stored"] > 0
-    assert row["kind"] == "fit" and len(row["ckey"]) == 32  # kept by content key
+    assert row["candidate_id"].startswith("c0-") and row["worker_name"] and row["stored"] > 0
+    assert row["kind"] == "fit" and len(row["ckey"]) == 16  # kept by content key, as bytes
+    # Scores are plain little-endian float64, named by the metrics table: no pickles.
+    assert json.loads(row["metric_names"]) == [["score"], []] and row["train_scores"] == b""
+    assert np.isnan(np.frombuffer(row["test_scores"], "<f8")).all()  # error_score=nan
 
 
 def test_candidate_failing_everywhere_is_excluded_even_with_a_numeric_error_score():
@@ -302,3 +308,70 @@ def test_records_and_units_have_no_rowid_and_older_rowid_stores_still_resume(reg
     loaded = parcv.load(store)
     np.testing.assert_array_equal(loaded.cv_results_["mean_test_score"],
                                   fresh.cv_results_["mean_test_score"])  # fmt: skip
+
+
+# The records table of store schema 2 (parcv 0.2), which kept every row as text and JSON.
+_V2_RECORDS = """CREATE TABLE records (
+    ckey TEXT PRIMARY KEY, kind TEXT NOT NULL, outer INTEGER, inner INTEGER,
+    candidate INTEGER NOT NULL, candidate_id TEXT NOT NULL, params TEXT NOT NULL,
+    status TEXT NOT NULL, test_scores TEXT NOT NULL, train_scores TEXT NOT NULL,
+    fit_time REAL NOT NULL, score_time REAL NOT NULL, n_train INTEGER NOT NULL,
+    n_test INTEGER NOT NULL, error_type TEXT, error_message TEXT, traceback TEXT,
+    warnings TEXT NOT NULL, worker TEXT NOT NULL, started REAL NOT NULL,
+    finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT) WITHOUT ROWID"""
+
+
+def _as_schema_2(store: Path) -> None:
+    """Rewrite a store as parcv 0.2 wrote it: hex content keys, labels and JSON in each row."""
+    with closing(sqlite3.connect(store)) as conn, conn:
+        labels = {i: (c, p) for i, c, p in conn.execute("SELECT * FROM labels")}
+        workers = dict(conn.execute("SELECT id, name FROM workers"))
+        names = {i: json.loads(n) for i, n in conn.execute("SELECT id, names FROM metrics")}
+        rows = []
+        for row in conn.execute("SELECT * FROM records"):
+            (ckey, kind, outer, inner, cand, label, status, metrics, test, train, *rest) = row
+            test_names, train_names = names[metrics]
+            scores = [
+                json.dumps(dict(zip(n, np.frombuffer(b, "<f8").tolist(), strict=True)))
+                for n, b in ((test_names, test), (train_names, train))
+            ]
+            rest[8] = workers[rest[8]]  # after fit_time .. warnings
+            rows.append((ckey.hex(), kind, outer, inner, cand, *labels[label], status, *scores,
+                         *rest))  # fmt: skip
+        units = [(k, c.hex(), *u) for k, c, *u in conn.execute("SELECT * FROM units")]
+        models = [(c.hex(), f, d) for c, f, d in conn.execute("SELECT * FROM models")]
+        for table in ("records", "units", "models", "labels", "workers", "metrics"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute(_V2_RECORDS)
+        conn.execute("CREATE TABLE units (key TEXT PRIMARY KEY, ckey TEXT NOT NULL, kind TEXT "
+                     "NOT NULL, outer INTEGER, inner INTEGER, candidate INTEGER NOT NULL) "
+                     "WITHOUT ROWID")  # fmt: skip
+        conn.execute("CREATE TABLE models (ckey TEXT PRIMARY KEY, file TEXT NOT NULL, "
+                     "sha256 TEXT NOT NULL)")  # fmt: skip
+        conn.executemany(f"INSERT INTO records VALUES ({', '.join('?' * 23)})", rows)
+        conn.executemany("INSERT INTO units VALUES (?, ?, ?, ?, ?, ?)", units)
+        conn.executemany("INSERT INTO models VALUES (?, ?, ?)", models)
+        conn.execute("UPDATE meta SET value = '2' WHERE name = 'schema'")
+
+
+def test_store_of_schema_2_is_read_and_refused_for_adding(reg_data, tmp_path):
+    X, y = reg_data
+    store = tmp_path / "run.sqlite"
+    with pytest.warns(parcv.FitFailedWarning):
+        run = parcv.search(FailsOnAlpha(), {"alpha": [-1.0, 1.0, 10.0]}, X, y, cv=3,
+                           backend="serial", store=store, save_models=True)  # fmt: skip
+    before = parcv.load(store)
+    _as_schema_2(store)
+    loaded = parcv.load(store, load_models=True)
+    assert loaded.to_json() == before.to_json() == run.to_json()
+    assert [repr(r.to_dict()) for r in loaded.records] == [
+        repr(r.to_dict()) for r in before.records
+    ]  # repr: NaN scores compare equal
+    assert loaded.best_estimator_.alpha == run.best_params_["alpha"]
+    with pytest.raises(parcv.PlanMismatchError, match=r"store schema 2.*cannot add to it.*--out"):
+        parcv.search(FailsOnAlpha(), {"alpha": [1.0]}, X, y, cv=3, backend="serial",
+                     store=store, resume=True)  # fmt: skip
+    assert parcv.load(store).to_json() == run.to_json()  # left unchanged
+    again = parcv.search(Ridge(), {"alpha": [1.0]}, X, y, cv=3, backend="serial", store=store,
+                         overwrite=True)  # fmt: skip
+    assert parcv.load(store).to_json() == again.to_json()
