@@ -97,6 +97,35 @@ def _mean_se(search: SearchResult, key: str, rows: list[int]) -> tuple[Any, Any]
     return mean, std / np.sqrt(max(search.n_splits_ - 1, 1))
 
 
+def _mean_se_line(
+    ax: Any,
+    x: Any,
+    mean_se: tuple[Any, Any],
+    color: str,
+    *,
+    text: str,
+    scattered: bool,
+    train: bool = False,
+) -> None:
+    """Draw means with ± se: error bars, or past :data:`DENSE_POINTS` a line in a band.
+
+    Thousands of error bars take seconds to draw and read as a smear; a band
+    (or, for scattered points, the points alone) shows the same.
+    """
+    mean, se = mean_se
+    marker, size, width = ("s", 3, 1.0) if train else ("o", 4, 1.5)
+    if len(x) <= DENSE_POINTS:
+        fmt = marker if scattered else marker + ("--" if train else "-")
+        ax.errorbar(x, mean, yerr=se, fmt=fmt, color=color, capsize=3, markersize=size,
+                    linewidth=width, label=text)  # fmt: skip
+        return
+    if scattered:
+        ax.plot(x, mean, ".", color=color, markersize=2, label=f"{text} (± se not drawn)")
+        return
+    ax.plot(x, mean, "--" if train else "-", color=color, linewidth=width, label=f"{text}, ± se")
+    ax.fill_between(x, mean - se, mean + se, color=color, alpha=0.25, linewidth=0)
+
+
 def _log_axis(ax: Any, x: Any) -> None:
     """A log axis for values spanning decades, labelled at the values (no minor labels)."""
     if not (x.min() > 0 and x.max() / x.min() > 20):
@@ -111,6 +140,8 @@ def _log_axis(ax: Any, x: Any) -> None:
 
 # Slices drawn as lines at most; beyond, only the selected candidate's slice is drawn.
 MAX_LINES = 8
+# Past this many candidates on one line, their ± se is a band rather than error bars.
+DENSE_POINTS = 200
 
 
 def validation_curve(
@@ -172,15 +203,14 @@ def validation_curve(
         mean, se = _mean_se(search, f"test_{suffix}", rows)
         text = f"validation: {key}" if key else "validation (CV test folds)"
         color = "tab:red" if len(groups) == 1 else colors[i % 10]
-        ax.errorbar(x, sign * mean, yerr=se, fmt="o" if scattered else "o-", color=color, capsize=3,
-                    markersize=4, linewidth=1.5, label=text)  # fmt: skip
+        _mean_se_line(ax, x, (sign * mean, se), color, text=text, scattered=scattered)
         train = f"mean_train_{suffix}"
         if train in search.cv_results_ and (key == chosen or len(groups) == 1):
             tmean, tse = _mean_se(search, f"train_{suffix}", rows)
             tcolor = "tab:blue" if len(groups) == 1 else color
-            ax.errorbar(x, sign * tmean, yerr=tse, fmt="s" if scattered else "s--", color=tcolor,
-                        capsize=3, markersize=3, linewidth=1,
-                        label=f"training folds{': ' + key if key else ''}")  # fmt: skip
+            tlabel = f"training folds{': ' + key if key else ''}"
+            _mean_se_line(ax, x, (sign * tmean, tse), tcolor, text=tlabel, scattered=scattered,
+                          train=True)  # fmt: skip
     where = ""
     if chosen is not None and chosen in groups:
         score = float(search.cv_results_[f"mean_test_{suffix}"][best])

@@ -74,3 +74,21 @@ def test_log_axes_label_no_minor_ticks_and_nothing_is_clipped():
     assert ink[:, 0].max() > 0.95 * h and ink[:, 1].max() > 0.95 * w
     for name, data in render_plots(s).items():
         assert data.startswith(b"\x89PNG"), name
+
+
+def test_a_curve_of_many_candidates_draws_a_band_not_error_bars():
+    from matplotlib.collections import PolyCollection
+    from matplotlib.container import ErrorbarContainer
+    from sklearn.dummy import DummyRegressor
+
+    from parcv.report.plots import DENSE_POINTS
+
+    few = parcv.search(LogisticRegression(), {"C": [0.1, 1.0, 10.0]}, X, Y, cv=3, backend="serial")
+    ax = validation_curve(few).axes[0]
+    assert any(isinstance(c, ErrorbarContainer) for c in ax.containers)
+    grid = {"strategy": ["constant"], "constant": [float(c) for c in range(DENSE_POINTS + 50)]}
+    many = parcv.search(DummyRegressor(), grid, X, X[:, 0], cv=3, backend="serial")
+    ax = validation_curve(many).axes[0]
+    assert not ax.containers  # no error bars ...
+    assert any(isinstance(c, PolyCollection) for c in ax.collections)  # ... a ± se band
+    assert any(t.get_text().endswith(", ± se") for t in ax.get_legend().get_texts())
