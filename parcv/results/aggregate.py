@@ -40,11 +40,27 @@ def fit_ok(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> NDAr
         ok = [records[("fit", outer, None, c.index)].ok for c in plan.candidates]
         return np.repeat(np.array(ok, dtype=bool)[:, np.newaxis], n_inner, axis=1)
     ran = race_mask(plan, records, outer)
-    matrix = np.array(
-        [[(r := records.get(("fit", outer, i, c.index))) is not None and r.ok
-          for i in range(n_inner)] for c in plan.candidates], dtype=bool,
-    ).reshape(len(plan.candidates), n_inner)  # fmt: skip
+    grid = _fit_grid(plan, records, outer)
+    ran_ok = np.fromiter((r is not None and r.ok for r in grid), dtype=bool, count=len(grid))
+    matrix: NDArray[np.bool_] = ran_ok.reshape(len(plan.candidates), n_inner)
     return matrix if ran is None else matrix & ran
+
+
+def _fit_grid(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> list[Record | None]:
+    """The fit records of one outer fold, candidate-major (None: not run), looked up once.
+
+    The matrices below are read from this flat list in one pass each: with
+    100,000 fits, a lookup by key per cell per matrix took most of a report.
+    """
+    get, n_inner = records.get, len(plan.inner_folds[outer])
+    return [get(("fit", outer, i, c)) for c in range(len(plan.candidates)) for i in range(n_inner)]
+
+
+def _grid_matrix(plan: Plan, grid: list[Any], outer: int | None) -> NDArray[np.float64]:
+    """A (n_candidates, n_inner_folds) float matrix of per-fit values (NaN: None)."""
+    shape = (len(plan.candidates), len(plan.inner_folds[outer]))
+    values = (np.nan if v is None else v for v in grid)
+    return np.fromiter(values, dtype=np.float64, count=len(grid)).reshape(shape)
 
 
 def _n_failed(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> NDArray[np.int64]:
@@ -53,11 +69,9 @@ def _n_failed(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> N
         return np.asarray((~fit_ok(plan, records, outer)).sum(axis=1), dtype=np.int64)
     n_inner = len(plan.inner_folds[outer])
     ran = race_mask(plan, records, outer)
-    failed = np.array(
-        [[(r := records.get(("fit", outer, i, c))) is not None and not r.ok
-          for i in range(n_inner)] for c in range(len(plan.candidates))], dtype=bool,
-    ).reshape(len(plan.candidates), n_inner)  # fmt: skip
-    return (failed & ran).sum(axis=1)  # type: ignore[no-any-return]
+    grid = _fit_grid(plan, records, outer)
+    failed = np.fromiter((r is not None and not r.ok for r in grid), dtype=bool, count=len(grid))
+    return (failed.reshape(len(plan.candidates), n_inner) & ran).sum(axis=1)  # type: ignore[no-any-return]
 
 
 def race_of(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> RaceResult | None:
@@ -121,13 +135,12 @@ def _raw_fold_scores(
             [records[("fit", outer, None, c.index)].folds.test[metric]  # type: ignore[union-attr]
              for c in plan.candidates]
         ).reshape(len(plan.candidates), n_inner)  # fmt: skip
-    out = np.full((len(plan.candidates), n_inner), np.nan, dtype=np.float64)
-    for c in range(len(plan.candidates)):
-        for i in range(n_inner):
-            rec = records.get(("fit", outer, i, c))
-            if rec is not None:
-                out[c, i] = (rec.test_scores if which == "test" else rec.train_scores)[metric]
-    return out
+    grid = _fit_grid(plan, records, outer)
+    if which == "test":
+        return _grid_matrix(
+            plan, [None if r is None else r.test_scores[metric] for r in grid], outer
+        )
+    return _grid_matrix(plan, [None if r is None else r.train_scores[metric] for r in grid], outer)
 
 
 def failure_message(plan: Plan, record: Record, *, raised: bool = True) -> str:
@@ -244,14 +257,8 @@ def _fold_times(
         per_fold = [getattr(records[("fit", outer, None, c)], attr) / n_inner
                     for c in range(len(plan.candidates))]  # fmt: skip
         return np.repeat(np.array(per_fold)[:, np.newaxis], n_inner, axis=1)
-    times = np.array(
-        [
-            [getattr(records[k], attr) if (k := ("fit", outer, i, c)) in records else np.nan
-             for i in range(n_inner)]
-            for c in range(len(plan.candidates))
-        ],
-        dtype=np.float64,
-    )  # fmt: skip
+    grid = _fit_grid(plan, records, outer)
+    times = _grid_matrix(plan, [None if r is None else getattr(r, attr) for r in grid], outer)
     ran = race_mask(plan, records, outer)
     if ran is not None:
         times[~ran] = np.nan

@@ -62,16 +62,16 @@ def candidate_index(result: SearchResult, candidate: int | str) -> int:
 
 def _index(result: SearchResult, candidate: int | str) -> int:
     params = result.cv_results_["params"]
+    number = isinstance(candidate, (int, np.integer)) and not isinstance(candidate, bool)
+    if number and 0 <= int(candidate) < len(params):
+        return int(candidate)  # no labels nor ids made: a report asks thousands of times
     labels = [r.label for r in result.candidates]
-    ids = [r.id for r in result.candidates]
-    if isinstance(candidate, (int, np.integer)) and not isinstance(candidate, bool):
-        if 0 <= int(candidate) < len(params):
-            return int(candidate)
-    elif isinstance(candidate, str) and candidate in labels:
+    if isinstance(candidate, str) and candidate in labels:
         return labels.index(candidate)
-    elif isinstance(candidate, str) and candidate in ids:
+    ids = [r.id for r in result.candidates]
+    if isinstance(candidate, str) and candidate in ids:
         return ids.index(candidate)
-    elif isinstance(candidate, str) and _parts(candidate):
+    if isinstance(candidate, str) and _parts(candidate):
         wanted = _parts(candidate)
         hits = [c for c, label in enumerate(labels) if wanted <= _parts(label)]
         if len(hits) == 1:

@@ -32,6 +32,11 @@ def jsonable(value: Any) -> Any:
     >>> jsonable({"a": np.array([1.0, np.nan]), "b": np.int64(2)})
     {'a': [1.0, None], 'b': 2}
     """
+    kind = type(value)  # the plain scalars first: they are most of a large result's entries
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
