@@ -9,6 +9,7 @@ learning curves and bias-variance trade-off.
 
 from __future__ import annotations
 
+import functools
 import io
 import numbers
 import re
@@ -77,7 +78,13 @@ def _curve_param(search: SearchResult, param: str | None) -> str | None:
 
 def _others(params: dict[str, Any], name: str) -> str:
     """The label of a candidate's parameters other than ``name`` (its slice)."""
-    return _short(", ".join(f"{k}={v!r}" for k, v in sorted(params.items()) if k != name), 60)
+    return _slice_label(", ".join(f"{k}={v!r}" for k, v in sorted(params.items()) if k != name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _slice_label(text: str) -> str:
+    # Thousands of candidates share a few slices: shorten each once (three regexes).
+    return _short(text, 60)
 
 
 def _curve_groups(search: SearchResult, param: str) -> dict[str, list[int]]:
