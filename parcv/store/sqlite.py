@@ -296,7 +296,7 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
 # of the metrics (``metrics``), whose scores are packed little-endian float64 (a third of a
 # large store's size). ``records`` and ``units`` are WITHOUT ROWID tables, kept in the order
 # of their key with no second index.
-# Schema 2 (parcv 0.2) kept the same records as text and JSON: ``load`` and ``parcv report``
+# Schema 2 (parcv before schema 3) kept the same records as text and JSON: ``load`` and ``parcv report``
 # read it, a run refuses to add to it. Schema 1 (parcv 0.1.0) kept records by graph key:
 # read by ``load``, refused by a run.
 SCHEMA_VERSION = "3"
@@ -782,7 +782,7 @@ def _is_schema_1(conn: sqlite3.Connection) -> bool:
 
 
 def _is_schema_2(conn: sqlite3.Connection) -> bool:
-    """Records with their labels and JSON scores in every row (parcv 0.2)."""
+    """Records with their labels and JSON scores in every row (schema 2)."""
     return _has_column(conn, "records", "params") and not _is_schema_1(conn)
 
 

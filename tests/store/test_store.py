@@ -310,7 +310,7 @@ def test_records_and_units_have_no_rowid_and_older_rowid_stores_still_resume(reg
                                   fresh.cv_results_["mean_test_score"])  # fmt: skip
 
 
-# The records table of store schema 2 (parcv 0.2), which kept every row as text and JSON.
+# The records table of store schema 2 (before schema 3), which kept every row as text and JSON.
 _V2_RECORDS = """CREATE TABLE records (
     ckey TEXT PRIMARY KEY, kind TEXT NOT NULL, outer INTEGER, inner INTEGER,
     candidate INTEGER NOT NULL, candidate_id TEXT NOT NULL, params TEXT NOT NULL,
@@ -322,7 +322,7 @@ _V2_RECORDS = """CREATE TABLE records (
 
 
 def _as_schema_2(store: Path) -> None:
-    """Rewrite a store as parcv 0.2 wrote it: hex content keys, labels and JSON in each row."""
+    """Rewrite a store as schema 2 kept it: hex content keys, labels and JSON in each row."""
     with closing(sqlite3.connect(store)) as conn, conn:
         labels = {i: (c, p) for i, c, p in conn.execute("SELECT * FROM labels")}
         workers = dict(conn.execute("SELECT id, name FROM workers"))
