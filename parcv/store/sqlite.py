@@ -296,9 +296,9 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
 # of the metrics (``metrics``), whose scores are packed little-endian float64 (a third of a
 # large store's size). ``records`` and ``units`` are WITHOUT ROWID tables, kept in the order
 # of their key with no second index.
-# Schema 2 (parcv before schema 3) kept the same records as text and JSON: ``load`` and ``parcv report``
-# read it, a run refuses to add to it. Schema 1 (parcv 0.1.0) kept records by graph key:
-# read by ``load``, refused by a run.
+# Schema 2 (the releases before) kept the same records as text and JSON: ``load`` and
+# ``parcv report`` read it, a run refuses to add to it. Schema 1 (parcv 0.1.0) kept records
+# by graph key: read by ``load``, refused by a run.
 SCHEMA_VERSION = "3"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
