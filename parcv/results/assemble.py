@@ -15,7 +15,6 @@ from parcv.plan.records import Key, Record
 from parcv.results.aggregate import (
     build_cv_results,
     count_warnings,
-    fold_scores,
     select_for,
     summarize_failures,
 )
@@ -198,8 +197,9 @@ def make_search_result(
     best = final.unit.candidate if final is not None else select_for(plan, records, None)
     metric = plan.scoring.refit
     mine = {k: r for k, r in records.items() if r.unit.outer is None}
-    summaries = {
-        name: summarize_rows(fold_scores(plan, records, None, name))
+    n_splits = len(plan.inner_folds[None])
+    summaries = {  # from cv_results_'s split columns: fold_scores again would read every record
+        name: summarize_rows(_split_scores(cv_results, plan.scoring.suffix(name), n_splits))
         for name in plan.scoring.scorers
     }
     return SearchResult(
@@ -222,6 +222,11 @@ def make_search_result(
         bbc=_bbc(plan, records, best),
         predictions=_search_predictions(plan, records, y_true),
     )
+
+
+def _split_scores(cv_results: dict[str, Any], suffix: str, n_splits: int) -> NDArray[np.float64]:
+    """The (n_candidates, n_splits) test scores ``cv_results_`` holds, as fold_scores gives them."""
+    return np.column_stack([cv_results[f"split{i}_test_{suffix}"] for i in range(n_splits)])
 
 
 def _bbc(plan: Plan, records: Mapping[Key, Record], best: int) -> CVInterval | None:
