@@ -177,8 +177,8 @@ def cross_validate(
         Checked before anything runs, also without a ``store``.
     timeout : float, default=None
         Seconds one unit (one fit and its scoring) may run on the ``local``
-        backend: a unit running longer is stopped -- its worker process is
-        killed and replaced -- and recorded as failed ("timed out after N
+        or ``dask`` backend: a unit running longer is stopped -- the process
+        running it is killed -- and recorded as failed ("timed out after N
         s"), scored with ``error_score``; the run goes on. ``None``: no limit.
         A unit that kills its worker (segfault, ``abort()``, out of memory)
         is recorded the same way, with its cause, whatever ``timeout`` is.

@@ -125,9 +125,21 @@ def _run_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="seconds to reach the Dask scheduler or start its cluster (default: 30)",
     )
+    run.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop a unit running longer and record it as failed (local and dask backends)",
+    )
     again = run.add_mutually_exclusive_group()  # together they would discard what --resume keeps
     again.add_argument("--resume", action="store_true", help="compute only missing units")
     again.add_argument("--overwrite", action="store_true", help="discard the stored results")
+    run.add_argument(
+        "--retry-failed",
+        action="store_true",
+        default=None,
+        help="with --resume, run the units recorded as failed (errors, crashes, timeouts) again",
+    )
     run.add_argument(
         "--journal",
         choices=["wal", "delete"],
@@ -226,6 +238,8 @@ def _apply_overrides(spec: Any, args: argparse.Namespace) -> Any:
         scheduler_file=args.scheduler_file,
         out=getattr(args, "out", None),
         journal=getattr(args, "journal", None),
+        timeout=getattr(args, "timeout", None),
+        retry_failed=getattr(args, "retry_failed", None),
     )
 
 

@@ -448,6 +448,8 @@ def run_spec(
                 progress=progress,
                 save_models=spec.run.save_models,
                 journal=spec.run.journal,
+                timeout=spec.run.timeout,
+                retry_failed=spec.run.retry_failed,
             )
         except BackendError:
             if new_store:  # a backend that did not start leaves no empty run behind

@@ -486,3 +486,33 @@ def test_cluster_run_prints_no_dask_info_logs_unless_verbose(tmp_path):
         stderr[bool(extra)] = done.stderr
     assert "INFO" not in stderr[False], stderr[False][-3000:]
     assert "distributed.scheduler - INFO" in stderr[True]  # the same run, asked to be verbose
+
+
+@pytest.mark.slow
+def test_timeout_and_retry_failed_from_the_spec_and_the_command_line(tmp_path, capsys):
+    hanging = TINY.replace(
+        'class = "sklearn.linear_model.Ridge"',
+        'class = "tests.estimators.Faulty"\nparams = { fault = "hang", on_alpha = 10.0 }',
+    )
+    spec = tmp_path / "hang.toml"
+    spec.write_text(hanging + "[scoring]\nerror_score = -1e6\n[run]\ntimeout = 2\n")
+    run = ["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "local",
+           "--n-jobs", "2", "--quiet"]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(run) == 0
+        first = read_records(tmp_path / "run" / "store.sqlite")
+        failed = {k for k, r in first.items() if not r.ok}
+        assert {k[3] for k in failed} == {1} and len(failed) == 3  # alpha=10, every fold
+        assert all("timed out after 2 s" in first[k].error.message for k in failed)
+        assert main([*run, "--resume"]) == 0  # recorded failures are kept ...
+        kept = read_records(tmp_path / "run" / "store.sqlite")
+        assert all(kept[k].finished == first[k].finished for k in failed)
+        assert main([*run, "--resume", "--retry-failed", "--timeout", "1"]) == 0  # ... unless
+    again = read_records(tmp_path / "run" / "store.sqlite")
+    assert all("timed out after 1 s" in again[k].error.message for k in failed)
+    assert all(again[k] == first[k] for k in first if k not in failed and k != ("final",))
+    for bad in ("timeout = -1", "timeout = true", 'retry_failed = "yes"'):
+        spec.write_text(hanging + f"[run]\n{bad}\n")
+        assert main(run) == 2, bad
+        assert f"run.{bad.split()[0]}" in capsys.readouterr().err
