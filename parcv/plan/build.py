@@ -304,6 +304,11 @@ def build_plan(
     (True, 1, 3)
     """
     _check_estimator(estimator)
+    if not isinstance(return_train_score, (bool, np.bool_)):
+        raise TypeError(
+            f"return_train_score must be True or False; got {return_train_score!r}. Pass True "
+            "to score each fit on its train rows too."
+        )
     candidates = check_space(space)
     check_candidate_params(estimator, candidates)
     check_data_for(estimator, data, [c.params for c in candidates])

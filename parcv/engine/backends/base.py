@@ -81,3 +81,23 @@ def check_threads(threads: Any) -> None:
         kind=int,
         hint="Pass 1 (one BLAS thread in each process that fits), or None to leave them as is.",
     )
+
+
+def pickled_for_workers(plan: Plan) -> bytes:
+    """The plan as worker processes receive it; a TypeError naming what cannot be pickled.
+
+    Checked before anything is sent, so an estimator holding a lock, an open
+    file or a connection is refused by name instead of failing every task.
+    """
+    import cloudpickle
+
+    try:
+        return bytes(cloudpickle.dumps(plan.for_workers()))
+    except Exception as err:
+        name = type(plan.estimator).__name__
+        raise TypeError(
+            f"the estimator {name} (or a value of its search space) cannot be sent to worker "
+            f"processes: it cannot be pickled ({type(err).__name__}: {err}). Create locks, "
+            "open files or connections inside fit() rather than in __init__, or run with "
+            "backend='serial', which needs no pickling."
+        ) from err

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from parcv.engine.backends._dask_executor import _DaskExecutor, _Payload
-from parcv.engine.backends.base import check_number, check_threads
+from parcv.engine.backends.base import check_number, check_threads, pickled_for_workers
 from parcv.engine.backends.local import check_n_jobs
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
@@ -269,6 +269,7 @@ class DaskBackend:
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[_DaskExecutor]:
         """Reach the scheduler, scatter the data once; close what parcv started on exit."""
+        pickled_for_workers(plan)  # an estimator that cannot be sent is refused before a cluster
         with ExitStack() as stack:
             client = self.client if self.client is not None else self._open_client(stack)
             executor = _DaskExecutor(

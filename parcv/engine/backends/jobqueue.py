@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from parcv.engine.backends.base import Executor, check_number, check_threads
+from parcv.engine.backends.base import Executor, check_number, check_threads, pickled_for_workers
 from parcv.engine.backends.dask import DaskBackend
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
@@ -162,6 +162,8 @@ class JobQueueBackend:
     def open(self, plan: Plan, data: Dataset) -> Iterator[Executor]:
         """Start the cluster, run on it, cancel every job on exit."""
         from distributed import Client
+
+        pickled_for_workers(plan)  # an estimator that cannot be sent is refused before any job
 
         client_class: Any = Client  # untyped upstream
         failures: list[str] = []
