@@ -340,12 +340,33 @@ def _disk_full(err: BaseException) -> bool:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from parcv.errors import UnfinishedRunError
     from parcv.report.run_dir import rebuild_report, render_summary
 
-    result, info, files = rebuild_report(args.run_dir)
+    try:
+        result, info, files = rebuild_report(args.run_dir)
+    except UnfinishedRunError:
+        return _partial_report(Path(args.run_dir))
     print(render_summary(result, info))
     print(f"Rebuilt {len(files)} files from the store (no fit ran).")
     print(f"Report: {files[-1]}")
+    return EXIT_OK
+
+
+def _partial_report(run_dir: Path) -> int:
+    """Write what an unfinished run knows to its report.md, and say how to finish it."""
+    from parcv.api import load
+    from parcv.cli.sweep import UsageError
+    from parcv.report.run_dir import write_private
+    from parcv.results.partial import PartialResult
+
+    partial = load(run_dir / "store.sqlite", partial=True)
+    if not isinstance(partial, PartialResult):  # it finished meanwhile (run elsewhere)
+        raise UsageError(f"the run in {run_dir} has just finished: run parcv report again.")
+    hint = f"parcv run SPEC --out {shlex.quote(str(run_dir))} --resume"
+    path = write_private(run_dir / "report.md", partial.to_markdown(hint))
+    print(f"parcv: {partial.status}")
+    print(f"Report of the folds done so far: {path}\nFinish the run with: {hint}")
     return EXIT_OK
 
 

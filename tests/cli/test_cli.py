@@ -23,6 +23,7 @@ from parcv import SerialBackend
 from parcv.cli import main
 from parcv.cli.spec import load_spec, parse_spec
 from parcv.cli.sweep import build_job, make_backend
+from parcv.errors import StoreDamagedError
 from parcv.report.run_dir import num, small
 from parcv.store.sqlite import read_records
 
@@ -388,7 +389,7 @@ plots = false
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupt_exits_130_keeps_the_store_and_resume_completes(
-    tmp_path, signum, sigint_reaches_children
+    tmp_path, signum, sigint_reaches_children, capsys
 ):
     # SIGTERM is what a batch scheduler sends before the walltime: handled like Ctrl-C.
     (tmp_path / "slowmod.py").write_text(SLOW_MODULE)
@@ -416,7 +417,7 @@ def test_interrupt_exits_130_keeps_the_store_and_resume_completes(
         try:
             if store.is_file() and len(read_records(store)) >= 5:
                 break
-        except sqlite3.DatabaseError:  # created but its tables not yet written
+        except (sqlite3.DatabaseError, StoreDamagedError):  # tables not yet written
             pass
         time.sleep(0.05)
     proc.send_signal(signum)
@@ -426,6 +427,12 @@ def test_interrupt_exits_130_keeps_the_store_and_resume_completes(
     assert 5 <= stored < 52  # 4 x 3 x 3 inner + 4 x 3 all-data fits, 3 refits, final
     assert "Resume with:" in stderr and "--resume" in stderr
     assert not (out / "report.md").exists()
+    # The report of an unfinished run says how far it got, instead of failing.
+    assert main(["report", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"unfinished run: {stored} of 52 units done" in printed and "--resume" in printed
+    partial = (out / "report.md").read_text()
+    assert partial.startswith("# Unfinished run") and "Not known yet: the nested CV" in partial
     resumed = subprocess.run(
         [*command, "--resume"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
     )
