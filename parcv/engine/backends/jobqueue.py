@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from parcv.engine.backends.base import Executor, check_number, check_threads, pickled_for_workers
+from parcv.engine.backends.base import (
+    Executor,
+    check_fault_options,
+    check_number,
+    check_threads,
+    pickled_for_workers,
+)
 from parcv.engine.backends.dask import DaskBackend
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
@@ -155,8 +161,7 @@ class JobQueueBackend:
         _check_count("cores_per_job", self.cores_per_job, 1, "Pass the cores of one job.")
         check_threads(self.threads)
         check_number("no_worker_timeout", self.no_worker_timeout, kind=float, hint=_NO_WORKER)
-        # The rest is checked as DaskBackend checks it, before any job is submitted.
-        DaskBackend(timeout=self.timeout, max_crashes=self.max_crashes)
+        check_fault_options(self.timeout, self.max_crashes)
 
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[Executor]:

@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from parcv.engine.backends._guard import TIMED_OUT, death_message
-from parcv.engine.backends.base import check_number, check_threads, pickled_for_workers
+from parcv.engine.backends.base import (
+    check_fault_options,
+    check_number,
+    check_threads,
+    pickled_for_workers,
+)
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
@@ -339,20 +344,7 @@ class LocalBackend:
             allow_none=False,
             hint="Pass the seconds an idle pool lives on for the next call, e.g. 300.",
         )
-        check_number(
-            "timeout",
-            self.timeout,
-            kind=float,
-            hint="Pass the seconds one unit may run before it is stopped, or None for no limit.",
-        )
-        check_number(
-            "max_crashes",
-            self.max_crashes,
-            kind=int,
-            allow_none=False,
-            hint="Pass how often a unit may kill its worker before it is recorded as failed, "
-            "e.g. 2.",
-        )
+        check_fault_options(self.timeout, self.max_crashes)
 
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[_LocalExecutor]:
