@@ -282,5 +282,5 @@ def test_coo_sparse_x_is_converted_once_and_scores_as_csr():
     assert a.cv_results_["mean_test_score"].tolist() == b.cv_results_["mean_test_score"].tolist()
 
 
-def test_the_catalogue_counts_at_least_75_kinds():
-    assert len(CASES) >= 75
+def test_the_catalogue_counts_at_least_75_refused_kinds():
+    assert sum(1 for call, _ in CASES.values() if call is not None) >= 75
