@@ -327,26 +327,25 @@ class _DaskExecutor:
                 return done
 
     def _resend(self, future: Any) -> None:
-        """Send again a chunk whose data was lost with its workers; fail on a task error."""
+        """Send again a chunk lost with its workers (guarded, if it may be what kills them);
+        fail on a task error outside any fit."""
         ticket, units = self._futures.pop(future)
         what = f"{len(units)} unit(s) from {units[0].key!r}"
-        if future.status == "error":
-            err = future.exception()
-            if type(err).__name__ != "KilledWorker":
-                raise _failure(f"Dask could not run {what} outside any fit", err) from err
-            if ticket not in self._isolated:
-                # The chunk's workers died allowed-failures + 1 times: it holds a unit that
-                # kills them, or sat beside one. Guarded, the culprit kills only its child.
-                logger.warning(
-                    "Dask workers died running %s (%s); running them again, each in a forked "
-                    "process, to find the unit that kills them", what, err,
-                )  # fmt: skip
-                self._isolated.add(ticket)
-                self._send([(ticket, units)], _priority(units))
-                return
-            # Guarded and still killed: it was queued on a worker another chunk killed.
+        killed = future.status == "error"
+        if killed and type(err := future.exception()).__name__ != "KilledWorker":
+            raise _failure(f"Dask could not run {what} outside any fit", err) from err
         self._resends[ticket] = self._resends.get(ticket, 0) + 1
-        if self._resends[ticket] > _MAX_RESENDS:
+        if ticket not in self._isolated and (killed or self._resends[ticket] > 1):
+            # Its workers died allowed-failures + 1 times (KilledWorker), or it was lost with
+            # them (and the data) twice: it may hold a unit that kills them, or sat beside
+            # one. Guarded, such a unit kills only the process forked for it.
+            logger.warning(
+                "Dask workers died running %s; running them again, each in a forked process, "
+                "to find the unit that kills them", what,
+            )  # fmt: skip
+            self._isolated.add(ticket)
+            self._resends[ticket] = 0
+        elif self._resends[ticket] > _MAX_RESENDS:
             raise BackendError(f"Dask lost {what} {_MAX_RESENDS} times; {_RESUME}.")
         if self._payload.status != "finished":
             logger.warning("parcv's data was lost with its Dask workers; sending it again")
