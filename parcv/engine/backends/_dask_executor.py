@@ -133,8 +133,8 @@ class _DaskExecutor:
         self._client, self._value = client, payload
         self._threads, self._timeout = threads, timeout
         # With a time limit every chunk runs guarded; else only a chunk that killed workers.
-        self._guarded = _Guard(unit_timeout, max_crashes)
-        self._guard = self._guarded if unit_timeout is not None else None
+        self._guard_isolated = _Guard(unit_timeout, max_crashes)
+        self._guard_all = self._guard_isolated if unit_timeout is not None else None
         self._isolated: set[int] = set()  # tickets of chunks sent again, guarded
         self._where = str(getattr(client.scheduler, "address", "the scheduler"))
         self._count = 0
@@ -224,7 +224,7 @@ class _DaskExecutor:
         kind = "final" if outer is None else "refit"
         try:
             future = self._client.submit(
-                _run_refit, self._payload, outer, known, self._threads, self._guard, *deps,
+                _run_refit, self._payload, outer, known, self._threads, self._guard_all, *deps,
                 key=f"parcv-{kind}-{uuid.uuid4().hex}", priority=1, pure=False,
             )  # fmt: skip
         except Exception as err:
@@ -245,7 +245,10 @@ class _DaskExecutor:
     ) -> None:
         chunks = [units for _, units in sent]
         keys = [f"parcv-{units[0].kind}-{uuid.uuid4().hex}" for units in chunks]
-        guards = [self._guarded if ticket in self._isolated else self._guard for ticket, _ in sent]
+        guards = [
+            self._guard_isolated if ticket in self._isolated else self._guard_all
+            for ticket, _ in sent
+        ]
         n = len(chunks)
         try:
             futures = self._client.map(
