@@ -253,6 +253,8 @@ def test_usage_errors_exit_2(tmp_path, capsys):
         (["--scheduler", "tcp://127.0.0.1:1", "--n-jobs", "2"], "run.n_jobs (--n-jobs)"),
         (["--scheduler", "a", "--scheduler-file", "b"], "not allowed with argument"),
         (["--n-jobs", "zero"], "argument --n-jobs: expected an int >= 1"),
+        (["--timeout", "0"], "argument --timeout: expected a number of seconds > 0"),
+        (["--backend", "serial", "--timeout", "5"], "timeout 5 s needs a backend that can"),
     ]
     for options, message in cases:
         assert main(["run", str(spec), "--out", str(tmp_path / "r"), *options]) == 2, options
