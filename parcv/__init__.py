@@ -27,6 +27,7 @@ from parcv.errors import (
     ParcvError,
     PlanMismatchError,
     RunInterrupted,
+    UnfinishedRunError,
 )
 from parcv.estimators import GridSearchCV, NestedCV, RandomizedSearchCV
 from parcv.plan.records import Record, Unit
@@ -41,6 +42,7 @@ from parcv.results.curves import (
     ValidationCurveResult,
 )
 from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.results.partial import PartialResult
 from parcv.results.summary import ScoreSummary, summarize_scores
 from parcv.stats.racing import Racing
 
@@ -58,6 +60,7 @@ __all__ = [
     "NestedCV",
     "NestedResult",
     "ParcvError",
+    "PartialResult",
     "PermutationTestResult",
     "PlanMismatchError",
     "Racing",
@@ -70,6 +73,7 @@ __all__ = [
     "Selection",
     "SerialBackend",
     "ThreeWayHoldOut",
+    "UnfinishedRunError",
     "Unit",
     "ValidationCurveResult",
     "__version__",

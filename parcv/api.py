@@ -6,13 +6,13 @@ import math
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from sklearn.base import is_classifier
 
 from parcv.engine.backends import check_backend, with_timeout
-from parcv.engine.session import execute_plan, load_run
+from parcv.engine.session import execute_plan, expected_keys, load_run, missing_keys
 from parcv.errors import ParcvError
 from parcv.plan.build import Plan, build_plan, check_predictions
 from parcv.plan.curves import (
@@ -43,6 +43,7 @@ from parcv.results.curves import (
     make_validation_curve,
 )
 from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.results.partial import PartialResult, make_partial_result
 from parcv.stats.racing import Racing
 from parcv.store.sqlite import check_journal, check_store_to_read, read_target
 
@@ -177,8 +178,8 @@ def cross_validate(
         Checked before anything runs, also without a ``store``.
     timeout : float, default=None
         Seconds one unit (one fit and its scoring) may run on the ``local``
-        backend: a unit running longer is stopped -- its worker process is
-        killed and replaced -- and recorded as failed ("timed out after N
+        or ``dask`` backend: a unit running longer is stopped -- the process
+        running it is killed -- and recorded as failed ("timed out after N
         s"), scored with ``error_score``; the run goes on. ``None``: no limit.
         A unit that kills its worker (segfault, ``abort()``, out of memory)
         is recorded the same way, with its cause, whatever ``timeout`` is.
@@ -558,7 +559,21 @@ def nested_cv(
     return make_nested_result(plan, records, y_true=_target(plan, y))
 
 
-def load(store: str | Path, *, load_models: bool = False) -> CVResult | SearchResult | NestedResult:
+@overload
+def load(
+    store: str | Path, *, load_models: bool = False, partial: Literal[False] = False
+) -> CVResult | SearchResult | NestedResult: ...
+
+
+@overload
+def load(
+    store: str | Path, *, load_models: bool = False, partial: bool
+) -> CVResult | SearchResult | NestedResult | PartialResult: ...
+
+
+def load(
+    store: str | Path, *, load_models: bool = False, partial: bool = False
+) -> CVResult | SearchResult | NestedResult | PartialResult:
     """Rebuild the result of a run from its store, without recomputing anything.
 
     Parameters
@@ -572,10 +587,16 @@ def load(store: str | Path, *, load_models: bool = False) -> CVResult | SearchRe
         ``best_estimator_`` is first read; reading the store itself never
         runs code. Without a saved model, reading ``best_estimator_`` raises
         :class:`~parcv.errors.ModelNotAvailableError` saying how to get one.
+    partial : bool, default=False
+        For a run that did not finish (interrupted, or still running
+        elsewhere), return a :class:`~parcv.PartialResult`: units done, the
+        scores of the folds done so far, and which estimates are not known
+        yet. Without it such a store raises
+        :class:`~parcv.UnfinishedRunError` saying how far it got.
 
     Returns
     -------
-    CVResult, SearchResult or NestedResult
+    CVResult, SearchResult, NestedResult or PartialResult
         Equal scores, selections and estimates to the run's own result.
         Parameters that were objects (estimators) come back as their repr.
 
@@ -590,7 +611,12 @@ def load(store: str | Path, *, load_models: bool = False) -> CVResult | SearchRe
     >>> load(path).best_params_ == r.best_params_
     True
     """
-    kind, plan, records = load_run(store, load_models=load_models)
+    kind, plan, records = load_run(store, load_models=load_models and not partial,
+                                   partial=partial)  # fmt: skip
+    missing = missing_keys(plan, records) if partial else []
+    if missing:
+        n_units = len(expected_keys(plan, records))
+        return make_partial_result(kind, plan, records, missing, n_units)
     if kind not in ("cross_validate", "search", "nested_cv"):
         raise ParcvError(
             f"store {str(store)!r} holds a {kind} run, which load() does not rebuild; call "

@@ -12,6 +12,7 @@ __all__ = [
     "StoreLockedError",
     "StoreDamagedError",
     "RunInterrupted",
+    "UnfinishedRunError",
     "FitFailedWarning",
     "ModelNotAvailableError",
 ]
@@ -47,6 +48,10 @@ class StoreLockedError(ParcvError, RuntimeError):
 
 class StoreDamagedError(ParcvError, ValueError):
     """A store file is truncated, not a SQLite file, or misses what parcv wrote into it."""
+
+
+class UnfinishedRunError(ParcvError):
+    """A store holds a run that did not finish: its estimates are not known yet."""
 
 
 class RunInterrupted(KeyboardInterrupt):

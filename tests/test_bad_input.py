@@ -352,3 +352,35 @@ def test_summarize_scores_names_its_argument():
 
 def test_backend_protocol_is_small():
     assert {"submit", "wait", "cancel"} <= set(dir(Executor))
+
+
+def _text_scorer(estimator, X, y):  # a user's scorer: what it returns is known only after a fit
+    return "high"
+
+
+@pytest.mark.parametrize("backend", ["serial", "local"])
+def test_a_first_wave_failing_alike_stops_the_run_with_one_message(tmp_path, backend):
+    from parcv.store.sqlite import read_store
+
+    store = tmp_path / "run.sqlite"
+    space = {"alpha": list(np.logspace(-3, 3, 12))}  # 12 candidates x 5 folds = 60 fits
+    with pytest.raises(parcv.FitFailedError) as info:
+        n_jobs = None if backend == "serial" else 2
+        parcv.search(Ridge(), space, X, Y, cv=5, scoring=_text_scorer, backend=backend,
+                     n_jobs=n_jobs, store=store, progress=False)  # fmt: skip
+    message = str(info.value)
+    assert "all failed with the same" in message and "stored none of these" in message
+    assert "'high'" in message or "high" in message  # the cause, once
+    n_run = int(message.split("the first ")[1].split()[0])
+    assert 8 <= n_run < 60  # stopped after the first candidates, not after every fit
+    assert not read_store(store)[1]  # nothing failed is kept: the fixed run computes them
+
+
+def test_failures_that_name_their_candidate_never_stop_a_run_early():
+    from tests.estimators import FailsOnAlpha
+
+    space = {"alpha": [-float(a) for a in range(1, 10)] + [1.0]}  # each message names its alpha
+    with pytest.warns(parcv.FitFailedWarning):
+        result = parcv.search(FailsOnAlpha(), space, X, Y, cv=3, backend="serial",
+                              progress=False)  # fmt: skip
+    assert result.best_params_ == {"alpha": 1.0}

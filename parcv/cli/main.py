@@ -125,9 +125,21 @@ def _run_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="seconds to reach the Dask scheduler or start its cluster (default: 30)",
     )
+    run.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop a unit running longer and record it as failed (local and dask backends)",
+    )
     again = run.add_mutually_exclusive_group()  # together they would discard what --resume keeps
     again.add_argument("--resume", action="store_true", help="compute only missing units")
     again.add_argument("--overwrite", action="store_true", help="discard the stored results")
+    run.add_argument(
+        "--retry-failed",
+        action="store_true",
+        default=None,
+        help="with --resume, run the units recorded as failed (errors, crashes, timeouts) again",
+    )
     run.add_argument(
         "--journal",
         choices=["wal", "delete"],
@@ -232,6 +244,8 @@ def _apply_overrides(spec: Any, args: argparse.Namespace) -> Any:
         scheduler_file=args.scheduler_file,
         out=getattr(args, "out", None),
         journal=getattr(args, "journal", None),
+        timeout=getattr(args, "timeout", None),
+        retry_failed=getattr(args, "retry_failed", None),
     )
 
 
@@ -332,12 +346,33 @@ def _disk_full(err: BaseException) -> bool:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from parcv.errors import UnfinishedRunError
     from parcv.report.run_dir import rebuild_report, render_summary
 
-    result, info, files = rebuild_report(args.run_dir, cv_results=args.cv_results or None)
+    try:
+        result, info, files = rebuild_report(args.run_dir, cv_results=args.cv_results or None)
+    except UnfinishedRunError:
+        return _partial_report(Path(args.run_dir))
     print(render_summary(result, info))
     print(f"Rebuilt {len(files)} files from the store (no fit ran).")
     print(f"Report: {files[-1]}")
+    return EXIT_OK
+
+
+def _partial_report(run_dir: Path) -> int:
+    """Write what an unfinished run knows to its report.md, and say how to finish it."""
+    from parcv.api import load
+    from parcv.cli.sweep import UsageError
+    from parcv.report.run_dir import write_private
+    from parcv.results.partial import PartialResult
+
+    partial = load(run_dir / "store.sqlite", partial=True)
+    if not isinstance(partial, PartialResult):  # it finished meanwhile (run elsewhere)
+        raise UsageError(f"the run in {run_dir} has just finished: run parcv report again.")
+    hint = f"parcv run SPEC --out {shlex.quote(str(run_dir))} --resume"
+    path = write_private(run_dir / "report.md", partial.to_markdown(hint))
+    print(f"parcv: {partial.status}")
+    print(f"Report of the folds done so far: {path}\nFinish the run with: {hint}")
     return EXIT_OK
 
 

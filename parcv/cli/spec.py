@@ -8,6 +8,7 @@ and types; :mod:`parcv.cli.sweep` turns a checked spec into objects and runs it.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -262,6 +263,8 @@ SCHEMA: dict[str, tuple[str, ...]] = {
         "out",
         "save_models",
         "journal",
+        "timeout",
+        "retry_failed",
     ),
     "cluster": ("kind", "jobs", "cores", "memory", "walltime", "queue", "account"),
     "tls": ("ca_file", "cert", "key"),
@@ -285,6 +288,8 @@ class RunOptions:
     out: str | None = None
     save_models: bool = True  # the final model is what a user ships: keep it by default
     journal: str = "wal"
+    timeout: float | None = None  # seconds one unit may run
+    retry_failed: bool = False  # with --resume, run units recorded as failed again
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,8 +346,18 @@ def _check_run(run: Mapping[str, Any]) -> RunOptions:
             run["scheduler_file"],
             "either run.scheduler or run.scheduler_file, not both",
         )
-    if "save_models" in run:
-        check_type(run["save_models"], (bool,), "run.save_models", "true or false")
+    for flag in ("save_models", "retry_failed"):
+        if flag in run:
+            check_type(run[flag], (bool,), f"run.{flag}", "true or false")
+    if "timeout" in run:
+        seconds = "a number of seconds > 0, e.g. 600"
+        check_type(run["timeout"], (int, float), "run.timeout", seconds)
+        if isinstance(run["timeout"], bool) or not 0 < run["timeout"] < math.inf:
+            raise SpecError(
+                "run.timeout", run["timeout"], seconds,
+                hint="Leave it out for no limit; a unit running longer is stopped and recorded "
+                "as failed.",
+            )  # fmt: skip
     if "journal" in run and run["journal"] not in JOURNAL_MODES:
         raise SpecError(
             "run.journal",

@@ -376,11 +376,33 @@ def _check_run(job: Job, connect_timeout: float | None) -> tuple[Plan, tuple[Any
     except (ValueError, TypeError) as err:
         raise UsageError(f"{spec.source}: the sweep cannot run on this data: {err}") from err
     try:
-        return plan, make_backend(spec, connect_timeout=connect_timeout)
+        made = make_backend(spec, connect_timeout=connect_timeout)
     except (SpecError, UsageError):
         raise
     except (ValueError, TypeError) as err:
         raise UsageError(f"{spec.source}: invalid backend options: {err}") from err
+    _check_timeout(spec, made)
+    return plan, made
+
+
+def _check_timeout(spec: Spec, made: tuple[Any, Any, str]) -> None:
+    """A time limit needs a backend that can kill the process running a unit."""
+    from parcv.engine.backends import check_backend, with_timeout
+
+    if spec.run.timeout is None:
+        return
+    try:
+        backend = check_backend(made[0], made[1])
+    except (ValueError, TypeError):
+        return  # not about the time limit: the run says what is wrong
+    try:
+        with_timeout(backend, spec.run.timeout)
+    except ValueError:
+        raise UsageError(
+            f"{spec.source}: --timeout / [run] timeout {spec.run.timeout:g} s needs a backend "
+            f"that can stop a unit by killing its process; this run would use {made[2]}. Pass "
+            "--backend local or --backend dask, or drop the time limit."
+        ) from None
 
 
 def run_spec(
@@ -449,6 +471,8 @@ def run_spec(
                 progress=progress,
                 save_models=spec.run.save_models,
                 journal=spec.run.journal,
+                timeout=spec.run.timeout,
+                retry_failed=spec.run.retry_failed,
             )
         except BackendError:
             if new_store:  # a backend that did not start leaves no empty run behind

@@ -368,6 +368,70 @@ def _check(plan: Plan, records: list[Record]) -> Exception | None:
     return None
 
 
+_NOT_SYSTEMATIC = ("WorkerDied", "TimedOut")  # a crash or hang belongs to its candidate
+_SYSTEMATIC_AFTER = 8  # candidates failing alike, with nothing yet fitted, make a cause
+
+
+@dataclass
+class _FirstWave:
+    """Stop a run whose first fits all fail the same way, before it fails every fit.
+
+    What cannot be checked up front (a scorer that returns text, a module the
+    workers lack) fails every fit alike. Units run fold by fold, so once the
+    fits of this run cover ``_SYSTEMATIC_AFTER`` candidates (or every
+    candidate, if fewer) and every one failed with the very same error, the
+    run stops with one message instead of a failure per fit. A failure that
+    names its candidate's value differs from the others' and never stops a run.
+    Those failures are not stored, so the fixed run computes them.
+    """
+
+    plan: Plan
+    failed: list[Record] = field(default_factory=list)
+    open: bool = True
+
+    def __post_init__(self) -> None:
+        self.open = len(self.plan.candidates) >= 2
+
+    def release(self, records: list[Record], *, last: bool = False) -> list[Record]:
+        """The records to store now: failures are held while they may still stop the run.
+
+        ``records`` passed :meth:`check` (which holds them while the wave is
+        open); the ``last`` call at the end of the run releases what is held.
+        """
+        if self.open and not last:
+            return []
+        if self.failed:  # held, with this batch's records if the wave closed on them
+            records, self.failed = self.failed, []
+        return records
+
+    def check(self, records: list[Record]) -> Exception | None:
+        if not self.open:
+            return None
+        self.failed += records
+        errors = {None if r.error is None else (r.error.type, r.error.message)
+                  for r in self.failed}  # fmt: skip
+        if (
+            len(errors) > 1
+            or None in errors
+            or any(e is not None and e[0] in _NOT_SYSTEMATIC for e in errors)
+        ):
+            self.open = False
+            return None
+        candidates = {r.unit.candidate for r in self.failed}
+        if len(candidates) < min(_SYSTEMATIC_AFTER, len(self.plan.candidates)):
+            return None
+        self.open = False
+        ((kind, _),) = errors  # type: ignore[misc]
+        n_fits = sum(1 for u in self.plan.units if u.kind == "fit")
+        return FitFailedError(
+            f"the first {len(self.failed)} fits of this run, of {len(candidates)} candidates, "
+            f"all failed with the same {kind}, so it is not one candidate's fault: parcv "
+            f"stopped rather than fail all {n_fits} fits the same way, and stored none of "
+            "these failures. Fix the cause and run again (resume=True keeps what finished). "
+            + failure_message(self.plan, self.failed[0], raised=False)
+        )
+
+
 def _chain_refits(
     schedule: _Schedule,
     chain: Callable[[int | None, list[Hashable], tuple[Record, ...]], Hashable],
@@ -390,6 +454,7 @@ def _drive(
     chains: dict[Hashable, int | None] = {}  # ticket of a chained refit: its outer fold
     # An executor that can chain a refit to its fold's fits (Dask) saves the driver's round trip.
     chain = getattr(executor, "submit_refit", None)
+    first_wave = _FirstWave(plan)
     while schedule.pending or schedule.ready or set(in_flight) - guesses or schedule.needed:
         # Re-read: workers of a batch-queue cluster arrive while the run goes on.
         sizer.n_workers = executor.n_workers
@@ -426,13 +491,14 @@ def _drive(
                 batches.append(records)
         for records in batches:
             records = schedule.with_twins(records)
-            error = _check(plan, records)
+            error = _check(plan, records) or first_wave.check(records)
             if error is not None:
                 yield [r for r in records if r.ok]
                 raise error
-            yield records
+            yield first_wave.release(records)
             for record in records:
                 schedule.done(record)
+    yield first_wave.release([], last=True)
 
 
 def run_plan(

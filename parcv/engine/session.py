@@ -19,7 +19,13 @@ from parcv.criteria.tasks import CriteriaRequest
 from parcv.engine.backends.base import Backend
 from parcv.engine.progress import Progress, check_progress
 from parcv.engine.runner import run_plan
-from parcv.errors import ModelNotAvailableError, ParcvError, RunInterrupted, StoreDamagedError
+from parcv.errors import (
+    ModelNotAvailableError,
+    ParcvError,
+    RunInterrupted,
+    StoreDamagedError,
+    UnfinishedRunError,
+)
 from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
 from parcv.plan.data import Dataset
 from parcv.plan.interval import BBCRequest, IntervalRequest
@@ -34,6 +40,7 @@ from parcv.plan.splits import Fold
 from parcv.plan.version import __version__
 from parcv.results.aggregate import race_mask, report_fit_failures
 from parcv.results.objects import FinalModel
+from parcv.results.partial import missing_parts
 from parcv.stats.racing import Racing
 from parcv.store.lock import lock_store
 from parcv.store.sqlite import (
@@ -54,7 +61,9 @@ from parcv.store.sqlite import (
 __all__ = [
     "count_stored",
     "execute_plan",
+    "expected_keys",
     "load_run",
+    "missing_keys",
     "load_saved_model",
     "plan_meta",
     "reuse_message",
@@ -521,26 +530,23 @@ def expected_keys(plan: Plan, records: Mapping[Key, Record]) -> list[Key]:
     return keys + ([("final",)] if plan.final else [])
 
 
+def missing_keys(plan: Plan, records: Mapping[Key, Record]) -> list[Key]:
+    """The record keys a finished run of ``plan`` has and ``records`` lacks."""
+    return [k for k in expected_keys(plan, records) if k not in records]
+
+
 def check_complete(path: Path, plan: Plan, records: Mapping[Key, Record]) -> None:
     """Raise a ParcvError saying how far an interrupted run got and how to finish it."""
-    keys = expected_keys(plan, records)
-    missing = [k for k in keys if k not in records]
+    missing = missing_keys(plan, records)
     if not missing:
         return
-    refits = sorted(k[1] for k in missing if k[0] == "refit")
-    parts = []
-    n_fits = sum(1 for k in missing if k[0] not in ("refit", "final"))
-    if n_fits:
-        parts.append(f"{n_fits} fits")
-    if refits:
-        parts.append("the refits of outer folds " + ", ".join(map(str, refits)))
-    if ("final",) in missing:
-        parts.append("the final refit on all data")
-    raise ParcvError(
-        f"store {str(path)!r} holds an unfinished run: {len(keys) - len(missing)} of "
-        f"{len(keys)} units done; missing {'; '.join(parts)}, so its estimates are not known "
-        "yet. Run the same call again with resume=True (command line: parcv run SPEC --out "
-        "DIR --resume) to compute only the missing units."
+    n_units = len(expected_keys(plan, records))
+    raise UnfinishedRunError(
+        f"store {str(path)!r} holds an unfinished run: {n_units - len(missing)} of "
+        f"{n_units} units done; missing {'; '.join(missing_parts(missing))}, so its estimates "
+        "are not known yet. Run the same call again with resume=True (command line: parcv run "
+        "SPEC --out DIR --resume) to compute only the missing units, or load(store, "
+        "partial=True) to see the scores of the folds done so far."
     )
 
 
@@ -549,7 +555,7 @@ def _not_stored(*args: Any) -> float:
 
 
 def load_run(
-    store: str | Path, *, load_models: bool = False
+    store: str | Path, *, load_models: bool = False, partial: bool = False
 ) -> tuple[str, Plan, dict[Key, Record]]:
     """Read a store into (kind, plan view, records) without recomputing anything.
 
@@ -557,7 +563,8 @@ def load_run(
     loads the saved model (after checking its recorded SHA-256) when
     ``best_estimator_`` is read, or at once with ``load_models=True``; without
     a recorded model it says so and how to get one. Nothing is unpickled
-    unless asked.
+    unless asked. ``partial=True`` returns the records of an unfinished run
+    too (else it is refused, saying how far it got).
     """
     path = check_store_to_read(store)
     meta, records = read_store(path)
@@ -570,7 +577,8 @@ def load_run(
             "overwrite=True (--overwrite) to recompute every unit."
         )
     plan = _plan_from_store_checked(meta, path)
-    check_complete(path, plan, records)
+    if not partial:
+        check_complete(path, plan, records)
     if load_models:
         _check_saved_model(path, meta["kind"], plan)
     final = records.get(("final",))

@@ -199,6 +199,12 @@ def check_error_score(error_score: Any) -> float | str:
     )
 
 
+def _check_flag(name: str, value: Any, meaning: str) -> None:
+    """Refuse a flag that is not a bool (a string such as "yes" would pass as true)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}. Pass True {meaning}.")
+
+
 def _check_estimator(estimator: Any) -> None:
     if isinstance(estimator, type):
         raise TypeError(
@@ -304,6 +310,7 @@ def build_plan(
     (True, 1, 3)
     """
     _check_estimator(estimator)
+    _check_flag("return_train_score", return_train_score, "to score each fit on its train rows")
     candidates = check_space(space)
     check_candidate_params(estimator, candidates)
     check_data_for(estimator, data, [c.params for c in candidates])

@@ -136,7 +136,31 @@ def check_dataset(X: Any, y: Any, groups: Any = None, fit_params: Any = None) ->
             raise ValueError(
                 f"groups must have shape ({n_x},), one label per sample; got {groups_arr.shape}."
             )
+    if isinstance(X, (list, tuple)) and X and isinstance(X[0], (list, tuple)):
+        try:
+            np.asarray(X)
+        except ValueError as err:
+            lengths = sorted({len(row) for row in X if isinstance(row, (list, tuple))})
+            raise ValueError(
+                f"X is a list of rows of different lengths ({lengths}): it is not a table of "
+                f"shape (n_samples, n_features) ({err}). Give every row the same features."
+            ) from None
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2 and shape[1] == 0:
+        raise ValueError(
+            f"X has {n_x} rows but no columns (shape {tuple(shape)}): there is nothing to fit "
+            "on. Pass at least one feature."
+        )
     params = _check_fit_params(fit_params)
+    for name, value in params.items():
+        per_row = name.split("__")[-1] == "sample_weight" and hasattr(value, "__len__")
+        rows = len(value) if per_row else n_x
+        if rows != n_x:
+            raise ValueError(
+                f"fit_params[{name!r}] has {rows} values for {n_x} samples; "
+                "sample weights need one value per row of X (parcv takes each fold's rows). "
+                "Pass an array of shape (n_samples,)."
+            )
     if getattr(X, "format", None) == "coo":  # not row-indexable: convert once, as sklearn does
         X = X.tocsr()
     y_out = y if not isinstance(y, (list, tuple)) else y_arr
@@ -202,8 +226,14 @@ def _check_x_for(X: Any, tags: Any, name: str) -> None:
     import scipy.sparse as sp
 
     values = X.data if sp.issparse(X) else X
+    dtypes = getattr(X, "dtypes", None)  # a pandas DataFrame: check it if all numeric
+    kinds = [] if dtypes is None else [getattr(d, "kind", "O") for d in dtypes]
+    table = bool(kinds) and hasattr(X, "to_numpy") and getattr(X, "ndim", 0) == 2
+    frame = table and all(kind in "biuf" for kind in kinds)
+    if frame:  # a data frame is 2-D by nature: only its values are checked
+        X = values = X.to_numpy(dtype=float)
     if not isinstance(values, np.ndarray):
-        return  # lists, data frames: the estimator's own validation speaks
+        return  # lists, other tables: the estimator's own validation speaks
     if np.iscomplexobj(values):
         raise ValueError(
             f"X has complex dtype {values.dtype}; scikit-learn estimators such as {name} fit "
@@ -220,13 +250,23 @@ def _check_x_for(X: Any, tags: Any, name: str) -> None:
                 "make_pipeline(OneHotEncoder(), estimator), or convert X to float."
             ) from err
         numeric = True
-    if numeric and not sp.issparse(X):
+    if numeric and not sp.issparse(X) and not frame:
         wanted = tags.one_d_array or (X.ndim == 2 and tags.two_d_array)
         if not (wanted or (X.ndim == 3 and tags.three_d_array)):
             raise ValueError(
                 f"X must be 2-D of shape (n_samples, n_features) for {name}; got shape "
                 f"{X.shape}. Reshape it: X.reshape(-1, 1) for one feature, or "
                 "X.reshape(len(X), -1) to flatten each sample."
+            )
+    if numeric and tags.allow_nan:
+        bad = np.isinf(values)
+        if bad.any():
+            row = int(np.argwhere(bad)[0][0]) if not sp.issparse(X) else None
+            where = f" (first in row {row})" if row is not None else ""
+            raise ValueError(
+                f"X holds inf{where}; {name} accepts NaN as missing but not infinite values. "
+                "Replace them (e.g. X[np.isinf(X)] = np.nan, to treat them as missing) or drop "
+                "those rows."
             )
     if numeric and not tags.allow_nan:
         bad = ~np.isfinite(values)
@@ -242,15 +282,37 @@ def _check_x_for(X: Any, tags: Any, name: str) -> None:
 
 
 def _check_y_for(estimator: Any, y: Any, name: str) -> None:
-    from sklearn.base import is_classifier
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.utils import get_tags
     from sklearn.utils.multiclass import type_of_target
 
     final = estimator
     while getattr(final, "steps", None):
         final = final.steps[-1][1]
-    # scikit-learn's classifiers all refuse a continuous target (check_classification_targets);
-    # a user's classifier may take one, so its own fits decide.
-    if not is_classifier(estimator) or not type(final).__module__.startswith("sklearn."):
+    if not type(final).__module__.startswith("sklearn."):
+        return  # a user's estimator may take any target: its own fits decide
+    y_arr = np.asarray(y)
+    try:
+        multi_output = get_tags(final).target_tags.multi_output
+    except Exception:
+        multi_output = True
+    if y_arr.ndim > 2 or (y_arr.ndim == 2 and y_arr.shape[1] > 1 and not multi_output):
+        raise ValueError(
+            f"y has shape {y_arr.shape}, but {name} predicts one target per sample. Pass y of "
+            "shape (n_samples,), or wrap it for several targets (e.g. "
+            "sklearn.multioutput.MultiOutputRegressor / MultiOutputClassifier)."
+        )
+    if is_regressor(estimator) and y_arr.dtype.kind in "OUS":
+        try:
+            y_arr.astype(float)
+        except (TypeError, ValueError):
+            first = y_arr.ravel()[0]
+            raise ValueError(
+                f"y holds non-numeric values (e.g. {first!r}), but {name} is a regressor and "
+                "needs numbers. Use a classifier for class labels, or convert y to float."
+            ) from None
+    # scikit-learn's classifiers all refuse a continuous target (check_classification_targets).
+    if not is_classifier(estimator):
         return
     try:
         target = type_of_target(y, input_name="y")

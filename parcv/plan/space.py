@@ -156,10 +156,23 @@ def _check_values(name: str, values: Any) -> Any:
     if isinstance(values, np.ndarray) and values.ndim == 1:
         # Python scalars, as from the equal list: same candidates, labels, fingerprint, store.
         values = values.tolist()
+    if hasattr(values, "rvs") and not isinstance(values, Sequence):
+        raise TypeError(
+            f"space[{name!r}] is a distribution ({values!r}); a grid takes lists of values. "
+            "Pass n_iter=... to draw candidates from it (a random search, as "
+            "RandomizedSearchCV), or list the values to try."
+        )
     if isinstance(values, str) or not isinstance(values, Sequence):
         raise TypeError(
             f"space[{name!r}] must be a list of values; got {values!r}. "
             f"Wrap a single value in a list: {{{name!r}: [{values!r}]}}."
+        )
+    unordered = next((v for v in values if isinstance(v, (set, frozenset))), None)
+    if unordered is not None:
+        raise TypeError(
+            f"space[{name!r}] holds the set {unordered!r}: a set has no order, so it is no "
+            "stable parameter value (scikit-learn estimators take lists, tuples or arrays). "
+            f"Pass it as a sorted tuple, e.g. {tuple(sorted(unordered, key=repr))!r}."
         )
     if len(values) == 0:
         raise ValueError(

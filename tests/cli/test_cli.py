@@ -23,6 +23,7 @@ from parcv import SerialBackend
 from parcv.cli import main
 from parcv.cli.spec import load_spec, parse_spec
 from parcv.cli.sweep import build_job, make_backend
+from parcv.errors import StoreDamagedError
 from parcv.report.run_dir import num, small
 from parcv.store.sqlite import read_records
 
@@ -219,7 +220,8 @@ def test_a_warning_of_the_checks_is_printed_once(tmp_path, capsys):
         assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]) == 1
     err = capsys.readouterr().err
     assert err.count("but Ridge is a regressor") == 1
-    assert "every candidate failed" in err
+    # Both candidates' first fits fail alike: the run stops there, with one message.
+    assert err.count("all failed with the same ValueError") == 1
 
 
 def test_resumed_count_is_what_the_run_did_not_redo(tmp_path, capsys):
@@ -277,6 +279,8 @@ def test_usage_errors_exit_2(tmp_path, capsys):
         (["--scheduler", "tcp://127.0.0.1:1", "--n-jobs", "2"], "run.n_jobs (--n-jobs)"),
         (["--scheduler", "a", "--scheduler-file", "b"], "not allowed with argument"),
         (["--n-jobs", "zero"], "argument --n-jobs: expected an int >= 1"),
+        (["--timeout", "0"], "argument --timeout: expected a number of seconds > 0"),
+        (["--backend", "serial", "--timeout", "5"], "timeout 5 s needs a backend that can"),
     ]
     for options, message in cases:
         assert main(["run", str(spec), "--out", str(tmp_path / "r"), *options]) == 2, options
@@ -413,7 +417,7 @@ plots = false
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupt_exits_130_keeps_the_store_and_resume_completes(
-    tmp_path, signum, sigint_reaches_children
+    tmp_path, signum, sigint_reaches_children, capsys
 ):
     # SIGTERM is what a batch scheduler sends before the walltime: handled like Ctrl-C.
     (tmp_path / "slowmod.py").write_text(SLOW_MODULE)
@@ -441,7 +445,7 @@ def test_interrupt_exits_130_keeps_the_store_and_resume_completes(
         try:
             if store.is_file() and len(read_records(store)) >= 5:
                 break
-        except sqlite3.DatabaseError:  # created but its tables not yet written
+        except (sqlite3.DatabaseError, StoreDamagedError):  # tables not yet written
             pass
         time.sleep(0.05)
     proc.send_signal(signum)
@@ -451,6 +455,12 @@ def test_interrupt_exits_130_keeps_the_store_and_resume_completes(
     assert 5 <= stored < 52  # 4 x 3 x 3 inner + 4 x 3 all-data fits, 3 refits, final
     assert "Resume with:" in stderr and "--resume" in stderr
     assert not (out / "report.md").exists()
+    # The report of an unfinished run says how far it got, instead of failing.
+    assert main(["report", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"unfinished run: {stored} of 52 units done" in printed and "--resume" in printed
+    partial = (out / "report.md").read_text()
+    assert partial.startswith("# Unfinished run") and "Not known yet: the nested CV" in partial
     resumed = subprocess.run(
         [*command, "--resume"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
     )
@@ -512,3 +522,33 @@ def test_cluster_run_prints_no_dask_info_logs_unless_verbose(tmp_path):
         stderr[bool(extra)] = done.stderr
     assert "INFO" not in stderr[False], stderr[False][-3000:]
     assert "distributed.scheduler - INFO" in stderr[True]  # the same run, asked to be verbose
+
+
+@pytest.mark.slow
+def test_timeout_and_retry_failed_from_the_spec_and_the_command_line(tmp_path, capsys):
+    hanging = TINY.replace(
+        'class = "sklearn.linear_model.Ridge"',
+        'class = "tests.estimators.Faulty"\nparams = { fault = "hang", on_alpha = 10.0 }',
+    )
+    spec = tmp_path / "hang.toml"
+    spec.write_text(hanging + "[scoring]\nerror_score = -1e6\n[run]\ntimeout = 2\n")
+    run = ["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "local",
+           "--n-jobs", "2", "--quiet"]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(run) == 0
+        first = read_records(tmp_path / "run" / "store.sqlite")
+        failed = {k for k, r in first.items() if not r.ok}
+        assert {k[3] for k in failed} == {1} and len(failed) == 3  # alpha=10, every fold
+        assert all("timed out after 2 s" in first[k].error.message for k in failed)
+        assert main([*run, "--resume"]) == 0  # recorded failures are kept ...
+        kept = read_records(tmp_path / "run" / "store.sqlite")
+        assert all(kept[k].finished == first[k].finished for k in failed)
+        assert main([*run, "--resume", "--retry-failed", "--timeout", "1"]) == 0  # ... unless
+    again = read_records(tmp_path / "run" / "store.sqlite")
+    assert all("timed out after 1 s" in again[k].error.message for k in failed)
+    assert all(again[k] == first[k] for k in first if k not in failed and k != ("final",))
+    for bad in ("timeout = -1", "timeout = true", 'retry_failed = "yes"'):
+        spec.write_text(hanging + f"[run]\n{bad}\n")
+        assert main(run) == 2, bad
+        assert f"run.{bad.split()[0]}" in capsys.readouterr().err

@@ -233,7 +233,10 @@ class ChainingExecutor(ShuffledExecutor):
                 del self.chains[ticket]
                 deps = [self.results[t] for t in after]
                 payload = _Payload(self.plan.for_workers(), self.data)
-                yield ticket, [] if self.broken else _run_refit(payload, outer, known, 1, *deps)
+                yield (
+                    ticket,
+                    [] if self.broken else _run_refit(payload, outer, known, 1, None, *deps),
+                )
                 return
         ticket = min(self.queue)
         self.results[ticket] = run_units(self.plan, self.data, self.queue.pop(ticket))

@@ -5,11 +5,13 @@ from __future__ import annotations
 import sqlite3
 from contextlib import closing
 
+import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 
 import parcv
 from parcv.errors import StoreDamagedError
+from parcv.store.sqlite import read_store
 from tests.sweep_script import sweep_data
 
 SPACE = {"alpha": [0.1, 1.0]}
@@ -33,6 +35,7 @@ def _sql(store, statement):
 def test_an_unfinished_run_says_how_far_it_got_and_how_to_finish(tmp_path):
     store = tmp_path / "run.sqlite"
     full = _nested(store)
+    before = read_store(store)[1]
     # The units of the store's plan point at records by content key: drop both, as a run
     # interrupted before these units finished would have left them.
     where = """key IN ('["refit",1]', '["final"]') OR key LIKE '["fit",2,0,%'"""
@@ -40,9 +43,31 @@ def test_an_unfinished_run_says_how_far_it_got_and_how_to_finish(tmp_path):
     _sql(store, f"DELETE FROM units WHERE {where}")
     # 4 outer x 2 inner x 2 candidates + 3 refits + final = 20 units; 2 fits, refit, final gone
     message = r"unfinished run: 16 of 20 units done; missing 2 fits; the refits of outer folds 1;"
-    with pytest.raises(parcv.ParcvError, match=message + r" the final refit.*resume=True"):
+    with pytest.raises(parcv.UnfinishedRunError, match=message + r" the final refit.*resume=True"):
         parcv.load(store)
+    _check_partial(parcv.load(store, partial=True), full, before)
     assert _numbers(_nested(store, resume=True)) == _numbers(full)
+
+
+def _check_partial(partial, full, before):
+    """The partial result against the records of the full run, minus the deleted units."""
+    assert isinstance(partial, parcv.PartialResult) and partial.kind == "nested_cv"
+    assert (partial.n_done, partial.n_units) == (16, 20)
+    assert partial.missing == [
+        "2 fits",
+        "the refits of outer folds 1",
+        "the final refit on all data",
+    ]
+    assert "unfinished run: 16 of 20 units done" in partial.status
+    assert "nested CV estimate" in partial.estimates_missing
+    for cand in range(2):
+        kept = [r.test_scores["score"] for k, r in before.items()
+                if k[0] == "fit" and k[3] == cand and k[1:3] != (2, 0)]  # fmt: skip
+        assert partial.n_folds_done[cand] == len(kept) == 7  # 4 fold sets x 2 folds, less one
+        assert partial.mean_test_score[cand] == pytest.approx(np.mean(kept), rel=1e-12)
+    outer = full.outer_scores["score"]
+    assert partial.outer_test_scores == {0: outer[0], 2: outer[2]}
+    assert "| alpha=0.1 | 7 of 8 |" in partial.to_markdown()
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import sys
 import warnings
-from dataclasses import replace
+from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from parcv.engine.backends.base import Backend, Executor
@@ -134,9 +134,9 @@ def _by_name(backend: str, n_jobs: int | None) -> Backend:
 def with_timeout(backend: Backend, timeout: Any) -> Backend:
     """Give a backend a per-unit time limit in seconds (``None``: keep it as is).
 
-    The local and Dask backends can stop a unit (by killing the process that
-    runs it); any other backend with a ``timeout`` is refused rather than run
-    without one.
+    The local and Dask backends (also on a batch-queue cluster) can stop a
+    unit by killing the process that runs it; any other backend with a
+    ``timeout`` is refused rather than run without one.
 
     Examples
     --------
@@ -149,7 +149,7 @@ def with_timeout(backend: Backend, timeout: Any) -> Backend:
     """
     if timeout is None:
         return backend
-    if not isinstance(backend, (LocalBackend, DaskBackend)):
+    if not (is_dataclass(backend) and "timeout" in {f.name for f in fields(backend)}):
         raise ValueError(
             f"timeout={timeout!r} needs the local or the Dask backend, which can stop a unit by "
             f"killing the process that runs it; got backend {backend!r}. Pass backend='local' "

@@ -133,8 +133,8 @@ class _DaskExecutor:
         self._client, self._value = client, payload
         self._threads, self._timeout = threads, timeout
         # With a time limit every chunk runs guarded; else only a chunk that killed workers.
-        self._guarded = _Guard(unit_timeout, max_crashes)
-        self._guard = self._guarded if unit_timeout is not None else None
+        self._guard_isolated = _Guard(unit_timeout, max_crashes)
+        self._guard_all = self._guard_isolated if unit_timeout is not None else None
         self._isolated: set[int] = set()  # tickets of chunks sent again, guarded
         self._where = str(getattr(client.scheduler, "address", "the scheduler"))
         self._count = 0
@@ -224,7 +224,7 @@ class _DaskExecutor:
         kind = "final" if outer is None else "refit"
         try:
             future = self._client.submit(
-                _run_refit, self._payload, outer, known, self._threads, self._guard, *deps,
+                _run_refit, self._payload, outer, known, self._threads, self._guard_all, *deps,
                 key=f"parcv-{kind}-{uuid.uuid4().hex}", priority=1, pure=False,
             )  # fmt: skip
         except Exception as err:
@@ -245,7 +245,10 @@ class _DaskExecutor:
     ) -> None:
         chunks = [units for _, units in sent]
         keys = [f"parcv-{units[0].kind}-{uuid.uuid4().hex}" for units in chunks]
-        guards = [self._guarded if ticket in self._isolated else self._guard for ticket, _ in sent]
+        guards = [
+            self._guard_isolated if ticket in self._isolated else self._guard_all
+            for ticket, _ in sent
+        ]
         n = len(chunks)
         try:
             futures = self._client.map(
@@ -327,26 +330,25 @@ class _DaskExecutor:
                 return done
 
     def _resend(self, future: Any) -> None:
-        """Send again a chunk whose data was lost with its workers; fail on a task error."""
+        """Send again a chunk lost with its workers (guarded, if it may be what kills them);
+        fail on a task error outside any fit."""
         ticket, units = self._futures.pop(future)
         what = f"{len(units)} unit(s) from {units[0].key!r}"
-        if future.status == "error":
-            err = future.exception()
-            if type(err).__name__ != "KilledWorker":
-                raise _failure(f"Dask could not run {what} outside any fit", err) from err
-            if ticket not in self._isolated:
-                # The chunk's workers died allowed-failures + 1 times: it holds a unit that
-                # kills them, or sat beside one. Guarded, the culprit kills only its child.
-                logger.warning(
-                    "Dask workers died running %s (%s); running them again, each in a forked "
-                    "process, to find the unit that kills them", what, err,
-                )  # fmt: skip
-                self._isolated.add(ticket)
-                self._send([(ticket, units)], _priority(units))
-                return
-            # Guarded and still killed: it was queued on a worker another chunk killed.
+        killed = future.status == "error"
+        if killed and type(err := future.exception()).__name__ != "KilledWorker":
+            raise _failure(f"Dask could not run {what} outside any fit", err) from err
         self._resends[ticket] = self._resends.get(ticket, 0) + 1
-        if self._resends[ticket] > _MAX_RESENDS:
+        if ticket not in self._isolated and (killed or self._resends[ticket] > 1):
+            # Its workers died allowed-failures + 1 times (KilledWorker), or it was lost with
+            # them (and the data) twice: it may hold a unit that kills them, or sat beside
+            # one. Guarded, such a unit kills only the process forked for it.
+            logger.warning(
+                "Dask workers died running %s; running them again, each in a forked process, "
+                "to find the unit that kills them", what,
+            )  # fmt: skip
+            self._isolated.add(ticket)
+            self._resends[ticket] = 0
+        elif self._resends[ticket] > _MAX_RESENDS:
             raise BackendError(f"Dask lost {what} {_MAX_RESENDS} times; {_RESUME}.")
         if self._payload.status != "finished":
             logger.warning("parcv's data was lost with its Dask workers; sending it again")

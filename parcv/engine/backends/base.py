@@ -11,7 +11,14 @@ from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.records import Record, Unit
 
-__all__ = ["Backend", "Executor", "check_number", "check_threads"]
+__all__ = [
+    "Backend",
+    "Executor",
+    "check_fault_options",
+    "check_number",
+    "check_threads",
+    "pickled_for_workers",
+]
 
 
 class Executor(Protocol):
@@ -81,3 +88,40 @@ def check_threads(threads: Any) -> None:
         kind=int,
         hint="Pass 1 (one BLAS thread in each process that fits), or None to leave them as is.",
     )
+
+
+def check_fault_options(timeout: Any, max_crashes: Any) -> None:
+    """Check a backend's per-unit time limit and how often a unit may kill its process."""
+    check_number(
+        "timeout",
+        timeout,
+        kind=float,
+        hint="Pass the seconds one unit may run before it is stopped, or None for no limit.",
+    )
+    check_number(
+        "max_crashes",
+        max_crashes,
+        kind=int,
+        allow_none=False,
+        hint="Pass how often a unit may kill its worker before it is recorded as failed, e.g. 2.",
+    )
+
+
+def pickled_for_workers(plan: Plan) -> bytes:
+    """The plan as worker processes receive it; a TypeError naming what cannot be pickled.
+
+    Checked before anything is sent, so an estimator holding a lock, an open
+    file or a connection is refused by name instead of failing every task.
+    """
+    import cloudpickle
+
+    try:
+        return bytes(cloudpickle.dumps(plan.for_workers()))
+    except Exception as err:
+        name = type(plan.estimator).__name__
+        raise TypeError(
+            f"the estimator {name} (or a value of its search space) cannot be sent to worker "
+            f"processes: it cannot be pickled ({type(err).__name__}: {err}). Create locks, "
+            "open files or connections inside fit() rather than in __init__, or run with "
+            "backend='serial', which needs no pickling."
+        ) from err

@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from parcv.engine.backends._dask_executor import _DaskExecutor, _Payload
-from parcv.engine.backends.base import check_number, check_threads
+from parcv.engine.backends.base import (
+    check_fault_options,
+    check_number,
+    check_threads,
+    pickled_for_workers,
+)
 from parcv.engine.backends.local import check_n_jobs
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
@@ -250,25 +255,13 @@ class DaskBackend:
             allow_none=False,
             hint=_HINTS["connect"],
         )
-        check_number(
-            "timeout",
-            self.timeout,
-            kind=float,
-            hint="Pass the seconds one unit may run before it is stopped, or None for no limit.",
-        )
-        check_number(
-            "max_crashes",
-            self.max_crashes,
-            kind=int,
-            allow_none=False,
-            hint="Pass how often a unit may kill its worker before it is recorded as failed, "
-            "e.g. 2.",
-        )
+        check_fault_options(self.timeout, self.max_crashes)
         _check_options(self)
 
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[_DaskExecutor]:
         """Reach the scheduler, scatter the data once; close what parcv started on exit."""
+        pickled_for_workers(plan)  # an estimator that cannot be sent is refused before a cluster
         with ExitStack() as stack:
             client = self.client if self.client is not None else self._open_client(stack)
             executor = _DaskExecutor(

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from parcv.engine.backends.base import Executor, check_number, check_threads
+from parcv.engine.backends.base import (
+    Executor,
+    check_fault_options,
+    check_number,
+    check_threads,
+    pickled_for_workers,
+)
 from parcv.engine.backends.dask import DaskBackend
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
@@ -123,6 +129,11 @@ class JobQueueBackend:
     no_worker_timeout : float or None, default=None
         Seconds without any worker before the run stops; None waits for
         queued jobs however long the queue is.
+    timeout : float or None, default=None
+        Seconds one unit may run (see :class:`DaskBackend`).
+    max_crashes : int, default=2
+        How often a unit may kill its process before it is recorded as failed
+        (see :class:`DaskBackend`; the scheduler runs here, so it counts so).
 
     See Also
     --------
@@ -142,17 +153,22 @@ class JobQueueBackend:
     threads: int | None = 1
     security: Any = None
     no_worker_timeout: float | None = None
+    timeout: float | None = None
+    max_crashes: int = 2
 
     def __post_init__(self) -> None:
         _check_sizes(self.kind, self.jobs, self.minimum_jobs)
         _check_count("cores_per_job", self.cores_per_job, 1, "Pass the cores of one job.")
         check_threads(self.threads)
         check_number("no_worker_timeout", self.no_worker_timeout, kind=float, hint=_NO_WORKER)
+        check_fault_options(self.timeout, self.max_crashes)
 
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[Executor]:
         """Start the cluster, run on it, cancel every job on exit."""
         from distributed import Client
+
+        pickled_for_workers(plan)  # an estimator that cannot be sent is refused before any job
 
         client_class: Any = Client  # untyped upstream
         failures: list[str] = []
@@ -171,8 +187,9 @@ class JobQueueBackend:
             stack.callback(client.close)
             self._wait_for_a_worker(client, failures)
             backend = DaskBackend(
-                client=client, threads=self.threads, no_worker_timeout=self.no_worker_timeout
-            )
+                client=client, threads=self.threads, no_worker_timeout=self.no_worker_timeout,
+                timeout=self.timeout, max_crashes=self.max_crashes,
+            )  # fmt: skip
             with backend.open(plan, data) as executor:
                 yield _ScaledExecutor(executor, self.jobs * self.cores_per_job)
 
@@ -202,8 +219,13 @@ class JobQueueBackend:
 
         cls = getattr(_import_jobqueue(), _CLASSES[self.kind])
         options = dict(self.cluster_options, job_cls=_reporting(cls.job_cls, failures))
-        # parcv broadcasts its data: keep the copies (as DaskBackend does for local clusters).
-        with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}):
+        # parcv broadcasts its data: keep the copies (as DaskBackend does for local clusters);
+        # the scheduler runs here and counts the workers a chunk may kill as DaskBackend's.
+        config = {
+            "distributed.scheduler.active-memory-manager.start": False,
+            "distributed.scheduler.allowed-failures": self.max_crashes - 1,
+        }
+        with dask.config.set(config):
             try:
                 cluster = cls(**options)
             except (ValueError, TypeError, OSError) as err:

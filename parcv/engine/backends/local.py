@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from parcv.engine.backends._guard import TIMED_OUT, death_message
-from parcv.engine.backends.base import check_number, check_threads
+from parcv.engine.backends.base import (
+    check_fault_options,
+    check_number,
+    check_threads,
+    pickled_for_workers,
+)
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
@@ -339,25 +344,11 @@ class LocalBackend:
             allow_none=False,
             hint="Pass the seconds an idle pool lives on for the next call, e.g. 300.",
         )
-        check_number(
-            "timeout",
-            self.timeout,
-            kind=float,
-            hint="Pass the seconds one unit may run before it is stopped, or None for no limit.",
-        )
-        check_number(
-            "max_crashes",
-            self.max_crashes,
-            kind=int,
-            allow_none=False,
-            hint="Pass how often a unit may kill its worker before it is recorded as failed, "
-            "e.g. 2.",
-        )
+        check_fault_options(self.timeout, self.max_crashes)
 
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[_LocalExecutor]:
         """Dump the payload, start (or reuse) the pool, clean up on exit."""
-        import cloudpickle
         import joblib
 
         n_workers = check_n_jobs(self.n_jobs)
@@ -367,7 +358,7 @@ class LocalBackend:
         folder = tempfile.mkdtemp(prefix=f"parcv-{os.getpid()}-", dir=base)
         try:
             path = str(Path(folder) / "payload.pkl")
-            joblib.dump({"plan": cloudpickle.dumps(plan.for_workers()), "data": data}, path)
+            joblib.dump({"plan": pickled_for_workers(plan), "data": data}, path)
             pool = _pool(n_workers, self.idle_timeout)
 
             def restart() -> Any:
