@@ -313,37 +313,71 @@ def test_plain_tcp_is_refused(tls_cluster: str) -> None:
     _refused(tls_cluster.replace("tls://", "tcp://"), None)
 
 
-async def _scheduler_task_prefixes(address: str, security: Any) -> list[str]:
-    """The scheduler's task prefixes, asked by an asynchronous client.
+# A client of its own process: what it leaves behind when refused (a half-started Client,
+# its IO-loop thread) cannot reach this test process, and a hang is a timeout, not a stall.
+_ROGUE = """
+import sys
+from pathlib import Path
+from distributed import Client
+from parcv.cli.tls import make_security
 
-    It runs on this test's event loop: a synchronous Client starts an IO-loop
-    thread of its own and gives it 10 s to come up, which a loaded CI machine
-    once missed.
-    """
-    from distributed import Client
+address, marker, pki = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+security = None if not pki else make_security(
+    ca_file=Path(pki[0]) / "ca.pem",
+    cert=Path(pki[0]) / "client.pem",
+    key=Path(pki[0]) / "client-key.pem",
+)
+try:
+    with Client(address, security=security, timeout=%(timeout)r) as rogue:
+        rogue.submit(marker.touch).result()
+except Exception as err:
+    print(f"refused: {type(err).__name__}: {err}")
+    sys.exit(0)
+print("connected")
+sys.exit(1)
+"""
 
-    async with Client(address, security=security, timeout=30, asynchronous=True) as client:
-        # A lambda goes by value: the scheduler cannot import this test module.
-        prefixes: list[str] = await client.run_on_scheduler(
-            lambda dask_scheduler: list(dask_scheduler.task_prefixes)
-        )
-    return prefixes
+_TASK_PREFIXES = """
+import json
+import sys
+from pathlib import Path
+from distributed import Client
+from parcv.cli.tls import make_security
+
+pki = Path(sys.argv[2])
+security = make_security(
+    ca_file=pki / "ca.pem", cert=pki / "client.pem", key=pki / "client-key.pem"
+)
+with Client(sys.argv[1], security=security, timeout=30) as client:
+    # A lambda goes by value: the scheduler cannot import this script.
+    prefixes = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+    print(json.dumps(prefixes))
+"""
+
+
+def _python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env=_dask_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.cluster
 def test_refused_clients_ran_no_task(
     tls_cluster: str, pki: Path, other_pki: Path, tmp_path: Path
 ) -> None:
-    from distributed import Client
-
     marker = tmp_path / "ran"
-    for security in (None, _client_security(other_pki)):
-        with (
-            pytest.raises(Exception),  # noqa: B017 - any refusal will do, checked above
-            Client(tls_cluster, security=security, timeout=CONNECT_TIMEOUT) as rogue,
-        ):
-            rogue.submit(marker.touch).result()
-    prefixes = asyncio.run(_scheduler_task_prefixes(tls_cluster, _client_security(pki)))
+    rogue = _ROGUE % {"timeout": CONNECT_TIMEOUT}
+    for pki_args in ([], [str(other_pki)]):
+        done = _python(rogue, tls_cluster, str(marker), *pki_args)
+        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+        assert done.stdout.startswith("refused: "), done.stdout
+    query = _python(_TASK_PREFIXES, tls_cluster, str(pki))
+    assert query.returncode == 0, query.stderr[-3000:]
+    prefixes = json.loads(query.stdout.strip().splitlines()[-1])
     assert not marker.exists()
     assert not [p for p in prefixes if "touch" in p]
 
