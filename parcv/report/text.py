@@ -305,7 +305,7 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
     search = search_of(result)
     if search is None:
         return []
-    table = search.comparison_table()
+    table = search.comparison_table(text=False)
     lines = [
         "## Significance: best vs rest",
         "",
@@ -627,7 +627,7 @@ def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo
             lines.append("selected by " + "; ".join(
                 f"{method_title(m)}: {search.criteria_table.label_of(m)}" for m in selected
             ))  # fmt: skip
-        table = search.comparison_table()
+        table = search.comparison_table(text=False)
         if table["rows"]:
             rows = table["rows"]["comparisons"]
             scale = abs(s.mean) if math.isfinite(s.mean) else 1.0

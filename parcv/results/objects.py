@@ -293,7 +293,8 @@ class SearchResult(Exportable):
     learning_curves: dict[int, LearningCurveResult] | None = field(default=None, repr=False)
     bias_variance: BiasVarianceTradeoff | None = field(default=None, repr=False)
     # The best-vs-rest table, computed once: a report reads it three times, and with
-    # thousands of candidates each reading costs a t-test per candidate.
+    # thousands of candidates each reading costs a t-test per candidate. Its text
+    # table is rendered only when asked (results.json has the rows).
     _comparisons: dict[str, Any] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -482,29 +483,40 @@ class SearchResult(Exportable):
         lines += ["", *self.notes, self.failures.text]
         return "\n".join(lines)
 
-    def comparison_table(self) -> dict[str, Any]:
-        """Best versus rest by the corrected t-test, or why it cannot be computed."""
-        if not self._comparisons:
+    def comparison_table(self, *, text: bool = True) -> dict[str, Any]:
+        """Best versus rest by the corrected t-test, or why it cannot be computed.
+
+        ``text=False`` leaves out the aligned text table (``"text"``), which
+        takes as long to render as the tests with thousands of candidates.
+        """
+        table = self._comparison_rows()
+        if not text:
+            return table
+        if table["rows"] and "text" not in self._comparisons:
+            self._comparisons["text"] = self._comparisons["table"].to_text()
+        return table if not table["rows"] else {**table, "text": self._comparisons["text"]}
+
+    def _comparison_rows(self) -> dict[str, Any]:
+        """``comparison_table()`` without its text: results.json keeps the rows only."""
+        if "rows" not in self._comparisons:
             self._comparisons.update(self._comparison_table())
-        return dict(self._comparisons)
+        rows = self._comparisons["rows"]
+        if not rows:
+            return {"test": "corrected_t", "rows": [], "note": self._comparisons["note"]}
+        return {"test": "corrected_t", "best": self._comparisons["table"].best, "rows": rows}
 
     def _comparison_table(self) -> dict[str, Any]:
         if len(self.candidates) < 2:
-            return {"test": "corrected_t", "rows": [], "note": "one candidate: nothing to compare"}
+            return {"rows": [], "note": "one candidate: nothing to compare"}
         try:
             table = self.best_vs_rest()
         except ValueError as err:
             # One pair without a statistic (identical fold scores) must not hide the others.
             marked = best_vs_rest_marked(self)
             if marked is None:
-                return {"test": "corrected_t", "rows": [], "note": str(err)}
+                return {"rows": [], "note": str(err)}
             table = marked
-        return {
-            "test": "corrected_t",
-            "best": table.best,
-            "text": table.to_text(),
-            "rows": table.to_dict(),
-        }
+        return {"table": table, "rows": table.to_dict()}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: per candidate scores, ranks and tests, and the selection.
@@ -517,7 +529,7 @@ class SearchResult(Exportable):
             "fast_cv": self.fast_cv,
             "notes": self.notes,
             "criteria": None if self.criteria_table is None else self.criteria_table.to_dict(),
-            "comparisons": _columns(self.comparison_table()),
+            "comparisons": _columns(self.comparison_table(text=False)),
             "best_index": self.best_index_,
             "best_params": self.best_params_,
             "best_score": self.best_score_,
