@@ -6,13 +6,10 @@ The Markdown text itself is rendered by :func:`render_report`.
 from __future__ import annotations
 
 import csv
-import gc
 import io
 import json
 import logging
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -31,6 +28,7 @@ from parcv.report.text import (
 )
 from parcv.results.export import jsonable
 from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.store.sqlite import collector_paused
 
 __all__ = [
     "RunInfo",
@@ -203,23 +201,6 @@ def rebuild_report(
         if meta.is_file()
         else RunInfo(out.resolve().name)
     )
-    with _collector_paused():
+    with collector_paused():
         result = load(store)
         return result, info, write_outputs(out, result, info, cv_results=cv_results)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a report is rebuilt.
-
-    A report of 100,000 units builds millions of objects that live until it
-    ends (records, the result, its tables): the collections their allocation
-    triggers, each scanning all of them, took a tenth of ``parcv report``.
-    """
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
