@@ -6,7 +6,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, replace
 from functools import partial
@@ -556,7 +556,7 @@ def _not_stored(*args: Any) -> float:
 
 def load_run(
     store: str | Path, *, load_models: bool = False, partial: bool = False
-) -> tuple[str, Plan, dict[Key, Record]]:
+) -> tuple[str, Plan, MutableMapping[Key, Record]]:
     """Read a store into (kind, plan view, records) without recomputing anything.
 
     The final record carries a :class:`~parcv.results.objects.FinalModel`: it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from parcv.errors import FitFailedWarning, ParcvError
 from parcv.plan.build import Plan
+from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record
 from parcv.results.summary import rank_means, select_candidate
 from parcv.stats.racing import RaceResult, run_race
@@ -40,9 +41,7 @@ def fit_ok(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> NDAr
         ok = [records[("fit", outer, None, c.index)].ok for c in plan.candidates]
         return np.repeat(np.array(ok, dtype=bool)[:, np.newaxis], n_inner, axis=1)
     ran = race_mask(plan, records, outer)
-    grid = _fit_grid(plan, records, outer)
-    ran_ok = np.fromiter((r is not None and r.ok for r in grid), dtype=bool, count=len(grid))
-    matrix: NDArray[np.bool_] = ran_ok.reshape(len(plan.candidates), n_inner)
+    matrix: NDArray[np.bool_] = _fit_values(plan, records, outer, "ok") == 1.0
     return matrix if ran is None else matrix & ran
 
 
@@ -56,22 +55,45 @@ def _fit_grid(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> l
     return [get(("fit", outer, i, c)) for c in range(len(plan.candidates)) for i in range(n_inner)]
 
 
-def _grid_matrix(plan: Plan, grid: list[Any], outer: int | None) -> NDArray[np.float64]:
-    """A (n_candidates, n_inner_folds) float matrix of per-fit values (NaN: None)."""
+def _fit_values(
+    plan: Plan, records: Mapping[Key, Record], outer: int | None, column: str
+) -> NDArray[np.float64]:
+    """A (n_candidates, n_inner_folds) matrix of one value of each fit (NaN: not run).
+
+    ``column``: ``ok`` (1.0 or 0.0), ``fit_time``, ``score_time``, ``test:<metric>``
+    or ``train:<metric>``. Records read from a store come as a table: its column,
+    in one numpy step.
+    """
     shape = (len(plan.candidates), len(plan.inner_folds[outer]))
-    values = (np.nan if v is None else v for v in grid)
+    if isinstance(records, RecordTable):
+        return records.fit_matrix(outer, shape, column)
+    value = _FIT_VALUE.get(column)
+    if value is None:
+        which, metric = column.split(":", 1)
+        value = (
+            (lambda r: r.test_scores[metric])
+            if which == "test"
+            else (lambda r: r.train_scores[metric])
+        )
+    grid = _fit_grid(plan, records, outer)
+    values = (np.nan if r is None else value(r) for r in grid)
     return np.fromiter(values, dtype=np.float64, count=len(grid)).reshape(shape)
+
+
+_FIT_VALUE: dict[str, Callable[[Record], float]] = {
+    "ok": lambda r: 1.0 if r.ok else 0.0,
+    "fit_time": lambda r: r.fit_time,
+    "score_time": lambda r: r.score_time,
+}
 
 
 def _n_failed(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> NDArray[np.int64]:
     """Failed fits per candidate (a fit a race never ran is not one)."""
     if plan.racing is None:
         return np.asarray((~fit_ok(plan, records, outer)).sum(axis=1), dtype=np.int64)
-    n_inner = len(plan.inner_folds[outer])
     ran = race_mask(plan, records, outer)
-    grid = _fit_grid(plan, records, outer)
-    failed = np.fromiter((r is not None and not r.ok for r in grid), dtype=bool, count=len(grid))
-    return (failed.reshape(len(plan.candidates), n_inner) & ran).sum(axis=1)  # type: ignore[no-any-return]
+    failed = _fit_values(plan, records, outer, "ok") == 0.0
+    return (failed & ran).sum(axis=1)  # type: ignore[no-any-return]
 
 
 def race_of(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> RaceResult | None:
@@ -135,12 +157,7 @@ def _raw_fold_scores(
             [records[("fit", outer, None, c.index)].folds.test[metric]  # type: ignore[union-attr]
              for c in plan.candidates]
         ).reshape(len(plan.candidates), n_inner)  # fmt: skip
-    grid = _fit_grid(plan, records, outer)
-    if which == "test":
-        return _grid_matrix(
-            plan, [None if r is None else r.test_scores[metric] for r in grid], outer
-        )
-    return _grid_matrix(plan, [None if r is None else r.train_scores[metric] for r in grid], outer)
+    return _fit_values(plan, records, outer, f"{which}:{metric}")
 
 
 def failure_message(plan: Plan, record: Record, *, raised: bool = True) -> str:
@@ -257,8 +274,7 @@ def _fold_times(
         per_fold = [getattr(records[("fit", outer, None, c)], attr) / n_inner
                     for c in range(len(plan.candidates))]  # fmt: skip
         return np.repeat(np.array(per_fold)[:, np.newaxis], n_inner, axis=1)
-    grid = _fit_grid(plan, records, outer)
-    times = _grid_matrix(plan, [None if r is None else getattr(r, attr) for r in grid], outer)
+    times = _fit_values(plan, records, outer, attr)
     ran = race_mask(plan, records, outer)
     if ran is not None:
         times[~ran] = np.nan
@@ -391,7 +407,7 @@ class FailureSummary:
 
 def summarize_failures(plan: Plan, records: Mapping[Key, Record]) -> FailureSummary:
     """Count failed units per candidate; keep the first error's type and message."""
-    failed = sorted((r for r in records.values() if not r.ok), key=lambda r: r.started)
+    failed = sorted(_failed(records), key=lambda r: r.started)
     counts = Counter(plan.candidates[r.unit.candidate].label for r in failed)
     first = (
         None
@@ -401,10 +417,22 @@ def summarize_failures(plan: Plan, records: Mapping[Key, Record]) -> FailureSumm
     return FailureSummary(len(failed), len(records), dict(counts), first)
 
 
+def _failed(records: Mapping[Key, Record]) -> Iterable[Record]:
+    """The failed records (of a table: only those are built)."""
+    if isinstance(records, RecordTable):
+        return records.records(~records.column("ok").astype(bool))
+    return (r for r in records.values() if not r.ok)
+
+
 def count_warnings(plan: Plan, records: Mapping[Key, Record]) -> dict[str, dict[str, int]]:
     """Warnings raised inside fits, counted per candidate and category."""
     counts: dict[str, Counter[str]] = {}
-    for r in records.values():
+    warned = (
+        records.records(records.column("warned").astype(bool))
+        if isinstance(records, RecordTable)
+        else records.values()
+    )
+    for r in warned:
         if r.warnings:
             label = plan.candidates[r.unit.candidate].label
             counts.setdefault(label, Counter()).update(r.warnings)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.plan.build import Plan
+from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record
 from parcv.results.aggregate import (
     build_cv_results,
@@ -27,8 +28,14 @@ from parcv.stats.intervals import CVInterval, bbc_cv, naive_cv_interval, ncv_int
 __all__ = ["make_cv_result", "make_nested_result", "make_search_result"]
 
 
-def _sorted_records(records: Mapping[Key, Record]) -> list[Record]:
-    order = {"criteria": 0, "fit": 1, "refit": 2, "final": 3, "ncv": 4}
+_KIND_ORDER = {"criteria": 0, "fit": 1, "refit": 2, "final": 3, "ncv": 4}
+
+
+def _sorted_records(records: Mapping[Key, Record]) -> Sequence[Record]:
+    """Records by kind, outer fold, inner fold and candidate (of a table: built when read)."""
+    if isinstance(records, RecordTable):
+        return records.sorted_records(_KIND_ORDER)
+    order = _KIND_ORDER
     return sorted(
         records.values(),
         key=lambda r: (
@@ -196,7 +203,11 @@ def make_search_result(
     # The refit records which candidate was selected; recompute only when there was no refit.
     best = final.unit.candidate if final is not None else select_for(plan, records, None)
     metric = plan.scoring.refit
-    mine = {k: r for k, r in records.items() if r.unit.outer is None}
+    mine = (
+        records.of_outer(None)
+        if isinstance(records, RecordTable)
+        else {k: r for k, r in records.items() if r.unit.outer is None}
+    )
     n_splits = len(plan.inner_folds[None])
     summaries = {  # from cv_results_'s split columns: fold_scores again would read every record
         name: summarize_rows(_split_scores(cv_results, plan.scoring.suffix(name), n_splits))

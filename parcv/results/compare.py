@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.plan.records import Record
+from parcv.plan.record_table import RecordList
+from parcv.plan.records import Record, Unit
 from parcv.results.predictions import OutOfFold, no_predictions
 from parcv.stats import (
     ComparisonTable,
@@ -41,11 +42,13 @@ _SIZE_AWARE = ("corrected_t", "bayesian_correlated_t")
 
 
 def _fold_sizes(records: Sequence[Record], outer: int | None) -> tuple[float, float]:
-    fits = [
-        r
-        for r in records
-        if r.unit.kind == "fit" and r.unit.outer == outer and r.unit.candidate == 0
-    ]
+    def first_candidate(unit: Unit) -> bool:
+        return unit.kind == "fit" and unit.outer == outer and unit.candidate == 0
+
+    if isinstance(records, RecordList):  # read from a store: build only these records
+        fits = records.of_units(first_candidate)
+    else:
+        fits = [r for r in records if first_candidate(r.unit)]
     return (float(np.mean([r.n_train for r in fits])), float(np.mean([r.n_test for r in fits])))
 
 

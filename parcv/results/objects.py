@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,7 +103,7 @@ class CVResult(Exportable):
         ``train_*`` when asked).
     summaries : dict of str to ScoreSummary
         Mean, std, variance of the mean and standard error per metric.
-    records : list of Record
+    records : sequence of Record
         One record per fold (with fast CV, one record holding every fold).
     fast_cv : bool
         Whether the held-out predictions came from fast CV (see ``notes``).
@@ -122,7 +122,7 @@ class CVResult(Exportable):
 
     scores: dict[str, NDArray[np.float64]]
     summaries: dict[str, ScoreSummary]
-    records: list[Record] = field(repr=False)
+    records: Sequence[Record] = field(repr=False)
     failures: FailureSummary = field(repr=False)
     warning_counts: dict[str, dict[str, int]] = field(repr=False)
     fast_cv: bool = False
@@ -280,7 +280,7 @@ class SearchResult(Exportable):
     n_splits_: int
     refit_metric: str
     summaries: dict[str, list[ScoreSummary]] = field(repr=False)
-    records: list[Record] = field(repr=False)
+    records: Sequence[Record] = field(repr=False)
     failures: FailureSummary = field(repr=False)
     warning_counts: dict[str, dict[str, int]] = field(repr=False)
     candidates: tuple[Candidate, ...] = field(repr=False)
@@ -561,7 +561,7 @@ class NestedResult(Exportable):
         ``cv_results_`` of the inner search of each outer fold.
     final : SearchResult or None
         The search on all data and its refit: the model to ship.
-    records : list of Record
+    records : sequence of Record
     fast_cv : bool
         Whether the inner CVs ran as fast CV (see ``notes``).
     criteria_table : CriteriaTable or None
@@ -583,7 +583,7 @@ class NestedResult(Exportable):
     inner_cv_results: list[dict[str, Any]] = field(repr=False)
     final: SearchResult | None
     refit_metric: str
-    records: list[Record] = field(repr=False)
+    records: Sequence[Record] = field(repr=False)
     failures: FailureSummary = field(repr=False)
     warning_counts: dict[str, dict[str, int]] = field(repr=False)
     outer_folds_digest: str = field(repr=False)

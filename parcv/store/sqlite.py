@@ -18,16 +18,18 @@ import sqlite3
 import struct
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from parcv.errors import PlanMismatchError, StoreDamagedError
 from parcv.plan.partition import PartitionFolds
+from parcv.plan.record_table import RecordTable
 from parcv.plan.records import ErrorInfo, FoldScores, Key, Predictions, Record, Unit
 from parcv.store.arrays import ARRAY_COLUMNS, decode_array, encode_array
 
@@ -480,14 +482,16 @@ class _Names:
 
     unpack: dict[int, tuple[_Unpack, _Unpack]]
     workers: dict[int, str]
+    metrics: dict[int, tuple[list[str], list[str]]]
 
     @classmethod
     def read(cls, conn: sqlite3.Connection) -> _Names:
         unpack: dict[int, tuple[_Unpack, _Unpack]] = {}
+        metrics: dict[int, tuple[list[str], list[str]]] = {}
         for i, text in conn.execute("SELECT id, names FROM metrics"):
-            test, train = json.loads(text)
+            test, train = metrics[i] = tuple(json.loads(text))
             unpack[i] = (_unpacker(test), _unpacker(train))
-        return cls(unpack, dict(conn.execute("SELECT id, name FROM workers")))
+        return cls(unpack, dict(conn.execute("SELECT id, name FROM workers")), metrics)
 
     def scores(self, metrics: int, test: bytes, train: bytes) -> tuple[dict[str, float], ...]:
         """The test and train scores of a row, unpacked by their metric names."""
@@ -693,7 +697,7 @@ class Store:
                 "INSERT OR REPLACE INTO models VALUES (?, ?, ?)", (ckey_blob(ckey), file, sha256)
             )
 
-    def records(self) -> dict[Key, Record]:
+    def records(self) -> MutableMapping[Key, Record]:
         """Every record of the current plan by graph key."""
         return {} if self.path is None else read_records(self.path)
 
@@ -805,13 +809,17 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_records(path: Path) -> dict[Key, Record]:
-    """Read every record of the store's current plan by graph key, read-only."""
+def read_records(path: Path) -> MutableMapping[Key, Record]:
+    """Read every record of the store's current plan by graph key, read-only.
+
+    A store of schema 3 gives a :class:`~parcv.plan.record_table.RecordTable`:
+    its rows read as columns, each record built when looked up.
+    """
     with collector_paused():
         return _read_records(path)
 
 
-def _read_records(path: Path) -> dict[Key, Record]:
+def _read_records(path: Path) -> MutableMapping[Key, Record]:
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
         try:
             if _is_schema_1(conn):
@@ -828,12 +836,87 @@ def _read_records(path: Path) -> dict[Key, Record]:
         except sqlite3.DatabaseError as err:
             raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
         kept = _read_predictions(conn, path)
+    if names is not None:
+        return _table(path, rows, units, names, kept)
     found = _records(path, rows, units, names)
     if not kept:
         return {r.key: r for r in found}
     return {
         r.key: _with_predictions(r, kept.get(row[0])) for row, r in zip(rows, found, strict=True)
     }
+
+
+# Where _UNIT_COLUMNS puts what a table keeps as columns.
+_STATUS, _METRICS, _TEST, _TRAIN, _FIT_TIME, _SCORE_TIME = 6, 7, 8, 9, 10, 11
+_ERROR, _WARNINGS, _WORKER, _STARTED, _FOLD_SCORES = 14, 17, 18, 19, 22
+
+
+def _table(
+    path: Path,
+    rows: list[Any],
+    units: list[Unit],
+    names: _Names,
+    kept: dict[Any, Predictions],
+) -> RecordTable:
+    """The records of schema-3 rows as a table: numbers as columns, a Record when looked up.
+
+    Everything a record is built from is checked here, as building each would:
+    the packed scores against their metric names, the worker ids, and the rows
+    holding more than numbers (an error, warnings, fold scores), which are built now.
+    """
+
+    def build(i: int) -> Record:
+        record = _record(rows[i], units[i], names)
+        return _with_predictions(record, kept.get(rows[i][0])) if kept else record
+
+    n = len(rows)
+    by_column = list(zip(*rows, strict=True)) if rows else [()] * (_FOLD_SCORES + 1)
+    try:
+        columns: dict[str, NDArray[Any]] = {
+            "ok": np.array(by_column[_STATUS], dtype=object) == "ok",
+            "warned": _not_null(by_column[_WARNINGS]),
+        }
+        for name, at in (
+            ("fit_time", _FIT_TIME),
+            ("score_time", _SCORE_TIME),
+            ("started", _STARTED),
+        ):
+            columns[name] = np.array(by_column[at], dtype=np.float64)
+        metrics = np.array(by_column[_METRICS], dtype=np.int64)
+        for m in np.unique(metrics).tolist():
+            at_rows = np.flatnonzero(metrics == m)
+            for which, at, metric_names in zip(
+                ("test", "train"), (_TEST, _TRAIN), names.metrics[m], strict=True
+            ):
+                blobs = by_column[at]
+                scores = _packed_scores([blobs[i] for i in at_rows.tolist()], metric_names)
+                for j, metric in enumerate(metric_names):
+                    column = columns.setdefault(f"{which}:{metric}", np.full(n, np.nan))
+                    column[at_rows] = scores[:, j]
+        unknown = set(by_column[_WORKER]) - set(names.workers)
+        if unknown:
+            raise KeyError(f"worker ids {sorted(unknown)} are not in the workers table")
+        special = (
+            _not_null(by_column[_ERROR]) | columns["warned"] | _not_null(by_column[_FOLD_SCORES])
+        )
+        built = {i: build(i) for i in np.flatnonzero(special).tolist()}
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        what = f"a record holds text parcv did not write ({type(err).__name__}: {err})"
+        raise StoreDamagedError(_damaged(path, what)) from err
+    return RecordTable(units, columns, build, built)
+
+
+def _not_null(values: Sequence[Any]) -> NDArray[np.bool_]:
+    return np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+
+
+def _packed_scores(blobs: list[Any], names: list[str]) -> NDArray[np.float64]:
+    """(rows, metrics) float64 scores of packed blobs, each checked to hold ``names``."""
+    size = 8 * len(names)
+    for blob in blobs:
+        if type(blob) is not bytes or len(blob) != size:
+            raise ValueError(f"scores {blob!r} do not hold the metrics {tuple(names)!r}")
+    return np.frombuffer(b"".join(blobs), dtype="<f8").reshape(len(blobs), len(names))
 
 
 def _unit_rows(conn: sqlite3.Connection, columns: str) -> tuple[list[Any], list[Unit]]:
@@ -1006,7 +1089,7 @@ def _index_blob(array: Any) -> bytes:
     return np.asarray(array, dtype="<i8").tobytes()
 
 
-def read_store(path: str | Path) -> tuple[dict[str, str], dict[Key, Record]]:
+def read_store(path: str | Path) -> tuple[dict[str, str], MutableMapping[Key, Record]]:
     """Read a store's meta and records without running or writing anything."""
     p = Path(path)
     if not p.is_file():
