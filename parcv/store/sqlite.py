@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequen
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 from numpy.typing import NDArray
@@ -472,7 +472,7 @@ def _unpacker(names: list[str]) -> _Unpack:
     return unpack
 
 
-def _unpack_error(blob: bytes, names: list[str]) -> dict[str, float]:
+def _unpack_error(blob: Any, names: list[str]) -> NoReturn:
     raise ValueError(f"scores {blob!r} do not hold the metrics {tuple(names)!r}")
 
 
@@ -492,11 +492,6 @@ class _Names:
             test, train = metrics[i] = tuple(json.loads(text))
             unpack[i] = (_unpacker(test), _unpacker(train))
         return cls(unpack, dict(conn.execute("SELECT id, name FROM workers")), metrics)
-
-    def scores(self, metrics: int, test: bytes, train: bytes) -> tuple[dict[str, float], ...]:
-        """The test and train scores of a row, unpacked by their metric names."""
-        test_scores, train_scores = self.unpack[metrics]
-        return test_scores(test), train_scores(train)
 
 
 def _record(row: Sequence[Any], unit: Unit | None = None, names: _Names | None = None) -> Record:
@@ -838,7 +833,7 @@ def _read_records(path: Path) -> MutableMapping[Key, Record]:
         kept = _read_predictions(conn, path)
     if names is not None:
         return _table(path, rows, units, names, kept)
-    found = _records(path, rows, units, names)
+    found = _records(path, rows, units)  # schema 2
     if not kept:
         return {r.key: r for r in found}
     return {
@@ -915,7 +910,7 @@ def _packed_scores(blobs: list[Any], names: list[str]) -> NDArray[np.float64]:
     size = 8 * len(names)
     for blob in blobs:
         if type(blob) is not bytes or len(blob) != size:
-            raise ValueError(f"scores {blob!r} do not hold the metrics {tuple(names)!r}")
+            _unpack_error(blob, names)
     return np.frombuffer(b"".join(blobs), dtype="<f8").reshape(len(blobs), len(names))
 
 
