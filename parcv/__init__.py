@@ -34,6 +34,7 @@ from parcv.plan.records import Record, Unit
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
 from parcv.plan.splits import ThreeWayHoldOut
+from parcv.plan.tokens import TokenError, register_token
 from parcv.plan.version import __version__
 from parcv.results.curves import (
     BiasVarianceResult,
@@ -73,6 +74,7 @@ __all__ = [
     "Selection",
     "SerialBackend",
     "ThreeWayHoldOut",
+    "TokenError",
     "UnfinishedRunError",
     "Unit",
     "ValidationCurveResult",
@@ -84,6 +86,7 @@ __all__ = [
     "load",
     "nested_cv",
     "permutation_test_score",
+    "register_token",
     "search",
     "summarize_scores",
     "validation_curve",

@@ -283,6 +283,8 @@ def test_public_api_is_pinned():
             "ModelNotAvailableError",
             "NestedResult",
             "ParcvError",
+            "TokenError",
+            "register_token",
             "PartialResult",
             "PermutationTestResult",
             "PlanMismatchError",

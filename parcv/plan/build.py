@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import numbers
 from collections.abc import Sequence
@@ -33,11 +32,12 @@ from parcv.plan.scoring import (
 from parcv.plan.selection import Selection, check_selection
 from parcv.plan.space import Candidate, check_candidate_params, check_candidate_values, check_space
 from parcv.plan.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
+from parcv.plan.tokens import token_hex
 from parcv.plan.version import __version__
 from parcv.stats.intervals import NestedCVPlan
 from parcv.stats.racing import Racing
 
-__all__ = ["Plan", "build_plan", "choice_digest", "fingerprint"]
+__all__ = ["FINGERPRINTED", "Plan", "build_plan", "choice_digest", "fingerprint"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -638,24 +638,52 @@ def make_units(
     return tuple(units)
 
 
-def _hash_value(h: Any, value: Any) -> None:
-    if hasattr(value, "tobytes") and hasattr(value, "dtype"):
-        arr = np.ascontiguousarray(value)
-        h.update(f"{arr.dtype.str}{arr.shape}".encode())
-        h.update(arr.tobytes() if arr.dtype != object else repr(arr.tolist()).encode())
-    elif hasattr(value, "to_numpy"):
-        _hash_value(h, value.to_numpy())
-        h.update(repr(list(getattr(value, "columns", []))).encode())
-    elif hasattr(value, "toarray"):
-        _hash_value(h, value.toarray())
-    else:
-        h.update(repr(value).encode())
+# What the plan fingerprint covers, as a mismatch message names it (see _fingerprint_parts).
+FINGERPRINTED = (
+    "data", "estimator", "space", "folds", "scoring", "refit", "return_train_score",
+    "fast_cv", "criteria", "interval", "BBC-CV", "return_predictions", "permutations",
+    "unit kinds", "parcv version",
+)  # fmt: skip
+
+
+def _fingerprint_parts(plan: Plan, data: Dataset) -> dict[str, Any]:
+    """The values the fingerprint tokens, under the names of :data:`FINGERPRINTED`."""
+    values = (data.X, data.y, data.groups, dict(data.fit_params))
+    permutations = plan.permutations
+    return {
+        "data": tuple(np.asarray(v) if isinstance(v, list) else v for v in values),
+        "estimator": plan.estimator,
+        "space": [c.params for c in plan.candidates],
+        "folds": [_folds_value(f) for f in (plan.outer_folds, *plan.inner_folds.values())],
+        "scoring": dict(plan.scoring.scorers),
+        "refit": plan.final,
+        "return_train_score": plan.return_train_score,
+        # Fast CV agrees with refits to rounding, not bit for bit: never mix the two in a store.
+        "fast_cv": plan.fast_cv,
+        "criteria": plan.criteria,
+        "interval": plan.interval,  # its fits are units of the plan
+        "BBC-CV": plan.bbc,  # the fits keep per-sample losses
+        "return_predictions": plan.predictions,  # fits and refits keep test-fold outputs
+        "permutations": None
+        if permutations is None
+        else (permutations.indices, [_folds_value(f) for f in permutations.folds]),
+        # A plan whose units keep other things (predictions of bootstrap rounds).
+        "unit kinds": sorted({u.kind for u in plan.units}),
+        "parcv version": __version__,
+    }
+
+
+def _folds_value(folds: Sequence[Fold]) -> Any:
+    if isinstance(folds, PartitionFolds):
+        return ("partition", folds.leave_one_out, folds.rows, folds.tests, folds.offsets)
+    return [(fold.train, fold.test) for fold in folds]
 
 
 def fingerprint(plan: Plan, data: Dataset) -> str:
-    """Hash what determines the fits' numbers: data, estimator, space, folds, scorers, version.
+    """Token what determines the fits' numbers: data, estimator, space, folds, scorers, version.
 
     How a candidate is chosen from the fits is left out: see :func:`choice_digest`.
+    :data:`FINGERPRINTED` names every part.
 
     Parameters
     ----------
@@ -668,58 +696,14 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
         Hex digest; equal plans on equal data give equal fingerprints,
         whatever backend or chunking runs them.
     """
-    h = hashlib.sha256()
-    for value in (data.X, data.y, data.groups):
-        _hash_value(h, np.asarray(value) if isinstance(value, list) else value)
-    est = plan.estimator
-    h.update(f"{type(est).__module__}.{type(est).__qualname__}".encode())
-    h.update(stable_repr(est).encode())
-    h.update(stable_repr([c.params for c in plan.candidates]).encode())
-    for folds in (plan.outer_folds, *plan.inner_folds.values()):
-        _hash_folds(h, folds)
-    h.update(stable_repr(sorted(plan.scoring.scorers.items())).encode())
-    h.update(repr((plan.return_train_score, plan.final, __version__)).encode())
-    if plan.fast_cv:
-        # Fast CV agrees with refits to rounding, not bit for bit: never mix the two in a store.
-        h.update(b"fast_cv")
-    if plan.criteria is not None:
-        request = plan.criteria
-        h.update(stable_repr([request.names, request.n_params, request.noise_variance]).encode())
-    if plan.interval is not None:  # its fits are units of the plan
-        h.update(repr(plan.interval).encode())
-    if plan.bbc is not None:  # the fits keep per-sample losses
-        h.update(repr(plan.bbc).encode())
-    if plan.predictions:  # the fits and refits keep their test-fold outputs
-        h.update(repr(plan.predictions).encode())
-    if plan.permutations is not None:  # the permuted targets and their folds
-        _hash_value(h, plan.permutations.indices)
-        for folds in plan.permutations.folds:
-            _hash_folds(h, folds)
-    kinds = sorted({u.kind for u in plan.units} - {"fit", "criteria", "ncv"})
-    if kinds:  # a plan whose units keep other things (predictions of bootstrap rounds)
-        h.update(repr(kinds).encode())
-    return h.hexdigest()
+    return token_hex(_fingerprint_parts(plan, data))
 
 
 def choice_digest(plan: Plan) -> str:
-    """Hash how a candidate is chosen from the fits: refit metric, selection, error_score, race.
+    """Token how a candidate is chosen from the fits: refit metric, selection, error_score, race.
 
     Refit records and failed fits' scores depend on it; other fit records do not.
     """
-    selection = (plan.selection.rule, stable_repr(plan.selection.complexity))
-    choice: tuple[Any, ...] = (plan.scoring.refit, selection, plan.error_score)
-    if plan.racing is not None:  # a race drops candidates: it is part of how one is chosen
-        choice += (plan.racing,)
-    text = repr(choice)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _hash_folds(h: Any, folds: Sequence[Fold]) -> None:
-    if isinstance(folds, PartitionFolds):
-        h.update(f"partition{folds.leave_one_out}".encode())
-        for array in (folds.rows, folds.tests, folds.offsets):
-            _hash_value(h, array)
-        return
-    for fold in folds:
-        _hash_value(h, fold.train)
-        _hash_value(h, fold.test)
+    selection = (plan.selection.rule, plan.selection.complexity)
+    # A race drops candidates: it is part of how one is chosen.
+    return token_hex(plan.scoring.refit, selection, plan.error_score, plan.racing)

@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from parcv.plan.build import Plan, _hash_value
+from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import Key, Unit
-from parcv.plan.reprs import stable_repr
 from parcv.plan.splits import Fold
+from parcv.plan.tokens import TOKEN_SIZE, estimator_token, token, token_of, token_of_entries
 
 __all__ = ["NUMBERS_VERSION", "ContentKeys", "candidate_digest", "content_keys"]
 
@@ -39,16 +39,8 @@ __all__ = ["NUMBERS_VERSION", "ContentKeys", "candidate_digest", "content_keys"]
 # arithmetic, how a fold is fitted). Releases that only add features keep it.
 NUMBERS_VERSION = 1
 
-_SIZE = 16  # bytes of a digest: 128 bits, collisions are out of reach for any store
+_SIZE = TOKEN_SIZE
 _blake = hashlib.blake2b
-
-
-def _digest(*parts: bytes) -> bytes:
-    return hashlib.blake2b(b"\x00".join(parts), digest_size=_SIZE).digest()
-
-
-def _estimator_name(estimator: Any) -> str:
-    return f"{type(estimator).__module__}.{type(estimator).__qualname__}"
 
 
 def candidate_digest(estimator: Any, params: dict[str, Any]) -> bytes:
@@ -67,63 +59,57 @@ def candidate_digest(estimator: Any, params: dict[str, Any]) -> bytes:
 
 @dataclass
 class _CandidateHasher:
-    """Hash candidates of one estimator; top-level plain values skip clone + set_params.
+    """Token candidates of one estimator; top-level plain values skip clone + set_params.
 
     Setting a top-level parameter that is not an estimator only replaces that entry of
-    ``get_params(deep=False)``, so the canonical repr is built from the template's
-    entries; nested (``step__param``) or estimator-valued parameters go through
+    ``get_params(deep=False)``, so the candidate's token is the template's with those
+    entries replaced (exactly :func:`~parcv.plan.tokens.token` of the estimator the fit
+    builds, whose token is its class, its parameters and its other attributes); nested
+    (``step__param``) or estimator-valued parameters go through
     ``clone(estimator).set_params``, the same path the fits take.
     """
 
     estimator: Any
     base: dict[str, Any] = field(init=False)
-    name: str = field(init=False)
+    extra: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
         self.base = dict(self.estimator.get_params(deep=False))
-        self.name = _estimator_name(self.estimator)
+        self.extra = {k: v for k, v in vars(clone(self.estimator)).items() if k not in self.base}
+        token_of(f"the estimator {type(self.estimator).__name__}", self.base, self.extra)
 
     def digest(self, params: dict[str, Any]) -> bytes:
+        token_of_entries("a candidate", params)  # a value that cannot be tokened, by name
         simple = all(
             "__" not in k and k in self.base and not hasattr(v, "get_params")
             for k, v in params.items()
         )
         if simple:
-            merged = {**self.base, **params}
-            text = (
-                f"{type(self.estimator).__qualname__}({stable_repr(dict(sorted(merged.items())))})"
-            )
-        else:
-            text = stable_repr(clone(self.estimator).set_params(**clone(params, safe=False)))
-        return _digest(self.name.encode(), text.encode())
-
-
-def _index_bytes(array: Any) -> bytes:
-    return np.ascontiguousarray(array, dtype="<i8").tobytes()
+            return estimator_token(type(self.estimator), {**self.base, **params}, self.extra)
+        return token(clone(self.estimator).set_params(**clone(params, safe=False)))
 
 
 def _fold_digest(fold: Fold) -> bytes:
-    return _digest(b"fold", _index_bytes(fold.train), _index_bytes(fold.test))
+    return token("fold", _indices(fold.train), _indices(fold.test))
+
+
+def _indices(array: Any) -> Any:
+    """Index arrays as one dtype, so equal rows give equal tokens whatever their int type."""
+    return np.asarray(array, dtype="<i8")
 
 
 def _folds_digest(folds: Sequence[Fold]) -> bytes:
     """Digest of every fold of one inner CV (what a fast-CV record depends on)."""
     if isinstance(folds, PartitionFolds):
-        parts = (folds.rows, folds.tests, folds.offsets)
-        return _digest(b"partition", *(_index_bytes(p) for p in parts))
-    return _digest(b"folds", *(_fold_digest(f) for f in folds))
+        return token("partition", *(_indices(p) for p in (folds.rows, folds.tests, folds.offsets)))
+    return token("folds", *(_fold_digest(f) for f in folds))
 
 
 def data_digest(data: Dataset) -> bytes:
     """Digest of X, y, groups and the fit parameters (names and values)."""
-    h = hashlib.blake2b(digest_size=_SIZE)
-    for value in (data.X, data.y, data.groups):
-        _hash_value(h, np.asarray(value) if isinstance(value, list) else value)
-    for name in sorted(data.fit_params):
-        h.update(name.encode())
-        value = data.fit_params[name]
-        _hash_value(h, np.asarray(value) if isinstance(value, list) else value)
-    return h.digest()
+    values = (data.X, data.y, data.groups, dict(data.fit_params))
+    arrays = tuple(np.asarray(v) if isinstance(v, list) else v for v in values)
+    return token_of("the data (X, y, groups or a fit parameter)", *arrays)
 
 
 @dataclass(frozen=True)
@@ -257,39 +243,39 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
     for o, fold in enumerate(plan.outer_folds):
         folds[(o, "outer")] = _fold_digest(fold)
     for outer, inner in plan.inner_folds.items():
-        folds[(outer, "rows")] = _digest(b"rows", _index_bytes(plan.rows_of(outer)))
+        folds[(outer, "rows")] = token("rows", _indices(plan.rows_of(outer)))
         if plan.fast_cv:
             folds[(outer, "inner")] = _folds_digest(inner)
         else:
             for i, fold in enumerate(inner):
                 folds[(outer, i)] = _fold_digest(fold)
-    folds.setdefault((None, "rows"), _digest(b"rows", _index_bytes(plan.rows_of(None))))
-    scorers = stable_repr(sorted(plan.scoring.scorers.items()))
-    context = _digest(
+    folds.setdefault((None, "rows"), token("rows", _indices(plan.rows_of(None))))
+    context = token(
         data_digest(data),
-        scorers.encode(),
-        repr((plan.return_train_score, NUMBERS_VERSION)).encode(),
+        token_of("the scoring", dict(plan.scoring.scorers)),
+        plan.return_train_score,
+        NUMBERS_VERSION,
         # Records that keep predictions are other records: one without them is not reused.
-        *((repr(plan.predictions).encode(),) if plan.predictions else ()),
+        plan.predictions or None,
     )
     batches = {}
     for batch in plan.batches:
-        digest = _digest(b"batch", *(candidates[c] for c in batch))
+        digest = token("batch", *(candidates[c] for c in batch))
         batches.update(dict.fromkeys(batch, digest))
     criteria = b""
     if plan.criteria is not None:
         request = plan.criteria
-        criteria = stable_repr([request.names, request.n_params, request.noise_variance]).encode()
-    bbc = b"" if plan.bbc is None else _digest(b"bbc", plan.bbc.metric.encode())
+        criteria = token(request.names, request.n_params, request.noise_variance)
+    bbc = b"" if plan.bbc is None else token("bbc", plan.bbc.metric)
     ncv = {}
     if plan.ncv is not None and plan.interval is not None:
-        metric = plan.interval.metric.encode()
+        metric = plan.interval.metric
         for i in range(plan.ncv.n_fits):
-            ncv[i] = _digest(_fold_digest(plan.fold_of(Unit("ncv", None, i, 0))), metric)
+            ncv[i] = token(_fold_digest(plan.fold_of(Unit("ncv", None, i, 0))), metric)
     perm = {}
     if plan.permutations is not None:
         for p, perm_folds in enumerate(plan.permutations.folds):
             for i, fold in enumerate(perm_folds):
                 rows = Fold(*(plan.permutations.target_rows(p, r) for r in (fold.train, fold.test)))
-                perm[(p, i)] = _digest(_fold_digest(fold), _fold_digest(rows))
+                perm[(p, i)] = token(_fold_digest(fold), _fold_digest(rows))
     return ContentKeys(candidates, folds, context, batches, criteria, bbc, ncv, perm)

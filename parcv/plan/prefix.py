@@ -15,8 +15,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 
 from parcv.plan.data import Dataset
-from parcv.plan.reprs import stable_repr
 from parcv.plan.space import Candidate
+from parcv.plan.tokens import token, token_of, token_of_entries
 
 __all__ = ["prefix_ids", "sharing_problem"]
 
@@ -88,15 +88,16 @@ def prefix_ids(estimator: Any, candidates: Sequence[Candidate]) -> tuple[tuple[i
     """
     steps = {name: j for j, (name, _) in enumerate(estimator.steps)}
     depth = len(estimator.steps) - 1
-    base = [stable_repr(step) for _, step in estimator.steps[:depth]]
-    names: list[dict[str, int]] = [{} for _ in range(depth)]
+    base = [token_of(f"pipeline step {name!r}", step) for name, step in estimator.steps[:depth]]
+    names: list[dict[bytes, int]] = [{} for _ in range(depth)]
     ids = []
     for candidate in candidates:
+        token_of_entries(f"candidate {candidate.index}", candidate.params)
         owned = sorted(candidate.params.items())
         row = []
         for j in range(depth):
             mine = [(k, v) for k, v in owned if _owner(k, steps) <= j]
-            text = f"{base[: j + 1]}{stable_repr(mine)}"
-            row.append(names[j].setdefault(text, len(names[j])))
+            digest = token(base[: j + 1], mine)
+            row.append(names[j].setdefault(digest, len(names[j])))
         ids.append(tuple(row))
     return tuple(ids)

@@ -1,4 +1,8 @@
-"""Process-independent reprs: what the fingerprint and the store hash and compare."""
+"""Readable, process-independent reprs for messages and stored plan descriptions.
+
+Never hashed or compared to decide identity: a repr elides (numpy past 1,000 entries)
+and names a closure without its captured values. Identity is :mod:`parcv.plan.tokens`.
+"""
 
 from __future__ import annotations
 

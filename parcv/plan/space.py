@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -12,6 +11,8 @@ import numpy as np
 from sklearn import get_config
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
+
+from parcv.plan.tokens import token_hex
 
 try:  # what fit() runs first; scikit-learn has no public name for either
     from sklearn.base import BaseEstimator
@@ -84,9 +85,8 @@ class Candidate:
 
     @property
     def id(self) -> str:
-        """Stable id: the index plus a digest of the parameters."""
-        digest = hashlib.sha256(self.label.encode()).hexdigest()[:8]
-        return f"c{self.index}-{digest}"
+        """Stable id: the index plus the first digits of the parameters' token."""
+        return f"c{self.index}-{token_hex(self.params)[:8]}"
 
 
 @dataclass(frozen=True, slots=True)

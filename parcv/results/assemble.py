@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -13,6 +12,7 @@ from numpy.typing import NDArray
 from parcv.plan.build import Plan
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record
+from parcv.plan.tokens import token_hex
 from parcv.results.aggregate import (
     build_cv_results,
     count_warnings,
@@ -317,8 +317,5 @@ def make_nested_result(
 
 
 def _folds_digest(plan: Plan) -> str:
-    h = hashlib.sha256()
-    for fold in plan.outer_folds:
-        h.update(np.asarray(fold.train, dtype="<i8").tobytes() + b"|")
-        h.update(np.asarray(fold.test, dtype="<i8").tobytes() + b"/")
-    return h.hexdigest()
+    """Token of the outer folds: two results are compared fold by fold only when equal."""
+    return token_hex([(fold.train, fold.test) for fold in plan.outer_folds])

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.errors import PlanMismatchError, StoreDamagedError
+from parcv.plan.build import FINGERPRINTED
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import ErrorInfo, FoldScores, Key, Predictions, Record, Unit
@@ -76,9 +77,8 @@ _DESCRIBED = {
 # drops only the records that depend on it (see store.open_store).
 _CHOICE = {"refit": "refit metric", "selection": "selection", "error_score": "error_score"}
 _FINGERPRINTED = (
-    "the data, estimator, space, folds, scoring, refit, return_train_score, fast_cv, "
-    "criteria, return_predictions and parcv version (not the refit metric, selection or "
-    "error_score)"
+    "the " + ", ".join(FINGERPRINTED[:-1]) + f" and {FINGERPRINTED[-1]} (not the refit metric, "
+    "selection or error_score)"
 )
 
 
@@ -291,7 +291,12 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
     )
 
 
-# Schema 3 (this version): records are kept by content key (see parcv.plan.keys), whatever
+# Schema 4 (this version) has the tables of schema 3; its content keys are tokens of the
+# exact values (parcv.plan.tokens). Schema 3 keyed units by a repr that numpy elides past
+# 1,000 entries and that names a closure without its captured values, so two different
+# candidates could share a key: ``load`` and ``parcv report`` read it, a run refuses to add
+# to it (its keys cannot be trusted, so no record of it may be reused).
+# Schema 3: records are kept by content key (see parcv.plan.keys), whatever
 # plan stored them; ``units`` maps the graph keys of the plan that last ran to content keys,
 # and ``models`` records each saved model file with its SHA-256. Content keys are their 16
 # bytes (not 32 hex digits); what repeats from row to row is kept once and referred to by
@@ -302,7 +307,7 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
 # Schema 2 (the releases before) kept the same records as text and JSON: ``load`` and
 # ``parcv report`` read it, a run refuses to add to it. Schema 1 (parcv 0.1.0) kept records
 # by graph key: read by ``load``, refused by a run.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS folds (
@@ -1118,6 +1123,16 @@ def _check_existing(path: Path, meta: dict[str, str], overwrite: bool, resume: b
                 "still read it. Use a new store path (command line: another --out), or "
                 "overwrite=True (--overwrite) to start again."
             )
+    if old.get("schema") == "3":
+        raise PlanMismatchError(
+            f"store {str(path)!r} was written by an earlier parcv (store schema 3), whose "
+            "keys could give two different candidates one record (a numpy array of more "
+            "than 1,000 entries, or closures of one factory, as parameter values); this "
+            f"version keys every unit by its exact values (schema {SCHEMA_VERSION}) and will "
+            "not reuse records it cannot tell apart. parcv.load() and `parcv report` still "
+            "read it. Use a new store path (command line: another --out), or overwrite=True "
+            "(--overwrite) to start again."
+        )
     n_old = _count_records(path)
     if not n_old or resume:
         return "keep"

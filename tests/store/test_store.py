@@ -375,3 +375,20 @@ def test_store_of_schema_2_is_read_and_refused_for_adding(reg_data, tmp_path):
     again = parcv.search(Ridge(), {"alpha": [1.0]}, X, y, cv=3, backend="serial", store=store,
                          overwrite=True)  # fmt: skip
     assert parcv.load(store).to_json() == again.to_json()
+
+
+def test_store_of_schema_3_is_read_and_refused_for_adding(reg_data, tmp_path):
+    """Schema 3 keyed units by a repr that could collide: its records are never reused."""
+    X, y = reg_data
+    store = tmp_path / "run.sqlite"
+    run = parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, backend="serial", store=store)
+    with closing(sqlite3.connect(store)) as conn, conn:
+        conn.execute("UPDATE meta SET value = '3' WHERE name = 'schema'")
+    assert parcv.load(store).to_json() == run.to_json()
+    with pytest.raises(parcv.PlanMismatchError, match=r"store schema 3.*one record.*--out"):
+        parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, backend="serial",
+                     store=store, resume=True)  # fmt: skip
+    assert parcv.load(store).to_json() == run.to_json()  # left unchanged
+    again = parcv.search(Ridge(), {"alpha": [1.0]}, X, y, cv=3, backend="serial", store=store,
+                         overwrite=True)  # fmt: skip
+    assert parcv.load(store).to_json() == again.to_json()
