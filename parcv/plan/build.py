@@ -15,7 +15,7 @@ from sklearn.model_selection import LeaveOneOut
 from sklearn.utils import _safe_indexing
 
 from parcv.criteria.tasks import CriteriaRequest, check_criteria
-from parcv.plan.data import Dataset, check_data_for
+from parcv.plan.data import Dataset, check_data_for, data_token
 from parcv.plan.fast_cv import decide_fast_cv
 from parcv.plan.interval import BBCRequest, IntervalRequest, check_bbc, check_interval
 from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_folds
@@ -648,10 +648,9 @@ FINGERPRINTED = (
 
 def _fingerprint_parts(plan: Plan, data: Dataset) -> dict[str, Any]:
     """The values the fingerprint tokens, under the names of :data:`FINGERPRINTED`."""
-    values = (data.X, data.y, data.groups, dict(data.fit_params))
     permutations = plan.permutations
     return {
-        "data": tuple(np.asarray(v) if isinstance(v, list) else v for v in values),
+        "data": data_token(data),
         "estimator": plan.estimator,
         "space": [c.params for c in plan.candidates],
         "folds": [_folds_value(f) for f in (plan.outer_folds, *plan.inner_folds.values())],

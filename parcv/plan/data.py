@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Dataset", "check_data_for", "check_dataset"]
+from parcv.plan.tokens import token_of
+
+__all__ = ["Dataset", "check_data_for", "check_dataset", "data_token"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,20 @@ class Dataset:
     def n_samples(self) -> int:
         """Number of rows."""
         return len(self.y)
+
+
+def data_token(data: Dataset) -> bytes:
+    """Token of X, y, groups and the fit parameters (names and values).
+
+    Examples
+    --------
+    >>> a = Dataset(np.zeros((2, 1)), np.array([0.0, 1.0]))
+    >>> data_token(a) == data_token(Dataset(np.zeros((2, 1)), np.array([0.0, 2.0])))
+    False
+    """
+    values = (data.X, data.y, data.groups, dict(data.fit_params))
+    arrays = tuple(np.asarray(v) if isinstance(v, list) else v for v in values)
+    return token_of("the data (X, y, groups or a fit parameter)", *arrays)
 
 
 def _n_rows(X: Any) -> int:

@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.base import clone
 
 from parcv.plan.build import Plan
-from parcv.plan.data import Dataset
+from parcv.plan.data import Dataset, data_token
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import Key, Unit
 from parcv.plan.splits import Fold
@@ -106,10 +106,8 @@ def _folds_digest(folds: Sequence[Fold]) -> bytes:
 
 
 def data_digest(data: Dataset) -> bytes:
-    """Digest of X, y, groups and the fit parameters (names and values)."""
-    values = (data.X, data.y, data.groups, dict(data.fit_params))
-    arrays = tuple(np.asarray(v) if isinstance(v, list) else v for v in values)
-    return token_of("the data (X, y, groups or a fit parameter)", *arrays)
+    """Digest of X, y, groups and the fit parameters (see :func:`~parcv.plan.data.data_token`)."""
+    return data_token(data)
 
 
 @dataclass(frozen=True)
