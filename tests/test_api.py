@@ -278,6 +278,7 @@ def test_public_api_is_pinned():
             "NestedCV",
             "RandomizedSearchCV",
             "RunInterrupted",
+            "RunOptions",
             "LearningCurveResult",
             "LocalBackend",
             "ModelNotAvailableError",
