@@ -19,6 +19,7 @@ from parcv.api import (
     validation_curve,
 )
 from parcv.engine.backends import DaskBackend, LocalBackend, SerialBackend
+from parcv.engine.options import RunOptions
 from parcv.errors import (
     BackendError,
     FitFailedError,
@@ -69,6 +70,7 @@ __all__ = [
     "RandomizedSearchCV",
     "Record",
     "RunInterrupted",
+    "RunOptions",
     "ScoreSummary",
     "SearchResult",
     "Selection",

@@ -6,12 +6,18 @@ import math
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 from sklearn.base import is_classifier
 
-from parcv.engine.backends import check_backend, with_timeout
+from parcv.engine.options import (
+    FinalRunKeywords,
+    RunKeywords,
+    RunOptions,
+    check_run_options,
+    takes_run_options,
+)
 from parcv.engine.session import execute_plan, expected_keys, load_run, missing_keys
 from parcv.errors import ParcvError
 from parcv.plan.build import Plan, build_plan, check_predictions
@@ -45,7 +51,10 @@ from parcv.results.curves import (
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult, make_partial_result
 from parcv.stats.racing import Racing
-from parcv.store.sqlite import check_journal, check_store_to_read, read_target
+from parcv.store.sqlite import check_store_to_read, read_target
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "bias_variance",
@@ -66,41 +75,24 @@ def _run(
     space: Any,
     arrays: tuple[Any, Any, Any, dict[str, Any] | None],
     plan_options: dict[str, Any],
-    *,
-    backend: Any,
-    n_jobs: int | None,
-    journal: str,
-    timeout: float | None,
-    **run_options: Any,
+    options: RunOptions,
 ) -> tuple[Plan, dict[Key, Record]]:
     """Check the input, build the plan and run it: the body every entry point shares.
 
     ``arrays`` is ``(X, y, groups, fit_params)``; ``plan_options`` go to
-    :func:`build_plan`, ``run_options`` to :func:`execute_plan`.
+    :func:`build_plan`.
     """
-    _check_store_options(run_options.get("store"), run_options["resume"], run_options["overwrite"])
-    check_journal(journal)
     data = check_dataset(*arrays)
     plan = build_plan(estimator, space, data, **plan_options)
-    resolved = with_timeout(check_backend(backend, n_jobs), timeout)
-    return plan, execute_plan(plan, data, resolved, kind, journal=journal, **run_options)
+    return plan, _execute(plan, data, kind, options)
 
 
-def _check_store_options(store: Any, resume: Any, overwrite: Any) -> None:
-    """Refuse store options that contradict each other, before the store is opened."""
-    if resume and overwrite:
-        raise ValueError(
-            "resume=True and overwrite=True contradict each other: resume keeps the records in "
-            f"store={store!r}, overwrite deletes them. Keep resume=True alone to compute only "
-            "the missing units, or overwrite=True alone to discard them and start again."
-        )
-    if resume and store is None:
-        raise ValueError(
-            "resume=True needs store=...: the file of the run to resume; got store=None. "
-            "Pass the store path of the earlier run, e.g. store='run.sqlite'."
-        )
+def _execute(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> dict[Key, Record]:
+    """Run a checked plan as ``options`` say: the one call of the engine."""
+    return execute_plan(plan, data, options.resolved_backend, kind, **options.session_options())
 
 
+@takes_run_options()
 def cross_validate(
     estimator: Any,
     X: Any,
@@ -112,21 +104,14 @@ def cross_validate(
     fit_params: dict[str, Any] | None = None,
     return_train_score: bool = False,
     error_score: Any = math.nan,
-    backend: Any = "local",
-    n_jobs: int | None = None,
-    store: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
     fast_cv: bool | str = "auto",
     interval: str | None = None,
     confidence: float = 0.9,
     ncv_repetitions: int = 50,
     ncv_random_state: int = 0,
-    journal: str = "wal",
-    timeout: float | None = None,
-    retry_failed: bool = False,
     return_predictions: Any = False,
+    options: RunOptions | None = None,
+    **run_options: Unpack[RunKeywords],
 ) -> CVResult:
     """Cross-validate one model: fit and score it on every split.
 
@@ -147,45 +132,6 @@ def cross_validate(
     return_train_score : bool, default=False
     error_score : "raise" or float, default=nan
         Score recorded for a failing fit; ``"raise"`` stops at the first.
-    backend : {"serial", "local", "dask"} or Backend, default="local"
-        ``"dask"`` starts a loopback ``LocalCluster`` for the call; pass
-        ``DaskBackend(address=... | scheduler_file=... | client=... | cluster=...)``
-        to use an existing cluster.
-    n_jobs : int, default=None
-        Worker processes of the local pool or of the Dask cluster parcv
-        starts; ``None`` uses every core.
-    store : str or Path, default=None
-        SQLite file that receives every record as it finishes (WAL mode, one
-        transaction per finished chunk). ``None`` keeps nothing. A store
-        belongs to one plan (a fingerprint of data, estimator, space, folds,
-        scoring and parcv version): another plan's store is refused.
-    resume : bool, default=False
-        Reuse every record of ``store`` (required) whose content key this
-        run needs, whatever sweep stored it, and compute the rest: the
-        result is identical to a fresh run. An edited or grown sweep (more
-        candidates, families, repeats or draws; another refit metric or
-        selection) computes only its new units and the refits whose chosen
-        candidate changed; failed fits take the new ``error_score``.
-    overwrite : bool, default=False
-        Discard what ``store`` holds; contradicts ``resume=True`` (refused).
-    progress : bool, default=None
-        Progress bar (tqdm) with done/failed/total, rate and ETA; ``None``
-        shows it only when stderr is a terminal.
-    journal : {"wal", "delete"}, default="wal"
-        SQLite journal mode of ``store``. ``"wal"`` (write-ahead log) is the
-        fastest; use ``"delete"`` (the rollback journal) when the store is on
-        a network file system such as NFS or Lustre, where WAL is unsafe.
-        Checked before anything runs, also without a ``store``.
-    timeout : float, default=None
-        Seconds one unit (one fit and its scoring) may run on the ``local``
-        or ``dask`` backend: a unit running longer is stopped -- the process
-        running it is killed -- and recorded as failed ("timed out after N
-        s"), scored with ``error_score``; the run goes on. ``None``: no limit.
-        A unit that kills its worker (segfault, ``abort()``, out of memory)
-        is recorded the same way, with its cause, whatever ``timeout`` is.
-    retry_failed : bool, default=False
-        With ``resume=True``, run the units recorded as failed (exceptions,
-        crashed or timed-out workers) again; by default they are kept.
     fast_cv : {"auto", True, False}, default="auto"
         Exact fast cross-validation for linear smoothers. When every train
         set is the complement of its test set and the estimator (with every
@@ -246,6 +192,7 @@ def cross_validate(
         ``classes_`` are kept with the per-class outputs). Every estimator
         must have the methods. Records stored without predictions are not
         reused by a run that keeps them. Not with ``fast_cv=True``.
+    %(run_options)s
 
     Returns
     -------
@@ -261,6 +208,7 @@ def cross_validate(
     >>> result.scores["test_score"].shape
     (4,)
     """
+    run = check_run_options(options, run_options, caller="cross_validate")
     plan, records = _run(
         "cross_validate",
         estimator,
@@ -271,13 +219,12 @@ def cross_validate(
              ncv_random_state=ncv_random_state,
              return_train_score=return_train_score, fast_cv=fast_cv,
              predictions=return_predictions),
-        backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
-        retry_failed=retry_failed,
-        store=store, resume=resume, overwrite=overwrite, progress=progress,
+        run,
     )  # fmt: skip
     return make_cv_result(plan, records, y_true=_target(plan, y))
 
 
+@takes_run_options(final_model=True)
 def search(
     estimator: Any,
     space: Any,
@@ -292,25 +239,17 @@ def search(
     fit_params: dict[str, Any] | None = None,
     return_train_score: bool = False,
     error_score: Any = math.nan,
-    backend: Any = "local",
-    n_jobs: int | None = None,
-    store: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    save_models: bool = False,
     fast_cv: bool | str = "auto",
     criteria: Any = None,
     racing: Racing | None = None,
     bbc: bool = False,
     confidence: float = 0.9,
-    journal: str = "wal",
-    timeout: float | None = None,
-    retry_failed: bool = False,
     return_predictions: Any = False,
     learning_curve: Any = None,
     learning_curve_for: str = "best",
     bias_variance: Any = None,
+    options: RunOptions | None = None,
+    **run_options: Unpack[FinalRunKeywords],
 ) -> SearchResult:
     """Select a candidate by CV on all data and refit it (select and refit).
 
@@ -321,16 +260,8 @@ def search(
         Grid as ``GridSearchCV``'s ``param_grid``, or a :class:`RandomSpace`.
         Several model families: make a pipeline step a parameter, e.g.
         ``[{"model": [Ridge()], "model__alpha": [...]}, {"model": [SVR()]}]``.
-    X, y, groups, fit_params, cv, scoring, return_train_score, error_score, backend, n_jobs
+    X, y, groups, fit_params, cv, scoring, return_train_score, error_score
         As in :func:`cross_validate`.
-    store, resume, overwrite, progress, journal
-        As in :func:`cross_validate`.
-    save_models : bool, default=False
-        Also write the final fitted model beside the store with joblib
-        (``<store>.models/final-<content key>.joblib``) and record its
-        SHA-256 in the store: it is loaded (by a resumed run, or when
-        ``load(store).best_estimator_`` is read) only after that check, so a
-        file the store does not record is never unpickled.
     refit : bool or str, default=True
         Refit the selected candidate on all data; with several metrics, the
         name of the metric that selects. No callable: use ``selection``.
@@ -408,6 +339,7 @@ def search(
         Their options are checked before the search runs. :func:`load`
         rebuilds the search without them: rerun the call with
         ``resume=True`` to read them back without fitting.
+    %(run_options)s
 
     Returns
     -------
@@ -423,6 +355,7 @@ def search(
     >>> result.best_params_
     {'alpha': 0.1}
     """
+    run = check_run_options(options, run_options, caller="search", final_model=True)
     extras = _plan_search_extras(
         estimator, space, (X, y, groups, fit_params),
         dict(cv=cv, scoring=scoring, refit=refit, error_score=error_score),
@@ -438,18 +371,13 @@ def search(
              error_score=error_score, return_train_score=return_train_score,
              fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
              confidence=confidence, predictions=return_predictions),
-        backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
-        retry_failed=retry_failed, store=store, resume=resume,
-        overwrite=overwrite, progress=progress, save_models=save_models,
+        run,
     )  # fmt: skip
     result = make_search_result(plan, records, y_true=_target(plan, y))
-    if extras.empty:
-        return result
-    run: dict[str, Any] = dict(backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
-                               resume=resume, overwrite=overwrite, progress=progress)  # fmt: skip
-    return _run_search_extras(extras, result, store, run)
+    return result if extras.empty else _run_search_extras(extras, result, run)
 
 
+@takes_run_options(final_model=True)
 def nested_cv(
     estimator: Any,
     space: Any,
@@ -465,22 +393,14 @@ def nested_cv(
     fit_params: dict[str, Any] | None = None,
     return_train_score: bool = False,
     error_score: Any = math.nan,
-    backend: Any = "local",
-    n_jobs: int | None = None,
-    store: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    save_models: bool = False,
     fast_cv: bool | str = "auto",
     criteria: Any = None,
     racing: Racing | None = None,
     bbc: bool = False,
     confidence: float = 0.9,
-    journal: str = "wal",
-    timeout: float | None = None,
-    retry_failed: bool = False,
     return_predictions: Any = False,
+    options: RunOptions | None = None,
+    **run_options: Unpack[FinalRunKeywords],
 ) -> NestedResult:
     """Estimate the performance of the whole selection procedure by nested CV.
 
@@ -495,11 +415,7 @@ def nested_cv(
     ----------
     estimator, space, X, y, scoring, selection, groups, fit_params
         As in :func:`search`.
-    return_train_score, error_score, backend, n_jobs, store, resume, overwrite, progress
-        As in :func:`search`.
-    journal : {"wal", "delete"}, default="wal"
-        As in :func:`cross_validate`.
-    save_models : bool, default=False
+    return_train_score, error_score
         As in :func:`search`.
     outer : int, splitter or ThreeWayHoldOut, default=5
         Outer scheme. A ``ThreeWayHoldOut`` gives a hold-out test set (its validation
@@ -529,6 +445,7 @@ def nested_cv(
         outer refits' predictions give the pooled confusion matrix
         (``result.confusion_matrix()``, classification) or residuals
         (regression) in the report.
+    %(run_options)s
 
     Returns
     -------
@@ -543,6 +460,7 @@ def nested_cv(
     >>> len(r.outer_scores["score"]), r.chosen
     (3, [0, 0, 0])
     """
+    run = check_run_options(options, run_options, caller="nested_cv", final_model=True)
     plan, records = _run(
         "nested_cv",
         estimator,
@@ -552,9 +470,7 @@ def nested_cv(
              error_score=error_score, return_train_score=return_train_score,
              fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
              confidence=confidence, predictions=return_predictions),
-        backend=backend, n_jobs=n_jobs, journal=journal, timeout=timeout,
-        retry_failed=retry_failed, store=store, resume=resume,
-        overwrite=overwrite, progress=progress, save_models=save_models,
+        run,
     )  # fmt: skip
     return make_nested_result(plan, records, y_true=_target(plan, y))
 
@@ -641,6 +557,7 @@ def _no_score(estimator: Any, X: Any, y: Any) -> float:
     return 0.0
 
 
+@takes_run_options()
 def cross_val_predict(
     estimator: Any,
     X: Any,
@@ -650,14 +567,8 @@ def cross_val_predict(
     method: str = "predict",
     groups: Any = None,
     fit_params: dict[str, Any] | None = None,
-    backend: Any = "local",
-    n_jobs: int | None = None,
-    store: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    journal: str = "wal",
-    timeout: float | None = None,
+    options: RunOptions | None = None,
+    **run_options: Unpack[RunKeywords],
 ) -> Any:
     """Out-of-fold outputs for every row, equal to scikit-learn's ``cross_val_predict``.
 
@@ -679,9 +590,10 @@ def cross_val_predict(
         As in :func:`cross_validate`; the test sets must be a partition of
         the rows (every row tested exactly once), as scikit-learn requires.
     method : {"predict", "predict_proba", "predict_log_proba", "decision_function"}
-    groups, fit_params, backend, n_jobs, store, resume, overwrite, progress, journal, timeout
+    groups, fit_params
         As in :func:`cross_validate`. A fit that fails raises (as in
         scikit-learn): ``error_score="raise"``.
+    %(run_options)s
 
     Returns
     -------
@@ -716,8 +628,7 @@ def cross_val_predict(
             "method='predict_proba'."
         )
     check_predictions(method, estimator)
-    _check_store_options(store, resume, overwrite)
-    check_journal(journal)
+    run = check_run_options(options, run_options, caller="cross_val_predict")
     encode = method != "predict" and y is not None
     y_fit = _encoded(y) if encode else y
     data = check_dataset(X, y_fit, groups, fit_params)
@@ -733,10 +644,7 @@ def cross_val_predict(
             "Use KFold, StratifiedKFold, GroupKFold or LeaveOneOut, or cross_validate(..., "
             "return_predictions=True) to keep the predictions of any CV."
         )
-    resolved = with_timeout(check_backend(backend, n_jobs), timeout)
-    records = execute_plan(plan, data, resolved, "cross_validate", journal=journal,
-                           store=store, resume=resume, overwrite=overwrite,
-                           progress=progress)  # fmt: skip
+    records = _execute(plan, data, "cross_validate", run)
     n_classes = len(np.unique(y_fit)) if encode else 0
     outputs = []
     for i in range(len(folds)):
@@ -788,27 +696,7 @@ def _full_columns(classes: Any, values: Any, n_classes: int, method: str) -> Any
     return full
 
 
-def _run_curve(
-    kind: str,
-    curve: CurvePlan,
-    data: Dataset,
-    *,
-    backend: Any,
-    n_jobs: int | None,
-    journal: str,
-    timeout: float | None,
-    **run_options: Any,
-) -> dict[Key, Record]:
-    """Run the plan of a curve, a permutation test or a decomposition (checked already)."""
-    resolved = with_timeout(check_backend(backend, n_jobs), timeout)
-    return execute_plan(curve.plan, data, resolved, kind, journal=journal, **run_options)
-
-
-def _check_run_options(options: dict[str, Any]) -> None:
-    _check_store_options(options.get("store"), options["resume"], options["overwrite"])
-    check_journal(options["journal"])
-
-
+@takes_run_options()
 def learning_curve(
     estimator: Any,
     X: Any,
@@ -823,15 +711,8 @@ def learning_curve(
     error_score: Any = math.nan,
     return_times: bool = False,
     fit_params: dict[str, Any] | None = None,
-    backend: Any = "local",
-    n_jobs: int | None = None,
-    store: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    journal: str = "wal",
-    timeout: float | None = None,
-    retry_failed: bool = False,
+    options: RunOptions | None = None,
+    **run_options: Unpack[RunKeywords],
 ) -> LearningCurveResult:
     """Train and test scores for growing training sets, as scikit-learn's ``learning_curve``.
 
@@ -852,8 +733,7 @@ def learning_curve(
         Seed of that permutation, drawn fold after fold as scikit-learn does.
     return_times : bool, default=False
         Also unpack fit and score times (the result holds them either way).
-    backend, n_jobs, store, resume, overwrite, progress, journal, timeout, retry_failed
-        As in :func:`cross_validate`.
+    %(run_options)s
 
     Returns
     -------
@@ -871,19 +751,17 @@ def learning_curve(
     >>> sizes.tolist(), test.shape
     ([15, 30], (2, 4))
     """
-    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
-               journal=journal, retry_failed=retry_failed)  # fmt: skip
-    _check_run_options(run)
+    run = check_run_options(options, run_options, caller="learning_curve")
     data = check_dataset(X, y, groups, fit_params)
     curve = plan_learning_curve(estimator, data, train_sizes=train_sizes, cv=cv, scoring=scoring,
                                 shuffle=shuffle, random_state=random_state,
                                 error_score=error_score)  # fmt: skip
-    records = _run_curve("learning_curve", curve, data, backend=backend, n_jobs=n_jobs,
-                         timeout=timeout, **run)  # fmt: skip
+    records = _execute(curve.plan, data, "learning_curve", run)
     report_fit_failures(curve.plan, records, stacklevel=2)
     return make_learning_curve(curve, records, return_times=return_times)
 
 
+@takes_run_options()
 def validation_curve(
     estimator: Any,
     X: Any,
@@ -896,15 +774,8 @@ def validation_curve(
     scoring: Any = None,
     error_score: Any = math.nan,
     fit_params: dict[str, Any] | None = None,
-    backend: Any = "local",
-    n_jobs: int | None = None,
-    store: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    journal: str = "wal",
-    timeout: float | None = None,
-    retry_failed: bool = False,
+    options: RunOptions | None = None,
+    **run_options: Unpack[RunKeywords],
 ) -> ValidationCurveResult:
     """Train and test scores along one parameter, as scikit-learn's ``validation_curve``.
 
@@ -919,8 +790,7 @@ def validation_curve(
         The parameter that varies (``step__param`` inside a Pipeline).
     param_range : array-like
         Its values, one row of the result each.
-    backend, n_jobs, store, resume, overwrite, progress, journal, timeout, retry_failed
-        As in :func:`cross_validate`.
+    %(run_options)s
 
     Returns
     -------
@@ -937,18 +807,16 @@ def validation_curve(
     >>> test.shape
     (3, 4)
     """
-    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
-               journal=journal, retry_failed=retry_failed)  # fmt: skip
-    _check_run_options(run)
+    run = check_run_options(options, run_options, caller="validation_curve")
     data = check_dataset(X, y, groups, fit_params)
     curve = plan_validation_curve(estimator, data, param_name=param_name,
                                   param_range=param_range, cv=cv, scoring=scoring,
                                   error_score=error_score)  # fmt: skip
-    records = _run_curve("validation_curve", curve, data, backend=backend, n_jobs=n_jobs,
-                         timeout=timeout, **run)  # fmt: skip
+    records = _execute(curve.plan, data, "validation_curve", run)
     return make_validation_curve(curve, records, param_name)
 
 
+@takes_run_options()
 def permutation_test_score(
     estimator: Any,
     X: Any,
@@ -960,14 +828,8 @@ def permutation_test_score(
     random_state: int = 0,
     scoring: Any = None,
     fit_params: dict[str, Any] | None = None,
-    backend: Any = "local",
-    n_jobs: int | None = None,
-    store: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    journal: str = "wal",
-    timeout: float | None = None,
+    options: RunOptions | None = None,
+    **run_options: Unpack[RunKeywords],
 ) -> PermutationTestResult:
     """Test whether a CV score beats chance, as scikit-learn's ``permutation_test_score``.
 
@@ -985,8 +847,7 @@ def permutation_test_score(
     n_permutations : int, default=100
     random_state : int, default=0
         Seed of the permutations.
-    backend, n_jobs, store, resume, overwrite, progress, journal, timeout
-        As in :func:`cross_validate`.
+    %(run_options)s
 
     Returns
     -------
@@ -1003,19 +864,17 @@ def permutation_test_score(
     >>> permuted.shape, pvalue
     ((9,), 0.2)
     """
-    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
-               journal=journal)  # fmt: skip
-    _check_run_options(run)
+    run = check_run_options(options, run_options, caller="permutation_test_score")
     data = check_dataset(X, y, groups, fit_params)
     curve = plan_permutation_test(
         estimator, data, cv=cv, scoring=scoring, n_permutations=n_permutations,
         random_state=random_state,
     )  # fmt: skip
-    records = _run_curve("permutation_test_score", curve, data, backend=backend, n_jobs=n_jobs,
-                         timeout=timeout, **run)  # fmt: skip
+    records = _execute(curve.plan, data, "permutation_test_score", run)
     return make_permutation_test(curve, records)
 
 
+@takes_run_options()
 def bias_variance(
     estimator: Any,
     X_train: Any,
@@ -1026,14 +885,8 @@ def bias_variance(
     loss: str = "mse",
     n_rounds: int = 200,
     random_state: int = 0,
-    backend: Any = "local",
-    n_jobs: int | None = None,
-    store: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    journal: str = "wal",
-    timeout: float | None = None,
+    options: RunOptions | None = None,
+    **run_options: Unpack[RunKeywords],
 ) -> BiasVarianceResult:
     """Decompose a model's expected loss on a hold-out test set into bias and variance.
 
@@ -1060,9 +913,8 @@ def bias_variance(
     loss : {"mse", "0-1"}, default="mse"
     n_rounds : int, default=200
     random_state : int, default=0
-        Seed of the bootstrap samples.
-    backend, n_jobs, store, resume, overwrite, progress, journal, timeout
-        As in :func:`cross_validate`. A failing fit stops the run.
+        Seed of the bootstrap samples. A failing fit stops the run.
+    %(run_options)s
 
     Returns
     -------
@@ -1079,14 +931,11 @@ def bias_variance(
     >>> bool(abs(r.avg_expected_loss - (r.avg_bias + r.avg_var)) < 1e-6 * r.avg_expected_loss)
     True
     """
-    run: dict[str, Any] = dict(store=store, resume=resume, overwrite=overwrite, progress=progress,
-               journal=journal)  # fmt: skip
-    _check_run_options(run)
+    run = check_run_options(options, run_options, caller="bias_variance")
     data = bias_variance_data(X_train, y_train, X_test, y_test)
     curve = plan_bias_variance(estimator, data, len(y_train), loss=loss, n_rounds=n_rounds,
                                random_state=random_state)  # fmt: skip
-    records = _run_curve("bias_variance", curve, data, backend=backend, n_jobs=n_jobs,
-                         timeout=timeout, **run)  # fmt: skip
+    records = _execute(curve.plan, data, "bias_variance", run)
     return make_bias_variance(curve, records, np.asarray(y_test), loss)
 
 
@@ -1178,12 +1027,14 @@ def _plan_search_extras(
     return extras
 
 
-def _sibling(store: str | Path | None, what: str) -> str | None:
-    return None if store is None else f"{store}.{what}.sqlite"
+def _sibling(options: RunOptions, what: str) -> RunOptions:
+    """The search's options for one of its extras: its own store beside the search's."""
+    store = None if options.store is None else f"{options.store}.{what}.sqlite"
+    return replace(options, store=store, save_models=False)
 
 
 def _run_search_extras(
-    extras: _SearchExtras, result: SearchResult, store: str | Path | None, run: dict[str, Any]
+    extras: _SearchExtras, result: SearchResult, options: RunOptions
 ) -> SearchResult:
     """Run the planned learning curves and decompositions; attach them to the result."""
     curves = decomposition = None
@@ -1194,13 +1045,13 @@ def _run_search_extras(
             else list(range(len(result.candidates)))
         )
         curve = for_candidates(extras.curve, chosen)
-        records = _run_curve("learning_curve", curve, extras.curve_data,
-                             store=_sibling(store, "learning_curve"), **run)  # fmt: skip
+        records = _execute(curve.plan, extras.curve_data, "learning_curve",
+                           _sibling(options, "learning_curve"))  # fmt: skip
         curves = {c: make_learning_curve(curve, records, return_times=False, candidate=c)
                   for c in chosen}  # fmt: skip
     if extras.decomposition is not None and extras.decomposition_data is not None:
-        records = _run_curve("bias_variance", extras.decomposition, extras.decomposition_data,
-                             store=_sibling(store, "bias_variance"), **run)  # fmt: skip
+        records = _execute(extras.decomposition.plan, extras.decomposition_data,
+                           "bias_variance", _sibling(options, "bias_variance"))  # fmt: skip
         decomposition = make_bias_variance_tradeoff(
             extras.decomposition, records, extras.y_test, extras.loss
         )

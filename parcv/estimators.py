@@ -22,6 +22,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from parcv.api import nested_cv, search
+from parcv.engine.options import RunOptions, check_run_options
 from parcv.errors import ModelNotAvailableError
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.space import RandomSpace
@@ -72,6 +73,7 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
     store: Any
     resume: bool
     racing: Any
+    options: RunOptions | None
     scorer_: Any
 
     def _space(self) -> Any:
@@ -83,19 +85,29 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         raise NotImplementedError
 
     def _options(self) -> dict[str, Any]:
-        """The keyword arguments every call of parcv's API shares."""
+        """The keyword arguments every call of parcv's API shares (the run options as one)."""
         return dict(
             scoring=self.scoring,
             refit=self._api_refit(),
             return_train_score=self.return_train_score,
             error_score=self.error_score,
-            backend=self.backend,
-            n_jobs=self.n_jobs,
-            store=self.store,
-            resume=self.resume,
             racing=self.racing,
-            progress=self.verbose > 0,
+            options=self._run_options(),
         )
+
+    def _run_options(self) -> RunOptions:
+        """The run options: ``options``, or scikit-learn's names (those not left at default)."""
+        own = {
+            "backend": self.backend,
+            "n_jobs": self.n_jobs,
+            "store": self.store,
+            "resume": self.resume,
+            "progress": self.verbose > 0,
+        }
+        if self.options is None:
+            return RunOptions(**own)
+        given = {k: v for k, v in own.items() if not _is_default(v, _OWN_DEFAULTS[k])}
+        return check_run_options(self.options, given, caller=type(self).__name__, final_model=True)
 
     def _api_refit(self) -> bool | str:
         """``refit`` as parcv's API takes it: a callable refits here, after the CV."""
@@ -219,6 +231,20 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         return tags
 
 
+# The estimators' own run parameters at their defaults (verbose=0 is progress=False).
+_OWN_DEFAULTS: dict[str, Any] = {
+    "backend": "local",
+    "n_jobs": None,
+    "store": None,
+    "resume": False,
+    "progress": False,
+}
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    return value is default or (type(value) is type(default) and value == default)
+
+
 def _check_refit_kind(refit: Any, scoring: Any) -> None:
     """``refit`` is a bool, a metric name or a callable(cv_results_) -> index."""
     if _is_multimetric(scoring) and not (refit is False or callable(refit)):
@@ -290,6 +316,11 @@ class GridSearchCV(_SearchFace):
         Reuse the records of ``store``; compute only what is missing.
     racing : Racing, default=None
         Drop candidates a paired test finds worse, fold by fold.
+    options : RunOptions, default=None
+        Every run option of :func:`parcv.search` as one object (``timeout``,
+        ``retry_failed``, ``journal``, ``save_models``, ...); then
+        ``backend``, ``n_jobs``, ``store``, ``resume`` and ``verbose`` stay
+        at their defaults (giving one of them too is refused).
 
     Attributes
     ----------
@@ -326,6 +357,7 @@ class GridSearchCV(_SearchFace):
         store: Any = None,
         resume: bool = False,
         racing: Any = None,
+        options: RunOptions | None = None,
     ) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
@@ -340,6 +372,7 @@ class GridSearchCV(_SearchFace):
         self.store = store
         self.resume = resume
         self.racing = racing
+        self.options = options
 
     def _space(self) -> Any:
         return self.param_grid
@@ -367,7 +400,7 @@ class RandomizedSearchCV(GridSearchCV):
         ``RandomState`` draws them as scikit-learn does, differently each fit.
     scoring, n_jobs, refit, cv, verbose, error_score, return_train_score
         As in :class:`GridSearchCV`.
-    backend, store, resume, racing
+    backend, store, resume, racing, options
         As in :class:`GridSearchCV`.
 
     Examples
@@ -400,6 +433,7 @@ class RandomizedSearchCV(GridSearchCV):
         store: Any = None,
         resume: bool = False,
         racing: Any = None,
+        options: RunOptions | None = None,
     ) -> None:
         self.estimator = estimator
         self.param_distributions = param_distributions
@@ -416,6 +450,7 @@ class RandomizedSearchCV(GridSearchCV):
         self.store = store
         self.resume = resume
         self.racing = racing
+        self.options = options
 
     def _space(self) -> Any:
         seed = self.random_state
@@ -442,6 +477,8 @@ class NestedCV(_SearchFace):
     outer : int or splitter, default=5
     inner : int or splitter, default=3
     scoring, n_jobs, verbose, error_score, return_train_score, backend, store, resume, racing
+        As in :class:`GridSearchCV`.
+    options : RunOptions, default=None
         As in :class:`GridSearchCV`.
     refit : bool, str or callable, default=True
         As in :class:`GridSearchCV`, for the search on all data.
@@ -482,6 +519,7 @@ class NestedCV(_SearchFace):
         store: Any = None,
         resume: bool = False,
         racing: Any = None,
+        options: RunOptions | None = None,
     ) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
@@ -497,6 +535,7 @@ class NestedCV(_SearchFace):
         self.store = store
         self.resume = resume
         self.racing = racing
+        self.options = options
 
     def _run(
         self, X: Any, y: Any, groups: Any, fit_params: dict[str, Any] | None

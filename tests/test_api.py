@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from pathlib import Path
 
 import numpy as np
@@ -278,6 +280,7 @@ def test_public_api_is_pinned():
             "NestedCV",
             "RandomizedSearchCV",
             "RunInterrupted",
+            "RunOptions",
             "LearningCurveResult",
             "LocalBackend",
             "ModelNotAvailableError",
@@ -371,3 +374,133 @@ def test_bad_journal_is_refused_before_compute(reg_data, tmp_path, journal, erro
         with pytest.raises(error, match=match):
             run(*args, X, y, backend=_NeverRuns(), journal=journal)
     assert not (tmp_path / "s.sqlite").exists()
+
+
+# Every entry point, called on small data; the run options come as keywords.
+ENTRY_POINTS = {
+    "cross_validate": lambda X, y, **kw: parcv.cross_validate(Ridge(), X, y, cv=3, **kw),
+    "search": lambda X, y, **kw: parcv.search(Ridge(), {"alpha": [1.0]}, X, y, cv=3, **kw),
+    "nested_cv": lambda X, y, **kw: parcv.nested_cv(
+        Ridge(), {"alpha": [1.0]}, X, y, outer=3, inner=2, **kw
+    ),
+    "cross_val_predict": lambda X, y, **kw: parcv.cross_val_predict(Ridge(), X, y, cv=3, **kw),
+    "learning_curve": lambda X, y, **kw: parcv.learning_curve(
+        Ridge(), X, y, cv=3, train_sizes=[1.0], **kw
+    ),
+    "validation_curve": lambda X, y, **kw: parcv.validation_curve(
+        Ridge(), X, y, param_name="alpha", param_range=[1.0], cv=3, **kw
+    ),
+    "permutation_test_score": lambda X, y, **kw: parcv.permutation_test_score(
+        Ridge(), X, y, cv=3, n_permutations=2, **kw
+    ),
+    "bias_variance": lambda X, y, **kw: parcv.bias_variance(
+        Ridge(), X[:80], y[:80], X[80:], y[80:], n_rounds=2, **kw
+    ),
+}
+FINAL_MODEL = {"search", "nested_cv"}  # the entry points that fit a model to save
+
+
+def _run_option_cases(store):
+    """Each run option at a value other than its default, and where the engine must see it."""
+    return {
+        "backend": ({"backend": parcv.LocalBackend(n_jobs=1)},
+                    lambda b, o: b == parcv.LocalBackend(n_jobs=1)),
+        "n_jobs": ({"n_jobs": 3}, lambda b, o: b == parcv.LocalBackend(n_jobs=3)),
+        "store": ({"store": store}, lambda b, o: o["store"] == store),
+        "resume": ({"store": store, "resume": True}, lambda b, o: o["resume"] is True),
+        "overwrite": ({"overwrite": True}, lambda b, o: o["overwrite"] is True),
+        "retry_failed": ({"retry_failed": True}, lambda b, o: o["retry_failed"] is True),
+        "progress": ({"progress": False}, lambda b, o: o["progress"] is False),
+        "journal": ({"journal": "delete"}, lambda b, o: o["journal"] == "delete"),
+        "timeout": ({"timeout": 7}, lambda b, o: b.timeout == 7),
+        "save_models": ({"store": store, "save_models": True},
+                        lambda b, o: o["save_models"] is True),
+    }  # fmt: skip
+
+
+class _Reached(Exception):
+    """Raised by the engine's stand-in: the options got there, nothing runs."""
+
+
+def _stop_at_the_engine(monkeypatch):
+    seen = []
+
+    def stand_in(plan, data, backend, kind, **options):
+        seen.append((backend, options))
+        raise _Reached
+
+    monkeypatch.setattr(parcv.api, "execute_plan", stand_in)
+    return seen
+
+
+def test_the_cases_cover_every_run_option(tmp_path):
+    names = [f.name for f in dataclasses.fields(parcv.RunOptions) if f.init]
+    assert sorted(_run_option_cases(tmp_path)) == sorted(names)
+
+
+@pytest.mark.parametrize("how", ["keywords", "options"])
+@pytest.mark.parametrize(
+    ("entry", "option"),
+    [(entry, option) for entry in sorted(ENTRY_POINTS) for option in sorted(_run_option_cases(""))
+     if option != "save_models" or entry in FINAL_MODEL],
+)  # fmt: skip
+def test_every_entry_point_takes_every_run_option(
+    reg_data, tmp_path, monkeypatch, entry, option, how
+):
+    X, y = reg_data
+    given, reached = _run_option_cases(tmp_path / "s.sqlite")[option]
+    seen = _stop_at_the_engine(monkeypatch)
+    kwargs = given if how == "keywords" else {"options": parcv.RunOptions(**given)}
+    with pytest.raises(_Reached):
+        ENTRY_POINTS[entry](X, y, **kwargs)
+    backend, options = seen[0]
+    assert reached(backend, options), (entry, option, backend, options)
+    documented = inspect.getdoc(getattr(parcv, entry))
+    assert f"\n{option} : " in documented
+    assert option in inspect.signature(getattr(parcv, entry)).parameters
+
+
+@pytest.mark.parametrize("entry", sorted(set(ENTRY_POINTS) - FINAL_MODEL))
+def test_save_models_is_refused_where_no_final_model_is_fitted(reg_data, tmp_path, entry):
+    X, y = reg_data
+    with pytest.raises(TypeError, match=rf"{entry}\(\) got an unexpected keyword argument "
+                       "'save_models': it fits no final model"):  # fmt: skip
+        ENTRY_POINTS[entry](X, y, backend="serial", store=tmp_path / "s.sqlite", save_models=True)
+    assert "save_models" not in inspect.signature(getattr(parcv, entry)).parameters
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
+def test_an_option_given_as_keyword_and_in_options_is_refused(reg_data, entry):
+    X, y = reg_data
+    with pytest.raises(ValueError, match=rf"{entry}\(\) got options= and the keyword n_jobs=2"):
+        ENTRY_POINTS[entry](X, y, options=parcv.RunOptions(backend="serial"), n_jobs=2)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'jornal'\. Did you mean"):
+        ENTRY_POINTS[entry](X, y, backend="serial", jornal="delete")
+
+
+def test_search_extras_run_with_the_search_options(reg_data, tmp_path, monkeypatch):
+    X, y = reg_data
+    real = parcv.api.execute_plan
+    seen = {}
+
+    def spy(plan, data, backend, kind, **options):
+        seen[kind] = options
+        return real(plan, data, backend, kind, **options)
+
+    monkeypatch.setattr(parcv.api, "execute_plan", spy)
+    store = tmp_path / "s.sqlite"
+    result = parcv.search(
+        Ridge(), {"alpha": [0.1, 10.0]}, X[:80], y[:80], cv=3, backend="serial", store=store,
+        save_models=True, retry_failed=True, journal="delete", progress=False,
+        learning_curve=[0.5, 1.0],
+        bias_variance={"X_test": X[80:], "y_test": y[80:], "n_rounds": 3},
+    )  # fmt: skip
+    assert result.learning_curves is not None and result.bias_variance is not None
+    assert sorted(seen) == ["bias_variance", "learning_curve", "search"]
+    assert seen["search"]["save_models"] is True
+    for kind in ("learning_curve", "bias_variance"):
+        options = seen[kind]
+        assert options["retry_failed"] is True, kind
+        assert (options["journal"], options["progress"]) == ("delete", False)
+        assert options["store"] == f"{store}.{kind}.sqlite"
+        assert options["save_models"] is False  # a curve has no final model

@@ -160,3 +160,29 @@ def test_feature_names_follow_the_refitted_model(reg_data):
     search = parcv.GridSearchCV(Ridge(), {"alpha": [1.0]}, cv=3, backend="serial").fit(frame, y)
     assert list(search.feature_names_in_) == list(frame.columns)
     assert search.n_features_in_ == X.shape[1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda options, **kw: parcv.GridSearchCV(Ridge(), {"alpha": [0.1, 10.0]}, cv=3,
+                                             options=options, **kw),
+    lambda options, **kw: parcv.RandomizedSearchCV(Ridge(), {"alpha": [0.1, 10.0]}, n_iter=2,
+                                                   random_state=0, cv=3, options=options, **kw),
+    lambda options, **kw: parcv.NestedCV(Ridge(), {"alpha": [0.1, 10.0]}, outer=3,
+                                         options=options, **kw),
+], ids=["grid", "randomized", "nested"])  # fmt: skip
+def test_the_estimators_take_every_run_option_as_one_object(reg_data, tmp_path, make):
+    X, y = reg_data
+    store = tmp_path / "run.sqlite"
+    options = parcv.RunOptions(backend="serial", store=store, save_models=True, journal="delete",
+                               retry_failed=True, progress=False)  # fmt: skip
+    fitted = make(options).fit(X, y)
+    assert clone(fitted).get_params()["options"] == options
+    assert store.exists() and any(tmp_path.glob("run.sqlite.models/final-*.joblib"))
+    loaded = parcv.load(store, load_models=True)
+    saved = (loaded.final if isinstance(loaded, parcv.NestedResult) else loaded).best_estimator_
+    np.testing.assert_array_equal(fitted.predict(X), saved.predict(X))
+    name = type(fitted).__name__
+    with pytest.raises(ValueError, match=rf"{name}\(\) got options= and the keyword n_jobs=2"):
+        make(options, n_jobs=2).fit(X, y)
+    with pytest.raises(ValueError, match=r"got options= and the keyword progress=True"):
+        make(options, verbose=1).fit(X, y)

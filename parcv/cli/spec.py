@@ -32,7 +32,7 @@ __all__ = [
     "check_keys",
     "check_type",
     "find_line",
-    "RunOptions",
+    "RunTable",
     "load_spec",
     "parse_spec",
     "override_run",
@@ -277,7 +277,7 @@ CRITERIA_KEYS = ("names", "n_params", "noise_variance")
 
 
 @dataclass(frozen=True, slots=True)
-class RunOptions:
+class RunTable:
     """How to run a spec: backend, workers, seed, run directory (the ``[run]`` table)."""
 
     backend: str | None = None
@@ -300,7 +300,7 @@ class Spec:
     ----------
     tables : dict
         The TOML document after schema checks (keys and basic types).
-    run : RunOptions
+    run : RunTable
         The ``[run]`` table; command-line options are merged with
         :func:`override_run`.
     mode : {"cross_validate", "search", "nested"}
@@ -314,7 +314,7 @@ class Spec:
     """
 
     tables: dict[str, Any] = field(repr=False)
-    run: RunOptions
+    run: RunTable
     mode: str
     source: str = "spec"
     base_dir: Path = Path(".")
@@ -335,7 +335,7 @@ class Spec:
         return SpecError(key, value, allowed, hint=hint).located(self.source, self.text)
 
 
-def _check_run(run: Mapping[str, Any]) -> RunOptions:
+def _check_run(run: Mapping[str, Any]) -> RunTable:
     check_choice(run, "backend", "run", BACKENDS)
     check_int(run, "n_jobs", "run", 1)
     check_int(run, "seed", "run", 0, 2**32 - 1)  # numpy seeds
@@ -365,7 +365,7 @@ def _check_run(run: Mapping[str, Any]) -> RunOptions:
             f"one of {list(JOURNAL_MODES)}",
             hint="Use 'delete' when the run directory is on NFS or Lustre, else 'wal'.",
         )
-    return RunOptions(**dict(run))
+    return RunTable(**dict(run))
 
 
 def _check_criteria_names(names: Any, key: str) -> None:

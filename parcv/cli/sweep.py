@@ -28,6 +28,7 @@ from parcv.cli.build import (
 from parcv.cli.data_sources import LoadedData, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
+from parcv.engine.options import RunOptions
 from parcv.engine.session import count_stored, reuse_message
 from parcv.errors import BackendError
 from parcv.plan.build import Plan, build_plan
@@ -94,8 +95,8 @@ class Job:
             **common,
         )
 
-    def run(self, backend: Any, n_jobs: int | None, **store: Any) -> Result:
-        """Run the API call of the spec's mode; ``store`` holds store/resume/... options."""
+    def run(self, options: RunOptions) -> Result:
+        """Run the API call of the spec's mode as ``options`` say (backend, store, ...)."""
         o, d = dict(self.options), self.data
         kwargs: dict[str, Any] = {
             **{
@@ -104,12 +105,9 @@ class Job:
                 if k in o
             },
             "groups": d.groups,
-            "backend": backend,
-            "n_jobs": n_jobs,
-            **store,
+            "options": options,
         }
         if self.spec.mode == "cross_validate":
-            kwargs.pop("save_models", None)
             kwargs.update({k: o[k] for k in _INTERVAL if k in o})
             return cross_validate(self.estimator, d.X, d.y, cv=o["cv"], **kwargs)
         kwargs.update(
@@ -387,22 +385,46 @@ def _check_run(job: Job, connect_timeout: float | None) -> tuple[Plan, tuple[Any
 
 def _check_timeout(spec: Spec, made: tuple[Any, Any, str]) -> None:
     """A time limit needs a backend that can kill the process running a unit."""
-    from parcv.engine.backends import check_backend, with_timeout
-
     if spec.run.timeout is None:
         return
     try:
-        backend = check_backend(made[0], made[1])
+        RunOptions(backend=made[0], n_jobs=made[1])
     except (ValueError, TypeError):
         return  # not about the time limit: the run says what is wrong
     try:
-        with_timeout(backend, spec.run.timeout)
+        RunOptions(backend=made[0], n_jobs=made[1], timeout=spec.run.timeout)
     except ValueError:
         raise UsageError(
             f"{spec.source}: --timeout / [run] timeout {spec.run.timeout:g} s needs a backend "
             f"that can stop a unit by killing its process; this run would use {made[2]}. Pass "
             "--backend local or --backend dask, or drop the time limit."
         ) from None
+
+
+def _run_options(
+    spec: Spec,
+    backend: Any,
+    n_jobs: int | None,
+    store: Path,
+    *,
+    resume: bool,
+    overwrite: bool,
+    progress: bool | None,
+) -> RunOptions:
+    """The run options of a spec's run: the ``[run]`` table and the command line's flags."""
+    return RunOptions(
+        backend=backend,
+        n_jobs=n_jobs,
+        store=store,
+        resume=resume,
+        overwrite=overwrite,
+        progress=progress,
+        # A cross_validate sweep fits no final model: there is nothing to save.
+        save_models=spec.run.save_models and spec.mode != "cross_validate",
+        journal=spec.run.journal,
+        timeout=spec.run.timeout,
+        retry_failed=spec.run.retry_failed,
+    )
 
 
 def run_spec(
@@ -462,18 +484,10 @@ def run_spec(
     start = time.perf_counter()
     with private_files():
         try:
-            job.run(
-                backend,
-                n_jobs,
-                store=store,
-                resume=resume,
-                overwrite=overwrite,
-                progress=progress,
-                save_models=spec.run.save_models,
-                journal=spec.run.journal,
-                timeout=spec.run.timeout,
-                retry_failed=spec.run.retry_failed,
+            options = _run_options(
+                spec, backend, n_jobs, store, resume=resume, overwrite=overwrite, progress=progress
             )
+            job.run(options)
         except BackendError:
             if new_store:  # a backend that did not start leaves no empty run behind
                 _drop_unused_run(run_dir, created)

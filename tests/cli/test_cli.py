@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import parcv
-from parcv import SerialBackend
+from parcv import RunOptions, SerialBackend
 from parcv.cli import main
 from parcv.cli.spec import load_spec, parse_spec
 from parcv.cli.sweep import build_job, make_backend
@@ -129,7 +129,7 @@ def test_stored_result_equals_a_direct_api_call(tmp_path):
     path.write_text(TINY + '[scoring]\nmetrics = ["r2", "neg_mean_squared_error"]\nrefit = "r2"\n')
     out = tmp_path / "run"
     assert main(["run", str(path), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
-    direct = build_job(load_spec(path)).run("serial", None, progress=False)
+    direct = build_job(load_spec(path)).run(RunOptions(backend="serial", progress=False))
     stored = parcv.load(out / "store.sqlite")
     for key in ("mean_test_r2", "split1_test_neg_mean_squared_error"):
         np.testing.assert_array_equal(stored.cv_results_[key], direct.cv_results_[key])

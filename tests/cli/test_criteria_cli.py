@@ -193,7 +193,7 @@ def test_spec_n_params_reaches_every_criterion(tmp_path):
         assert row.values["n_params"] == 7
         assert row.values["bic"] - row.values["aic"] == pytest.approx(7 * (math.log(60) - 2))
     assert "## Selection methods side by side" in (tmp_path / "run" / "report.md").read_text()
-    direct = build_job(load_spec(path)).run("serial", None, progress=False)
+    direct = build_job(load_spec(path)).run(parcv.RunOptions(backend="serial", progress=False))
     assert direct.criteria_table == table
 
 

@@ -381,7 +381,7 @@ def test_search_racing_builds_a_race_that_the_run_uses(tmp_path):
     )
     job = build_job(parse_spec(text))
     assert job.options["racing"] == parcv.Racing(burn_in=3, alpha=0.1)
-    result = job.run("serial", None)
+    result = job.run(parcv.RunOptions(backend="serial"))
     assert "race_eliminated_after" in result.cv_results_
 
 
@@ -391,7 +391,7 @@ def test_a_cross_validate_spec_asks_for_the_nested_cv_interval():
         + '[scoring]\nmetrics = ["neg_mean_squared_error"]\ninterval = "ncv"\n'
         + "ncv_repetitions = 2\n"
     )
-    result = build_job(parse_spec(text)).run("serial", None)
+    result = build_job(parse_spec(text)).run(parcv.RunOptions(backend="serial"))
     assert result.interval is not None and result.interval.n_fits == 2 * 4 * 5 // 2
 
 
