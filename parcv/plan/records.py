@@ -8,7 +8,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Unit", "ErrorInfo", "FoldScores", "Predictions", "Record", "Key", "PREDICT_METHODS"]
+from parcv.plan.kinds import KINDS
+
+__all__ = [
+    "Unit", "ErrorInfo", "FoldScores", "Predictions", "Record", "Key", "PREDICT_METHODS", "unit_of",
+]
 
 # Methods whose test-fold output a unit can keep (``return_predictions``).
 PREDICT_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
@@ -22,7 +26,8 @@ class Unit:
 
     Parameters
     ----------
-    kind : {"fit", "refit", "final", "criteria"}
+    kind : str
+        A kind of :data:`parcv.plan.kinds.KINDS`.
         ``fit``: candidate on an inner split; ``refit``: the selected
         candidate on an outer split; ``final``: the selected candidate on all data;
         ``criteria``: the candidate fitted once on the outer-train part (or all
@@ -61,26 +66,26 @@ class Unit:
     def key(self) -> Key:
         """Return the stable task key of the unit.
 
-        ``("fit", o, i, c)``, ``("refit", o)``, ``("final",)`` or ``("criteria", o, c)``.
+        Its shape is its kind's (:data:`parcv.plan.kinds.KINDS`): ``("fit", o, i, c)``,
+        ``("refit", o)``, ``("final",)``, ``("criteria", o, c)``, ``("ncv", i)``, ...
 
         Examples
         --------
         >>> Unit("refit", 2, None, 0).key
         ('refit', 2)
         """
-        if self.kind == "fit":
-            return ("fit", self.outer, self.inner, self.candidate)
-        if self.kind == "criteria":
-            return ("criteria", self.outer, self.candidate)
-        if self.kind == "refit":
-            return ("refit", self.outer)
-        if self.kind == "ncv":
-            return ("ncv", self.inner)
-        if self.kind == "perm":
-            return ("perm", self.outer, self.inner)
-        if self.kind == "boot":
-            return ("boot", self.inner, self.candidate)
-        return ("final",)
+        return KINDS[self.kind].key(self)
+
+
+def unit_of(key: Key) -> Unit:
+    """Return the unit of a graph key (a refit's candidate, not in its key, is 0).
+
+    Examples
+    --------
+    >>> unit_of(("perm", 4, 1)), unit_of(("fit", None, 0, 3)).key
+    (Unit(kind='perm', outer=4, inner=1, candidate=0), ('fit', None, 0, 3))
+    """
+    return Unit(key[0], **KINDS[key[0]].unit_fields(key))
 
 
 @dataclass(frozen=True, slots=True)
