@@ -7,6 +7,7 @@ import pytest
 from sklearn.linear_model import Ridge
 from sklearn.tree import DecisionTreeRegressor
 
+from parcv.engine.work import RUNNERS
 from parcv.plan.build import build_plan
 from parcv.plan.curves import bias_variance_data, plan_bias_variance, plan_permutation_test
 from parcv.plan.data import check_dataset
@@ -44,6 +45,7 @@ def test_every_kind_of_every_plan_is_registered_with_an_order():
             seen.add(kind.name)
             assert unit.kind in kind_order()
             assert set(kind.keeps) <= set(KEEPS)
+            assert kind.runner in RUNNERS
             assert unit_of(unit.key).key == unit.key
     assert seen == {"criteria", "fit", "fast-cv", "refit", "final", "ncv", "perm", "boot"}
     order = kind_order()
