@@ -188,14 +188,16 @@ class ContentKeys:
         One prefix per fold, then one short digest per unit: 1.1M units in seconds.
         """
         out: dict[Key, str] = {}
-        prefixes: dict[tuple[str, int | None, int | None], bytes] = {}
+        prefixes: dict[tuple[str, int | None, int | None], tuple[Kind, bytes]] = {}
         cands = self.candidates
         for unit in plan.units:
-            kind, o, i = kind_of(unit), unit.outer, unit.inner
-            where = (kind.name, o, i)
-            prefix = prefixes.get(where)
-            if prefix is None:
-                prefix = prefixes[where] = self._prefix(kind, o, i)
+            o, i = unit.outer, unit.inner
+            where = (unit.kind, o, i)
+            found = prefixes.get(where)
+            if found is None:
+                kind = kind_of(unit)
+                found = prefixes[where] = (kind, self._prefix(kind, o, i))
+            kind, prefix = found
             if not kind.batched:
                 text = prefix + cands[unit.candidate]
                 out[kind.key(unit)] = _blake(text, digest_size=_SIZE).hexdigest()

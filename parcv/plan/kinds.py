@@ -151,6 +151,8 @@ def _key_maker(name: str, key_fields: tuple[str, ...]) -> Callable[[Unit], Key]:
     if not key_fields:
         only = (name,)
         return lambda unit: only
+    if key_fields == _FIELDS:  # most units: one tuple, no getter
+        return lambda unit: (name, unit.outer, unit.inner, unit.candidate)
     get = attrgetter(*key_fields)
     if len(key_fields) == 1:
         return lambda unit: (name, get(unit))

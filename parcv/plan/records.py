@@ -99,15 +99,19 @@ class ErrorInfo:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class FoldScores:
-    """Test scores of one candidate on every inner fold of one outer fold (fast CV).
+    """Named arrays a record keeps beside its scores: what its kind keeps.
 
-    One array per metric instead of one record per fold: leave-one-out of
-    20 candidates on 1000 rows is 20 records, not 20,000.
+    A fast-CV record keeps the test scores of one candidate on every inner
+    fold of one outer fold, one array per metric instead of one record per
+    fold (leave-one-out of 20 candidates on 1000 rows is 20 records, not
+    20,000); an ``ncv`` or BBC-CV fit keeps its per-sample test losses
+    (``"loss"``), a ``boot`` fit its predictions on the test rows
+    (``"prediction"``). See ``keeps`` in :mod:`parcv.plan.kinds`.
 
     Parameters
     ----------
-    test : dict of str to ndarray of shape (n_folds,)
-        Score of each fold, in fold order.
+    test : dict of str to ndarray
+        One array per name: per fold in fold order, or per test row in row order.
 
     Examples
     --------
@@ -208,7 +212,8 @@ class Record:
         The fitted estimator of a ``final`` unit; never serialised.
     folds : FoldScores or None
         Per-fold test scores of a fast-CV record; the per-sample losses
-        (``"loss"``) of an ``ncv`` record on its test rows.
+        (``"loss"``) of an ``ncv`` record (or an all-data fit of a BBC-CV run)
+        on its test rows; the predictions (``"prediction"``) of a ``boot`` record.
     reused_steps : int, default=0
         Leading Pipeline steps this fit unit took already fitted from another
         unit on the same fold (:mod:`parcv.engine.shared_prefix`); its
