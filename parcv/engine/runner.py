@@ -344,8 +344,8 @@ class _Race:
 
     def rules_out(self, unit: Unit) -> bool:
         """Whether ``unit`` is a fit this race no longer needs."""
-        kind = kind_of(unit)
-        if not kind.selects or kind.batched or unit.outer != self.outer:
+        # A fast-CV unit (inner=None) scores every fold at once: no race holds it back.
+        if not kind_of(unit).selects or unit.outer != self.outer or unit.inner is None:
             return False
         after = self.dropped_after.get(unit.candidate)
         return after is not None and unit.inner > after

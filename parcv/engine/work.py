@@ -33,8 +33,8 @@ from parcv.fastcv.scoring import score_folds
 from parcv.fastcv.smoothers import held_out_predictions
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
-from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
 from parcv.plan.kinds import kind_of
+from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
 from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
 from parcv.plan.splits import Fold
 

@@ -11,7 +11,14 @@ from numpy.typing import NDArray
 from parcv.plan.kinds import KINDS
 
 __all__ = [
-    "Unit", "ErrorInfo", "FoldScores", "Predictions", "Record", "Key", "PREDICT_METHODS", "unit_of",
+    "Unit",
+    "ErrorInfo",
+    "FoldScores",
+    "Predictions",
+    "Record",
+    "Key",
+    "PREDICT_METHODS",
+    "unit_of",
 ]
 
 # Methods whose test-fold output a unit can keep (``return_predictions``).

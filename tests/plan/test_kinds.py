@@ -34,12 +34,22 @@ def _all_kinds_plans():
         build_plan(Ridge(), {"alpha": [0.1, 1.0]}, DATA, inner=3, outer=2, fast_cv=False),
         build_plan(Ridge(), {"alpha": [0.1, 1.0]}, DATA, inner=3, outer=2, fast_cv=True),
         build_plan(Ridge(), {"alpha": [0.1, 1.0]}, DATA, inner=3, criteria=("aic",)),
-        build_plan(Ridge(), None, DATA, inner=3, refit=False, interval="ncv",
-                   ncv_repetitions=2, scoring="neg_mean_squared_error"),  # fmt: skip
-        plan_permutation_test(Ridge(), DATA, cv=3, scoring=None, n_permutations=2,
-                              random_state=0).plan,  # fmt: skip
-        plan_bias_variance(DecisionTreeRegressor(random_state=0), bvd, 20, loss="mse",
-                           n_rounds=2, random_state=0).plan,  # fmt: skip
+        build_plan(
+            Ridge(),
+            None,
+            DATA,
+            inner=3,
+            refit=False,
+            interval="ncv",
+            ncv_repetitions=2,
+            scoring="neg_mean_squared_error",
+        ),
+        plan_permutation_test(
+            Ridge(), DATA, cv=3, scoring=None, n_permutations=2, random_state=0
+        ).plan,
+        plan_bias_variance(
+            DecisionTreeRegressor(random_state=0), bvd, 20, loss="mse", n_rounds=2, random_state=0
+        ).plan,
     ]
 
 
