@@ -30,7 +30,7 @@ from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
 from parcv.plan.data import Dataset
 from parcv.plan.interval import BBCRequest, IntervalRequest
 from parcv.plan.keys import ContentKeys, content_keys
-from parcv.plan.kinds import kind_of
+from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import Key, Record, Unit, unit_of
 from parcv.plan.reprs import stable_repr
@@ -514,7 +514,8 @@ def expected_keys(plan: Plan, records: Mapping[Key, Record]) -> list[Key]:
     keys = [k for u in plan.units for k in plan.unit_keys(u)]
     if plan.racing is not None:
         kept = {o: race_mask(plan, records, o) for o in plan.inner_folds}
-        keys = [k for k in keys if k[0] != "fit" or k[2] is None or kept[k[1]][k[3], k[2]]]  # type: ignore[index]
+        keys = [k for k in keys if not KINDS[k[0]].selects or k[2] is None
+                or kept[k[1]][k[3], k[2]]]  # type: ignore[index]  # fmt: skip
     keys += [("refit", o) for o in plan.refit_outers]
     return keys + ([("final",)] if plan.final else [])
 
