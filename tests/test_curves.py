@@ -206,7 +206,7 @@ def test_permutation_and_bootstrap_failures_say_where(reg_data):
     with pytest.raises(FitFailedError, match="fold 0 of permutation 0 of the targets"):
         parcv.permutation_test_score(_NeedsSignal(), X, y, cv=2, n_permutations=2,
                                      backend="serial")  # fmt: skip
-    with pytest.raises(FitFailedError, match="bootstrap sample 0"):
+    with pytest.raises(FitFailedError, match="bootstrap round 0"):
         parcv.bias_variance(_NeedsRows(), X[:20], y[:20], X[20:], y[20:], n_rounds=2,
                             backend="serial")  # fmt: skip
 

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from parcv.plan.kinds import KINDS
 from parcv.plan.records import Record
 
 __all__ = ["Progress", "check_progress"]
@@ -99,7 +100,7 @@ class Progress:
             return
         for r in batch:
             score = r.test_scores.get(name)
-            if r.unit.kind != "fit" or not r.ok or score is None or score != score:
+            if not KINDS[r.unit.kind].selects or not r.ok or score is None or score != score:
                 continue
             acc = self._sums.setdefault((r.unit.outer, r.unit.candidate), [0.0, 0])
             acc[0] += score

@@ -16,14 +16,23 @@ from parcv.engine.speculate import Speculation
 from parcv.errors import FitFailedError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
+from parcv.plan.kinds import KINDS, kind_of, refit_kind
 from parcv.plan.records import Key, Record, Unit
 from parcv.results.aggregate import failure_message, select_for
 from parcv.stats.racing import Racing, race_step
 
 __all__ = ["estimate_chunks", "run_plan"]
 
-# Units that depend on nothing: they go out in chunks, before any refit that waits.
-_INDEPENDENT = ("fit", "criteria", "ncv", "perm", "boot")
+
+def _independent(unit: Unit) -> bool:
+    """Whether a unit depends on nothing: those go out in chunks, before any refit that waits."""
+    return not KINDS[unit.kind].after_fits
+
+
+def _selects(unit: Unit) -> bool:
+    """Whether a unit's records are inner-CV scores that select a candidate (fits)."""
+    return KINDS[unit.kind].selects
+
 
 # A fold's refit is chained once at most this many chunks with its fits are still out:
 # each is a dependency whose result the refit's worker fetches, often from another worker.
@@ -130,7 +139,7 @@ class _Schedule:
             self.plan.refit_outers
         )
         for outer in refits:
-            key = ("final",) if outer is None else ("refit", outer)
+            key = Unit(refit_kind(outer), outer, None, 0).key
             if key not in self.records:
                 self.waiting[outer] = sum(
                     1 for k in self.plan.fit_record_keys(outer) if k not in self.records
@@ -155,7 +164,7 @@ class _Schedule:
     def _release(self, outer: int | None) -> None:
         del self.waiting[outer]
         chosen = select_for(self.plan, self.records, outer, warn=True)
-        kind = "final" if outer is None else "refit"
+        kind = refit_kind(outer)
         stored = None if self.reuse is None else self.reuse(Unit(kind, outer, None, chosen))
         if stored is not None:
             self.ready.append(stored)
@@ -188,7 +197,7 @@ class _Schedule:
         outers = list(outers)
         if not outers:
             return []
-        unsent = {u.outer for u in self.pending if u.kind == "fit"}
+        unsent = {u.outer for u in self.pending if _selects(u)}
         return [o for o in outers if o not in unsent]
 
     def chain(self, outer: int | None) -> tuple[Record, ...]:
@@ -216,7 +225,7 @@ class _Schedule:
         new = record.key not in self.records
         self.records[record.key] = record
         outer = record.unit.outer
-        if not (new and record.unit.kind == "fit"):
+        if not (new and _selects(record.unit)):
             return
         if outer in self.races:
             self._advance_race(outer)
@@ -232,12 +241,12 @@ class _Schedule:
         return records + copies if copies else records
 
     def next_chunk(self, size: int) -> tuple[Unit, ...]:
-        if self.pending[0].kind not in _INDEPENDENT:
+        if not _independent(self.pending[0]):
             return (self.pending.popleft(),)
         if self.races:
             return self._raced_chunk(size)
         chunk: list[Unit] = []
-        while self.pending and len(chunk) < size and self.pending[0].kind in _INDEPENDENT:
+        while self.pending and len(chunk) < size and _independent(self.pending[0]):
             chunk.append(self.pending.popleft())
         # Units that share a fitted Pipeline prefix go together: split, it is fitted twice.
         group = self.plan.share_group(chunk[-1]) if chunk else None
@@ -249,7 +258,7 @@ class _Schedule:
 
     def _held(self, unit: Unit) -> bool:
         """A fit more than one fold past its race's next decision waits for that decision."""
-        race = self.races.get(unit.outer) if unit.kind == "fit" else None
+        race = self.races.get(unit.outer) if _selects(unit) else None
         return race is not None and race.fold <= race.last_fold and unit.inner > race.fold + 1  # type: ignore[operator]
 
     def _raced_chunk(self, size: int) -> tuple[Unit, ...]:
@@ -263,7 +272,7 @@ class _Schedule:
         kept: deque[Unit] = deque()
         while self.pending and len(chunk) < size:
             unit = self.pending.popleft()
-            if unit.kind not in _INDEPENDENT or self._held(unit):
+            if not _independent(unit) or self._held(unit):
                 kept.append(unit)
             else:
                 chunk.append(unit)
@@ -335,7 +344,8 @@ class _Race:
 
     def rules_out(self, unit: Unit) -> bool:
         """Whether ``unit`` is a fit this race no longer needs."""
-        if unit.kind != "fit" or unit.outer != self.outer or unit.inner is None:
+        # A fast-CV unit (inner=None) scores every fold at once: no race holds it back.
+        if not kind_of(unit).selects or unit.outer != self.outer or unit.inner is None:
             return False
         after = self.dropped_after.get(unit.candidate)
         return after is not None and unit.inner > after
@@ -353,7 +363,7 @@ def _criterion_undefined(record: Record) -> bool:
     # A criterion that is undefined for the estimator is a usage error, whatever error_score says.
     err = record.error
     undefined = err is not None and err.type == CriteriaUndefinedError.__name__
-    return record.unit.kind == "criteria" and undefined
+    return undefined and "criteria" in kind_of(record.unit).keeps
 
 
 def _check(plan: Plan, records: list[Record]) -> Exception | None:
@@ -422,7 +432,7 @@ class _FirstWave:
             return None
         self.open = False
         ((kind, _),) = errors  # type: ignore[misc]
-        n_fits = sum(1 for u in self.plan.units if u.kind == "fit")
+        n_fits = sum(1 for u in self.plan.units if _selects(u))
         return FitFailedError(
             f"the first {len(self.failed)} fits of this run, of {len(candidates)} candidates, "
             f"all failed with the same {kind}, so it is not one candidate's fault: parcv "
@@ -440,7 +450,7 @@ def _chain_refits(
     """Chain the refits of the folds whose last fits are out; yield (ticket, outer fold)."""
     for outer in schedule.chainable():
         fits = [t for t, units in in_flight.items()
-                if any(u.kind == "fit" and u.outer == outer for u in units)]  # fmt: skip
+                if any(_selects(u) and u.outer == outer for u in units)]  # fmt: skip
         if len(fits) <= _CHAIN_AFTER:
             yield chain(outer, fits, schedule.chain(outer)), outer
 

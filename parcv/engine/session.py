@@ -30,8 +30,9 @@ from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
 from parcv.plan.data import Dataset
 from parcv.plan.interval import BBCRequest, IntervalRequest
 from parcv.plan.keys import ContentKeys, content_keys
+from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.partition import PartitionFolds
-from parcv.plan.records import Key, Record, Unit
+from parcv.plan.records import Key, Record, Unit, unit_of
 from parcv.plan.reprs import stable_repr
 from parcv.plan.scoring import Scoring
 from parcv.plan.selection import Selection
@@ -207,22 +208,10 @@ def _twins(graph: dict[Key, str], plan: Plan) -> dict[Key, tuple[Unit, ...]]:
     twins: dict[Key, list[Unit]] = {}
     for key, ckey in graph.items():
         if ckey in first:
-            twins.setdefault(first[ckey], []).append(_unit_of(key))
+            twins.setdefault(first[ckey], []).append(unit_of(key))
         else:
             first[ckey] = key
     return {k: tuple(v) for k, v in twins.items()}
-
-
-def _unit_of(key: Key) -> Unit:
-    if key[0] == "criteria":
-        return Unit("criteria", key[1], None, key[2])
-    if key[0] == "ncv":
-        return Unit("ncv", None, key[1], 0)
-    if key[0] == "perm":
-        return Unit("perm", key[1], key[2], 0)
-    if key[0] == "boot":
-        return Unit("boot", None, key[1], key[2])
-    return Unit(key[0], key[1], key[2], key[3])
 
 
 def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool) -> Reuse:
@@ -235,7 +224,7 @@ def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool) -> Reu
     done = {}
     for key, ckey in graph.items():
         found = stored.get(ckey)
-        record = None if found is None else _rescored(replace(found, unit=_unit_of(key)), plan)
+        record = None if found is None else _rescored(replace(found, unit=unit_of(key)), plan)
         if record is not None:
             done[key] = record
     # A failure rescored with this run's error_score is written back; the rest only claimed.
@@ -244,7 +233,7 @@ def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool) -> Reu
 
     def lookup(unit: Unit) -> Record | None:
         ckey = keys.key(unit)
-        if unit.kind == "final":
+        if "model" in kind_of(unit).keeps:
             # A final record is complete only with its fitted model, checked by its digest.
             if not with_model or not _has_model(st, ckey):
                 return None
@@ -525,7 +514,8 @@ def expected_keys(plan: Plan, records: Mapping[Key, Record]) -> list[Key]:
     keys = [k for u in plan.units for k in plan.unit_keys(u)]
     if plan.racing is not None:
         kept = {o: race_mask(plan, records, o) for o in plan.inner_folds}
-        keys = [k for k in keys if k[0] != "fit" or k[2] is None or kept[k[1]][k[3], k[2]]]  # type: ignore[index]
+        keys = [k for k in keys if not KINDS[k[0]].selects or k[2] is None
+                or kept[k[1]][k[3], k[2]]]  # type: ignore[index]  # fmt: skip
     keys += [("refit", o) for o in plan.refit_outers]
     return keys + ([("final",)] if plan.final else [])
 

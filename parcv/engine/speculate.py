@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from parcv.plan.build import Plan
+from parcv.plan.kinds import refit_kind
 from parcv.plan.records import Key, Record, Unit
 from parcv.results.summary import select_candidate
 
@@ -110,7 +111,7 @@ class Speculation:
         chosen = self.awaited.get(outer)  # still awaited: no record, or (never) another one
         if chosen is not None and (outer, chosen) not in self.started:
             del self.awaited[outer]
-            return Unit("final" if outer is None else "refit", outer, None, chosen)
+            return Unit(refit_kind(outer), outer, None, chosen)
         return None
 
     def finished(self, record: Record, still_waiting: bool) -> Record | None:
@@ -141,8 +142,7 @@ class Speculation:
                 if untried and len(picks) < n:
                     candidate = untried.pop(0)
                     self.started[(outer, candidate)] = None
-                    kind = "final" if outer is None else "refit"
-                    picks.append(Unit(kind, outer, None, candidate))
+                    picks.append(Unit(refit_kind(outer), outer, None, candidate))
         return picks
 
     @staticmethod

@@ -1,10 +1,13 @@
-"""Pure task work: fit one candidate on one split and score it.
+"""Pure task work: fit one candidate on one split and keep what its kind keeps.
 
-Three kinds of work: a ``fit`` unit fits one candidate on one inner split;
-a fast-CV ``fit`` unit (``inner=None``) computes the held-out predictions
-of a batch of linear-smoother candidates on every inner fold at once
-(:mod:`parcv.fastcv.smoothers`) and returns one record per candidate; a ``criteria``
-unit fits one candidate once and computes its criteria.
+Each unit runs by its kind's runner (:data:`RUNNERS`, named by
+:data:`parcv.plan.kinds.KINDS`). Every kind but fast CV runs through the one
+fit loop, :func:`run_unit`: clone the candidate, fit it on the unit's rows
+(``y`` of its kind's target rows), keep what the kind keeps (scores,
+per-sample losses, predictions, criteria, the model) and turn a failure into
+a ``failed`` record. A fast-CV ``fit`` unit (``inner=None``) computes the
+held-out predictions of a batch of linear-smoother candidates on every inner
+fold at once (:mod:`parcv.fastcv.smoothers`) and returns one record per candidate.
 """
 
 from __future__ import annotations
@@ -30,15 +33,17 @@ from parcv.fastcv.scoring import score_folds
 from parcv.fastcv.smoothers import held_out_predictions
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
+from parcv.plan.kinds import kind_of
 from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
 from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
+from parcv.plan.splits import Fold
 
 __all__ = [
+    "RUNNERS",
+    "Runner",
     "lost_unit_records",
     "per_sample_loss",
-    "run_bootstrap_unit",
-    "run_ncv_unit",
-    "run_permuted_unit",
+    "run_fast_unit",
     "run_unit",
     "run_units",
 ]
@@ -105,34 +110,49 @@ def _error_value(plan: Plan) -> float:
 
 
 def _failed(plan: Plan, unit: Unit, err: BaseException, n: tuple[int, int]) -> Record:
-    value = _error_value(plan)
-    names = plan.scoring.scorers if unit.kind != "criteria" else plan.criteria.names  # type: ignore[union-attr]
-    scores = {name: value for name in names}
+    """The failed record of a unit: ``error_score`` for every score its kind keeps."""
+    keeps, value = kind_of(unit).keeps, _error_value(plan)
+    names: Any = ()
+    if "scores" in keeps:
+        names = plan.scoring.scorers
+    elif "criteria" in keeps:
+        names = plan.criteria.names  # type: ignore[union-attr]
+    scores = dict.fromkeys(names, value)
+    train = dict(scores) if plan.return_train_score and "train_scores" in keeps else {}
     info = ErrorInfo(type(err).__name__, str(err), traceback.format_exc())
-    return Record(
-        unit,
-        "failed",
-        scores,
-        dict(scores) if plan.return_train_score and unit.kind != "criteria" else {},
-        0.0,
-        0.0,
-        n[0],
-        n[1],
-        error=info,
-    )
+    return Record(unit, "failed", scores, train, 0.0, 0.0, n[0], n[1], error=info)
 
 
-def _train_data(
-    pairwise: bool, data: Dataset, rows: NDArray[np.intp], everything: bool
-) -> tuple[Any, Any]:
-    if everything:
+@dataclass(frozen=True, slots=True)
+class _Split:
+    """A unit's data: ``X`` and ``y`` of its training rows and of its test rows."""
+
+    X_train: Any
+    y_train: Any
+    X_test: Any
+    y_test: Any
+    n_test: int
+
+
+def _split_data(plan: Plan, data: Dataset, unit: Unit, fold: Fold, pairwise: bool) -> _Split:
+    """Index the data by the unit's rows (``y`` by its kind's target rows)."""
+    targets = kind_of(unit).targets(plan, unit, fold)
+    if fold.test.size == 0 and np.array_equal(fold.train, np.arange(plan.n_samples)):
         # All rows in order: fit on the data as given, as GridSearchCV's refit does.
-        return data.X, data.y
-    return _split_rows(pairwise, data.X, rows, rows), _take(data.y, rows)
+        X_train, y_train = data.X, data.y
+    else:
+        X_train = _split_rows(pairwise, data.X, fold.train, fold.train)
+        y_train = _take(data.y, targets.train)
+    X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
+    return _Split(X_train, y_train, X_test, _take(data.y, targets.test), fold.test.size)
 
 
 def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = None) -> Record:
-    """Fit and score one unit; a failure becomes a ``failed`` record.
+    """Fit one unit's candidate on its training rows and keep what its kind keeps.
+
+    The one fit loop of every kind that runs as a fit (``runner="fit"`` in
+    :data:`parcv.plan.kinds.KINDS`): clone, fit, keep, and a failure becomes
+    a ``failed`` record.
 
     Parameters
     ----------
@@ -146,80 +166,107 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = 
     Returns
     -------
     Record
-        Scores on the unit's test rows (none for a ``final`` unit, which
-        carries the fitted estimator instead).
+        What its kind keeps: scores on its test rows, per-sample losses,
+        predictions, criteria, or (``final``) the fitted estimator.
     """
-    fold = plan.fold_of(unit)
-    started = time.time()
+    kind, fold, started = kind_of(unit), plan.fold_of(unit), time.time()
     estimator, pairwise = _fresh_estimator(plan, unit.candidate)
-    X_train, y_train = _train_data(pairwise, data, fold.train, unit.kind == "final")
+    shared: PrefixFit | None = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             # As in scikit-learn's _fit_and_score, the timers hold the fit and the scoring only.
-            fit_params = _fit_params(data, fold.train)
-            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
-            y_test = _take(data.y, fold.test)
-            shared = _fit_shared(plan, unit, estimator, (X_train, y_train), cache)
+            split = _split_data(plan, data, unit, fold, pairwise)
+            shared = _fit_shared(plan, unit, estimator, (split.X_train, split.y_train), cache)
             if shared is None:
                 t0 = time.perf_counter()
-                estimator.fit(X_train, y_train, **fit_params)
+                estimator.fit(split.X_train, split.y_train, **_fit_params(data, fold.train))
                 fit_time = time.perf_counter() - t0
             else:
                 fit_time = shared.fit_time
             t1 = time.perf_counter()
-            test = {}
-            if fold.test.size:
-                test = _score_all(plan, estimator, X_test, y_test)
-            train = (
-                _score_all(plan, estimator, X_train, y_train)
-                if (plan.return_train_score and fold.test.size)
-                else {}
-            )
-            losses = _bbc_losses(plan, unit, estimator, (X_test, y_test))
+            kept = _keep(kind.keeps, plan, unit, estimator, split, timed=True)
             score_time = time.perf_counter() - t1
-            kept = _predictions(plan, unit, estimator, X_test) if fold.test.size else None
+            kept.update(_keep(kind.keeps, plan, unit, estimator, split, timed=False))
         except Exception as err:
             failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
             return _stamp(failed, caught, started, before=_prefix_warnings(cache, unit, plan))
     record = Record(
-        unit,
-        "ok",
-        test,
-        train,
-        fit_time,
-        score_time,
-        fold.train.size,
-        fold.test.size,
-        estimator=estimator if unit.kind == "final" else None,
-        reused_steps=0 if shared is None else shared.reused,
-        folds=None if losses is None else FoldScores({"loss": losses}),
-        predictions=kept,
-    )
+        unit, "ok", kept.get("test_scores", {}), kept.get("train_scores", {}), fit_time,
+        score_time, fold.train.size, fold.test.size, estimator=kept.get("estimator"),
+        reused_steps=0 if shared is None else shared.reused, folds=kept.get("folds"),
+        predictions=kept.get("predictions"),
+    )  # fmt: skip
     return _stamp(record, caught, started, before=() if shared is None else shared.warnings)
 
 
-def _predictions(plan: Plan, unit: Unit, estimator: Any, X_test: Any) -> Predictions | None:
-    """The outputs on the test rows a fit or refit keeps when the plan asks (not timed).
+def _keep(
+    keeps: tuple[str, ...], plan: Plan, unit: Unit, estimator: Any, split: _Split, *, timed: bool
+) -> dict[str, Any]:
+    """The record fields the keepers of ``keeps`` fill (the timed ones, or the others)."""
+    kept: dict[str, Any] = {}
+    for name in keeps:
+        keeper = _KEEPERS[name]
+        if keeper.timed == timed:
+            kept.update(keeper.keep(plan, unit, estimator, split))
+    return kept
+
+
+def _keep_scores(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
+    if not split.n_test:
+        return {}
+    return {"test_scores": _score_all(plan, estimator, split.X_test, split.y_test)}
+
+
+def _keep_train_scores(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
+    if not (plan.return_train_score and split.n_test):
+        return {}
+    return {"train_scores": _score_all(plan, estimator, split.X_train, split.y_train)}
+
+
+def _keep_predictions(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
+    """The outputs on the test rows, when the plan asks (not timed).
 
     Each is the estimator's own array, as ``cross_val_predict`` calls it; the
     classes come along with the per-class outputs, whose columns follow them.
     """
-    if not plan.predictions or unit.kind not in ("fit", "refit"):
-        return None
-    arrays = {m: np.asarray(getattr(estimator, m)(X_test)) for m in plan.predictions}
+    if not plan.predictions or not split.n_test:
+        return {}
+    arrays = {m: np.asarray(getattr(estimator, m)(split.X_test)) for m in plan.predictions}
     if set(plan.predictions) - {"predict"} and hasattr(estimator, "classes_"):
         arrays["classes_"] = np.asarray(estimator.classes_)
-    return Predictions(arrays)
+    return {"predictions": Predictions(arrays)}
 
 
-def _bbc_losses(
-    plan: Plan, unit: Unit, estimator: Any, test: tuple[Any, Any]
-) -> NDArray[np.float64] | None:
-    """Per-sample test losses of an all-data fit unit, when the plan asks for BBC-CV."""
-    if plan.bbc is None or unit.kind != "fit" or unit.outer is not None or not len(test[1]):
-        return None
-    return per_sample_loss(plan.bbc.metric, estimator, *test)
+def _keep_bbc_losses(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
+    """Per-sample test losses of an all-data fit, when the plan asks for BBC-CV."""
+    if plan.bbc is None or unit.outer is not None or not split.n_test:
+        return {}
+    losses = per_sample_loss(plan.bbc.metric, estimator, split.X_test, split.y_test)
+    return {"folds": FoldScores({"loss": losses})}
+
+
+def _keep_losses(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
+    """Per-sample test losses of the nested-CV interval's metric, in row order."""
+    metric = plan.interval.metric  # type: ignore[union-attr]
+    losses = per_sample_loss(metric, estimator, split.X_test, split.y_test)
+    return {"folds": FoldScores({"loss": losses})}
+
+
+def _keep_predicted(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
+    """Predictions on the test rows as float64 (a bias-variance decomposition's)."""
+    predicted = np.asarray(estimator.predict(split.X_test), dtype=np.float64).ravel()
+    return {"folds": FoldScores({"prediction": predicted})}
+
+
+def _keep_criteria(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
+    """The criteria of the fit on its training rows (an undefined one raises)."""
+    request: Any = plan.criteria
+    return {"test_scores": evaluate_criteria(estimator, split.X_train, split.y_train, request)}
+
+
+def _keep_model(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
+    return {"estimator": estimator}
 
 
 def _fit_shared(
@@ -282,7 +329,7 @@ def run_units(
     units: Sequence[Unit],
     on_unit: Callable[[list[Record]], None] | None = None,
 ) -> list[Record]:
-    """Run a chunk of units in order.
+    """Run a chunk of units in order, each by its kind's runner.
 
     Parameters
     ----------
@@ -302,18 +349,7 @@ def run_units(
     records: list[Record] = []
     cache = PrefixCache() if plan.prefixes else None
     for unit in units:
-        if unit.kind == "fit" and unit.inner is None:
-            done = run_fast_unit(plan, data, unit)
-        elif unit.kind == "criteria":
-            done = [run_criteria_unit(plan, data, unit)]
-        elif unit.kind == "ncv":
-            done = [run_ncv_unit(plan, data, unit)]
-        elif unit.kind == "perm":
-            done = [run_permuted_unit(plan, data, unit)]
-        elif unit.kind == "boot":
-            done = [run_bootstrap_unit(plan, data, unit)]
-        else:
-            done = [run_unit(plan, data, unit, cache)]
+        done = RUNNERS[kind_of(unit).runner].run(plan, data, unit, cache)
         if on_unit is not None:
             on_unit(done)
         records += done
@@ -340,166 +376,6 @@ def per_sample_loss(metric: str, estimator: Any, X: Any, y: Any) -> NDArray[np.f
         return np.asarray(predicted != y, dtype=np.float64)
     error = predicted.astype(np.float64) - y.astype(np.float64)
     return error**2 if metric == "neg_mean_squared_error" else np.abs(error)  # type: ignore[no-any-return]
-
-
-def run_ncv_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
-    """Fit one model of the nested CV interval and keep its per-sample test losses.
-
-    Parameters
-    ----------
-    plan : Plan
-    data : Dataset
-    unit : Unit
-        An ``ncv`` unit.
-
-    Returns
-    -------
-    Record
-        The losses on the unit's test rows (in row order) as ``folds["loss"]``.
-    """
-    metric = plan.interval.metric  # type: ignore[union-attr]
-
-    def losses(estimator: Any, X_test: Any, test: NDArray[np.intp]) -> NDArray[np.float64]:
-        return per_sample_loss(metric, estimator, X_test, _take(data.y, test))
-
-    return _fit_and_keep(plan, data, unit, "loss", losses)
-
-
-def _fit_and_keep(
-    plan: Plan,
-    data: Dataset,
-    unit: Unit,
-    name: str,
-    measure: Callable[[Any, Any, NDArray[np.intp]], NDArray[np.float64]],
-) -> Record:
-    """Fit ``unit``'s candidate on its training rows; keep ``measure`` of its test rows.
-
-    ``measure(estimator, X_test, test_rows)`` gives one value per test row,
-    kept in row order as ``folds[name]``; its time is the record's score time.
-    """
-    fold, started = plan.fold_of(unit), time.time()
-    estimator, pairwise = _fresh_estimator(plan, unit.candidate)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            X_train, y_train = _train_data(pairwise, data, fold.train, False)
-            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
-            t0 = time.perf_counter()
-            estimator.fit(X_train, y_train, **_fit_params(data, fold.train))
-            fit_time = time.perf_counter() - t0
-            values = measure(estimator, X_test, fold.test)
-            score_time = time.perf_counter() - t0 - fit_time
-        except Exception as err:
-            failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
-            return _stamp(replace(failed, test_scores={}, train_scores={}), caught, started)
-    shape = (fold.train.size, fold.test.size)
-    record = Record(unit, "ok", {}, {}, fit_time, score_time, *shape,
-                    folds=FoldScores({name: values}))  # fmt: skip
-    return _stamp(record, caught, started)
-
-
-def run_permuted_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
-    """Fit and score one fold of one permutation of a permutation test.
-
-    As scikit-learn's ``permutation_test_score``: fit ``X[train]`` on the
-    permuted targets of those rows and score on ``X[test]`` with theirs.
-
-    Parameters
-    ----------
-    plan : Plan
-        A plan with ``permutations``.
-    data : Dataset
-    unit : Unit
-        A ``perm`` unit: permutation ``unit.outer``, fold ``unit.inner``.
-
-    Returns
-    -------
-    Record
-        Its test scores; a failed record (scored ``error_score``) if it failed.
-    """
-    fold, started = plan.fold_of(unit), time.time()
-    permutations = plan.permutations
-    assert permutations is not None  # a perm unit belongs to a permutation test's plan
-    estimator, pairwise = _fresh_estimator(plan, unit.candidate)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            X_train = _split_rows(pairwise, data.X, fold.train, fold.train)
-            y_train = _take(data.y, permutations.target_rows(unit.outer, fold.train))  # type: ignore[arg-type]
-            X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
-            y_test = _take(data.y, permutations.target_rows(unit.outer, fold.test))  # type: ignore[arg-type]
-            t0 = time.perf_counter()
-            estimator.fit(X_train, y_train, **_fit_params(data, fold.train))
-            fit_time = time.perf_counter() - t0
-            test = _score_all(plan, estimator, X_test, y_test)
-            score_time = time.perf_counter() - t0 - fit_time
-        except Exception as err:
-            failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
-            return _stamp(replace(failed, train_scores={}), caught, started)
-    shape = (fold.train.size, fold.test.size)
-    record = Record(unit, "ok", test, {}, fit_time, score_time, *shape)
-    return _stamp(record, caught, started)
-
-
-def run_bootstrap_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
-    """Fit one bootstrap round of a bias-variance decomposition; keep its predictions.
-
-    As mlxtend's ``bias_variance_decomp``: fit on the bootstrap rows of the
-    training set (``fold.train``, with repeats) and predict the test rows.
-
-    Parameters
-    ----------
-    plan : Plan
-    data : Dataset
-        The training rows followed by the test rows.
-    unit : Unit
-        A ``boot`` unit: round ``unit.inner``.
-
-    Returns
-    -------
-    Record
-        The predictions on the test rows (in row order) as
-        ``folds["prediction"]``, as float64: numeric targets only.
-    """
-
-    def predictions(estimator: Any, X_test: Any, test: NDArray[np.intp]) -> NDArray[np.float64]:
-        return np.asarray(estimator.predict(X_test), dtype=np.float64).ravel()
-
-    return _fit_and_keep(plan, data, unit, "prediction", predictions)
-
-
-def run_criteria_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
-    """Fit one candidate on the outer-train part (or all data) and compute its criteria.
-
-    Parameters
-    ----------
-    plan : Plan
-    data : Dataset
-    unit : Unit
-        A ``criteria`` unit.
-
-    Returns
-    -------
-    Record
-        The criteria values in ``test_scores``; a failed record if the fit
-        failed or a criterion is undefined (error type ``CriteriaUndefinedError``).
-    """
-    rows = plan.rows_of(unit.outer)
-    started = time.time()
-    estimator, pairwise = _fresh_estimator(plan, unit.candidate)
-    X_train, y_train = _train_data(pairwise, data, rows, unit.outer is None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        t0 = time.perf_counter()
-        try:
-            estimator.fit(X_train, y_train, **_fit_params(data, rows))
-            fit_time = time.perf_counter() - t0
-            values = evaluate_criteria(estimator, X_train, y_train, plan.criteria)  # type: ignore[arg-type]
-        except Exception as err:
-            return _stamp(_failed(plan, unit, err, (rows.size, 0)), caught, started)
-    score_time = time.perf_counter() - t0 - fit_time
-    record = Record(unit, "ok", values, {}, fit_time, score_time, rows.size, 0)
-    return _stamp(record, caught, started)
 
 
 def _fast_inputs(
@@ -572,10 +448,11 @@ def run_fast_unit(plan: Plan, data: Dataset, unit: Unit) -> list[Record]:
     mean_test = float(out.folds.sizes.mean())
     shape = (round(out.n_rows - mean_test), round(mean_test))
     records = []
-    for j, c in enumerate(batch):
+    for j, one in enumerate(plan.record_units(unit)):
+        c = one.candidate
         per_fold = {name: np.ascontiguousarray(s[j]) for name, s in out.scores.items()}
         record = Record(
-            Unit("fit", unit.outer, None, c),
+            one,
             "ok",
             {},
             {},
@@ -599,7 +476,7 @@ def _fast_failure(plan: Plan, candidate: int, record: Record) -> Record:
     value = np.full(n_folds, _error_value(plan))
     return replace(
         record,
-        unit=Unit("fit", record.unit.outer, None, candidate),
+        unit=replace(record.unit, candidate=candidate),
         status="failed",
         test_scores={},
         folds=FoldScores({name: value for name in plan.scoring.scorers}),
@@ -625,13 +502,18 @@ def lost_unit_records(plan: Plan, unit: Unit, error: ErrorInfo, worker: str) -> 
     ['failed']
     """
     now = time.time()
-    if unit.kind == "fit" and unit.inner is None:
-        failed = Record(unit, "failed", {}, {}, 0.0, 0.0, 0, 0, error=error)
-        records = [_fast_failure(plan, c, failed) for c in plan.batch_of(unit)]
-    else:
-        fold = plan.fold_of(unit)
-        records = [_failed_with(plan, unit, error, (fold.train.size, fold.test.size))]
+    records = RUNNERS[kind_of(unit).runner].lost(plan, unit, error)
     return [replace(r, worker=worker, started=now, finished=now) for r in records]
+
+
+def _lost_fit(plan: Plan, unit: Unit, error: ErrorInfo) -> list[Record]:
+    fold = plan.fold_of(unit)
+    return [_failed_with(plan, unit, error, (fold.train.size, fold.test.size))]
+
+
+def _lost_fast(plan: Plan, unit: Unit, error: ErrorInfo) -> list[Record]:
+    failed = Record(unit, "failed", {}, {}, 0.0, 0.0, 0, 0, error=error)
+    return [_fast_failure(plan, c, failed) for c in plan.batch_of(unit)]
 
 
 def _failed_with(plan: Plan, unit: Unit, error: ErrorInfo, n: tuple[int, int]) -> Record:
@@ -640,3 +522,53 @@ def _failed_with(plan: Plan, unit: Unit, error: ErrorInfo, n: tuple[int, int]) -
     except RuntimeError as err:
         record = _failed(plan, unit, err, n)
     return replace(record, error=error)
+
+
+@dataclass(frozen=True, slots=True)
+class _Keeper:
+    """How the fit loop keeps one thing a record keeps; ``timed``: in the score time."""
+
+    keep: Callable[[Plan, Unit, Any, _Split], dict[str, Any]]
+    timed: bool = True
+
+
+# One keeper per entry of parcv.plan.kinds.KEEPS (fold_scores: fast CV keeps them itself).
+_KEEPERS: dict[str, _Keeper] = {
+    "scores": _Keeper(_keep_scores),
+    "train_scores": _Keeper(_keep_train_scores),
+    "bbc_losses": _Keeper(_keep_bbc_losses),
+    "predictions": _Keeper(_keep_predictions, timed=False),
+    "losses": _Keeper(_keep_losses),
+    "predicted": _Keeper(_keep_predicted),
+    "criteria": _Keeper(_keep_criteria),
+    "model": _Keeper(_keep_model, timed=False),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Runner:
+    """How the engine runs one kind's units (``Kind.runner`` names it).
+
+    Parameters
+    ----------
+    run : callable
+        ``run(plan, data, unit, cache) -> list of Record``.
+    lost : callable
+        ``lost(plan, unit, error) -> list of Record``: the failed records of
+        a unit whose worker died or timed out.
+
+    Examples
+    --------
+    >>> sorted(RUNNERS)
+    ['fast-cv', 'fit']
+    """
+
+    run: Callable[[Plan, Dataset, Unit, PrefixCache | None], list[Record]]
+    lost: Callable[[Plan, Unit, ErrorInfo], list[Record]]
+
+
+# The one table of runners: every kind runs as a fit unless it names another runner here.
+RUNNERS: dict[str, Runner] = {
+    "fit": Runner(lambda plan, data, unit, cache: [run_unit(plan, data, unit, cache)], _lost_fit),
+    "fast-cv": Runner(lambda plan, data, unit, cache: run_fast_unit(plan, data, unit), _lost_fast),
+}

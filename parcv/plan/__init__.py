@@ -3,7 +3,9 @@
 It owns the candidate space (``space``), the CV schemes materialised as index
 arrays (``splits``, ``partition``), scorers and the checks that they can score
 the run (``scoring``), the checked data (``data``), the selection rule
-(``selection``), unit keys and records (``records``), process-independent
+(``selection``), unit keys and records (``records``), the registry of unit
+kinds that says each kind's key, rows, record, order and failure text
+(``kinds``), process-independent
 reprs (``reprs``), the fast-CV decision (``fast_cv``), and ``build_plan`` with
 the plan fingerprint (``build``). The other wings take a ``Plan``, ``Unit``,
 ``Record``, ``Dataset``, ``Candidate``, ``Fold`` or ``Selection`` from here.

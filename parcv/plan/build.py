@@ -18,6 +18,7 @@ from parcv.criteria.tasks import CriteriaRequest, check_criteria
 from parcv.plan.data import Dataset, check_data_for, data_token
 from parcv.plan.fast_cv import decide_fast_cv
 from parcv.plan.interval import BBCRequest, IntervalRequest, check_bbc, check_interval
+from parcv.plan.kinds import kind_of
 from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_folds
 from parcv.plan.prefix import prefix_ids, sharing_problem
 from parcv.plan.records import PREDICT_METHODS, Key, Unit
@@ -142,39 +143,30 @@ class Plan:
         return self.outer_folds[outer].train
 
     def fold_of(self, unit: Unit) -> Fold:
-        """Return the rows a unit fits on and scores on."""
-        if unit.kind == "fit" and unit.inner is not None:
-            return self.inner_folds[unit.outer][unit.inner]
-        if unit.kind == "refit":
-            return self.outer_folds[unit.outer]  # type: ignore[index]
-        if unit.kind == "perm" and self.permutations is not None:
-            return self.permutations.folds[unit.outer][unit.inner]  # type: ignore[index]
-        if unit.kind == "boot":
-            return self.inner_folds[None][unit.inner]  # type: ignore[index]
-        if unit.kind == "ncv" and self.ncv is not None:
-            fit = self.ncv.units[unit.inner]  # type: ignore[index]
-            return Fold(self.ncv.train_indices(fit), self.ncv.test_indices(fit))
-        rows = self.rows_of(None if unit.kind == "final" else unit.outer)
-        return Fold(rows, np.empty(0, dtype=np.intp))
+        """Return the rows a unit fits on and scores on (its kind's ``rows``)."""
+        return kind_of(unit).rows(self, unit)
 
     def batch_of(self, unit: Unit) -> tuple[int, ...]:
         """Return the candidates of a fast-CV unit (its batch starts at ``unit.candidate``)."""
         return next(b for b in self.batches if b[0] == unit.candidate)
 
+    def record_units(self, unit: Unit) -> list[Unit]:
+        """Return the units of the records a unit makes (one per candidate of a fast batch)."""
+        if kind_of(unit).batched:
+            return [Unit(unit.kind, unit.outer, unit.inner, c) for c in self.batch_of(unit)]
+        return [unit]
+
     def unit_keys(self, unit: Unit) -> list[Key]:
         """Return the keys of the records a unit makes (one per candidate of a fast batch)."""
-        if unit.kind == "fit" and unit.inner is None:
-            return [("fit", unit.outer, None, c) for c in self.batch_of(unit)]
-        return [unit.key]
+        return [u.key for u in self.record_units(unit)]
 
     def fit_record_keys(self, outer: int | None) -> list[Key]:
         """Return the keys of the fit records that select the candidate of ``outer``."""
-        return [k for u in self.units if u.kind == "fit" and u.outer == outer
-                for k in self.unit_keys(u)]  # fmt: skip
+        return [k for u in self.fit_keys(outer) for k in self.unit_keys(u)]
 
     def fit_keys(self, outer: int | None) -> list[Unit]:
         """Return the fit units whose results select the candidate of ``outer``."""
-        return [u for u in self.units if u.kind == "fit" and u.outer == outer]
+        return [u for u in self.units if u.outer == outer and kind_of(u).selects]
 
     def share_group(self, unit: Unit) -> tuple[Any, ...] | None:
         """Return what a fit unit shares its whole fitted prefix with (None: nothing).
@@ -182,7 +174,7 @@ class Plan:
         Units with equal groups fit the same transformers on the same fold;
         a chunk that holds them all fits those transformers once.
         """
-        if not self.prefixes or unit.kind != "fit" or unit.inner is None:
+        if not self.prefixes or not kind_of(unit).shares_prefix:
             return None
         return (unit.outer, unit.inner, self.prefixes[unit.candidate][-1])
 

@@ -27,6 +27,7 @@ from sklearn.base import clone
 
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset, data_token
+from parcv.plan.kinds import Kind, kind_of
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import Key, Unit
 from parcv.plan.splits import Fold
@@ -151,36 +152,18 @@ class ContentKeys:
     ncv: dict[int, bytes] = field(default_factory=dict)
     perm: dict[tuple[int, int], bytes] = field(default_factory=dict)
 
-    def _prefix(self, kind: str, outer: int | None, inner: int | None) -> bytes:
+    def _prefix(self, kind: Kind, outer: int | None, inner: int | None) -> bytes:
         """Digest inputs shared by every candidate of one fold: kind, rows, context."""
-        if kind == "fit" and inner is not None:
-            parts: tuple[bytes, ...] = (b"fit", self.folds[(outer, inner)])
-            if outer is None and self.bbc:
-                parts += (self.bbc,)
-        elif kind == "ncv":
-            parts = (b"ncv", self.ncv[inner])  # type: ignore[index]
-        elif kind == "perm":
-            parts = (b"perm", self.perm[(outer, inner)])  # type: ignore[index]
-        elif kind == "boot":  # keeps its predictions on the test rows, not scores
-            parts = (b"boot", self.folds[(None, inner)])
-        elif kind == "fit":
-            parts = (b"fast-cv", self.folds[(outer, "inner")])
-        elif kind == "refit":
-            parts = (b"refit", self.folds[(outer, "outer")])
-        elif kind == "final":
-            parts = (b"final", self.folds[(None, "rows")])
-        else:
-            parts = (b"criteria", self.folds[(outer, "rows")], self.criteria)
-        return b"\x00".join((*parts, self.context, b""))
+        return b"\x00".join((kind.tag, *kind.digests(self, outer, inner), self.context, b""))
 
     def key(self, unit: Unit) -> str:
         """Return the content key (hex) of one record's unit.
 
         A fast-CV record's unit is ``Unit("fit", outer, None, candidate)``.
         """
-        c = unit.candidate
-        prefix = self._prefix(unit.kind, unit.outer, unit.inner)
-        batch = self.batches[c] if unit.kind == "fit" and unit.inner is None else b""
+        kind, c = kind_of(unit), unit.candidate
+        prefix = self._prefix(kind, unit.outer, unit.inner)
+        batch = self.batches[c] if kind.batched else b""
         return _blake(prefix + self.candidates[c] + batch, digest_size=_SIZE).hexdigest()
 
     def graph_keys(self, plan: Plan) -> dict[Key, str]:
@@ -189,24 +172,23 @@ class ContentKeys:
         One prefix per fold, then one short digest per unit: 1.1M units in seconds.
         """
         out: dict[Key, str] = {}
-        prefixes: dict[tuple[str, int | None, int | None], bytes] = {}
+        prefixes: dict[tuple[str, int | None, int | None], tuple[Kind, bytes]] = {}
         cands = self.candidates
         for unit in plan.units:
-            kind, o, i, c = unit.kind, unit.outer, unit.inner, unit.candidate
-            where = (kind, o, i)
-            prefix = prefixes.get(where)
-            if prefix is None:
-                prefix = prefixes[where] = self._prefix(kind, o, i)
-            if kind == "fit" and i is not None:
-                out[("fit", o, i, c)] = _blake(prefix + cands[c], digest_size=_SIZE).hexdigest()
-            elif kind == "criteria":
-                out[("criteria", o, c)] = _blake(prefix + cands[c], digest_size=_SIZE).hexdigest()
-            elif kind in ("ncv", "perm", "boot"):
-                out[unit.key] = _blake(prefix + cands[c], digest_size=_SIZE).hexdigest()
-            else:  # a fast-CV unit: one record per candidate of its batch
-                for b in plan.batch_of(unit):
-                    text = prefix + cands[b] + self.batches[b]
-                    out[("fit", o, None, b)] = _blake(text, digest_size=_SIZE).hexdigest()
+            o, i = unit.outer, unit.inner
+            where = (unit.kind, o, i)
+            found = prefixes.get(where)
+            if found is None:
+                kind = kind_of(unit)
+                found = prefixes[where] = (kind, self._prefix(kind, o, i))
+            kind, prefix = found
+            if not kind.batched:
+                text = prefix + cands[unit.candidate]
+                out[kind.key(unit)] = _blake(text, digest_size=_SIZE).hexdigest()
+                continue
+            for record in plan.record_units(unit):  # fast CV: one record per candidate
+                text = prefix + cands[record.candidate] + self.batches[record.candidate]
+                out[record.key] = _blake(text, digest_size=_SIZE).hexdigest()
         return out
 
 

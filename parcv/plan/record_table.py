@@ -15,6 +15,7 @@ from typing import overload
 import numpy as np
 from numpy.typing import NDArray
 
+from parcv.plan.kinds import KINDS
 from parcv.plan.records import Key, Record, Unit
 
 __all__ = ["RecordTable", "RecordList"]
@@ -199,7 +200,8 @@ class _Shared:
     def fit_rows(self, outer: int) -> NDArray[np.intp]:
         """Rows of the fit units of one outer fold (-1: all data)."""
         if outer not in self._fits:
-            self._fits[outer] = np.flatnonzero((self.kind == "fit") & (self.outer == outer))
+            fits = np.isin(self.kind, [name for name, k in KINDS.items() if k.selects])
+            self._fits[outer] = np.flatnonzero(fits & (self.outer == outer))
         return self._fits[outer]
 
 

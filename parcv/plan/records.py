@@ -8,7 +8,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Unit", "ErrorInfo", "FoldScores", "Predictions", "Record", "Key", "PREDICT_METHODS"]
+from parcv.plan.kinds import KINDS
+
+__all__ = [
+    "Unit",
+    "ErrorInfo",
+    "FoldScores",
+    "Predictions",
+    "Record",
+    "Key",
+    "PREDICT_METHODS",
+    "unit_of",
+]
 
 # Methods whose test-fold output a unit can keep (``return_predictions``).
 PREDICT_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
@@ -22,7 +33,8 @@ class Unit:
 
     Parameters
     ----------
-    kind : {"fit", "refit", "final", "criteria"}
+    kind : str
+        A kind of :data:`parcv.plan.kinds.KINDS`.
         ``fit``: candidate on an inner split; ``refit``: the selected
         candidate on an outer split; ``final``: the selected candidate on all data;
         ``criteria``: the candidate fitted once on the outer-train part (or all
@@ -61,26 +73,26 @@ class Unit:
     def key(self) -> Key:
         """Return the stable task key of the unit.
 
-        ``("fit", o, i, c)``, ``("refit", o)``, ``("final",)`` or ``("criteria", o, c)``.
+        Its shape is its kind's (:data:`parcv.plan.kinds.KINDS`): ``("fit", o, i, c)``,
+        ``("refit", o)``, ``("final",)``, ``("criteria", o, c)``, ``("ncv", i)``, ...
 
         Examples
         --------
         >>> Unit("refit", 2, None, 0).key
         ('refit', 2)
         """
-        if self.kind == "fit":
-            return ("fit", self.outer, self.inner, self.candidate)
-        if self.kind == "criteria":
-            return ("criteria", self.outer, self.candidate)
-        if self.kind == "refit":
-            return ("refit", self.outer)
-        if self.kind == "ncv":
-            return ("ncv", self.inner)
-        if self.kind == "perm":
-            return ("perm", self.outer, self.inner)
-        if self.kind == "boot":
-            return ("boot", self.inner, self.candidate)
-        return ("final",)
+        return KINDS[self.kind].key(self)
+
+
+def unit_of(key: Key) -> Unit:
+    """Return the unit of a graph key (a refit's candidate, not in its key, is 0).
+
+    Examples
+    --------
+    >>> unit_of(("perm", 4, 1)), unit_of(("fit", None, 0, 3)).key
+    (Unit(kind='perm', outer=4, inner=1, candidate=0), ('fit', None, 0, 3))
+    """
+    return Unit(key[0], **KINDS[key[0]].unit_fields(key))
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,15 +106,19 @@ class ErrorInfo:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class FoldScores:
-    """Test scores of one candidate on every inner fold of one outer fold (fast CV).
+    """Named arrays a record keeps beside its scores: what its kind keeps.
 
-    One array per metric instead of one record per fold: leave-one-out of
-    20 candidates on 1000 rows is 20 records, not 20,000.
+    A fast-CV record keeps the test scores of one candidate on every inner
+    fold of one outer fold, one array per metric instead of one record per
+    fold (leave-one-out of 20 candidates on 1000 rows is 20 records, not
+    20,000); an ``ncv`` or BBC-CV fit keeps its per-sample test losses
+    (``"loss"``), a ``boot`` fit its predictions on the test rows
+    (``"prediction"``). See ``keeps`` in :mod:`parcv.plan.kinds`.
 
     Parameters
     ----------
-    test : dict of str to ndarray of shape (n_folds,)
-        Score of each fold, in fold order.
+    test : dict of str to ndarray
+        One array per name: per fold in fold order, or per test row in row order.
 
     Examples
     --------
@@ -203,7 +219,8 @@ class Record:
         The fitted estimator of a ``final`` unit; never serialised.
     folds : FoldScores or None
         Per-fold test scores of a fast-CV record; the per-sample losses
-        (``"loss"``) of an ``ncv`` record on its test rows.
+        (``"loss"``) of an ``ncv`` record (or an all-data fit of a BBC-CV run)
+        on its test rows; the predictions (``"prediction"``) of a ``boot`` record.
     reused_steps : int, default=0
         Leading Pipeline steps this fit unit took already fitted from another
         unit on the same fold (:mod:`parcv.engine.shared_prefix`); its

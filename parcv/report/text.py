@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from parcv.plan.kinds import KINDS
 from parcv.plan.records import Key
 from parcv.plan.space import format_params
 from parcv.results.criteria_table import CriteriaTable, method_title
@@ -450,7 +451,7 @@ def _racing(result: Result) -> list[str]:
         if results is None or "race_eliminated_after" not in results:
             continue
         if fits is None:
-            fits = {r.key for r in result.records if r.unit.kind == "fit"}
+            fits = {r.key for r in result.records if KINDS[r.unit.kind].selects}
         dropped = np.asarray(results["race_eliminated_after"])
         n_folds = len({m[1] for k in results if (m := re.fullmatch(r"split(\d+)_test_.+", k))})
         outer = None if where == "all data" else int(where.rsplit(" ", 1)[1])

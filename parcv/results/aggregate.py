@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from parcv.errors import FitFailedWarning, ParcvError
 from parcv.plan.build import Plan
+from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record
 from parcv.results.summary import rank_means, select_candidate
@@ -166,23 +167,15 @@ def failure_message(plan: Plan, record: Record, *, raised: bool = True) -> str:
     ``raised`` says the failure stops the run (``error_score='raise'``).
     """
     unit = record.unit
-    where = "all data" if unit.outer is None else f"outer fold {unit.outer}"
-    if unit.inner is not None:
-        where += f", inner fold {unit.inner}"
-    elif unit.kind == "fit":
-        where += ", every inner fold (fast CV)"
-    if unit.kind == "perm":
-        where = f"fold {unit.inner} of permutation {unit.outer} of the targets"
-    elif unit.kind == "boot":
-        where = f"bootstrap sample {unit.inner}"
+    kind = kind_of(unit)
     err = record.error
     detail = (
         "" if err is None else f"{err.type}: {err.message}\n\nOriginal traceback:\n{err.traceback}"
     )
     why = " (error_score='raise')" if raised else ""
     return (
-        f"The {unit.kind} of candidate {plan.candidates[unit.candidate].label} on {where} "
-        f"failed{why}. {detail}"
+        f"The {kind.noun} of candidate {plan.candidates[unit.candidate].label} on "
+        f"{kind.describe(unit)} failed{why}. {detail}"
     )
 
 
@@ -254,7 +247,8 @@ def report_fit_failures(plan: Plan, records: Mapping[Key, Record], *, stacklevel
     if n_failed == ok.size:
         what = "cross_validate failed on every fold"
         raise all_failed_error(plan, records, None, what, "nothing was scored")
-    summary = summarize_failures(plan, {k: r for k, r in records.items() if r.unit.kind == "fit"})
+    fits = {k: r for k, r in records.items() if KINDS[r.unit.kind].selects}
+    summary = summarize_failures(plan, fits)
     folds = ", ".join(str(i) for i in np.flatnonzero(~ok))
     warnings.warn(
         f"{n_failed} of {ok.size} fits failed (folds {folds}); their scores are "

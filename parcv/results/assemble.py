@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.plan.build import Plan
+from parcv.plan.kinds import kind_order
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record
 from parcv.plan.tokens import token_hex
@@ -28,14 +29,11 @@ from parcv.stats.intervals import CVInterval, bbc_cv, naive_cv_interval, ncv_int
 __all__ = ["make_cv_result", "make_nested_result", "make_search_result"]
 
 
-_KIND_ORDER = {"criteria": 0, "fit": 1, "refit": 2, "final": 3, "ncv": 4}
-
-
 def _sorted_records(records: Mapping[Key, Record]) -> Sequence[Record]:
     """Records by kind, outer fold, inner fold and candidate (of a table: built when read)."""
+    order = kind_order()
     if isinstance(records, RecordTable):
-        return records.sorted_records(_KIND_ORDER)
-    order = _KIND_ORDER
+        return records.sorted_records(order)
     return sorted(
         records.values(),
         key=lambda r: (

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from parcv.plan.kinds import KINDS
 from parcv.plan.record_table import RecordList
 from parcv.plan.records import Record, Unit
 from parcv.results.predictions import OutOfFold, no_predictions
@@ -43,7 +44,7 @@ _SIZE_AWARE = ("corrected_t", "bayesian_correlated_t")
 
 def _fold_sizes(records: Sequence[Record], outer: int | None) -> tuple[float, float]:
     def first_candidate(unit: Unit) -> bool:
-        return unit.kind == "fit" and unit.outer == outer and unit.candidate == 0
+        return KINDS[unit.kind].selects and unit.outer == outer and unit.candidate == 0
 
     if isinstance(records, RecordList):  # read from a store: build only these records
         fits = records.of_units(first_candidate)

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.plan.build import Plan
+from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.records import Key, Record
 from parcv.stats.result import import_pandas
 
@@ -31,7 +32,7 @@ def missing_parts(missing: Sequence[Key]) -> list[str]:
     ['1 fits', 'the refits of outer folds 0, 2', 'the final refit on all data']
     """
     parts = []
-    n_fits = sum(1 for k in missing if k[0] not in ("refit", "final"))
+    n_fits = sum(1 for k in missing if not KINDS[k[0]].after_fits)
     if n_fits:
         parts.append(f"{n_fits} fits")
     refits = sorted(int(k[1]) for k in missing if k[0] == "refit")
@@ -151,10 +152,10 @@ def make_partial_result(
     metric = plan.scoring.refit
     scores: list[list[float]] = [[] for _ in plan.candidates]
     for key, record in records.items():
-        if key[0] != "fit" or not record.ok:
+        if not KINDS[key[0]].selects or not record.ok:
             continue
         cand = record.unit.candidate
-        if record.unit.inner is None and record.folds is not None:  # fast CV: every fold
+        if "fold_scores" in kind_of(record.unit).keeps and record.folds is not None:  # fast CV
             scores[cand] += [float(s) for s in record.folds.test[metric]]
         elif metric in record.test_scores:
             scores[cand].append(float(record.test_scores[metric]))

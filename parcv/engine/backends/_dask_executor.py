@@ -15,6 +15,7 @@ from typing import Any
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
+from parcv.plan.kinds import KINDS, refit_kind
 from parcv.plan.records import Record, Unit
 
 __all__: list[str] = []
@@ -89,19 +90,18 @@ def _run_refit(
     from parcv.results.aggregate import select_for
 
     records = {r.key: r for r in known}
-    fits = (r for chunk in chunks for r in chunk if r.unit.kind == "fit")
+    fits = (r for chunk in chunks for r in chunk if KINDS[r.unit.kind].selects)
     records.update((r.key, r) for r in fits if r.unit.outer == outer)
     try:
         chosen = select_for(payload.plan, records, outer)
     except Exception:
         return []
-    kind = "final" if outer is None else "refit"
-    return _run_chunk(payload, (Unit(kind, outer, None, chosen),), threads, guard)
+    return _run_chunk(payload, (Unit(refit_kind(outer), outer, None, chosen),), threads, guard)
 
 
 def _priority(units: tuple[Unit, ...]) -> int:
     """Refits first (each completes a result), then fits of earlier outer folds."""
-    if any(u.kind != "fit" for u in units):
+    if any(not KINDS[u.kind].selects for u in units):
         return 1
     return max(0 if u.outer is None else -(u.outer + 1) for u in units)
 
@@ -221,7 +221,7 @@ class _DaskExecutor:
     ) -> None:
         tickets = set(after)
         deps = [f for f, (t, _) in self._futures.items() if t in tickets]
-        kind = "final" if outer is None else "refit"
+        kind = refit_kind(outer)
         try:
             future = self._client.submit(
                 _run_refit, self._payload, outer, known, self._threads, self._guard_all, *deps,
