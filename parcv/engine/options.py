@@ -47,9 +47,10 @@ n_jobs : int, default=None
     "store": """\
 store : str or Path, default=None
     SQLite file that receives every record as it finishes (WAL mode, one
-    transaction per finished chunk). ``None`` keeps nothing. A store
-    belongs to one plan (a fingerprint of data, estimator, space, folds,
-    scoring and parcv version): another plan's store is refused.""",
+    transaction per finished chunk), each under the content key of its
+    unit (a token of the exact values that determine it). ``None`` keeps
+    nothing. A store that holds another sweep's records is refused unless
+    ``resume=True`` reuses what this sweep shares with it.""",
     "resume": """\
 resume : bool, default=False
     Reuse every record of ``store`` (required) whose content key this
