@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,6 +154,23 @@ def _link(cluster: Any) -> str:
     if importlib.util.find_spec("bokeh") is None:
         link += " (its pages need bokeh: pip install bokeh)"
     return link
+
+
+def _close_half_started(err: BaseException, client_type: type[Any]) -> None:
+    """Close a Client whose constructor raised (refused, timed out), here and now.
+
+    Such a client still runs its IO loop, and the traceback keeps it alive. Left to its
+    ``__del__``, it closes whenever the collector runs, which can be inside another
+    client's start, holding distributed's loop-runner lock that the close needs: the
+    process hangs. Closed here, no lock is held.
+    """
+    tb = err.__traceback__
+    while tb is not None:
+        half: Any = tb.tb_frame.f_locals.get("self")
+        if isinstance(half, client_type) and half.status != "closed":
+            with suppress(Exception):
+                half.close()
+        tb = tb.tb_next
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -321,6 +338,7 @@ class DaskBackend:
         except BackendError:  # a scheduler file that is not one: the message says why
             raise
         except Exception as err:
+            _close_half_started(err, Client)
             raise self._unreachable(err, n_workers) from err
         return client
 
