@@ -89,7 +89,7 @@ def _run(
 
 def _execute(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> dict[Key, Record]:
     """Run a checked plan as ``options`` say: the one call of the engine."""
-    return execute_plan(plan, data, options.resolved_backend, kind, **options.session_options())
+    return execute_plan(plan, data, kind, options)
 
 
 @takes_run_options()

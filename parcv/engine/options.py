@@ -193,18 +193,6 @@ Pass the store path of the earlier run, e.g. store='run.sqlite'.
         """The backend that runs the units, sized by ``n_jobs`` and limited by ``timeout``."""
         return self._backend
 
-    def session_options(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`parcv.engine.session.execute_plan`."""
-        return {
-            "store": self.store,
-            "resume": self.resume,
-            "overwrite": self.overwrite,
-            "retry_failed": self.retry_failed,
-            "progress": self.progress,
-            "journal": self.journal,
-            "save_models": self.save_models,
-        }
-
 
 def _check_flag(name: str, value: Any, alternative: str = "") -> bool:
     """A bool option (numpy's bool too), as a bool."""

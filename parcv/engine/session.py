@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from parcv.criteria.tasks import CriteriaRequest
-from parcv.engine.backends.base import Backend
+from parcv.engine.options import RunOptions
 from parcv.engine.progress import Progress, check_progress
 from parcv.engine.runner import run_plan
 from parcv.errors import (
@@ -294,60 +294,22 @@ def count_stored(plan: Plan, data: Dataset, store: str | Path) -> tuple[int, int
     return sum(1 for ckey in graph.values() if ckey in stored), len(graph), n_records
 
 
-def execute_plan(
-    plan: Plan, data: Dataset, backend: Backend, kind: str, **options: Any
-) -> dict[Key, Record]:
-    """Run a plan holding its store's writer lock: see :func:`_execute_unlocked`.
+def execute_plan(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> dict[Key, Record]:
+    """Run a plan as ``options`` say, holding its store's writer lock.
 
-    Raises
-    ------
-    StoreLockedError
-        Another live parcv run writes the same store (nothing is changed).
-    """
-    store = options.get("store")
-    path = check_store(store)
-    with nullcontext() if path is None else lock_store(path):
-        return _execute_unlocked(plan, data, backend, kind, **options)
-
-
-def _execute_unlocked(
-    plan: Plan,
-    data: Dataset,
-    backend: Backend,
-    kind: str,
-    *,
-    store: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    save_models: bool = False,
-    journal: str = "wal",
-    retry_failed: bool = False,
-) -> dict[Key, Record]:
-    """Run a plan against its store: reuse what is stored, commit what finishes.
+    Reuse what the store holds, commit what finishes.
 
     Parameters
     ----------
     plan : Plan
     data : Dataset
-    backend : Backend
     kind : {"cross_validate", "search", "nested_cv"}
         Which result the records make (kept in the store for :func:`load_run`).
-    store : str, Path or None, default=None
-        SQLite file; None keeps nothing.
-    resume, overwrite, journal
-        See :func:`parcv.store.sqlite.open_store`. With ``resume=True`` the
-        run reuses every stored record whose content key it needs, whatever
-        plan stored it, and logs "reusing n of m units; k to compute".
-    progress : bool or None, default=None
-        Progress bar; None shows it when stderr is a terminal.
-    save_models : bool, default=False
-        Also write the final fitted model with joblib beside the store
-        (``<store>.models/final-<content key>.joblib``) and record its SHA-256 in the
-        store; it is loaded only after that digest is checked.
-    retry_failed : bool, default=False
-        With ``resume``, run the units stored as failed again (by default a
-        recorded failure, crash or timeout is kept, not retried).
+    options : RunOptions
+        The backend, the store and what to do with its records, checked once.
+        With ``resume=True`` the run reuses every stored record whose content
+        key it needs, whatever plan stored it, and logs "reusing n of m units;
+        k to compute".
 
     Returns
     -------
@@ -355,9 +317,8 @@ def _execute_unlocked(
 
     Raises
     ------
-    TypeError, ValueError
-        ``store`` is not a path to a file that can be created or written
-        (checked when the store is opened, before anything runs).
+    StoreLockedError
+        Another live parcv run writes the same store (nothing is changed).
     ParcvError
         For ``cross_validate``, every fit failed (with a numeric
         ``error_score``); the records are stored first.
@@ -370,12 +331,20 @@ def _execute_unlocked(
     FitFailedWarning
         For ``cross_validate``, some fits failed and scored ``error_score``.
     """
-    show = check_progress(progress)
-    if save_models and store is None:
-        raise ValueError("save_models=True needs store=path: models are written beside it.")
+    path = check_store(options.store)
+    with nullcontext() if path is None else lock_store(path):
+        return _execute_unlocked(plan, data, kind, options)
+
+
+def _execute_unlocked(
+    plan: Plan, data: Dataset, kind: str, options: RunOptions
+) -> dict[Key, Record]:
+    """The body of :func:`execute_plan`, under the store's lock."""
+    store, save_models = options.store, options.save_models
+    show = check_progress(options.progress)
     keys = content_keys(plan, data)
-    st = _open(plan, data, kind, store, keys, resume=resume, overwrite=overwrite,
-               journal=journal)  # fmt: skip
+    st = _open(plan, data, kind, store, keys, resume=options.resume, overwrite=options.overwrite,
+               journal=options.journal)  # fmt: skip
     with store_session(st):
         # A run returns its final model: reuse a stored final only with its saved model,
         # and unpickle that (digest-checked) only when this run asks for models.
@@ -383,7 +352,7 @@ def _execute_unlocked(
         done = reuse.done
         if reuse.n_stored:
             _log.info("%s", reuse_message(len(done), plan.n_units))
-        if retry_failed and not all(r.ok for r in done.values()):
+        if options.retry_failed and not all(r.ok for r in done.values()):
             # Failed units run again; a refit is keyed by the candidate it fits, so a refit
             # of a choice the retried fits change is not reused by mistake.
             done = {k: r for k, r in done.items() if r.ok}
@@ -394,7 +363,7 @@ def _execute_unlocked(
             bar.update(batch)
 
         try:
-            records = run_plan(plan, data, backend, done=done, on_batch=on_batch,
+            records = run_plan(plan, data, options.resolved_backend, done=done, on_batch=on_batch,
                                reuse=reuse.lookup, twins=reuse.twins)  # fmt: skip
         except KeyboardInterrupt as err:
             raise RunInterrupted(_interrupt_message(store, st.records(), plan)) from err

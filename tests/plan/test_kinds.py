@@ -10,6 +10,7 @@ from sklearn.linear_model import Ridge
 from sklearn.tree import DecisionTreeRegressor
 
 from parcv.engine.backends.serial import SerialBackend
+from parcv.engine.options import RunOptions
 from parcv.engine.session import execute_plan
 from parcv.engine.work import RUNNERS
 from parcv.plan.build import build_plan
@@ -123,7 +124,7 @@ def test_a_new_kind_is_one_registry_entry_and_runs_end_to_end(train_fit_kind, tm
     plan = replace(plan, units=plan.units + extra)
     store = tmp_path / "run.sqlite"
 
-    records = execute_plan(plan, DATA, SerialBackend(), "search", store=store)
+    records = execute_plan(plan, DATA, "search", RunOptions(backend=SerialBackend(), store=store))
 
     for unit in extra:
         train = plan.inner_folds[None][unit.inner].train
@@ -135,7 +136,9 @@ def test_a_new_kind_is_one_registry_entry_and_runs_end_to_end(train_fit_kind, tm
     keys = content_keys(plan, DATA).graph_keys(plan)
     assert len(set(keys.values())) == len(keys) == 6 + 6  # its keys differ from the fits'
     # Resumed from the store by content key: nothing runs again, the same records come back.
-    again = execute_plan(plan, DATA, SerialBackend(), "search", store=store, resume=True)
+    again = execute_plan(
+        plan, DATA, "search", RunOptions(backend=SerialBackend(), store=store, resume=True)
+    )
     key = ("train-fit", None, 2, 1)
     assert again[key].test_scores == records[key].test_scores
     result = make_search_result(plan, records)
