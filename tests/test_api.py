@@ -418,6 +418,10 @@ def _run_option_cases(store):
     }  # fmt: skip
 
 
+def _as_dict(options):
+    return {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.init}
+
+
 class _Reached(Exception):
     """Raised by the engine's stand-in: the options got there, nothing runs."""
 
@@ -425,8 +429,8 @@ class _Reached(Exception):
 def _stop_at_the_engine(monkeypatch):
     seen = []
 
-    def stand_in(plan, data, backend, kind, **options):
-        seen.append((backend, options))
+    def stand_in(plan, data, kind, options):
+        seen.append((options.resolved_backend, _as_dict(options)))
         raise _Reached
 
     monkeypatch.setattr(parcv.api, "execute_plan", stand_in)
@@ -483,9 +487,9 @@ def test_search_extras_run_with_the_search_options(reg_data, tmp_path, monkeypat
     real = parcv.api.execute_plan
     seen = {}
 
-    def spy(plan, data, backend, kind, **options):
-        seen[kind] = options
-        return real(plan, data, backend, kind, **options)
+    def spy(plan, data, kind, options):
+        seen[kind] = _as_dict(options)
+        return real(plan, data, kind, options)
 
     monkeypatch.setattr(parcv.api, "execute_plan", spy)
     store = tmp_path / "s.sqlite"
