@@ -172,11 +172,14 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = 
     kind, fold, started = kind_of(unit), plan.fold_of(unit), time.time()
     estimator, pairwise = _fresh_estimator(plan, unit.candidate)
     shared: PrefixFit | None = None
+    # Outside the try, as before the fit loops were one: data that cannot be indexed as the
+    # estimator needs (a precomputed kernel given as a list) is an input error of the whole
+    # run, raised as such, not a failure of each unit.
+    split = _split_data(plan, data, unit, fold, pairwise)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             # As in scikit-learn's _fit_and_score, the timers hold the fit and the scoring only.
-            split = _split_data(plan, data, unit, fold, pairwise)
             shared = _fit_shared(plan, unit, estimator, (split.X_train, split.y_train), cache)
             if shared is None:
                 t0 = time.perf_counter()
