@@ -75,9 +75,10 @@ class _CandidateHasher:
     extra: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
+        # First, so that a value that cannot be identified (nor copied) is named as such.
+        token_of(f"the estimator {type(self.estimator).__name__}", self.estimator)
         self.base = dict(self.estimator.get_params(deep=False))
         self.extra = {k: v for k, v in vars(clone(self.estimator)).items() if k not in self.base}
-        token_of(f"the estimator {type(self.estimator).__name__}", self.base, self.extra)
 
     def digest(self, params: dict[str, Any]) -> bytes:
         token_of_entries("a candidate", params)  # a value that cannot be tokened, by name
