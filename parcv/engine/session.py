@@ -372,7 +372,8 @@ def _execute_unlocked(
         if save_models and ("final",) in records:
             _save_final(st, records[("final",)])
     if kind == "cross_validate":  # search and nested_cv report failures as they select
-        report_fit_failures(plan, records, stacklevel=5)  # under execute_plan
+        # Under _execute_unlocked, execute_plan, api._execute and api._run: at the caller.
+        report_fit_failures(plan, records, stacklevel=6)
     return records
 
 
