@@ -384,6 +384,12 @@ def _array(array: np.ndarray) -> Any:
     return (array.dtype.descr if array.dtype.names else array.dtype.str, array.shape, raw)
 
 
+@register_token(np.ma.MaskedArray)
+def _masked_array(array: np.ma.MaskedArray) -> Any:
+    # The data under the mask counts too: fill_value and data can reach a fit.
+    return (_array(np.asarray(array.data)), _array(np.ma.getmaskarray(array)), array.fill_value)
+
+
 @register_token(np.generic)
 def _numpy_scalar(value: np.generic) -> Any:
     return _array(np.asarray(value))

@@ -128,6 +128,8 @@ def test_long_arrays_that_differ_in_one_entry_differ():
     assert candidate_digest(Ridge(), {"alpha": a}) != candidate_digest(Ridge(), {"alpha": b})
     assert token(a) == token(a.copy()) == token(np.asfortranarray(a))
     assert token(a) != token(a.astype("<f4")) != token(a.reshape(600, 2))
+    masked = [np.ma.masked_array(a, mask=a > k) for k in (0.5, 2.0)]
+    assert token(masked[0]) != token(masked[1]) and token(masked[0]) != token(a)
 
 
 def test_closures_of_one_factory_differ_by_their_captured_values():
