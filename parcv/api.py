@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -19,7 +18,7 @@ from parcv.engine.options import (
     takes_run_options,
 )
 from parcv.engine.session import execute_plan, expected_keys, load_run, missing_keys
-from parcv.errors import ParcvError
+from parcv.errors import ParcvError, warn_at_caller
 from parcv.plan.build import Plan, build_plan, check_predictions
 from parcv.plan.curves import (
     CurvePlan,
@@ -676,12 +675,11 @@ def _full_columns(classes: Any, values: Any, n_classes: int, method: str) -> Any
     """
     if n_classes == len(classes):
         return values
-    warnings.warn(
+    warn_at_caller(
         f"a fold's training part has {len(classes)} of the {n_classes} classes; the "
         f"{method} columns of the missing ones are filled (as scikit-learn's cross_val_predict "
         "does). Use a stratified CV to keep every class in every training part.",
         RuntimeWarning,
-        stacklevel=3,
     )
     if method == "decision_function" and (values.ndim == 1 or len(classes) <= 2):
         raise ValueError(
@@ -757,7 +755,7 @@ def learning_curve(
                                 shuffle=shuffle, random_state=random_state,
                                 error_score=error_score)  # fmt: skip
     records = _execute(curve.plan, data, "learning_curve", run)
-    report_fit_failures(curve.plan, records, stacklevel=2)
+    report_fit_failures(curve.plan, records)
     return make_learning_curve(curve, records, return_times=return_times)
 
 

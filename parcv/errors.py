@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
+from types import FrameType
+
 from sklearn.exceptions import FitFailedWarning as _SklearnFitFailedWarning
 
 __all__ = [
@@ -15,6 +19,7 @@ __all__ = [
     "UnfinishedRunError",
     "FitFailedWarning",
     "ModelNotAvailableError",
+    "warn_at_caller",
 ]
 
 
@@ -68,3 +73,25 @@ class FitFailedWarning(UserWarning, _SklearnFitFailedWarning):  # type: ignore[m
     A subclass of scikit-learn's ``FitFailedWarning`` too: code that filters or
     catches scikit-learn's warning also sees parcv's.
     """
+
+
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """Warn at the first line outside parcv: the user's call, however deep parcv's stack is.
+
+    A fixed ``stacklevel`` counts parcv's own frames between the entry point
+    and the warning, and points at a parcv line once one is added or removed.
+
+    Parameters
+    ----------
+    message : str
+    category : type of Warning
+    """
+    level = 1
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and _in_parcv(frame.f_globals.get("__name__", "")):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1)
+
+
+def _in_parcv(module: str) -> bool:
+    return module == "parcv" or module.startswith("parcv.")

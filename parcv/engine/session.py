@@ -372,8 +372,7 @@ def _execute_unlocked(
         if save_models and ("final",) in records:
             _save_final(st, records[("final",)])
     if kind == "cross_validate":  # search and nested_cv report failures as they select
-        # Under _execute_unlocked, execute_plan, api._execute and api._run: at the caller.
-        report_fit_failures(plan, records, stacklevel=6)
+        report_fit_failures(plan, records)
     return records
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import is_classifier
 
+from parcv.errors import warn_at_caller
 from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import Dataset, check_dataset
 from parcv.plan.records import Unit
@@ -125,11 +125,10 @@ got [0.0, 1.0]. Pass e.g. train_sizes=[0.1, 0.325, 0.55, 0.775, 1.0].
         )
     unique = np.unique(sizes).astype(np.intp)
     if unique.size < sizes.size:
-        warnings.warn(
+        warn_at_caller(
             f"train_sizes {shown!r} repeat a size on {n_max} train rows; the curve has "
             f"{unique.size} points, not {sizes.size}.",
             RuntimeWarning,
-            stacklevel=3,
         )
     return unique
 

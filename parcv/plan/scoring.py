@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -14,6 +13,7 @@ from sklearn.base import clone, is_regressor
 from sklearn.metrics import check_scoring, get_scorer, get_scorer_names
 from sklearn.utils.multiclass import type_of_target
 
+from parcv.errors import warn_at_caller
 from parcv.plan.space import holds_estimator, memo
 
 __all__ = [
@@ -428,12 +428,11 @@ def _warn_if_regressor(
     if not predicts or estimator is None or not is_regressor(estimator) or swaps:
         return
     name = min(predicts)
-    warnings.warn(
+    warn_at_caller(
         f"{_label(scoring, name, given)} is a classification metric "
         f"({labels[name].__name__}), but {type(estimator).__name__} is a regressor: "
         "scikit-learn refuses to compare its continuous predictions with the labels "
         "of y, so every fit will likely fail to be scored. Pick a regression metric "
         "such as 'r2', or a classifier.",
         UserWarning,
-        stacklevel=6,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.errors import FitFailedWarning, ParcvError
+from parcv.errors import FitFailedWarning, ParcvError, warn_at_caller
 from parcv.plan.build import Plan
 from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.record_table import RecordTable
@@ -198,11 +197,10 @@ def select_for(
     if warn and excluded and len(excluded) < len(plan.candidates):
         where = "all data" if outer is None else f"outer fold {outer}"
         names = ", ".join(plan.candidates[c].label for c in excluded)
-        warnings.warn(
+        warn_at_caller(
             f"excluded from selection on {where}: candidate(s) {names} failed in every "
             "fold (see the records' tracebacks).",
             FitFailedWarning,
-            stacklevel=2,
         )
     try:
         return select_candidate(scores, [c.params for c in plan.candidates], plan.selection)
@@ -233,7 +231,7 @@ def all_failed_error(
     )
 
 
-def report_fit_failures(plan: Plan, records: Mapping[Key, Record], *, stacklevel: int) -> None:
+def report_fit_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
     """Warn when some folds of a one-candidate plan failed; raise when every one did.
 
     As scikit-learn's ``cross_validate`` with a numeric ``error_score``: a
@@ -250,12 +248,11 @@ def report_fit_failures(plan: Plan, records: Mapping[Key, Record], *, stacklevel
     fits = {k: r for k, r in records.items() if KINDS[r.unit.kind].selects}
     summary = summarize_failures(plan, fits)
     folds = ", ".join(str(i) for i in np.flatnonzero(~ok))
-    warnings.warn(
+    warn_at_caller(
         f"{n_failed} of {ok.size} fits failed (folds {folds}); their scores are "
         f"error_score={plan.error_score!r}. First error: {summary.first_error}. Pass "
         "error_score='raise' to stop at the first failure with its traceback.",
         FitFailedWarning,
-        stacklevel=stacklevel + 1,
     )
 
 

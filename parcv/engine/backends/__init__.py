@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import sys
-import warnings
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
@@ -12,6 +11,7 @@ from parcv.engine.backends.base import Backend, Executor
 from parcv.engine.backends.dask import DaskBackend
 from parcv.engine.backends.local import LocalBackend, check_n_jobs
 from parcv.engine.backends.serial import SerialBackend
+from parcv.errors import warn_at_caller
 
 __all__ = [
     "Backend",
@@ -103,12 +103,11 @@ def _warn_if_joblib_dask() -> None:
 
     active = type(get_active_backend()[0]).__name__
     if "Dask" in active:
-        warnings.warn(
+        warn_at_caller(
             f"joblib's active backend is Dask ({active}), but backend='local' runs parcv's own "
             "process pool on this machine. Pass backend='dask' to run on the Dask client "
             "(parcv uses the current default client).",
             UserWarning,
-            stacklevel=4,
         )
 
 
