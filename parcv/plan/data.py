@@ -233,9 +233,28 @@ estimator that handles NaN (e.g. HistGradientBoostingRegressor).
     """
     tags = _input_tags(estimator, params)
     name = type(estimator).__name__
+    if tags is not None and getattr(tags, "pairwise", False):
+        _check_kernel(data.X, name)
     if tags is not None:
         _check_x_for(data.X, tags, name)
     _check_y_for(estimator, data.y, name)
+
+
+def _check_kernel(X: Any, name: str) -> None:
+    """A precomputed kernel is indexed on both axes: a square array or sparse matrix."""
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        raise ValueError(
+            f"{name} takes a precomputed kernel (or affinity) matrix as X, which is indexed by "
+            f"rows and columns: pass it as an array or a sparse matrix; got a "
+            f"{type(X).__name__}. Pass np.asarray(X)."
+        )
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(
+            f"X should be a square kernel matrix: {name} takes a precomputed kernel (or "
+            f"affinity) matrix of shape (n_samples, n_samples); got shape {tuple(shape)!r}. "
+            "Pass the kernel between every pair of samples, e.g. X @ X.T."
+        )
 
 
 def _check_x_for(X: Any, tags: Any, name: str) -> None:

@@ -9,7 +9,9 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import cross_validate as sklearn_cross_validate
 from sklearn.pipeline import make_pipeline
+from sklearn.svm import SVC
 
 import parcv
 from tests.test_bad_input import DISPATCHED, NO
@@ -71,3 +73,28 @@ def test_coo_x_is_converted_once_and_scores_as_csr():
     coo = parcv.cross_validate(Ridge(), sp.coo_matrix(X), Y, cv=3, backend="serial")
     csr = parcv.cross_validate(Ridge(), sp.csr_matrix(X), Y, cv=3, backend="serial")
     assert coo.scores["test_score"].tolist() == csr.scores["test_score"].tolist()
+
+
+K = X @ X.T  # a linear kernel between the 30 samples
+
+
+@pytest.mark.parametrize(
+    ("X_bad", "message"),
+    [
+        (K[:, :20], r"X should be a square kernel matrix.*got shape \(30, 20\)"),
+        (K.tolist(), r"SVC takes a precomputed kernel.*got a list"),
+    ],
+)
+def test_a_precomputed_kernel_must_be_a_square_array_as_in_scikit_learn(X_bad, message):
+    with pytest.raises(ValueError):  # scikit-learn refuses it with a ValueError too
+        sklearn_cross_validate(SVC(kernel="precomputed"), X_bad, Y_CLS, cv=3, error_score="raise")
+    with pytest.raises(ValueError, match=message):
+        parcv.cross_validate(SVC(kernel="precomputed"), X_bad, Y_CLS, cv=3, backend=NO)
+    with pytest.raises(ValueError, match=message):  # before any fit, on a process pool too
+        parcv.search(SVC(kernel="precomputed"), {"C": [1.0]}, X_bad, Y_CLS, cv=3,
+                     backend="local", n_jobs=2)  # fmt: skip
+
+
+def test_a_square_kernel_reaches_the_backend():
+    with pytest.raises(AssertionError, match=DISPATCHED):
+        parcv.cross_validate(SVC(kernel="precomputed"), K, Y_CLS, cv=3, backend=NO)
