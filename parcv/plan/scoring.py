@@ -141,8 +141,12 @@ def _multimetric(scoring: Any) -> dict[str, Callable[..., float]]:
         raise ValueError("scoring is empty; name at least one metric or pass None.")
     scorers: dict[str, Callable[..., float]] = {}
     for name, spec in items:
-        if not isinstance(name, str):
-            raise TypeError(f"scoring keys must be str; got {name!r}.")
+        if not isinstance(name, str):  # a ValueError, as scikit-learn's check of scoring
+            where = "keys of a scoring dict" if isinstance(scoring, Mapping) else "a scoring list"
+            raise ValueError(
+                f"the {where} must be metric names (str); got {name!r}. Name a callable "
+                "scorer in a dict, e.g. scoring={'accuracy': make_scorer(accuracy_score)}."
+            )
         scorers[name] = spec if callable(spec) else _named_scorer(spec)
     if len(scorers) != len(items):
         raise ValueError(f"scoring names metrics more than once: {scoring!r}.")

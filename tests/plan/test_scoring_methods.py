@@ -13,8 +13,9 @@ from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 from sklearn.ensemble import VotingClassifier
 from sklearn.linear_model import LogisticRegression, Ridge, SGDClassifier
-from sklearn.metrics import get_scorer, get_scorer_names
+from sklearn.metrics import accuracy_score, get_scorer, get_scorer_names, make_scorer
 from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.model_selection import cross_validate as sklearn_cross_validate
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
@@ -296,3 +297,18 @@ def test_multiclass_roc_auc_refused_before_fits_exactly_when_sklearn_refuses(met
         with pytest.raises(Dispatched):
             parcv.search(LogisticRegression(), {"C": [1.0]}, X, y3, cv=3, scoring=metric,
                          backend=GO)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "scoring",
+    [
+        [make_scorer(accuracy_score), make_scorer(accuracy_score)],  # a list of callables
+        {0: "accuracy", 1: "balanced_accuracy"},  # a dict whose keys are not names
+    ],
+)
+def test_scorers_not_named_by_str_are_a_value_error_as_in_scikit_learn(scoring):
+    X, y = np.arange(40.0).reshape(20, 2), np.arange(20) % 2
+    with pytest.raises(ValueError):
+        sklearn_cross_validate(LogisticRegression(), X, y, scoring=scoring, cv=2)
+    with pytest.raises(ValueError, match=r"must be metric names \(str\).*in a dict"):
+        parcv.cross_validate(LogisticRegression(), X, y, scoring=scoring, cv=2, backend="serial")
