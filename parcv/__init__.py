@@ -10,6 +10,7 @@ from __future__ import annotations
 from parcv.api import (
     bias_variance,
     cross_val_predict,
+    cross_val_score,
     cross_validate,
     learning_curve,
     load,
@@ -83,6 +84,7 @@ __all__ = [
     "__version__",
     "bias_variance",
     "cross_val_predict",
+    "cross_val_score",
     "cross_validate",
     "learning_curve",
     "load",

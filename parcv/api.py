@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
+from numpy.typing import NDArray
 from sklearn.base import is_classifier
 
 from parcv.engine.options import (
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = [
     "bias_variance",
     "cross_val_predict",
+    "cross_val_score",
     "cross_validate",
     "learning_curve",
     "load",
@@ -221,6 +223,83 @@ def cross_validate(
         run,
     )  # fmt: skip
     return make_cv_result(plan, records, y_true=_target(plan, y))
+
+
+@takes_run_options()
+def cross_val_score(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    cv: Any = 5,
+    scoring: Any = None,
+    groups: Any = None,
+    fit_params: dict[str, Any] | None = None,
+    error_score: Any = math.nan,
+    options: RunOptions | None = None,
+    **run_options: Unpack[RunKeywords],
+) -> NDArray[np.float64]:
+    """Score one model on every split, as scikit-learn's ``cross_val_score``.
+
+    The test scores of :func:`cross_validate` with one metric, as an array:
+    the same units, run, stored and resumed the same way.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        Any scikit-learn compatible estimator; cloned for every fold.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    cv : int or splitter, default=5
+        An int k is stratified k-fold for classifiers, k-fold otherwise.
+    scoring : str or callable, default=None
+        One scikit-learn scorer name or callable; ``None`` uses
+        ``estimator.score``.
+    groups : array-like of shape (n_samples,), default=None
+        Group labels for group splitters.
+    fit_params : dict, default=None
+        Extra ``fit`` arguments; per-sample arrays are split with the rows.
+    error_score : "raise" or float, default=nan
+        Score recorded for a failing fit; ``"raise"`` stops at the first.
+    %(run_options)s
+
+    Returns
+    -------
+    ndarray of shape (n_splits,)
+        The score of each split, in the splitter's order.
+
+    Raises
+    ------
+    ValueError
+        For several metrics (as scikit-learn): use :func:`cross_validate`.
+
+    See Also
+    --------
+    cross_validate : Several metrics, train scores, intervals, predictions.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> cross_val_score(Ridge(), X, y, cv=3, backend="serial").round(3)
+    array([0.37 , 0.418, 0.44 ])
+    """
+    run = check_run_options(options, run_options, caller="cross_val_score")
+    if scoring is not None and not isinstance(scoring, str) and not callable(scoring):
+        raise ValueError(
+            f"cross_val_score takes one metric (a name, a scorer or None); got scoring="
+            f"{scoring!r}. For several metrics, use parcv.cross_validate(..., scoring=[...])."
+        )
+    plan, records = _run(
+        "cross_validate",
+        estimator,
+        None,
+        (X, y, groups, fit_params),
+        dict(inner=cv, scoring=scoring, refit=False, error_score=error_score),
+        run,
+    )  # fmt: skip
+    return np.asarray(make_cv_result(plan, records).scores["test_score"], dtype=np.float64)
 
 
 @takes_run_options(final_model=True)

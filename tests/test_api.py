@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import loguniform
 from sklearn import model_selection as ms
+from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
@@ -305,6 +306,7 @@ def test_public_api_is_pinned():
             "__version__",
             "bias_variance",
             "cross_val_predict",
+            "cross_val_score",
             "cross_validate",
             "learning_curve",
             "load",
@@ -384,6 +386,7 @@ ENTRY_POINTS = {
         Ridge(), {"alpha": [1.0]}, X, y, outer=3, inner=2, **kw
     ),
     "cross_val_predict": lambda X, y, **kw: parcv.cross_val_predict(Ridge(), X, y, cv=3, **kw),
+    "cross_val_score": lambda X, y, **kw: parcv.cross_val_score(Ridge(), X, y, cv=3, **kw),
     "learning_curve": lambda X, y, **kw: parcv.learning_curve(
         Ridge(), X, y, cv=3, train_sizes=[1.0], **kw
     ),
@@ -508,3 +511,29 @@ def test_search_extras_run_with_the_search_options(reg_data, tmp_path, monkeypat
         assert (options["journal"], options["progress"]) == ("delete", False)
         assert options["store"] == f"{store}.{kind}.sqlite"
         assert options["save_models"] is False  # a curve has no final model
+
+
+@pytest.mark.parametrize(
+    ("estimator", "scoring", "cv"),
+    [
+        (Ridge(alpha=0.5), None, 4),
+        (Ridge(alpha=0.5), "neg_mean_absolute_error", ms.KFold(3, shuffle=True, random_state=0)),
+        (LogisticRegression(), "balanced_accuracy", 5),  # an int is stratified for classifiers
+    ],
+)
+def test_cross_val_score_equals_scikit_learns_on_every_backend(estimator, scoring, cv, backend):
+    X, y = make_classification(n_samples=90, n_features=5, random_state=0)
+    target = y if isinstance(estimator, LogisticRegression) else X[:, 0] + y
+    expected = ms.cross_val_score(estimator, X, target, scoring=scoring, cv=cv)
+    got = parcv.cross_val_score(estimator, X, target, scoring=scoring, cv=cv, backend=backend)
+    assert got.dtype == np.float64 and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_cross_val_score_takes_one_metric_as_scikit_learn():
+    X, y = make_classification(n_samples=40, random_state=0)
+    with pytest.raises(ValueError):
+        ms.cross_val_score(LogisticRegression(), X, y, scoring=["accuracy", "f1"])
+    with pytest.raises(ValueError, match=r"one metric.*parcv\.cross_validate"):
+        parcv.cross_val_score(LogisticRegression(), X, y, scoring=["accuracy", "f1"],
+                              backend=_NeverRuns())  # fmt: skip
