@@ -31,7 +31,14 @@ from parcv.plan.kinds import Kind, kind_of
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import Key, Unit
 from parcv.plan.splits import Fold
-from parcv.plan.tokens import TOKEN_SIZE, estimator_token, token, token_of, token_of_entries
+from parcv.plan.tokens import (
+    TOKEN_SIZE,
+    TokenError,
+    estimator_token,
+    token,
+    token_of,
+    token_of_entries,
+)
 
 __all__ = ["NUMBERS_VERSION", "ContentKeys", "candidate_digest", "content_keys"]
 
@@ -81,7 +88,13 @@ class _CandidateHasher:
         self.extra = {k: v for k, v in vars(clone(self.estimator)).items() if k not in self.base}
 
     def digest(self, params: dict[str, Any]) -> bytes:
-        token_of_entries("a candidate", params)  # a value that cannot be tokened, by name
+        try:
+            return self._digest(params)
+        except TokenError:
+            token_of_entries("a candidate", params)  # names the parameter at fault
+            raise
+
+    def _digest(self, params: dict[str, Any]) -> bytes:
         simple = all(
             "__" not in k and k in self.base and not hasattr(v, "get_params")
             for k, v in params.items()
@@ -105,11 +118,6 @@ def _folds_digest(folds: Sequence[Fold]) -> bytes:
     if isinstance(folds, PartitionFolds):
         return token("partition", *(_indices(p) for p in (folds.rows, folds.tests, folds.offsets)))
     return token("folds", *(_fold_digest(f) for f in folds))
-
-
-def data_digest(data: Dataset) -> bytes:
-    """Digest of X, y, groups and the fit parameters (see :func:`~parcv.plan.data.data_token`)."""
-    return data_token(data)
 
 
 @dataclass(frozen=True)
@@ -232,7 +240,7 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
                 folds[(outer, i)] = _fold_digest(fold)
     folds.setdefault((None, "rows"), token("rows", _indices(plan.rows_of(None))))
     context = token(
-        data_digest(data),
+        data_token(data),
         token_of("the scoring", dict(plan.scoring.scorers)),
         plan.return_train_score,
         NUMBERS_VERSION,

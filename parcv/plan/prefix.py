@@ -16,7 +16,7 @@ from sklearn.utils import get_tags
 
 from parcv.plan.data import Dataset
 from parcv.plan.space import Candidate
-from parcv.plan.tokens import token, token_of, token_of_entries
+from parcv.plan.tokens import TokenError, token, token_of, token_of_entries
 
 __all__ = ["prefix_ids", "sharing_problem"]
 
@@ -92,12 +92,15 @@ def prefix_ids(estimator: Any, candidates: Sequence[Candidate]) -> tuple[tuple[i
     names: list[dict[bytes, int]] = [{} for _ in range(depth)]
     ids = []
     for candidate in candidates:
-        token_of_entries(f"candidate {candidate.index}", candidate.params)
         owned = sorted(candidate.params.items())
         row = []
         for j in range(depth):
             mine = [(k, v) for k, v in owned if _owner(k, steps) <= j]
-            digest = token(base[: j + 1], mine)
+            try:
+                digest = token(base[: j + 1], mine)
+            except TokenError:
+                token_of_entries(f"candidate {candidate.index}", candidate.params)  # by name
+                raise
             row.append(names[j].setdefault(digest, len(names[j])))
         ids.append(tuple(row))
     return tuple(ids)
