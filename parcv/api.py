@@ -291,15 +291,11 @@ def cross_val_score(
             f"cross_val_score takes one metric (a name, a scorer or None); got scoring="
             f"{scoring!r}. For several metrics, use parcv.cross_validate(..., scoring=[...])."
         )
-    plan, records = _run(
-        "cross_validate",
-        estimator,
-        None,
-        (X, y, groups, fit_params),
-        dict(inner=cv, scoring=scoring, refit=False, error_score=error_score),
-        run,
+    result = cross_validate(
+        estimator, X, y, cv=cv, scoring=scoring, groups=groups, fit_params=fit_params,
+        error_score=error_score, options=run,
     )  # fmt: skip
-    return np.asarray(make_cv_result(plan, records).scores["test_score"], dtype=np.float64)
+    return np.asarray(result.scores["test_score"], dtype=np.float64)
 
 
 @takes_run_options(final_model=True)
