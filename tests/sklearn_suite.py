@@ -1,13 +1,18 @@
-"""Load scikit-learn's own search tests with parcv's GridSearchCV and RandomizedSearchCV in them.
+"""Load scikit-learn's own model-selection tests with parcv's classes and functions in them.
 
 The tests are scikit-learn's, read from the installed copy (so they match its
-version): the module ``sklearn/model_selection/tests/test_search.py`` is loaded
-anew while ``sklearn.model_selection.GridSearchCV`` and ``RandomizedSearchCV``
-name parcv's classes, so its functions and its parametrize lists call parcv.
+version): ``sklearn/model_selection/tests/test_search.py`` and ``test_validation.py``
+are loaded anew while ``sklearn.model_selection``'s ``GridSearchCV``,
+``RandomizedSearchCV``, ``cross_validate``, ``cross_val_score``,
+``cross_val_predict``, ``learning_curve``, ``validation_curve`` and
+``permutation_test_score`` name parcv's, so their functions and parametrize lists
+call parcv. ``CALLS`` counts the calls of those names (``scripts/sklearn_parity.py``
+reads it to tell the tests that call parcv from those that do not).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 import sys
@@ -20,11 +25,23 @@ import sklearn.model_selection
 
 import parcv
 
+CALLS = [0]
+
+FUNCTIONS = (
+    "cross_validate",
+    "cross_val_score",
+    "cross_val_predict",
+    "learning_curve",
+    "validation_curve",
+    "permutation_test_score",
+)
+
 
 def _face(base: type, backend: str) -> type:
     """``base`` with ``backend`` as its default, defined at module level so that it pickles."""
 
     def __init__(self, *args, **options):
+        CALLS[0] += 1
         options.setdefault("backend", backend)
         if backend == "local":
             options.setdefault("n_jobs", 2)  # the test machines have two cores
@@ -40,20 +57,46 @@ def _face(base: type, backend: str) -> type:
 
 
 def _faces(backend: str) -> tuple[type, type]:
-    return _face(parcv.GridSearchCV, backend), _face(parcv.RandomizedSearchCV, backend)
+    # One pair per backend: a class defined again would not pickle by its name.
+    if backend not in _FACES:
+        _FACES[backend] = (
+            _face(parcv.GridSearchCV, backend),
+            _face(parcv.RandomizedSearchCV, backend),
+        )
+    return _FACES[backend]
 
 
-def load_suite(backend: str) -> ModuleType:
-    """scikit-learn's test_search module, its search classes replaced by parcv's."""
+_FACES: dict[str, tuple[type, type]] = {}
+
+
+def _function(name: str, backend: str):
+    """parcv's function ``name`` with ``backend`` as its default."""
+    target = getattr(parcv, name)
+
+    @functools.wraps(target)
+    def call(*args, **options):
+        CALLS[0] += 1
+        options.setdefault("backend", backend)
+        if backend == "local":
+            options.setdefault("n_jobs", 2)
+        return target(*args, **options)
+
+    return call
+
+
+def load_suite(backend: str, suite: str = "search") -> ModuleType:
+    """scikit-learn's ``test_<suite>`` module, its searches and functions replaced by parcv's."""
     grid, randomized = _faces(backend)
-    found = importlib.util.find_spec("sklearn.model_selection.tests.test_search")
+    names = {"GridSearchCV": grid, "RandomizedSearchCV": randomized}
+    names.update({name: _function(name, backend) for name in FUNCTIONS})
+    found = importlib.util.find_spec(f"sklearn.model_selection.tests.test_{suite}")
     assert found is not None and found.origin is not None
-    spec = importlib.util.spec_from_file_location(f"sklearn_search_suite_{backend}", found.origin)
+    spec = importlib.util.spec_from_file_location(f"sklearn_{suite}_suite_{backend}", found.origin)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    saved = sklearn.model_selection.GridSearchCV, sklearn.model_selection.RandomizedSearchCV
-    sklearn.model_selection.GridSearchCV = grid
-    sklearn.model_selection.RandomizedSearchCV = randomized
+    saved = {name: getattr(sklearn.model_selection, name) for name in names}
+    for name, value in names.items():
+        setattr(sklearn.model_selection, name, value)
     sys.modules[module.__name__] = module  # its classes must pickle by name
     try:
         with warnings.catch_warnings():
@@ -61,7 +104,8 @@ def load_suite(backend: str) -> ModuleType:
             warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
             spec.loader.exec_module(module)
     finally:
-        sklearn.model_selection.GridSearchCV, sklearn.model_selection.RandomizedSearchCV = saved
+        for name, value in saved.items():
+            setattr(sklearn.model_selection, name, value)
     # Worker processes cannot import this module by name: ship its estimators by value.
     cloudpickle.register_pickle_by_value(module)
     return module
