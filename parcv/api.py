@@ -36,7 +36,12 @@ from parcv.plan.records import Key, Record
 from parcv.plan.selection import Selection
 from parcv.plan.space import check_space
 from parcv.results.aggregate import report_fit_failures
-from parcv.results.assemble import make_cv_result, make_nested_result, make_search_result
+from parcv.results.assemble import (
+    fold_indices,
+    make_cv_result,
+    make_nested_result,
+    make_search_result,
+)
 from parcv.results.curves import (
     BiasVarianceResult,
     LearningCurveResult,
@@ -111,6 +116,8 @@ def cross_validate(
     ncv_repetitions: int = 50,
     ncv_random_state: int = 0,
     return_predictions: Any = False,
+    return_estimator: bool = False,
+    return_indices: bool = False,
     options: RunOptions | None = None,
     **run_options: Unpack[RunKeywords],
 ) -> CVResult:
@@ -193,12 +200,22 @@ def cross_validate(
         ``classes_`` are kept with the per-class outputs). Every estimator
         must have the methods. Records stored without predictions are not
         reused by a run that keeps them. Not with ``fast_cv=True``.
+    return_estimator : bool, default=False
+        Keep the estimator fitted on each fold (``result["estimator"]``,
+        ``result.estimators``), as scikit-learn does. The store does not keep
+        fitted estimators, so such a run fits every fold even on resume; its
+        records are not reused by runs without it, nor theirs by it. Not with
+        ``fast_cv=True``.
+    return_indices : bool, default=False
+        Add each fold's train and test rows (``result["indices"]``).
     %(run_options)s
 
     Returns
     -------
     CVResult
-        ``scores`` has the keys of ``sklearn.model_selection.cross_validate``.
+        Reads as the dict of ``sklearn.model_selection.cross_validate``
+        (``result["test_score"]``, ``dict(result)``); ``scores`` holds its
+        arrays.
 
     Examples
     --------
@@ -219,10 +236,16 @@ def cross_validate(
              interval=interval, confidence=confidence, ncv_repetitions=ncv_repetitions,
              ncv_random_state=ncv_random_state,
              return_train_score=return_train_score, fast_cv=fast_cv,
-             predictions=return_predictions),
+             predictions=return_predictions, estimators=return_estimator),
         run,
     )  # fmt: skip
-    return make_cv_result(plan, records, y_true=_target(plan, y))
+    result = make_cv_result(plan, records, y_true=_target(plan, y))
+    if not isinstance(return_indices, (bool, np.bool_)):
+        raise TypeError(
+            f"return_indices must be True or False; got {return_indices!r}. Pass True to "
+            "get each fold's train and test rows."
+        )
+    return replace(result, indices=fold_indices(plan)) if return_indices else result
 
 
 @takes_run_options()

@@ -218,7 +218,8 @@ def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool) -> Reu
     """Find this plan's units among the store's records, by content key."""
     graph = keys.graph_keys(plan)
     twins = _twins(graph, plan)
-    if st.path is None or st.n_records() == 0:
+    if st.path is None or st.n_records() == 0 or plan.estimators:
+        # A store keeps no fold's fitted estimator: a run that returns them fits every fold.
         return Reuse({}, twins, None, 0)
     stored = st.stored(graph.values())
     done = {}

@@ -272,6 +272,11 @@ def _keep_model(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[s
     return {"estimator": estimator}
 
 
+def _keep_estimator(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
+    """The fitted estimator of a fit, when the plan asks (``return_estimator``)."""
+    return {"estimator": estimator} if plan.estimators else {}
+
+
 def _fit_shared(
     plan: Plan, unit: Unit, estimator: Any, train: tuple[Any, Any], cache: PrefixCache | None
 ) -> PrefixFit | None:
@@ -545,6 +550,7 @@ _KEEPERS: dict[str, _Keeper] = {
     "predicted": _Keeper(_keep_predicted),
     "criteria": _Keeper(_keep_criteria),
     "model": _Keeper(_keep_model, timed=False),
+    "estimator": _Keeper(_keep_estimator, timed=False),
 }
 
 

@@ -93,6 +93,9 @@ class Plan:
     predictions : tuple of str, default=()
         Methods (of :data:`~parcv.plan.records.PREDICT_METHODS`) whose output
         on the test rows every ``fit`` and ``refit`` unit keeps.
+    estimators : bool, default=False
+        Whether every ``fit`` unit keeps its fitted estimator in its record
+        (``return_estimator`` of :func:`parcv.cross_validate`).
     permutations : Permutations or None, default=None
         The permuted targets of a permutation test, whose fits are the
         ``perm`` units. A bias-variance decomposition's ``boot`` units fit
@@ -121,6 +124,7 @@ class Plan:
     bbc: BBCRequest | None = None
     predictions: tuple[str, ...] = ()
     permutations: Permutations | None = field(default=None, repr=False)
+    estimators: bool = False
 
     @property
     def n_units(self) -> int:
@@ -252,6 +256,7 @@ def build_plan(
     ncv_random_state: Any = 0,
     bbc: Any = False,
     predictions: Any = False,
+    estimators: Any = False,
 ) -> Plan:
     """Validate everything and materialise the units of a run.
 
@@ -286,6 +291,9 @@ def build_plan(
     predictions : bool, str or sequence of str, default=False
         Test-fold outputs every fit and refit keeps, as ``return_predictions``
         of :func:`parcv.cross_validate` (see :func:`check_predictions`).
+    estimators : bool, default=False
+        Every fit keeps its fitted estimator, as ``return_estimator`` of
+        :func:`parcv.cross_validate`.
 
     Returns
     -------
@@ -318,13 +326,19 @@ def build_plan(
     request = check_criteria(criteria, estimator)
     race = check_racing(racing, fast_cv)
     methods = check_predictions(predictions, estimator, candidates)
+    _check_flag("return_estimator", estimators, "to keep the estimator fitted on each fold")
+    if estimators and fast_cv is True:
+        raise ValueError(
+            "fast_cv=True and return_estimator=True do not go together: fast CV fits no "
+            "estimator per fold. Pass fast_cv=False (or the default 'auto') to refit every fold."
+        )
     if methods and fast_cv is True:
         raise ValueError(
             "fast_cv=True and return_predictions do not go together: fast CV keeps one "
             f"score per fold, not the predictions (asked for {list(methods)!r}). Pass "
             "fast_cv=False (or the default 'auto') to refit every fold and keep them."
         )
-    if race is not None or bbc is True or methods:
+    if race is not None or bbc is True or methods or estimators:
         fast_cv = False  # a race needs one score per fold as it comes; BBC, per-sample losses
     do_final = bool(refit) if final is None else final
     outer_folds, inner_folds = _all_folds(estimator, data, inner, outer, do_final)
@@ -374,6 +388,7 @@ def build_plan(
         ncv=ncv,
         bbc=bbc_request,
         predictions=methods,
+        estimators=bool(estimators),
     )
 
 
@@ -633,14 +648,16 @@ def make_units(
 # What the plan fingerprint covers, as a mismatch message names it (see _fingerprint_parts).
 FINGERPRINTED = (
     "data", "estimator", "space", "folds", "scoring", "refit", "return_train_score",
-    "fast_cv", "criteria", "interval", "BBC-CV", "return_predictions", "permutations",
-    "unit kinds", "parcv version",
+    "fast_cv", "criteria", "interval", "BBC-CV", "return_predictions", "return_estimator",
+    "permutations", "unit kinds", "parcv version",
 )  # fmt: skip
 
 
 def _fingerprint_parts(plan: Plan, data: Dataset) -> dict[str, Any]:
     """The values the fingerprint tokens, under the names of :data:`FINGERPRINTED`."""
     permutations = plan.permutations
+    # Only when asked, so that the fingerprints of plans without it stay as they were.
+    estimators = {"return_estimator": True} if plan.estimators else {}
     return {
         "data": data_token(data),
         "estimator": plan.estimator,
@@ -655,6 +672,7 @@ def _fingerprint_parts(plan: Plan, data: Dataset) -> dict[str, Any]:
         "interval": plan.interval,  # its fits are units of the plan
         "BBC-CV": plan.bbc,  # the fits keep per-sample losses
         "return_predictions": plan.predictions,  # fits and refits keep test-fold outputs
+        **estimators,  # fits keep their fitted estimators
         "permutations": None
         if permutations is None
         else (permutations.indices, [_folds_value(f) for f in permutations.folds]),

@@ -134,8 +134,9 @@ class ContentKeys:
         ``(outer, "rows")``, a fast-CV outer fold's whole inner CV under
         ``(outer, "inner")``.
     context : bytes
-        Digest of the data, scorers, return_train_score, NUMBERS_VERSION and the
-        predictions the units keep (``return_predictions``).
+        Digest of the data, scorers, return_train_score, NUMBERS_VERSION, the
+        predictions the units keep (``return_predictions``) and whether they
+        keep their fitted estimators (``return_estimator``).
     batches : dict of int to bytes
         With fast CV, per candidate the digest of its batch (a fast-CV record
         is computed with the candidates of its batch).
@@ -246,6 +247,8 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
         NUMBERS_VERSION,
         # Records that keep predictions are other records: one without them is not reused.
         plan.predictions or None,
+        # Likewise records that keep their fitted estimators (only then: other keys stay).
+        *(("estimators",) if plan.estimators else ()),
     )
     batches = {}
     for batch in plan.batches:

@@ -39,6 +39,7 @@ KEEPS = (
     "predicted",  # predict() on the test rows as float64, as folds["prediction"]
     "criteria",  # the information criteria of the fit on its training rows
     "model",  # the fitted estimator itself
+    "estimator",  # the fitted estimator of a fit, when the plan asks (return_estimator)
     "fold_scores",  # per-fold test scores of a whole inner CV (fast CV)
 )
 
@@ -275,7 +276,7 @@ register_kind(Kind(
 register_kind(Kind(
     "fit", 1, _FIELDS,
     rows=lambda plan, u: plan.inner_folds[u.outer][u.inner],  # type: ignore[index]
-    keeps=("scores", "train_scores", "bbc_losses", "predictions"),
+    keeps=("scores", "train_scores", "bbc_losses", "predictions", "estimator"),
     tag=b"fit",
     digests=_fit_digests,
     describe=lambda u: f"{_where(u.outer)}, inner fold {u.inner}",

@@ -26,7 +26,7 @@ from parcv.results.predictions import StoredPredictions, stored_predictions
 from parcv.results.summary import selection_stability, summarize_rows, summarize_scores
 from parcv.stats.intervals import CVInterval, bbc_cv, naive_cv_interval, ncv_interval
 
-__all__ = ["make_cv_result", "make_nested_result", "make_search_result"]
+__all__ = ["fold_indices", "make_cv_result", "make_nested_result", "make_search_result"]
 
 
 def _sorted_records(records: Mapping[Key, Record]) -> Sequence[Record]:
@@ -118,7 +118,36 @@ def make_cv_result(plan: Plan, records: Mapping[Key, Record], *, y_true: Any = N
         count_warnings(plan, records), fast_cv=plan.fast_cv, interval=interval,
         naive_interval=naive, interval_note=note,
         predictions=_search_predictions(plan, records, y_true),
+        estimators=_fold_estimators(plan, records),
     )  # fmt: skip
+
+
+def _fold_estimators(plan: Plan, records: Mapping[Key, Record]) -> list[Any] | None:
+    """The estimator fitted on each fold, when the plan kept them (None: a failed fit)."""
+    if not plan.estimators:
+        return None
+    n_folds = len(plan.inner_folds[None])
+    return [records[("fit", None, i, 0)].estimator for i in range(n_folds)]
+
+
+def fold_indices(plan: Plan) -> dict[str, tuple[NDArray[np.intp], ...]]:
+    """Each fold's train and test rows of a one-candidate plan, as scikit-learn's ``indices``.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from parcv.plan.build import build_plan
+    >>> from parcv.plan.data import check_dataset
+    >>> data = check_dataset(np.arange(8.0).reshape(4, 2), np.arange(4.0))
+    >>> plan = build_plan(Ridge(), None, data, inner=2, refit=False)
+    >>> [t.tolist() for t in fold_indices(plan)["test"]]
+    [[0, 1], [2, 3]]
+    """
+    folds = plan.inner_folds[None]
+    return {
+        "train": tuple(np.asarray(f.train) for f in folds),
+        "test": tuple(np.asarray(f.test) for f in folds),
+    }
 
 
 def _intervals(

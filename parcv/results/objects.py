@@ -92,8 +92,12 @@ def _notes(fast_cv: bool) -> list[str]:
 
 
 @dataclass(frozen=True, repr=False)
-class CVResult(Exportable):
+class CVResult(Exportable, dict[str, Any]):
     """K-fold cross-validation of one model.
+
+    It is the dict ``sklearn.model_selection.cross_validate`` returns (a
+    ``dict``, its keys in scikit-learn's order: ``result["test_score"]``,
+    ``"estimator" in result``, ``dict(result)``), with the attributes below.
 
     Attributes
     ----------
@@ -118,6 +122,24 @@ class CVResult(Exportable):
     predictions : StoredPredictions or None
         With ``return_predictions``: the outputs on every fold's test rows
         (:meth:`out_of_fold`).
+    estimators : list of estimator or None
+        With ``return_estimator``: the estimator fitted on each fold (None
+        where its fit failed), as the ``"estimator"`` key.
+    indices : dict or None
+        With ``return_indices``: ``{"train": (...), "test": (...)}``, each
+        fold's train and test rows, as the ``"indices"`` key.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> from parcv import cross_validate
+    >>> X, y = make_regression(n_samples=40, n_features=3, random_state=0)
+    >>> result = cross_validate(Ridge(), X, y, cv=4, return_indices=True, backend="serial")
+    >>> list(result)
+    ['fit_time', 'score_time', 'indices', 'test_score']
+    >>> result["test_score"] is result.scores["test_score"], len(result["indices"]["test"])
+    (True, 4)
     """
 
     scores: dict[str, NDArray[np.float64]]
@@ -130,6 +152,17 @@ class CVResult(Exportable):
     naive_interval: CVInterval | None = None
     interval_note: str = ""
     predictions: StoredPredictions | None = field(default=None, repr=False)
+    estimators: list[Any] | None = field(default=None, repr=False)
+    indices: dict[str, tuple[NDArray[np.intp], ...]] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # The dict of scikit-learn's cross_validate, its keys in its order.
+        self.update(fit_time=self.scores["fit_time"], score_time=self.scores["score_time"])
+        if self.estimators is not None:
+            self["estimator"] = self.estimators
+        if self.indices is not None:
+            self["indices"] = self.indices
+        self.update(self.scores)
 
     @property
     def notes(self) -> list[str]:
