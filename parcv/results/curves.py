@@ -1,8 +1,9 @@
 """Results of learning curves, validation curves, permutation tests and bias-variance.
 
-Each result unpacks like the tuple scikit-learn (or mlxtend) returns, so
-``train_sizes, train_scores, test_scores = parcv.learning_curve(...)`` works
-as a drop-in; the fields name the same arrays.
+Each result reads like the tuple scikit-learn (or mlxtend) returns -- it
+unpacks, indexes (``curve[1]``), has its ``len`` and converts with
+``np.asarray`` -- so ``train_sizes, train_scores, test_scores =
+parcv.learning_curve(...)`` works as a drop-in; the fields name the same arrays.
 """
 
 from __future__ import annotations
@@ -48,11 +49,27 @@ def _mean_se(scores: NDArray[np.float64]) -> str:
     return ", ".join(f"{m:.4g}±{s:.2g}" for m, s in zip(mean, se, strict=True))
 
 
+class _Tuple(Exportable):
+    """Mixin: read as the tuple of ``_items()`` (unpack, index, ``len``, ``np.asarray``)."""
+
+    def _items(self) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._items()[index]
+
+
 @dataclass(frozen=True, eq=False)
-class LearningCurveResult(Exportable):
+class LearningCurveResult(_Tuple):
     """Train and test scores for growing training sets, as scikit-learn's ``learning_curve``.
 
-    Unpacks as ``(train_sizes_abs, train_scores, test_scores)``, and with
+    Reads as the tuple ``(train_sizes_abs, train_scores, test_scores)``, and with
     ``return_times=True`` also ``fit_times, score_times``, like scikit-learn.
 
     Parameters
@@ -82,10 +99,9 @@ class LearningCurveResult(Exportable):
         names = ("train_sizes_abs", "train_scores", "test_scores", "fit_times", "score_times")
         return {"metric": self.metric, **{n: getattr(self, n) for n in names}}
 
-    def __iter__(self) -> Iterator[NDArray[Any]]:
-        yield from (self.train_sizes_abs, self.train_scores, self.test_scores)
-        if self.return_times:
-            yield from (self.fit_times, self.score_times)
+    def _items(self) -> tuple[NDArray[Any], ...]:
+        sizes = (self.train_sizes_abs, self.train_scores, self.test_scores)
+        return (*sizes, self.fit_times, self.score_times) if self.return_times else sizes
 
     def __repr__(self) -> str:
         rows = [("train sizes", ", ".join(map(str, self.train_sizes_abs.tolist()))),
@@ -96,10 +112,10 @@ class LearningCurveResult(Exportable):
 
 
 @dataclass(frozen=True, eq=False)
-class ValidationCurveResult(Exportable):
+class ValidationCurveResult(_Tuple):
     """Train and test scores along one parameter, as scikit-learn's ``validation_curve``.
 
-    Unpacks as ``(train_scores, test_scores)``.
+    Reads as the tuple ``(train_scores, test_scores)``.
 
     Parameters
     ----------
@@ -125,8 +141,8 @@ class ValidationCurveResult(Exportable):
                  "score_times", "metric")  # fmt: skip
         return {n: getattr(self, n) for n in names}
 
-    def __iter__(self) -> Iterator[NDArray[np.float64]]:
-        yield from (self.train_scores, self.test_scores)
+    def _items(self) -> tuple[NDArray[np.float64], ...]:
+        return self.train_scores, self.test_scores
 
     def __repr__(self) -> str:
         rows = [(self.param_name, ", ".join(repr(v) for v in self.param_range)),
@@ -137,10 +153,10 @@ class ValidationCurveResult(Exportable):
 
 
 @dataclass(frozen=True, eq=False)
-class PermutationTestResult(Exportable):
+class PermutationTestResult(_Tuple):
     """Whether a CV score beats chance, as scikit-learn's ``permutation_test_score``.
 
-    Unpacks as ``(score, permutation_scores, pvalue)``.
+    Reads as the tuple ``(score, permutation_scores, pvalue)``.
 
     Parameters
     ----------
@@ -167,8 +183,8 @@ class PermutationTestResult(Exportable):
         names = ("score", "permutation_scores", "pvalue", "fold_scores", "metric")
         return {n: getattr(self, n) for n in names}
 
-    def __iter__(self) -> Iterator[Any]:
-        yield from (self.score, self.permutation_scores, self.pvalue)
+    def _items(self) -> tuple[Any, ...]:
+        return self.score, self.permutation_scores, self.pvalue
 
     def __repr__(self) -> str:
         perm = self.permutation_scores
@@ -179,7 +195,7 @@ class PermutationTestResult(Exportable):
 
 
 @dataclass(frozen=True, eq=False)
-class BiasVarianceResult(Exportable):
+class BiasVarianceResult(_Tuple):
     """The bias-variance decomposition of a model's expected loss on a test set.
 
     For squared error, the expected loss over training sets is bias² +
@@ -191,7 +207,7 @@ class BiasVarianceResult(Exportable):
     main (most frequent) prediction and the variance how often a round
     disagrees with it; they need not add up to the expected loss.
 
-    Unpacks as ``(avg_expected_loss, avg_bias, avg_var)``, like mlxtend's
+    Reads as the tuple ``(avg_expected_loss, avg_bias, avg_var)``, like mlxtend's
     ``bias_variance_decomp``.
 
     Parameters
@@ -217,8 +233,8 @@ class BiasVarianceResult(Exportable):
         names = ("avg_expected_loss", "avg_bias", "avg_var", "loss", "n_rounds")
         return {n: getattr(self, n) for n in names}
 
-    def __iter__(self) -> Iterator[float]:
-        yield from (self.avg_expected_loss, self.avg_bias, self.avg_var)
+    def _items(self) -> tuple[float, ...]:
+        return self.avg_expected_loss, self.avg_bias, self.avg_var
 
     def __repr__(self) -> str:
         bias = "bias²" if self.loss == "mse" else "bias"

@@ -85,3 +85,32 @@ def test_return_estimator_and_indices_are_checked(reg_data):
         parcv.cross_validate(Ridge(), X, y, return_indices=1, backend="serial")
     with pytest.raises(ValueError, match="fast_cv=True and return_estimator=True"):
         parcv.cross_validate(Ridge(), X, y, fast_cv=True, return_estimator=True, backend="serial")
+
+
+def _same(expected, got):
+    assert len(got) == len(expected)
+    for i, value in enumerate(expected):
+        np.testing.assert_array_equal(got[i], value)
+    for a, b in zip(expected[1:], got[1:], strict=True):  # slices are tuples, as scikit-learn's
+        np.testing.assert_array_equal(a, b)
+
+
+def test_curves_index_and_convert_as_scikit_learns_tuples(clf_data, backend):
+    X, y = clf_data
+    model, cv = LogisticRegression(), KFold(3, shuffle=True, random_state=0)
+    expected = ms.learning_curve(model, X, y, cv=cv, train_sizes=[0.5, 1.0], return_times=True)
+    got = parcv.learning_curve(model, X, y, cv=cv, train_sizes=[0.5, 1.0], return_times=True,
+                               backend=backend)  # fmt: skip
+    _same(expected[:3], got[:3])
+    assert len(got) == 5 and got[-1] is got.score_times and got[3].shape == expected[3].shape
+    options = dict(param_name="C", param_range=[0.1, 1.0, 10.0], cv=cv)
+    expected = ms.validation_curve(model, X, y, **options)
+    got = parcv.validation_curve(model, X, y, backend=backend, **options)
+    _same(expected, got)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+    assert np.asarray(got).shape == (2, 3, 3)
+    expected = ms.permutation_test_score(model, X, y, cv=cv, n_permutations=5, random_state=0)
+    got = parcv.permutation_test_score(model, X, y, cv=cv, n_permutations=5, random_state=0,
+                                       backend=backend)  # fmt: skip
+    _same(expected, got)
+    assert got[0] == expected[0] and got[2] == expected[2] and got[-1] is got[2]
