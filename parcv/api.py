@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,6 +26,7 @@ from parcv.plan.curves import (
     CurvePlan,
     bias_variance_data,
     candidate_space,
+    draw_seed,
     for_candidates,
     plan_bias_variance,
     plan_learning_curve,
@@ -56,7 +58,7 @@ from parcv.results.curves import (
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult, make_partial_result
 from parcv.stats.racing import Racing
-from parcv.store.sqlite import check_store_to_read, read_target
+from parcv.store.sqlite import check_store_to_read, read_meta, read_target
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -807,6 +809,8 @@ def learning_curve(
     error_score: Any = math.nan,
     return_times: bool = False,
     fit_params: dict[str, Any] | None = None,
+    exploit_incremental_learning: bool = False,
+    verbose: int = 0,
     options: RunOptions | None = None,
     **run_options: Unpack[RunKeywords],
 ) -> LearningCurveResult:
@@ -824,11 +828,25 @@ def learning_curve(
     train_sizes : array-like, default=(0.1, 0.325, 0.55, 0.775, 1.0)
         Fractions in (0, 1] of the first fold's train rows, or counts of rows.
     shuffle : bool, default=False
-        Permute each fold's train rows before cutting them (needs ``random_state``).
+        Permute each fold's train rows before cutting them.
     random_state : int, default=None
         Seed of that permutation, drawn fold after fold as scikit-learn does.
+        None with ``shuffle``: parcv draws a seed from the system's entropy
+        (as scikit-learn's None draws fresh rows), records it in the result
+        (``random_state_``) and in the store's plan; a resume of that store
+        (``resume=True`` without ``random_state``) reuses it, so it completes
+        the same curve.
     return_times : bool, default=False
         Also unpack fit and score times (the result holds them either way).
+    exploit_incremental_learning : bool, default=False
+        As scikit-learn: one unit per fold fits the fold's train rows with
+        ``partial_fit`` in steps up to each train size (a classifier's
+        ``partial_fit`` gets ``classes``, every class of ``y``) and is scored
+        after each step, instead of one fit per (fold, size). A failing
+        ``partial_fit`` stops the run, as in scikit-learn.
+    verbose : int, default=0
+        Above 0, show parcv's progress bar (as ``progress=True``; an explicit
+        ``progress`` wins). parcv does not print scikit-learn's log lines.
     %(run_options)s
 
     Returns
@@ -848,13 +866,41 @@ def learning_curve(
     ([15, 30], (2, 4))
     """
     run = check_run_options(options, run_options, caller="learning_curve")
+    if verbose and run.progress is None:
+        run = replace(run, progress=True)
+    _check_incremental(exploit_incremental_learning)
     data = check_dataset(X, y, groups, fit_params)
+    drawn = bool(shuffle) and random_state is None
+    if drawn:  # as scikit-learn's random_state=None, but recorded: a resume draws the same rows
+        random_state = _recorded_seed(run)
+        random_state = draw_seed() if random_state is None else random_state
     curve = plan_learning_curve(estimator, data, train_sizes=train_sizes, cv=cv, scoring=scoring,
                                 shuffle=shuffle, random_state=random_state,
-                                error_score=error_score)  # fmt: skip
+                                error_score=error_score, drawn=drawn,
+                                incremental=exploit_incremental_learning)  # fmt: skip
     records = _execute(curve.plan, data, "learning_curve", run)
-    report_fit_failures(curve.plan, records)
+    if not exploit_incremental_learning:  # its failures stop the run
+        report_fit_failures(curve.plan, records)
     return make_learning_curve(curve, records, return_times=return_times)
+
+
+def _check_incremental(value: Any) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(
+            f"exploit_incremental_learning must be True or False; got {value!r}. Pass True to "
+            "fit each fold with partial_fit, size after size."
+        )
+
+
+def _recorded_seed(run: RunOptions) -> int | None:
+    """The seed a learning curve drew in the store this run resumes (None: none to reuse)."""
+    if not run.resume or run.store is None or not Path(run.store).is_file():
+        return None
+    meta = read_meta(Path(run.store))
+    if meta.get("kind") != "learning_curve":
+        return None
+    seed = json.loads(meta.get("plan", "{}")).get("random_state")
+    return seed if isinstance(seed, int) else None
 
 
 @takes_run_options()

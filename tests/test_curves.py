@@ -15,7 +15,7 @@ import pytest
 from mlxtend.evaluate import bias_variance_decomp
 from sklearn import model_selection as ms
 from sklearn.exceptions import FitFailedWarning as SklearnFitFailedWarning
-from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.linear_model import LogisticRegression, Ridge, SGDClassifier, SGDRegressor
 from sklearn.model_selection import GroupKFold, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -216,7 +216,10 @@ def test_permutation_and_bootstrap_failures_say_where(reg_data):
     [
         (lambda X, y: parcv.learning_curve(Ridge(), X, y, train_sizes=[0.0, 1.0]), r"\(0, 1\]"),
         (lambda X, y: parcv.learning_curve(Ridge(), X, y, train_sizes=[5, 1000]), r"\[1, 96\]"),
-        (lambda X, y: parcv.learning_curve(Ridge(), X, y, shuffle=True), "random_state"),
+        (
+            lambda X, y: parcv.learning_curve(Ridge(), X, y, shuffle=True, random_state=-1),
+            "random_state",
+        ),
         (
             lambda X, y: parcv.learning_curve(Ridge(), X, y, scoring=["r2", "max_error"]),
             "one metric",
@@ -259,7 +262,7 @@ def test_bad_input_is_refused_before_any_fit(reg_data, call, match):
 
 def test_repeated_sizes_warn_as_scikit_learn(reg_data):
     X, y = reg_data
-    with pytest.warns(RuntimeWarning, match="repeat"):
+    with pytest.warns(RuntimeWarning, match="Removed duplicate entries from 'train_sizes'"):
         got = parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 0.5, 1.0],
                                    backend="serial")  # fmt: skip
     assert got.train_sizes_abs.tolist() == [40, 80]
@@ -365,3 +368,72 @@ def test_search_report_plots_the_curves_and_the_tradeoff(reg_data):
     np.testing.assert_allclose(lines[0].get_ydata(), result.bias_variance.avg_expected_loss)
     np.testing.assert_allclose(lines[1].get_ydata(), result.bias_variance.avg_bias)
     np.testing.assert_allclose(lines[2].get_ydata(), result.bias_variance.avg_var)
+
+
+def test_shuffle_without_seed_draws_one_records_it_and_resumes_with_it(reg_data, tmp_path):
+    X, y = reg_data
+    store = tmp_path / "curve.sqlite"
+    options = dict(cv=3, train_sizes=[0.3, 1.0], shuffle=True, backend="serial")
+    first = parcv.learning_curve(Ridge(), X, y, store=store, **options)
+    seed = first.random_state_
+    assert isinstance(seed, int) and 0 <= seed < 2**32
+    expected = ms.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.3, 1.0], shuffle=True,
+                                 random_state=seed)  # fmt: skip
+    _equal(expected, tuple(first))
+    # The resume reuses the recorded seed: the same rows, every fit read back from the store.
+    again = parcv.learning_curve(Ridge(), X, y, store=store, resume=True, **options)
+    assert again.random_state_ == seed
+    np.testing.assert_array_equal(again.fit_times, first.fit_times)
+    assert read_counts(store)[0] == 6
+    other = parcv.learning_curve(Ridge(), X, y, **options)  # no store to resume: a new draw
+    assert other.random_state_ != seed
+    given = parcv.learning_curve(Ridge(), X, y, random_state=5, **options)
+    assert given.random_state_ == 5
+    assert parcv.learning_curve(Ridge(), X, y, cv=3, backend="serial").random_state_ is None
+
+
+@pytest.mark.parametrize("classifier", [True, False])
+def test_incremental_learning_curve_equals_scikit_learn(clf_data, reg_data, backend, classifier):
+    X, y = clf_data if classifier else reg_data
+    model = (SGDClassifier if classifier else SGDRegressor)(max_iter=1, tol=None, shuffle=False,
+                                                            random_state=0)  # fmt: skip
+    options = dict(cv=KFold(3, shuffle=True, random_state=0), train_sizes=[0.1, 0.4, 1.0],
+                   shuffle=True, random_state=2, return_times=True)  # fmt: skip
+    expected = ms.learning_curve(model, X, y, exploit_incremental_learning=True, **options)
+    got = parcv.learning_curve(model, X, y, exploit_incremental_learning=True, backend=backend,
+                               **options)  # fmt: skip
+    _equal(expected[:3], tuple(got)[:3])
+    assert got.fit_times.shape == got.score_times.shape == expected[3].shape == (3, 3)
+
+
+def test_incremental_learning_curve_is_stored_apart_and_resumed(clf_data, tmp_path):
+    X, y = clf_data
+    store = tmp_path / "curve.sqlite"
+    model = SGDClassifier(max_iter=1, tol=None, shuffle=False, random_state=0)
+    options = dict(cv=3, train_sizes=[0.5, 1.0], backend="serial", store=store)
+    first = parcv.learning_curve(model, X, y, exploit_incremental_learning=True, **options)
+    assert read_counts(store)[0] == 3  # one unit per fold
+    again = parcv.learning_curve(model, X, y, exploit_incremental_learning=True, resume=True,
+                                 **options)  # fmt: skip
+    _equal(tuple(first), tuple(again))
+    np.testing.assert_array_equal(first.fit_times, again.fit_times)  # read back, not refitted
+    parcv.learning_curve(model, X, y, resume=True, **options)
+    assert read_counts(store)[0] == 3 + 6  # the batch curve's fits are other records
+
+
+def test_incremental_learning_needs_partial_fit(reg_data):
+    X, y = reg_data
+    with pytest.raises(ValueError, match="must support the partial_fit interface"):
+        parcv.learning_curve(Ridge(), X, y, exploit_incremental_learning=True, backend="serial")
+    with pytest.raises(TypeError, match="exploit_incremental_learning must be True or False"):
+        parcv.learning_curve(Ridge(), X, y, exploit_incremental_learning=1, backend="serial")
+
+
+def test_verbose_turns_on_progress_and_an_explicit_progress_wins(reg_data, capsys):
+    X, y = reg_data
+    parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 1.0], verbose=1,
+                         backend="serial")  # fmt: skip
+    assert "6/6" in capsys.readouterr().err
+    parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 1.0], verbose=1,
+                         progress=False, backend="serial")  # fmt: skip
+    assert "6/6" not in capsys.readouterr().err

@@ -103,6 +103,8 @@ def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
         "interval": None if plan.interval is None else asdict(plan.interval),
         "bbc": None if plan.bbc is None else asdict(plan.bbc),
         "predictions": list(plan.predictions),
+        # A seed parcv drew (none was given): a resume of this store reuses it.
+        **({} if plan.random_state is None else {"random_state": plan.random_state}),
     }
     return {
         "fingerprint": digest,

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 from sklearn.utils import _safe_indexing, get_tags
 
 from parcv.criteria.tasks import evaluate_criteria
@@ -44,6 +44,7 @@ __all__ = [
     "lost_unit_records",
     "per_sample_loss",
     "run_fast_unit",
+    "run_incremental_unit",
     "run_unit",
     "run_units",
 ]
@@ -478,6 +479,71 @@ def run_fast_unit(plan: Plan, data: Dataset, unit: Unit) -> list[Record]:
     return records
 
 
+def run_incremental_unit(plan: Plan, data: Dataset, unit: Unit) -> Record:
+    """Fit one fold's train rows by ``partial_fit`` in the plan's steps, scoring after each.
+
+    As scikit-learn's ``learning_curve(exploit_incremental_learning=True)``:
+    the train rows are cut at the train sizes; each piece is passed to
+    ``partial_fit`` (with ``classes``, every class of ``y``, for a
+    classifier), then the model is scored on the rows fitted so far and on
+    the test rows.
+
+    Parameters
+    ----------
+    plan : Plan
+        An incremental learning curve's plan (``plan.increments``).
+    data : Dataset
+    unit : Unit
+        An ``incr`` unit: one fold of one candidate.
+
+    Returns
+    -------
+    Record
+        ``folds`` holds ``train``, ``test``, ``fit_time`` and ``score_time``,
+        one value per train size; a failure is a ``failed`` record.
+    """
+    fold, started = plan.fold_of(unit), time.time()
+    estimator, pairwise = _fresh_estimator(plan, unit.candidate)
+    classes = {"classes": np.unique(data.y)} if is_classifier(estimator) else {}
+    sizes = plan.increments
+    steps = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            for start, stop in zip((0, *sizes[:-1]), sizes, strict=True):
+                model = (estimator, pairwise, classes)
+                steps.append(_incremental_step(plan, data, model, fold, (start, stop)))
+        except Exception as err:
+            failed = _failed(plan, unit, err, (fold.train.size, fold.test.size))
+            return _stamp(failed, caught, started)
+    columns = np.array(steps, dtype=np.float64).T
+    names = ("train", "test", "fit_time", "score_time")
+    folds = FoldScores({n: np.ascontiguousarray(c) for n, c in zip(names, columns, strict=True)})
+    record = Record(unit, "ok", {}, {}, float(columns[2].sum()), float(columns[3].sum()),
+                    fold.train.size, fold.test.size, folds=folds)  # fmt: skip
+    return _stamp(record, caught, started)
+
+
+def _incremental_step(
+    plan: Plan, data: Dataset, model: tuple[Any, bool, dict[str, Any]], fold: Fold,
+    bounds: tuple[int, int],
+) -> tuple[float, float, float, float]:  # fmt: skip
+    """partial_fit the train rows ``bounds``; the train and test scores and the times after."""
+    estimator, pairwise, classes = model
+    metric, (start, stop) = plan.scoring.refit, bounds
+    part, fitted = fold.train[start:stop], fold.train[:stop]
+    X_part = _split_rows(pairwise, data.X, part, part)
+    t0 = time.perf_counter()
+    estimator.partial_fit(X_part, _take(data.y, part), **classes, **_fit_params(data, part))
+    t1 = time.perf_counter()
+    # Test first, then train, as scikit-learn scores them.
+    X_test = _split_rows(pairwise, data.X, fold.test, fitted)
+    test = _score_all(plan, estimator, X_test, _take(data.y, fold.test))[metric]
+    X_fitted = _split_rows(pairwise, data.X, fitted, fitted)
+    train = _score_all(plan, estimator, X_fitted, _take(data.y, fitted))[metric]
+    return train, test, t1 - t0, time.perf_counter() - t1
+
+
 def _fast_failure(plan: Plan, candidate: int, record: Record) -> Record:
     """The failed record of one candidate of a fast batch: error_score on every fold."""
     n_folds = len(plan.inner_folds[record.unit.outer])
@@ -569,7 +635,7 @@ class Runner:
     Examples
     --------
     >>> sorted(RUNNERS)
-    ['fast-cv', 'fit']
+    ['fast-cv', 'fit', 'incremental']
     """
 
     run: Callable[[Plan, Dataset, Unit, PrefixCache | None], list[Record]]
@@ -580,4 +646,7 @@ class Runner:
 RUNNERS: dict[str, Runner] = {
     "fit": Runner(lambda plan, data, unit, cache: [run_unit(plan, data, unit, cache)], _lost_fit),
     "fast-cv": Runner(lambda plan, data, unit, cache: run_fast_unit(plan, data, unit), _lost_fast),
+    "incremental": Runner(
+        lambda plan, data, unit, cache: [run_incremental_unit(plan, data, unit)], _lost_fit
+    ),
 }

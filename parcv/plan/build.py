@@ -96,6 +96,13 @@ class Plan:
     estimators : bool, default=False
         Whether every ``fit`` unit keeps its fitted estimator in its record
         (``return_estimator`` of :func:`parcv.cross_validate`).
+    random_state : int or None, default=None
+        The seed parcv drew for the plan's random choices because the caller
+        gave none (a shuffled learning curve); the store records it, so that
+        a resume draws the same rows.
+    increments : tuple of int, default=()
+        The train sizes of an incremental learning curve, whose ``incr``
+        units ``partial_fit`` each fold's train rows in these steps.
     permutations : Permutations or None, default=None
         The permuted targets of a permutation test, whose fits are the
         ``perm`` units. A bias-variance decomposition's ``boot`` units fit
@@ -125,6 +132,8 @@ class Plan:
     predictions: tuple[str, ...] = ()
     permutations: Permutations | None = field(default=None, repr=False)
     estimators: bool = False
+    random_state: int | None = None
+    increments: tuple[int, ...] = ()
 
     @property
     def n_units(self) -> int:
@@ -656,8 +665,10 @@ FINGERPRINTED = (
 def _fingerprint_parts(plan: Plan, data: Dataset) -> dict[str, Any]:
     """The values the fingerprint tokens, under the names of :data:`FINGERPRINTED`."""
     permutations = plan.permutations
-    # Only when asked, so that the fingerprints of plans without it stay as they were.
-    estimators = {"return_estimator": True} if plan.estimators else {}
+    # Only when set, so that the fingerprints of plans without them stay as they were.
+    extra: dict[str, Any] = {"return_estimator": True} if plan.estimators else {}
+    if plan.increments:
+        extra["increments"] = list(plan.increments)  # the steps of incremental fits
     return {
         "data": data_token(data),
         "estimator": plan.estimator,
@@ -672,7 +683,7 @@ def _fingerprint_parts(plan: Plan, data: Dataset) -> dict[str, Any]:
         "interval": plan.interval,  # its fits are units of the plan
         "BBC-CV": plan.bbc,  # the fits keep per-sample losses
         "return_predictions": plan.predictions,  # fits and refits keep test-fold outputs
-        **estimators,  # fits keep their fitted estimators
+        **extra,  # fits keep their fitted estimators; incremental fits' steps
         "permutations": None
         if permutations is None
         else (permutations.indices, [_folds_value(f) for f in permutations.folds]),

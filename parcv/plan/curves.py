@@ -38,6 +38,7 @@ __all__ = [
     "CurvePlan",
     "bias_variance_data",
     "candidate_space",
+    "draw_seed",
     "for_candidates",
     "plan_bias_variance",
     "plan_learning_curve",
@@ -64,12 +65,15 @@ class CurvePlan:
     metric : str, default="score"
         The metric's name as the user gave it (``"score"``: ``estimator.score``
         or a callable).
+    random_state : int or None, default=None
+        The seed that shuffled a learning curve's train rows (None: not shuffled).
     """
 
     plan: Plan
     train_sizes: NDArray[np.intp]
     n_folds: int
     metric: str = "score"
+    random_state: int | None = None
 
 
 def _check_single_scoring(scoring: Any, where: str) -> str:
@@ -126,8 +130,10 @@ got [0.0, 1.0]. Pass e.g. train_sizes=[0.1, 0.325, 0.55, 0.775, 1.0].
     unique = np.unique(sizes).astype(np.intp)
     if unique.size < sizes.size:
         warn_at_caller(
-            f"train_sizes {shown!r} repeat a size on {n_max} train rows; the curve has "
-            f"{unique.size} points, not {sizes.size}.",
+            "Removed duplicate entries from 'train_sizes'. Number of ticks will be less than "
+            f"the size of 'train_sizes': {unique.size} instead of {sizes.size} "
+            f"(train_sizes {shown!r} repeat a size on {n_max} train rows; pass distinct sizes "
+            "to keep every point).",
             RuntimeWarning,
         )
     return unique
@@ -144,6 +150,8 @@ def plan_learning_curve(
     random_state: Any,
     error_score: Any = math.nan,
     space: Any = None,
+    drawn: bool = False,
+    incremental: bool = False,
 ) -> CurvePlan:
     """Plan a learning curve: one ``fit`` unit per (fold, train size), fold-major.
 
@@ -151,17 +159,72 @@ def plan_learning_curve(
     permuted by one ``RandomState(random_state)`` fold after fold, then) cut
     to their first ``n`` rows for every size ``n``; train scores are on those rows.
     With a ``space`` (a search's candidates), every candidate has its curve.
+    ``drawn``: parcv drew ``random_state`` (see :func:`draw_seed`); the plan
+    records it for the store, so that a resume draws the same rows.
+    ``incremental``: one ``incr`` unit per (fold, candidate) instead, which
+    ``partial_fit``s the fold's train rows size after size (scikit-learn's
+    ``exploit_incremental_learning``); a failing ``partial_fit`` stops the run,
+    as in scikit-learn.
     """
     metric = _check_single_scoring(scoring, "learning_curve")
     folds = _base_folds(estimator, data, cv)
     sizes = translate_train_sizes(train_sizes, folds[0].train.size)
-    if shuffle:
-        rng = np.random.RandomState(check_seed("random_state", random_state))
+    seed = check_seed("random_state", random_state) if shuffle else None
+    if seed is not None:
+        rng = np.random.RandomState(seed)
         folds = tuple(Fold(rng.permutation(f.train).astype(np.intp), f.test) for f in folds)
+    if incremental:
+        curve = _incremental_curve(estimator, data, folds, sizes, scoring=scoring, space=space,
+                                   seed=seed, drawn=drawn)  # fmt: skip
+        return replace(curve, metric=metric)
     splits = [(f.train[:n], f.test) for f in folds for n in sizes]
     plan = build_plan(estimator, space, data, inner=splits, scoring=scoring, refit=False,
                       error_score=error_score, return_train_score=True, fast_cv=False)  # fmt: skip
-    return CurvePlan(plan, sizes, len(folds), metric)
+    if drawn:
+        plan = replace(plan, random_state=seed)
+    return CurvePlan(plan, sizes, len(folds), metric, seed)
+
+
+def _incremental_curve(
+    estimator: Any,
+    data: Dataset,
+    folds: tuple[Fold, ...],
+    sizes: NDArray[np.intp],
+    *,
+    scoring: Any,
+    space: Any,
+    seed: int | None,
+    drawn: bool,
+) -> CurvePlan:
+    """The plan of an incremental learning curve: one ``incr`` unit per (fold, candidate)."""
+    if not callable(getattr(estimator, "partial_fit", None)):
+        raise ValueError(
+            f"exploit_incremental_learning=True needs an estimator with partial_fit; "
+            f"{type(estimator).__name__} has none. An estimator must support the partial_fit "
+            "interface to exploit incremental learning; pass exploit_incremental_learning=False."
+        )
+    plan = build_plan(estimator, space, data, inner=[(f.train, f.test) for f in folds],
+                      scoring=scoring, refit=False, error_score="raise", fast_cv=False)  # fmt: skip
+    units = tuple(Unit("incr", None, i, c.index) for i in range(len(folds))
+                  for c in plan.candidates)  # fmt: skip
+    plan = replace(plan, units=units, increments=tuple(int(n) for n in sizes),
+                   random_state=seed if drawn else None)  # fmt: skip
+    return CurvePlan(plan, sizes, len(folds), random_state=seed)
+
+
+def draw_seed() -> int:
+    """Draw a seed from the operating system's entropy (once per run, in the driver).
+
+    For a caller that asks for randomness without a seed, as scikit-learn's
+    ``random_state=None``; the plan records the seed, so the run can be
+    repeated and resumed.
+
+    Examples
+    --------
+    >>> 0 <= draw_seed() < 2**32
+    True
+    """
+    return int(np.random.SeedSequence().generate_state(1)[0])
 
 
 def candidate_space(params: list[dict[str, Any]]) -> list[dict[str, list[Any]]]:

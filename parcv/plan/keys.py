@@ -151,6 +151,9 @@ class ContentKeys:
     perm : dict of (int, int) to bytes
         With a permutation test, per ``perm`` unit (permutation, fold) the
         digest of its rows of ``X`` and of ``y``.
+    increments : bytes
+        With an incremental learning curve, the digest of its train sizes
+        (the steps of every ``incr`` unit's ``partial_fit``).
     """
 
     candidates: tuple[bytes, ...]
@@ -161,6 +164,7 @@ class ContentKeys:
     bbc: bytes = b""
     ncv: dict[int, bytes] = field(default_factory=dict)
     perm: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    increments: bytes = b""
 
     def _prefix(self, kind: Kind, outer: int | None, inner: int | None) -> bytes:
         """Digest inputs shared by every candidate of one fold: kind, rows, context."""
@@ -270,4 +274,5 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
             for i, fold in enumerate(perm_folds):
                 rows = Fold(*(plan.permutations.target_rows(p, r) for r in (fold.train, fold.test)))
                 perm[(p, i)] = token(_fold_digest(fold), _fold_digest(rows))
-    return ContentKeys(candidates, folds, context, batches, criteria, bbc, ncv, perm)
+    increments = token("increments", list(plan.increments)) if plan.increments else b""
+    return ContentKeys(candidates, folds, context, batches, criteria, bbc, ncv, perm, increments)

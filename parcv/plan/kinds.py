@@ -1,7 +1,7 @@
 """Unit kinds as data: one registry entry per kind says everything the code asks of it.
 
 A unit kind (``fit``, ``refit``, ``final``, ``criteria``, ``ncv``, ``perm``,
-``boot``, and the fast-CV variant of ``fit``) declares here its graph key
+``boot``, ``incr``, and the fast-CV variant of ``fit``) declares here its graph key
 shape, the rows it fits and scores on, what its record keeps, its place in
 sorted results, whether it waits for its outer fold's fits, the tag of its
 content key and how its failure reads. The plan, the content keys, the engine
@@ -339,4 +339,14 @@ register_kind(Kind(
     tag=b"boot",
     digests=lambda keys, o, i: (keys.folds[(None, i)],),
     describe=lambda u: f"bootstrap round {u.inner}",
+))  # fmt: skip
+register_kind(Kind(
+    "incr", 7, ("inner", "candidate"),
+    rows=lambda plan, u: plan.inner_folds[None][u.inner],  # type: ignore[index]
+    keeps=("fold_scores",),
+    tag=b"incr",
+    digests=lambda keys, o, i: (keys.folds[(o, i)], keys.increments),
+    describe=lambda u: f"fold {u.inner}, fitted incrementally",
+    noun="incremental fit",
+    runner="incremental",
 ))  # fmt: skip

@@ -84,6 +84,10 @@ class LearningCurveResult(_Tuple):
         The metric's name.
     return_times : bool
         Whether unpacking yields the times too.
+    random_state_ : int or None
+        The seed that shuffled the train rows (``shuffle=True``): the one
+        given, or the one parcv drew when none was given (pass it back as
+        ``random_state`` to repeat the curve). None without shuffle.
     """
 
     train_sizes_abs: NDArray[np.intp]
@@ -93,6 +97,7 @@ class LearningCurveResult(_Tuple):
     score_times: NDArray[np.float64]
     metric: str = "score"
     return_times: bool = field(default=False, repr=False)
+    random_state_: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view (``to_json`` writes it)."""
@@ -263,6 +268,8 @@ def make_learning_curve(
 ) -> LearningCurveResult:
     """Assemble a learning curve from its records (fold-major units, as scikit-learn)."""
     n_sizes, n_folds = curve.train_sizes.size, curve.n_folds
+    if curve.plan.increments:
+        return _incremental_curve(curve, records, return_times, candidate)
     keys = np.empty((n_sizes, n_folds, 4), dtype=object)
     for f in range(n_folds):
         for s in range(n_sizes):
@@ -276,7 +283,25 @@ def make_learning_curve(
         _grid(plan, records, keys, "score_time"),
         curve.metric,
         return_times,
+        curve.random_state,
     )
+
+
+def _incremental_curve(
+    curve: CurvePlan, records: Mapping[Key, Record], return_times: bool, candidate: int
+) -> LearningCurveResult:
+    """An incremental curve: each fold's record holds its column, one value per size."""
+    kept = []
+    for f in range(curve.n_folds):
+        folds = records[("incr", f, candidate)].folds
+        assert folds is not None  # an ok incr record keeps its steps (failures stop the run)
+        kept.append(folds.test)
+    columns = {name: np.column_stack([k[name] for k in kept]).astype(np.float64)
+               for name in ("train", "test", "fit_time", "score_time")}  # fmt: skip
+    return LearningCurveResult(
+        curve.train_sizes.copy(), columns["train"], columns["test"], columns["fit_time"],
+        columns["score_time"], curve.metric, return_times, curve.random_state,
+    )  # fmt: skip
 
 
 def make_validation_curve(
