@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.callback import CallbackContext, CallbackSupportMixin, with_callbacks
 from sklearn.model_selection import ParameterSampler
+from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -26,6 +28,7 @@ from parcv.engine.options import RunOptions, check_run_options
 from parcv.errors import ModelNotAvailableError
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.space import RandomSpace
+from parcv.plan.splits import Fold
 from parcv.results.objects import NestedResult, SearchResult
 
 __all__ = ["GridSearchCV", "RandomizedSearchCV", "NestedCV"]
@@ -59,8 +62,18 @@ def _forward(name: str) -> Any:
     return available_if(_has(name))(method)
 
 
-class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
-    """What GridSearchCV, RandomizedSearchCV and NestedCV share: the fitted face."""
+class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
+    """What GridSearchCV, RandomizedSearchCV and NestedCV share: the fitted face.
+
+    ``set_callbacks`` (scikit-learn's ``sklearn.callback``) takes callbacks
+    that ``fit`` calls on the driver with scikit-learn's task tree: the fit,
+    the search, one ``candidate-split-evaluation`` per (candidate, fold) of
+    the CV on all data, and the refit. The evaluations run as parcv's units
+    (in other processes, or read back from a store): their hooks are called
+    once the graph has run, in the order of the candidates and folds, each
+    with its training rows and their ``sample_weight``. Callbacks are not
+    propagated into the fitted sub-estimators.
+    """
 
     estimator: Any
     scoring: Any
@@ -117,6 +130,7 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
             return str(self.refit) if isinstance(self.refit, str) else bool(self.refit)
         return bool(self.refit)  # scikit-learn: with one metric, any true refit means True
 
+    @with_callbacks  # type: ignore[untyped-decorator]
     def fit(self, X: Any, y: Any = None, **params: Any) -> Any:
         """Run the search (as one task graph) and refit the best candidate.
 
@@ -135,13 +149,43 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         _check_refit_kind(self.refit, self.scoring)
         fit_params = dict(params)
         groups = fit_params.pop("groups", None)
+        weights = fit_params.get("sample_weight")
+        metadata = None if weights is None else {"sample_weight": weights}
+        root = self._init_callback_context(max_subtasks=1 + (self.refit is not False))
+        root.call_on_fit_task_begin(estimator=self, X=X, y=y, metadata=metadata)
         result = self._run(X, y, groups, fit_params or None)
         search_result = result.final if isinstance(result, NestedResult) else result
         if search_result is None:  # NestedCV always runs the search on all data
             raise ModelNotAvailableError("nested CV ran without its search on all data")
         self.result_ = result
+        self._tell_callbacks(root, search_result, (X, y, weights))
         self._copy(search_result, X, y, fit_params)
+        if self.refit is not False:
+            refit = root.subcontext(task_name="refit-with-best-params")
+            refit.call_on_fit_task_begin(estimator=self, X=X, y=y, metadata=metadata)
+            refit.call_on_fit_task_end(estimator=self, X=X, y=y, metadata=metadata)
+        root.call_on_fit_task_end(estimator=self, X=X, y=y, metadata=metadata)
         return self
+
+    def _tell_callbacks(
+        self, root: CallbackContext, result: SearchResult, data: tuple[Any, Any, Any]
+    ) -> None:
+        """Call the hooks of the search and of each (candidate, fold) evaluation it ran."""
+        if not getattr(self, "_skl_callbacks", None):
+            return  # nothing to call: index no training rows
+        n_splits = len(result.splits)
+        data = (*indexable(data[0], data[1]), data[2])  # as scikit-learn splits them
+        search_ctx = root.subcontext(task_name="search", sequential_subtasks=False,
+                                     max_subtasks=len(result.candidates) * n_splits)  # fmt: skip
+        search_ctx.call_on_fit_task_begin(estimator=self)
+        for c in range(len(result.candidates)):
+            for i, fold in enumerate(result.splits):
+                task = search_ctx.subcontext(task_name="candidate-split-evaluation",
+                                             task_id=c * n_splits + i)  # fmt: skip
+                train = _train_rows(fold, data)
+                task.call_on_fit_task_begin(estimator=self, **train)
+                task.call_on_fit_task_end(estimator=self, **train)
+        search_ctx.call_on_fit_task_end(estimator=self)
 
     def _copy(self, result: SearchResult, X: Any, y: Any, fit_params: dict[str, Any]) -> None:
         """Set scikit-learn's fitted attributes from a SearchResult."""
@@ -239,6 +283,17 @@ _OWN_DEFAULTS: dict[str, Any] = {
     "resume": False,
     "progress": False,
 }
+
+
+def _train_rows(fold: Fold, data: tuple[Any, Any, Any]) -> dict[str, Any]:
+    """``X``, ``y`` and ``metadata`` (``sample_weight``) of a fold's training rows."""
+    X, y, weights = data
+    rows = fold.train
+    return {
+        "X": _safe_indexing(X, rows),
+        "y": None if y is None else _safe_indexing(y, rows),
+        "metadata": None if weights is None else {"sample_weight": _safe_indexing(weights, rows)},
+    }
 
 
 def _is_default(value: Any, default: Any) -> bool:

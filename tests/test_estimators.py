@@ -186,3 +186,62 @@ def test_the_estimators_take_every_run_option_as_one_object(reg_data, tmp_path, 
         make(options, n_jobs=2).fit(X, y)
     with pytest.raises(ValueError, match=r"got options= and the keyword progress=True"):
         make(options, verbose=1).fit(X, y)
+
+
+class _Recorder:
+    """A callback (scikit-learn's FitCallback protocol) that records every hook it gets."""
+
+    def __init__(self):
+        self.calls = []
+
+    def setup(self, estimator, context):
+        self.calls.append(("setup", context.task_name, context.task_id, None, estimator))
+
+    def on_fit_task_begin(self, estimator, context, *, X=None, y=None, metadata=None):
+        self.calls.append(("begin", context.task_name, context.task_id, (X, y, metadata),
+                           estimator))  # fmt: skip
+
+    def on_fit_task_end(self, estimator, context, *, X=None, y=None, metadata=None):
+        self.calls.append(("end", context.task_name, context.task_id, (X, y, metadata),
+                           estimator))  # fmt: skip
+
+    def teardown(self, estimator, context):
+        self.calls.append(("teardown", context.task_name, context.task_id, None, estimator))
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_search_calls_scikit_learns_callback_tasks(clf_data, backend, refit):
+    X, y = clf_data
+    weights = np.random.RandomState(0).randint(1, 4, size=len(y)).astype(float)
+    grid = {"C": [0.1, 1.0, 10.0]}
+    options = dict(cv=ms.KFold(3, shuffle=True, random_state=0), refit=refit)
+    ours, theirs = _Recorder(), _Recorder()
+    search = parcv.GridSearchCV(LogisticRegression(), grid, backend=backend, **options)
+    search.set_callbacks(ours).fit(X, y, sample_weight=weights)
+    ms.GridSearchCV(LogisticRegression(), grid, **options).set_callbacks(theirs).fit(
+        X, y, sample_weight=weights
+    )
+    assert all(call[4] is search for call in ours.calls)  # every hook gets the search
+
+    def tasks(calls):
+        return sorted((hook, name, task_id) for hook, name, task_id, *_ in calls)
+
+    assert tasks(ours.calls) == tasks(theirs.calls)
+    assert len(ours.calls) == 2 + 2 * (1 + 1 + 9 + refit)
+    assert ours.calls[0][0] == "setup" and ours.calls[-1][0] == "teardown"
+    for (hook, name, task_id, args, _), other in zip(
+        sorted(ours.calls, key=lambda c: c[:3]), sorted(theirs.calls, key=lambda c: c[:3]),
+        strict=True,
+    ):  # fmt: skip
+        assert (hook, name, task_id) == other[:3]
+        if name == "candidate-split-evaluation":  # its training rows and their weights
+            np.testing.assert_array_equal(args[0], other[3][0])
+            np.testing.assert_array_equal(args[1], other[3][1])
+            np.testing.assert_array_equal(args[2]["sample_weight"], other[3][2]["sample_weight"])
+    # Torn down after fit: the fitted search holds no context (it pickles as before).
+    assert not {"_callback_fit_ctx", "_skl_callbacks_to_teardown"} & set(vars(search))
+
+
+def test_set_callbacks_refuses_what_is_not_a_callback():
+    with pytest.raises(TypeError, match="FitCallback protocol"):
+        parcv.GridSearchCV(Ridge(), {"alpha": [1.0]}).set_callbacks(object())

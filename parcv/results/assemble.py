@@ -259,6 +259,7 @@ def make_search_result(
         criteria_table=build_criteria_table(plan, records, None),
         bbc=_bbc(plan, records, best),
         predictions=_search_predictions(plan, records, y_true),
+        splits=plan.inner_folds[None],
     )
 
 

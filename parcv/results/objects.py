@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from parcv.errors import ModelNotAvailableError
 from parcv.plan.records import Record
 from parcv.plan.space import Candidate
+from parcv.plan.splits import Fold
 from parcv.results.aggregate import FailureSummary
 from parcv.results.compare import (
     best_vs_rest,
@@ -297,7 +298,8 @@ class SearchResult(Exportable):
     same folds; BBC-CV removes most of that optimism without any extra fit.
     ``predictions`` (with ``return_predictions``) holds every fit's outputs
     on its test rows: :meth:`out_of_fold`, ``compare(a, b, test="mcnemar")``
-    and :meth:`cochran_q` read them, with no refit.
+    and :meth:`cochran_q` read them, with no refit. ``splits`` holds each
+    fold's train and test rows (:class:`~parcv.plan.splits.Fold`).
 
     ``learning_curves`` (with ``learning_curve=``) maps a candidate's index
     (the winner's, or every one's) to its learning curve;
@@ -325,6 +327,7 @@ class SearchResult(Exportable):
     predictions: StoredPredictions | None = field(default=None, repr=False)
     learning_curves: dict[int, LearningCurveResult] | None = field(default=None, repr=False)
     bias_variance: BiasVarianceTradeoff | None = field(default=None, repr=False)
+    splits: Sequence[Fold] = field(default=(), repr=False)
     # The best-vs-rest table, computed once: a report reads it three times, and with
     # thousands of candidates each reading costs a t-test per candidate. Its text
     # table is rendered only when asked (results.json has the rows).
