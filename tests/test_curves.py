@@ -8,6 +8,7 @@ on every backend.
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -23,7 +24,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import parcv
 from parcv.errors import FitFailedError
-from parcv.store.sqlite import read_counts
+from parcv.store.sqlite import read_counts, read_meta
 
 
 def _equal(expected, got):
@@ -437,3 +438,17 @@ def test_verbose_turns_on_progress_and_an_explicit_progress_wins(reg_data, capsy
     parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 1.0], verbose=1,
                          progress=False, backend="serial")  # fmt: skip
     assert "6/6" not in capsys.readouterr().err
+
+
+def test_a_stopped_run_records_its_drawn_seed_for_the_resume(reg_data, tmp_path):
+    X, y = reg_data
+    store = tmp_path / "curve.sqlite"
+    options = dict(cv=3, train_sizes=[0.3, 1.0], shuffle=True, backend="serial", store=store)
+    with pytest.raises(FitFailedError):  # stops at its first unit, as a crash would
+        parcv.learning_curve(_NeedsRows(), X, y, error_score="raise", **options)
+    seed = json.loads(read_meta(store)["plan"])["random_state"]
+    resumed = parcv.learning_curve(Ridge(), X, y, resume=True, **options)
+    assert resumed.random_state_ == seed  # the rows the stopped run drew, not new ones
+    expected = ms.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.3, 1.0], shuffle=True,
+                                 random_state=seed)  # fmt: skip
+    _equal(expected, tuple(resumed))
