@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -62,6 +63,8 @@ from parcv.store.sqlite import check_store_to_read, read_meta, read_target
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+_log = logging.getLogger("parcv")
 
 __all__ = [
     "bias_variance",
@@ -846,7 +849,8 @@ def learning_curve(
         ``partial_fit`` stops the run, as in scikit-learn.
     verbose : int, default=0
         Above 0, show parcv's progress bar (as ``progress=True``; an explicit
-        ``progress`` wins). parcv does not print scikit-learn's log lines.
+        ``progress`` wins) and log the train sizes (logger ``"parcv"``, level
+        INFO, in scikit-learn's words); parcv logs, it does not print.
     %(run_options)s
 
     Returns
@@ -878,6 +882,8 @@ def learning_curve(
                                 shuffle=shuffle, random_state=random_state,
                                 error_score=error_score, drawn=drawn,
                                 incremental=exploit_incremental_learning)  # fmt: skip
+    if verbose:
+        _log.info("[learning_curve] Training set sizes: %s", curve.train_sizes)
     records = _execute(curve.plan, data, "learning_curve", run)
     if not exploit_incremental_learning:  # its failures stop the run
         report_fit_failures(curve.plan, records)

@@ -430,11 +430,13 @@ def test_incremental_learning_needs_partial_fit(reg_data):
         parcv.learning_curve(Ridge(), X, y, exploit_incremental_learning=1, backend="serial")
 
 
-def test_verbose_turns_on_progress_and_an_explicit_progress_wins(reg_data, capsys):
+def test_verbose_turns_on_progress_and_an_explicit_progress_wins(reg_data, capsys, caplog):
     X, y = reg_data
-    parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 1.0], verbose=1,
-                         backend="serial")  # fmt: skip
+    with caplog.at_level("INFO", logger="parcv"):
+        parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 1.0], verbose=1,
+                             backend="serial")  # fmt: skip
     assert "6/6" in capsys.readouterr().err
+    assert "[learning_curve] Training set sizes: [40 80]" in caplog.text
     parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 1.0], verbose=1,
                          progress=False, backend="serial")  # fmt: skip
     assert "6/6" not in capsys.readouterr().err
