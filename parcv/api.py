@@ -719,25 +719,42 @@ def cross_val_predict(
             "return_predictions=True) to keep the predictions of any CV."
         )
     records = _execute(plan, data, "cross_validate", run)
-    n_classes = len(np.unique(y_fit)) if encode else 0
-    outputs = []
-    for i in range(len(folds)):
-        kept = records[("fit", None, i, 0)].predictions.arrays  # type: ignore[union-attr]
-        values = kept[method]
-        if encode and "classes_" in kept:
-            values = _full_columns(kept["classes_"], values, n_classes, method)
-        outputs.append(values)
+    kept = [records[("fit", None, i, 0)].predictions.arrays for i in range(len(folds))]  # type: ignore[union-attr]
     inverse = np.empty(order.size, dtype=int)
     inverse[order] = np.arange(order.size)
+    if encode and f"{method}[0]" in kept[0]:  # a multi-output classifier: a list, per output
+        return [
+            np.concatenate([_in_columns(k, f"[{j}]", y_fit[:, j], method) for k in kept])[inverse]
+            for j in range(y_fit.shape[1])
+        ]
+    outputs = [_in_columns(k, "", y_fit, method) if encode else k[method] for k in kept]
     return np.concatenate(outputs)[inverse]
 
 
+def _in_columns(kept: dict[str, Any], output: str, y_fit: Any, method: str) -> Any:
+    """A fold's outputs with one column per class of the whole target (of one output)."""
+    values = kept[method + output]
+    if "classes_" + output not in kept:
+        return values
+    # A 2-D y is a label indicator matrix (one column per label) unless split per output.
+    n_classes = len(np.unique(y_fit)) if y_fit.ndim == 1 else y_fit.shape[1]
+    return _full_columns(kept["classes_" + output], values, n_classes, method)
+
+
 def _encoded(y: Any) -> Any:
-    """The target label-encoded as scikit-learn's cross_val_predict does for per-class methods."""
+    """The target label-encoded as scikit-learn's cross_val_predict does for per-class methods.
+
+    A 2-D target (several labels or outputs) is encoded column by column.
+    """
     array = np.asarray(y)
+    if array.ndim == 2:
+        encoded = np.zeros(array.shape, dtype=int)
+        for j in range(array.shape[1]):
+            encoded[:, j] = np.unique(array[:, j], return_inverse=True)[1].reshape(-1)
+        return encoded
     if array.ndim != 1:
         raise ValueError(
-            f"cross_val_predict with a per-class method needs a 1-D y; got shape "
+            f"cross_val_predict with a per-class method needs a 1-D or 2-D y; got shape "
             f"{array.shape!r}. Use method='predict', or one column of y at a time."
         )
     return np.unique(array, return_inverse=True)[1].reshape(-1)
@@ -750,16 +767,20 @@ def _full_columns(classes: Any, values: Any, n_classes: int, method: str) -> Any
     """
     if n_classes == len(classes):
         return values
+    # The messages begin with scikit-learn's words, which its users may filter or match.
     warn_at_caller(
-        f"a fold's training part has {len(classes)} of the {n_classes} classes; the "
-        f"{method} columns of the missing ones are filled (as scikit-learn's cross_val_predict "
-        "does). Use a stratified CV to keep every class in every training part.",
+        f"Number of classes in training fold ({len(classes)}) does not match total number of "
+        f"classes ({n_classes}): the {method} columns of the missing ones are filled (as "
+        "scikit-learn's cross_val_predict does). Use a stratified CV to keep every class in "
+        "every training part.",
         RuntimeWarning,
     )
     if method == "decision_function" and (values.ndim == 1 or len(classes) <= 2):
         raise ValueError(
-            f"a fold's training part has only {len(classes)} of the {n_classes} classes, so "
-            "its decision_function output cannot be put in one column per class. Use "
+            f"Only {len(classes)} class/es in training fold, but {n_classes} in overall "
+            "dataset. This is not supported for decision_function with imbalanced folds. To "
+            "fix this, use a cross-validation technique resulting in properly stratified "
+            "folds: its decision_function output cannot be put in one column per class. Use "
             "method='predict_proba', or a StratifiedKFold that keeps every class in every "
             "training part."
         )

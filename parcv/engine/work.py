@@ -235,10 +235,24 @@ def _keep_predictions(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> 
     """
     if not plan.predictions or not split.n_test:
         return {}
-    arrays = {m: np.asarray(getattr(estimator, m)(split.X_test)) for m in plan.predictions}
+    arrays: dict[str, Any] = {}
+    for method in plan.predictions:
+        arrays.update(_outputs(method, getattr(estimator, method)(split.X_test)))
     if set(plan.predictions) - {"predict"} and hasattr(estimator, "classes_"):
-        arrays["classes_"] = np.asarray(estimator.classes_)
+        arrays.update(_outputs("classes_", estimator.classes_))
     return {"predictions": Predictions(arrays)}
+
+
+def _outputs(name: str, values: Any) -> dict[str, Any]:
+    """``{name: array}``, or one array per output (``name[i]``) for a list of them.
+
+    A multi-output classifier's ``predict_proba`` (a random forest's) returns a list
+    of arrays, one per output, of as many columns as that output has classes, and its
+    ``classes_`` a list of arrays.
+    """
+    if isinstance(values, list) and values and all(hasattr(v, "shape") for v in values):
+        return {f"{name}[{i}]": np.asarray(v) for i, v in enumerate(values)}
+    return {name: np.asarray(values)}
 
 
 def _keep_bbc_losses(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
