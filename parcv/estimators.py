@@ -103,6 +103,7 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
             "store": self.store,
             "resume": self.resume,
             "progress": self.verbose > 0,
+            "verbose": self.verbose,
         }
         if self.options is None:
             return RunOptions(**own)
@@ -238,6 +239,7 @@ _OWN_DEFAULTS: dict[str, Any] = {
     "store": None,
     "resume": False,
     "progress": False,
+    "verbose": 0,
 }
 
 
