@@ -102,11 +102,11 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
             "n_jobs": self.n_jobs,
             "store": self.store,
             "resume": self.resume,
-            "progress": self.verbose > 0,
             "verbose": self.verbose,
         }
         if self.options is None:
-            return RunOptions(**own)
+            # verbose=0 means quiet, not the bar on a terminal that progress=None shows.
+            return RunOptions(**own, progress=self.verbose > 0)
         given = {k: v for k, v in own.items() if not _is_default(v, _OWN_DEFAULTS[k])}
         return check_run_options(self.options, given, caller=type(self).__name__, final_model=True)
 
@@ -197,6 +197,29 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
             return float(self.scorer_[self.refit](self.best_estimator_, X, y))
         return float(self.scorer_(self.best_estimator_, X, y))
 
+    def _sk_visual_block_(self) -> Any:
+        """scikit-learn's HTML diagram (notebooks): the best estimator once refitted, as its own.
+
+        scikit-learn's display calls this hook; the block type is scikit-learn's
+        (``sklearn.utils._repr_html.estimator`` from 1.7, ``_estimator_html_repr``
+        in 1.6, the oldest release parcv supports).
+        """
+        try:
+            from sklearn.utils._repr_html.estimator import _VisualBlock
+        except ImportError:  # scikit-learn 1.6
+            from sklearn.utils._estimator_html_repr import _VisualBlock
+
+        if hasattr(self, "best_estimator_"):
+            key, estimator = "best_estimator_", self.best_estimator_
+        else:
+            key, estimator = "estimator", self.estimator
+        return _VisualBlock(
+            "parallel",
+            [estimator],
+            names=[f"{key}: {estimator.__class__.__name__}"],
+            name_details=[str(estimator)],
+        )
+
     score_samples = _forward("score_samples")
     predict = _forward("predict")
     predict_proba = _forward("predict_proba")
@@ -232,13 +255,12 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         return tags
 
 
-# The estimators' own run parameters at their defaults (verbose=0 is progress=False).
+# The estimators' own run parameters at their defaults.
 _OWN_DEFAULTS: dict[str, Any] = {
     "backend": "local",
     "n_jobs": None,
     "store": None,
     "resume": False,
-    "progress": False,
     "verbose": 0,
 }
 
@@ -308,7 +330,9 @@ class GridSearchCV(_SearchFace):
     cv : int, splitter or None, default=None
         ``None`` is 5 folds (stratified for classifiers).
     verbose : int, default=0
-        ``> 0`` shows parcv's progress bar (done/failed/total, ETA) on stderr.
+        ``> 0`` shows parcv's progress bar (done/failed/total, ETA) on stderr;
+        ``> 1`` also prints scikit-learn's line per finished fit, with its
+        scores from ``> 2`` (see the ``verbose`` run option).
     error_score : "raise" or float, default=nan
     return_train_score : bool, default=False
     backend : {"serial", "local", "dask"} or Backend, default="local"
