@@ -111,9 +111,18 @@ def load_suite(backend: str, suite: str = "search") -> ModuleType:
     return module
 
 
+# scikit-learn's warning policy for its tests (its pyproject.toml), below each test's own
+# filterwarnings marks (later marks of a function take precedence) and above parcv's
+# "error" for every warning, which scikit-learn's tests were not written for.
+_SKLEARN_WARNINGS = ("default", "error::DeprecationWarning", "error::FutureWarning")
+
+
 def parcv_only(function):
-    """Drop the parametrize cases that would run scikit-learn's own (Halving) searches."""
-    marks = []
+    """Drop the parametrize cases that would run scikit-learn's own (Halving) searches.
+
+    Also puts scikit-learn's warning policy under the test's own warning marks.
+    """
+    marks = [pytest.mark.filterwarnings(rule).mark for rule in _SKLEARN_WARNINGS]
     for mark in getattr(function, "pytestmark", []):
         if mark.name == "parametrize":
             names, values = mark.args[0], mark.args[1]
