@@ -276,7 +276,8 @@ def _check_indices(values: Any, part: str, n_samples: int, where: str) -> NDArra
 def _check_before_split(splitter: Any, y: Any, groups: Any, n_samples: int, where: str) -> None:
     if isinstance(splitter, _GROUP_SPLITTERS) and groups is None:
         raise ValueError(
-            f"{where}={splitter!r} splits by group, but groups=None. "
+            f"The 'groups' parameter should not be None. {where}={splitter!r} splits by group, "
+            "but groups=None. "
             "Pass groups=array of shape (n_samples,) with the group label of each sample."
         )
     n_splits = getattr(splitter, "n_splits", None)
