@@ -18,12 +18,14 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterSampler
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from parcv.api import nested_cv, search
 from parcv.engine.options import RunOptions, check_run_options
 from parcv.errors import ModelNotAvailableError
+from parcv.plan.routing import RoutedParams, route_search, routing_enabled, scorers_router
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.space import RandomSpace
 from parcv.results.objects import NestedResult, SearchResult
@@ -79,10 +81,47 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
     def _space(self) -> Any:
         raise NotImplementedError
 
-    def _run(
-        self, X: Any, y: Any, groups: Any, fit_params: dict[str, Any] | None
-    ) -> SearchResult | NestedResult:
+    def _run(self, X: Any, y: Any, params: RoutedParams) -> SearchResult | NestedResult:
         raise NotImplementedError
+
+    def _cv(self) -> Any:
+        """The splitter the search's ``fit`` metadata is routed to."""
+        raise NotImplementedError
+
+    def _scorers(self) -> tuple[dict[str, Any], bool]:
+        """The scorers by name, and whether there are several (as routing sees them)."""
+        spec = check_scoring_spec(self.estimator, self.scoring, self._api_refit())
+        return dict(spec.scorers), spec.multimetric
+
+    def get_metadata_routing(self) -> Any:
+        """Get the metadata routing of this search, as scikit-learn's ``BaseSearchCV``.
+
+        Returns
+        -------
+        MetadataRouter
+            ``fit`` routes to the estimator's ``fit``, the scorers' ``score``
+            and the splitter's ``split``; ``score`` to the scorers' ``score``.
+        """
+        named, multimetric = self._scorers()
+        scorer = scorers_router(named) if multimetric else named["score"]
+        cv = self._cv()
+        return (
+            MetadataRouter(owner=self)
+            .add(
+                estimator=self.estimator,
+                method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+            )
+            .add(
+                scorer=scorer,
+                method_mapping=MethodMapping()
+                .add(caller="score", callee="score")
+                .add(caller="fit", callee="score"),
+            )
+            .add(
+                splitter=cv if hasattr(cv, "split") else None,
+                method_mapping=MethodMapping().add(caller="fit", callee="split"),
+            )
+        )
 
     def _options(self) -> dict[str, Any]:
         """The keyword arguments every call of parcv's API shares (the run options as one)."""
@@ -126,17 +165,22 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         **params : dict
-            ``groups`` goes to the splitter; the rest to the estimator's
-            ``fit`` (per-sample arrays are split with the rows).
+            As scikit-learn's: without metadata routing, ``groups`` goes to the
+            splitter, the rest to the estimator's ``fit`` (per-sample arrays
+            are split with the rows), and ``sample_weight`` also to every
+            scorer that accepts it; with
+            ``sklearn.set_config(enable_metadata_routing=True)``, routed by
+            :meth:`get_metadata_routing` (scikit-learn's errors are raised
+            before any fit).
 
         Returns
         -------
         self
         """
         _check_refit_kind(self.refit, self.scoring)
-        fit_params = dict(params)
-        groups = fit_params.pop("groups", None)
-        result = self._run(X, y, groups, fit_params or None)
+        routed = route_search(self, self.estimator, self._cv(), self._scorers, params)
+        fit_params = routed.fit
+        result = self._run(X, y, routed)
         search_result = result.final if isinstance(result, NestedResult) else result
         if search_result is None:  # NestedCV always runs the search on all data
             raise ModelNotAvailableError("nested CV ran without its search on all data")
@@ -174,28 +218,56 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         if hasattr(getattr(self, "best_estimator_", None), "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
 
-    def score(self, X: Any, y: Any = None) -> float:
+    def score(self, X: Any, y: Any = None, **params: Any) -> float:
         """Score the refitted model with the refit metric (``best_estimator_.score`` by default).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,), default=None
+        **params : dict
+            Metadata for the scorer, routed as scikit-learn routes it; only
+            with ``sklearn.set_config(enable_metadata_routing=True)``.
 
         Returns
         -------
         float
+
+        Raises
+        ------
+        ValueError
+            ``params`` given while metadata routing is off (scikit-learn's error).
         """
         _require_refit(self, "score")
         check_is_fitted(self)
+        score_params = self._score_params(params)
         if self.multimetric_:
             if not isinstance(self.refit, str):  # a callable: scikit-learn fails here too
                 raise AttributeError(
                     f"score needs refit to name a metric of scoring={self.scoring!r}; got "
                     f"refit={self.refit!r}. Score best_estimator_ with a scorer of scorer_."
                 )
-            return float(self.scorer_[self.refit](self.best_estimator_, X, y))
-        return float(self.scorer_(self.best_estimator_, X, y))
+            scorer = self.scorer_[self.refit]
+            if score_params:  # scikit-learn's multi-metric scorer routes among its scorers
+                score_params = process_routing(scorers_router(self.scorer_), "score",
+                                               **score_params)[self.refit]["score"]  # fmt: skip
+            return float(scorer(self.best_estimator_, X, y, **score_params))
+        return float(self.scorer_(self.best_estimator_, X, y, **score_params))
+
+    def _score_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The scorer's metadata of ``score(**params)``, as scikit-learn's searches route it."""
+        if not params:
+            return {}
+        if not routing_enabled():
+            # scikit-learn's text (its _raise_for_params), which callers may match.
+            raise ValueError(
+                f"Passing extra keyword arguments to {type(self).__name__}.score is only "
+                "supported if enable_metadata_routing=True, which you can set using "
+                "`sklearn.set_config`. See the User Guide "
+                "<https://scikit-learn.org/stable/metadata_routing.html> for more details. "
+                f"Extra parameters passed are: {set(params)}"
+            )
+        return dict(process_routing(self, "score", **params)["scorer"]["score"])
 
     def _sk_visual_block_(self) -> Any:
         """scikit-learn's HTML diagram (notebooks): the best estimator once refitted, as its own.
@@ -403,12 +475,12 @@ class GridSearchCV(_SearchFace):
     def _space(self) -> Any:
         return self.param_grid
 
-    def _run(
-        self, X: Any, y: Any, groups: Any, fit_params: dict[str, Any] | None
-    ) -> SearchResult | NestedResult:
-        cv = 5 if self.cv is None else self.cv
-        return search(self.estimator, self._space(), X, y, cv=cv, groups=groups,
-                      fit_params=fit_params, **self._options())  # fmt: skip
+    def _cv(self) -> Any:
+        return 5 if self.cv is None else self.cv
+
+    def _run(self, X: Any, y: Any, params: RoutedParams) -> SearchResult | NestedResult:
+        return search(self.estimator, self._space(), X, y, cv=self._cv(), params=params,
+                      **self._options())  # fmt: skip
 
 
 class RandomizedSearchCV(GridSearchCV):
@@ -563,16 +635,16 @@ class NestedCV(_SearchFace):
         self.racing = racing
         self.options = options
 
-    def _run(
-        self, X: Any, y: Any, groups: Any, fit_params: dict[str, Any] | None
-    ) -> SearchResult | NestedResult:
+    def _cv(self) -> Any:
+        return self.outer
+
+    def _run(self, X: Any, y: Any, params: RoutedParams) -> SearchResult | NestedResult:
         options = self._options()
         # The all-data search gives cv_results_ (and the model); run it whatever refit says.
         if options["refit"] is False:
             options["refit"] = True if not _is_multimetric(self.scoring) else _first(self.scoring)
         result = nested_cv(self.estimator, self.param_grid, X, y, outer=self.outer,
-                           inner=self.inner, groups=groups, fit_params=fit_params,
-                           **options)  # fmt: skip
+                           inner=self.inner, params=params, **options)  # fmt: skip
         self.outer_scores_ = result.outer_scores
         return result
 

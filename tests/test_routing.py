@@ -17,8 +17,8 @@ import sklearn
 from sklearn import model_selection as sk
 from sklearn.exceptions import UnsetMetadataPassedError
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.metrics import get_scorer
-from sklearn.model_selection import GroupKFold, KFold
+from sklearn.metrics import get_scorer, make_scorer
+from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -168,6 +168,48 @@ def test_routing_with_no_params_runs_as_without(clf_data, backend):
 
 
 # --- searches: sample_weight to the scorers that accept it (scikit-learn 1.9) --------------
+
+
+def test_search_fit_weights_the_scores_as_scikit_learn(clf_data, backend):
+    X, y = clf_data
+    w = _weights(len(y))
+    grid = {"C": [0.01, 1.0, 100.0]}
+    cv = StratifiedKFold(4)
+    ours = parcv.GridSearchCV(LogisticRegression(), grid, cv=cv, backend=backend,
+                              return_train_score=True).fit(X, y, sample_weight=w)  # fmt: skip
+    theirs = sk.GridSearchCV(LogisticRegression(), grid, cv=cv,
+                             return_train_score=True).fit(X, y, sample_weight=w)  # fmt: skip
+    for key in ("mean_test_score", "mean_train_score", "rank_test_score"):
+        np.testing.assert_array_equal(ours.cv_results_[key], theirs.cv_results_[key])
+    assert (ours.best_index_, ours.best_score_) == (theirs.best_index_, theirs.best_score_)
+    fit_only = parcv.search(LogisticRegression(), grid, X, y, cv=cv, backend=backend,
+                            fit_params={"sample_weight": w})  # fmt: skip
+    assert not np.array_equal(fit_only.cv_results_["mean_test_score"],
+                              theirs.cv_results_["mean_test_score"])  # fmt: skip
+
+
+def test_search_warns_for_a_scorer_without_sample_weight(clf_data):
+    X, y = clf_data
+    fake = make_scorer(lambda y_true, y_pred: 0.5)
+    scoring = {"fake": fake, "accuracy": "accuracy"}
+    search = parcv.GridSearchCV(LogisticRegression(), {"C": [1.0]}, cv=3, backend="serial",
+                                scoring=scoring, refit=False)  # fmt: skip
+    with pytest.warns(UserWarning, match=r"The scoring fake=.* does not support sample_weight"):
+        search.fit(X, y, sample_weight=np.ones(len(y)))
+
+
+def test_search_score_takes_metadata_only_with_routing(clf_data):
+    X, y = clf_data
+    w = _weights(len(y))
+    search = parcv.GridSearchCV(LogisticRegression(), {"C": [1.0]}, cv=3, backend="serial")
+    search.fit(X, y)
+    with pytest.raises(ValueError, match="is only supported if enable_metadata_routing=True"):
+        search.score(X, y, sample_weight=w)
+    with _routing():
+        weighted = search.set_params(scoring=get_scorer("accuracy").set_score_request(
+            sample_weight=True)).fit(X, y).score(X, y, sample_weight=w)  # fmt: skip
+    expected = get_scorer("accuracy")(search.best_estimator_, X, y, sample_weight=w)
+    assert weighted == expected != search.best_estimator_.score(X, y)
 
 
 # --- identity: a weighted score is another record ------------------------------------------
