@@ -36,6 +36,7 @@ from parcv.plan.data import Dataset, check_dataset
 from parcv.plan.records import Key, Record
 from parcv.plan.routing import (
     RoutedParams,
+    check_no_groups,
     check_params,
     route_search,
     route_validation,
@@ -160,8 +161,7 @@ def _search_data(
     if given is None:
         return check_dataset(X, y, groups, fit_params)
     if groups is not None:
-        if routing_enabled():
-            route_validation("cross_validate", estimator, cv, None, None, groups=groups)
+        check_no_groups(groups)
         given.setdefault("groups", groups)
     return _routed_dataset(X, y, route_search(caller, estimator, cv,
                                               _scorers_of(estimator, scoring), given))  # fmt: skip

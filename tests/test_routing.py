@@ -212,6 +212,20 @@ def test_search_score_takes_metadata_only_with_routing(clf_data):
     assert weighted == expected != search.best_estimator_.score(X, y)
 
 
+def test_search_params_send_groups_to_the_splitter(clf_data, backend):
+    X, y = clf_data
+    groups = np.arange(len(y)) % 4
+    grid = {"C": [0.01, 1.0]}
+    ours = parcv.search(LogisticRegression(), grid, X, y, cv=GroupKFold(4),
+                        params={"groups": groups}, backend=backend)  # fmt: skip
+    theirs = sk.GridSearchCV(LogisticRegression(), grid, cv=GroupKFold(4)).fit(X, y, groups=groups)
+    np.testing.assert_array_equal(ours.cv_results_["mean_test_score"],
+                                  theirs.cv_results_["mean_test_score"])  # fmt: skip
+    with _routing(), pytest.raises(ValueError, match="`groups` can only be passed if"):
+        parcv.search(LogisticRegression(), grid, X, y, cv=GroupKFold(4), groups=groups,
+                     params={}, backend=backend)  # fmt: skip
+
+
 # --- identity: a weighted score is another record ------------------------------------------
 
 

@@ -33,6 +33,7 @@ from parcv.errors import warn_at_caller
 
 __all__ = [
     "RoutedParams",
+    "check_no_groups",
     "check_params",
     "routing_enabled",
     "route_search",
@@ -143,9 +144,15 @@ both; got params with keys ['a'] and fit_params with keys ['b']. Pass them all i
     return dict(params)
 
 
-def _check_no_groups(groups: Any) -> None:
+def check_no_groups(groups: Any) -> None:
+    """Refuse ``groups=`` given directly while routing is on (scikit-learn's error and text).
+
+    Examples
+    --------
+    >>> check_no_groups(None)
+    """
     # scikit-learn's own text (its _check_groups_routing_disabled), so that code catching it works.
-    if groups is not None:
+    if groups is not None and routing_enabled():
         raise ValueError(
             "`groups` can only be passed if metadata routing is not enabled via"
             " `sklearn.set_config(enable_metadata_routing=True)`. When routing is"
@@ -238,7 +245,7 @@ def route_validation(
     given = dict(params or {})
     if not routing_enabled():
         return RoutedParams(fit=given, split={} if groups is None else {"groups": groups})
-    _check_no_groups(groups)
+    check_no_groups(groups)
     if not given:  # scikit-learn's process_routing routes nothing for no metadata
         return RoutedParams()
     name = owner or caller
