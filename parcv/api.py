@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -36,6 +37,15 @@ from parcv.plan.curves import (
 )
 from parcv.plan.data import Dataset, check_dataset
 from parcv.plan.records import Key, Record
+from parcv.plan.routing import (
+    RoutedParams,
+    check_no_groups,
+    check_params,
+    route_search,
+    route_validation,
+    routing_enabled,
+)
+from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.selection import Selection
 from parcv.plan.space import check_space
 from parcv.results.aggregate import report_fit_failures
@@ -84,18 +94,87 @@ def _run(
     kind: str,
     estimator: Any,
     space: Any,
-    arrays: tuple[Any, Any, Any, dict[str, Any] | None],
+    data: Dataset,
     plan_options: dict[str, Any],
     options: RunOptions,
 ) -> tuple[Plan, dict[Key, Record]]:
-    """Check the input, build the plan and run it: the body every entry point shares.
+    """Build the plan of checked data and run it: the body every entry point shares.
 
-    ``arrays`` is ``(X, y, groups, fit_params)``; ``plan_options`` go to
-    :func:`build_plan`.
+    ``plan_options`` go to :func:`build_plan`.
     """
-    data = check_dataset(*arrays)
     plan = build_plan(estimator, space, data, **plan_options)
     return plan, _execute(plan, data, kind, options)
+
+
+def _scorers_of(estimator: Any, scoring: Any) -> Callable[[], tuple[dict[str, Any], bool]]:
+    """The scorers routing gives metadata to, by name, and whether there are several."""
+
+    def scorers() -> tuple[dict[str, Any], bool]:
+        spec = check_scoring_spec(estimator, scoring, False, selects=False)
+        return dict(spec.scorers), spec.multimetric
+
+    return scorers
+
+
+def _validation_data(
+    caller: str,
+    estimator: Any,
+    arrays: tuple[Any, Any, Any],
+    *,
+    fit_params: Any,
+    params: Any,
+    cv: Any,
+    scoring: Any = None,
+) -> Dataset:
+    """Check the data and route ``params`` as scikit-learn's validation function ``caller``.
+
+    ``arrays`` is ``(X, y, groups)``. ``fit_params`` (parcv's) go to ``fit``
+    only, never routed; ``params`` (scikit-learn's) are routed when
+    scikit-learn's metadata routing is on, before anything is fitted.
+    """
+    X, y, groups = arrays
+    given = check_params(params, fit_params, caller)
+    if given is None and (fit_params is not None or not routing_enabled()):
+        return check_dataset(X, y, groups, fit_params)
+    scorers = None if caller == "cross_val_predict" else _scorers_of(estimator, scoring)
+    return _routed_dataset(X, y, route_validation(caller, estimator, cv, scorers, given,
+                                                  groups=groups))  # fmt: skip
+
+
+def _routed_dataset(X: Any, y: Any, routed: RoutedParams) -> Dataset:
+    """The data with its routed metadata; with routing on, ``groups`` travel in ``split``."""
+    if not routed.enabled:
+        return check_dataset(X, y, routed.groups, routed.fit, score_params=routed.score)
+    return check_dataset(X, y, None, routed.fit, score_params=routed.score,
+                         split_params=routed.split, routed=True)  # fmt: skip
+
+
+def _search_data(
+    caller: str,
+    estimator: Any,
+    arrays: tuple[Any, Any, Any],
+    *,
+    fit_params: Any,
+    params: Any,
+    cv: Any,
+    scoring: Any,
+) -> Dataset:
+    """Check the data and route ``params`` as a scikit-learn search's ``fit`` does.
+
+    A :class:`~parcv.plan.routing.RoutedParams` is taken as routed already
+    (the drop-in searches route their own ``fit(**params)``).
+    """
+    X, y, groups = arrays
+    if isinstance(params, RoutedParams):
+        return _routed_dataset(X, y, params)
+    given = check_params(params, fit_params, caller)
+    if given is None:
+        return check_dataset(X, y, groups, fit_params)
+    if groups is not None:
+        check_no_groups(groups)
+        given.setdefault("groups", groups)
+    return _routed_dataset(X, y, route_search(caller, estimator, cv,
+                                              _scorers_of(estimator, scoring), given))  # fmt: skip
 
 
 def _execute(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> dict[Key, Record]:
@@ -113,6 +192,7 @@ def cross_validate(
     scoring: Any = None,
     groups: Any = None,
     fit_params: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
     return_train_score: bool = False,
     error_score: Any = math.nan,
     fast_cv: bool | str = "auto",
@@ -142,6 +222,15 @@ def cross_validate(
         Group labels for group splitters.
     fit_params : dict, default=None
         Extra ``fit`` arguments; per-sample arrays are split with the rows.
+        Never routed (parcv's name, from before scikit-learn's ``params``).
+    params : dict, default=None
+        Metadata, as scikit-learn's ``params``: without metadata routing,
+        arguments of ``fit`` (per-sample arrays are split with the rows);
+        with ``sklearn.set_config(enable_metadata_routing=True)``, routed by
+        scikit-learn's rules to the estimator's ``fit``, the scorers and the
+        splitter (``groups`` is then passed here, not as ``groups=``), and
+        metadata nothing requests raises scikit-learn's error before any fit.
+        Not with ``fit_params``.
     return_train_score : bool, default=False
     error_score : "raise" or float, default=nan
         Score recorded for a failing fit; ``"raise"`` stops at the first.
@@ -232,11 +321,13 @@ def cross_validate(
     (4,)
     """
     run = check_run_options(options, run_options, caller="cross_validate")
+    data = _validation_data("cross_validate", estimator, (X, y, groups), fit_params=fit_params,
+                            params=params, cv=cv, scoring=scoring)  # fmt: skip
     plan, records = _run(
         "cross_validate",
         estimator,
         None,
-        (X, y, groups, fit_params),
+        data,
         dict(inner=cv, scoring=scoring, refit=False, error_score=error_score,
              interval=interval, confidence=confidence, ncv_repetitions=ncv_repetitions,
              ncv_random_state=ncv_random_state,
@@ -263,6 +354,7 @@ def cross_val_score(
     scoring: Any = None,
     groups: Any = None,
     fit_params: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
     error_score: Any = math.nan,
     options: RunOptions | None = None,
     **run_options: Unpack[RunKeywords],
@@ -287,6 +379,8 @@ def cross_val_score(
         Group labels for group splitters.
     fit_params : dict, default=None
         Extra ``fit`` arguments; per-sample arrays are split with the rows.
+    params : dict, default=None
+        As in :func:`cross_validate`.
     error_score : "raise" or float, default=nan
         Score recorded for a failing fit; ``"raise"`` stops at the first.
     %(run_options)s
@@ -321,7 +415,7 @@ def cross_val_score(
         )
     result = cross_validate(
         estimator, X, y, cv=cv, scoring=scoring, groups=groups, fit_params=fit_params,
-        error_score=error_score, options=run,
+        params=params, error_score=error_score, options=run,
     )  # fmt: skip
     return np.asarray(result.scores["test_score"], dtype=np.float64)
 
@@ -339,6 +433,7 @@ def search(
     selection: Selection | None = None,
     groups: Any = None,
     fit_params: dict[str, Any] | None = None,
+    params: dict[str, Any] | RoutedParams | None = None,
     return_train_score: bool = False,
     error_score: Any = math.nan,
     fast_cv: bool | str = "auto",
@@ -364,6 +459,14 @@ def search(
         ``[{"model": [Ridge()], "model__alpha": [...]}, {"model": [SVR()]}]``.
     X, y, groups, fit_params, cv, scoring, return_train_score, error_score
         As in :func:`cross_validate`.
+    params : dict or RoutedParams, default=None
+        Metadata, as ``GridSearchCV.fit(X, y, **params)`` takes it: without
+        metadata routing, ``groups`` goes to the splitter, the rest to
+        ``fit``, and ``sample_weight`` also to every scorer that accepts it
+        (with scikit-learn's warning for each one that does not), so the
+        scores are weighted as scikit-learn 1.9's; with routing on, routed by
+        scikit-learn's rules. ``fit_params`` (parcv's) go to ``fit`` only.
+        Not with ``fit_params``.
     refit : bool or str, default=True
         Refit the selected candidate on all data; with several metrics, the
         name of the metric that selects. No callable: use ``selection``.
@@ -458,8 +561,10 @@ def search(
     {'alpha': 0.1}
     """
     run = check_run_options(options, run_options, caller="search", final_model=True)
+    data = _search_data("search", estimator, (X, y, groups), fit_params=fit_params,
+                        params=params, cv=cv, scoring=scoring)  # fmt: skip
     extras = _plan_search_extras(
-        estimator, space, (X, y, groups, fit_params),
+        estimator, space, (X, y, data.groups, data.fit_params or None),
         dict(cv=cv, scoring=scoring, refit=refit, error_score=error_score),
         learning_curve=learning_curve, learning_curve_for=learning_curve_for,
         bias_variance=bias_variance,
@@ -468,7 +573,7 @@ def search(
         "search",
         estimator,
         space,
-        (X, y, groups, fit_params),
+        data,
         dict(inner=cv, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
              fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
@@ -493,6 +598,7 @@ def nested_cv(
     selection: Selection | None = None,
     groups: Any = None,
     fit_params: dict[str, Any] | None = None,
+    params: dict[str, Any] | RoutedParams | None = None,
     return_train_score: bool = False,
     error_score: Any = math.nan,
     fast_cv: bool | str = "auto",
@@ -515,7 +621,7 @@ def nested_cv(
 
     Parameters
     ----------
-    estimator, space, X, y, scoring, selection, groups, fit_params
+    estimator, space, X, y, scoring, selection, groups, fit_params, params
         As in :func:`search`.
     return_train_score, error_score
         As in :func:`search`.
@@ -563,11 +669,13 @@ def nested_cv(
     (3, [0, 0, 0])
     """
     run = check_run_options(options, run_options, caller="nested_cv", final_model=True)
+    data = _search_data("nested_cv", estimator, (X, y, groups), fit_params=fit_params,
+                        params=params, cv=outer, scoring=scoring)  # fmt: skip
     plan, records = _run(
         "nested_cv",
         estimator,
         space,
-        (X, y, groups, fit_params),
+        data,
         dict(inner=inner, outer=outer, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
              fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
@@ -669,6 +777,7 @@ def cross_val_predict(
     method: str = "predict",
     groups: Any = None,
     fit_params: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[RunKeywords],
 ) -> Any:
@@ -692,9 +801,9 @@ def cross_val_predict(
         As in :func:`cross_validate`; the test sets must be a partition of
         the rows (every row tested exactly once), as scikit-learn requires.
     method : {"predict", "predict_proba", "predict_log_proba", "decision_function"}
-    groups, fit_params
-        As in :func:`cross_validate`. A fit that fails raises (as in
-        scikit-learn): ``error_score="raise"``.
+    groups, fit_params, params
+        As in :func:`cross_validate` (no scorer takes metadata). A fit that
+        fails raises (as in scikit-learn): ``error_score="raise"``.
     %(run_options)s
 
     Returns
@@ -733,7 +842,8 @@ def cross_val_predict(
     run = check_run_options(options, run_options, caller="cross_val_predict")
     encode = method != "predict" and y is not None
     y_fit = _encoded(y) if encode else y
-    data = check_dataset(X, y_fit, groups, fit_params)
+    data = _validation_data("cross_val_predict", estimator, (X, y_fit, groups),
+                            fit_params=fit_params, params=params, cv=cv)  # fmt: skip
     plan = build_plan(estimator, None, data, inner=cv, scoring={"unscored": _no_score},
                       refit=False, error_score="raise", predictions=method)  # fmt: skip
     folds = plan.inner_folds[None]
@@ -747,25 +857,42 @@ def cross_val_predict(
             "return_predictions=True) to keep the predictions of any CV."
         )
     records = _execute(plan, data, "cross_validate", run)
-    n_classes = len(np.unique(y_fit)) if encode else 0
-    outputs = []
-    for i in range(len(folds)):
-        kept = records[("fit", None, i, 0)].predictions.arrays  # type: ignore[union-attr]
-        values = kept[method]
-        if encode and "classes_" in kept:
-            values = _full_columns(kept["classes_"], values, n_classes, method)
-        outputs.append(values)
+    kept = [records[("fit", None, i, 0)].predictions.arrays for i in range(len(folds))]  # type: ignore[union-attr]
     inverse = np.empty(order.size, dtype=int)
     inverse[order] = np.arange(order.size)
+    if encode and f"{method}[0]" in kept[0]:  # a multi-output classifier: a list, per output
+        return [
+            np.concatenate([_in_columns(k, f"[{j}]", y_fit[:, j], method) for k in kept])[inverse]
+            for j in range(y_fit.shape[1])
+        ]
+    outputs = [_in_columns(k, "", y_fit, method) if encode else k[method] for k in kept]
     return np.concatenate(outputs)[inverse]
 
 
+def _in_columns(kept: dict[str, Any], output: str, y_fit: Any, method: str) -> Any:
+    """A fold's outputs with one column per class of the whole target (of one output)."""
+    values = kept[method + output]
+    if "classes_" + output not in kept:
+        return values
+    # A 2-D y is a label indicator matrix (one column per label) unless split per output.
+    n_classes = len(np.unique(y_fit)) if y_fit.ndim == 1 else y_fit.shape[1]
+    return _full_columns(kept["classes_" + output], values, n_classes, method)
+
+
 def _encoded(y: Any) -> Any:
-    """The target label-encoded as scikit-learn's cross_val_predict does for per-class methods."""
+    """The target label-encoded as scikit-learn's cross_val_predict does for per-class methods.
+
+    A 2-D target (several labels or outputs) is encoded column by column.
+    """
     array = np.asarray(y)
+    if array.ndim == 2:
+        encoded = np.zeros(array.shape, dtype=int)
+        for j in range(array.shape[1]):
+            encoded[:, j] = np.unique(array[:, j], return_inverse=True)[1].reshape(-1)
+        return encoded
     if array.ndim != 1:
         raise ValueError(
-            f"cross_val_predict with a per-class method needs a 1-D y; got shape "
+            f"cross_val_predict with a per-class method needs a 1-D or 2-D y; got shape "
             f"{array.shape!r}. Use method='predict', or one column of y at a time."
         )
     return np.unique(array, return_inverse=True)[1].reshape(-1)
@@ -778,16 +905,20 @@ def _full_columns(classes: Any, values: Any, n_classes: int, method: str) -> Any
     """
     if n_classes == len(classes):
         return values
+    # The messages begin with scikit-learn's words, which its users may filter or match.
     warn_at_caller(
-        f"a fold's training part has {len(classes)} of the {n_classes} classes; the "
-        f"{method} columns of the missing ones are filled (as scikit-learn's cross_val_predict "
-        "does). Use a stratified CV to keep every class in every training part.",
+        f"Number of classes in training fold ({len(classes)}) does not match total number of "
+        f"classes ({n_classes}): the {method} columns of the missing ones are filled (as "
+        "scikit-learn's cross_val_predict does). Use a stratified CV to keep every class in "
+        "every training part.",
         RuntimeWarning,
     )
     if method == "decision_function" and (values.ndim == 1 or len(classes) <= 2):
         raise ValueError(
-            f"a fold's training part has only {len(classes)} of the {n_classes} classes, so "
-            "its decision_function output cannot be put in one column per class. Use "
+            f"Only {len(classes)} class/es in training fold, but {n_classes} in overall "
+            "dataset. This is not supported for decision_function with imbalanced folds. To "
+            "fix this, use a cross-validation technique resulting in properly stratified "
+            "folds: its decision_function output cannot be put in one column per class. Use "
             "method='predict_proba', or a StratifiedKFold that keeps every class in every "
             "training part."
         )
@@ -813,7 +944,7 @@ def learning_curve(
     return_times: bool = False,
     fit_params: dict[str, Any] | None = None,
     exploit_incremental_learning: bool = False,
-    verbose: int = 0,
+    params: dict[str, Any] | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[RunKeywords],
 ) -> LearningCurveResult:
@@ -822,11 +953,13 @@ def learning_curve(
     Each (CV fold, train size) is one unit: the model is fitted on the first
     ``n`` train rows of the fold (after permuting them with ``shuffle``) and
     scored on those rows and on the fold's test rows. Given the same folds
-    and ``random_state``, the scores are scikit-learn's, bit for bit.
+    and ``random_state``, the scores are scikit-learn's, bit for bit. With
+    ``verbose`` the train sizes are logged in scikit-learn's words (logger
+    ``"parcv"``, INFO): parcv logs, it does not print.
 
     Parameters
     ----------
-    estimator, X, y, groups, cv, scoring, error_score, fit_params
+    estimator, X, y, groups, cv, scoring, error_score, fit_params, params
         As in :func:`cross_validate`; ``scoring`` is one metric.
     train_sizes : array-like, default=(0.1, 0.325, 0.55, 0.775, 1.0)
         Fractions in (0, 1] of the first fold's train rows, or counts of rows.
@@ -847,10 +980,6 @@ def learning_curve(
         ``partial_fit`` gets ``classes``, every class of ``y``) and is scored
         after each step, instead of one fit per (fold, size). A failing
         ``partial_fit`` stops the run, as in scikit-learn.
-    verbose : int, default=0
-        Above 0, show parcv's progress bar (as ``progress=True``; an explicit
-        ``progress`` wins) and log the train sizes (logger ``"parcv"``, level
-        INFO, in scikit-learn's words); parcv logs, it does not print.
     %(run_options)s
 
     Returns
@@ -870,10 +999,9 @@ def learning_curve(
     ([15, 30], (2, 4))
     """
     run = check_run_options(options, run_options, caller="learning_curve")
-    if verbose and run.progress is None:
-        run = replace(run, progress=True)
     _check_incremental(exploit_incremental_learning)
-    data = check_dataset(X, y, groups, fit_params)
+    data = _validation_data("learning_curve", estimator, (X, y, groups), fit_params=fit_params,
+                            params=params, cv=cv, scoring=scoring)  # fmt: skip
     drawn = bool(shuffle) and random_state is None
     if drawn:  # as scikit-learn's random_state=None, but recorded: a resume draws the same rows
         random_state = _recorded_seed(run)
@@ -882,7 +1010,7 @@ def learning_curve(
                                 shuffle=shuffle, random_state=random_state,
                                 error_score=error_score, drawn=drawn,
                                 incremental=exploit_incremental_learning)  # fmt: skip
-    if verbose:
+    if run.verbose:
         _log.info("[learning_curve] Training set sizes: %s", curve.train_sizes)
     records = _execute(curve.plan, data, "learning_curve", run)
     if not exploit_incremental_learning:  # its failures stop the run
@@ -922,6 +1050,7 @@ def validation_curve(
     scoring: Any = None,
     error_score: Any = math.nan,
     fit_params: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[RunKeywords],
 ) -> ValidationCurveResult:
@@ -932,7 +1061,7 @@ def validation_curve(
 
     Parameters
     ----------
-    estimator, X, y, groups, cv, scoring, error_score, fit_params
+    estimator, X, y, groups, cv, scoring, error_score, fit_params, params
         As in :func:`cross_validate`; ``scoring`` is one metric.
     param_name : str
         The parameter that varies (``step__param`` inside a Pipeline).
@@ -956,7 +1085,10 @@ def validation_curve(
     (3, 4)
     """
     run = check_run_options(options, run_options, caller="validation_curve")
-    data = check_dataset(X, y, groups, fit_params)
+    data = _validation_data(
+        "validation_curve", estimator, (X, y, groups), fit_params=fit_params, params=params,
+        cv=cv, scoring=scoring,
+    )  # fmt: skip
     curve = plan_validation_curve(estimator, data, param_name=param_name,
                                   param_range=param_range, cv=cv, scoring=scoring,
                                   error_score=error_score)  # fmt: skip
@@ -976,6 +1108,7 @@ def permutation_test_score(
     random_state: int = 0,
     scoring: Any = None,
     fit_params: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[RunKeywords],
 ) -> PermutationTestResult:
@@ -990,8 +1123,10 @@ def permutation_test_score(
 
     Parameters
     ----------
-    estimator, X, y, groups, cv, scoring, fit_params
-        As in :func:`cross_validate`; ``scoring`` is one metric.
+    estimator, X, y, groups, cv, scoring, fit_params, params
+        As in :func:`cross_validate`; ``scoring`` is one metric. With metadata
+        routing on, the permutations are not within groups (``groups`` is
+        routed to the splitter only), as in scikit-learn.
     n_permutations : int, default=100
     random_state : int, default=0
         Seed of the permutations.
@@ -1013,7 +1148,10 @@ def permutation_test_score(
     ((9,), 0.2)
     """
     run = check_run_options(options, run_options, caller="permutation_test_score")
-    data = check_dataset(X, y, groups, fit_params)
+    data = _validation_data(
+        "permutation_test_score", estimator, (X, y, groups), fit_params=fit_params,
+        params=params, cv=cv, scoring=scoring,
+    )  # fmt: skip
     curve = plan_permutation_test(
         estimator, data, cv=cv, scoring=scoring, n_permutations=n_permutations,
         random_state=random_state,

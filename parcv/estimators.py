@@ -20,12 +20,14 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.callback import CallbackContext, CallbackSupportMixin, with_callbacks
 from sklearn.model_selection import ParameterSampler
 from sklearn.utils import _safe_indexing, indexable
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from parcv.api import nested_cv, search
 from parcv.engine.options import RunOptions, check_run_options
 from parcv.errors import ModelNotAvailableError
+from parcv.plan.routing import RoutedParams, route_search, routing_enabled, scorers_router
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.space import RandomSpace
 from parcv.plan.splits import Fold
@@ -92,10 +94,47 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
     def _space(self) -> Any:
         raise NotImplementedError
 
-    def _run(
-        self, X: Any, y: Any, groups: Any, fit_params: dict[str, Any] | None
-    ) -> SearchResult | NestedResult:
+    def _run(self, X: Any, y: Any, params: RoutedParams) -> SearchResult | NestedResult:
         raise NotImplementedError
+
+    def _cv(self) -> Any:
+        """The splitter the search's ``fit`` metadata is routed to."""
+        raise NotImplementedError
+
+    def _scorers(self) -> tuple[dict[str, Any], bool]:
+        """The scorers by name, and whether there are several (as routing sees them)."""
+        spec = check_scoring_spec(self.estimator, self.scoring, self._api_refit())
+        return dict(spec.scorers), spec.multimetric
+
+    def get_metadata_routing(self) -> Any:
+        """Get the metadata routing of this search, as scikit-learn's ``BaseSearchCV``.
+
+        Returns
+        -------
+        MetadataRouter
+            ``fit`` routes to the estimator's ``fit``, the scorers' ``score``
+            and the splitter's ``split``; ``score`` to the scorers' ``score``.
+        """
+        named, multimetric = self._scorers()
+        scorer = scorers_router(named) if multimetric else named["score"]
+        cv = self._cv()
+        return (
+            MetadataRouter(owner=self)
+            .add(
+                estimator=self.estimator,
+                method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+            )
+            .add(
+                scorer=scorer,
+                method_mapping=MethodMapping()
+                .add(caller="score", callee="score")
+                .add(caller="fit", callee="score"),
+            )
+            .add(
+                splitter=cv if hasattr(cv, "split") else None,
+                method_mapping=MethodMapping().add(caller="fit", callee="split"),
+            )
+        )
 
     def _options(self) -> dict[str, Any]:
         """The keyword arguments every call of parcv's API shares (the run options as one)."""
@@ -115,10 +154,11 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
             "n_jobs": self.n_jobs,
             "store": self.store,
             "resume": self.resume,
-            "progress": self.verbose > 0,
+            "verbose": self.verbose,
         }
         if self.options is None:
-            return RunOptions(**own)
+            # verbose=0 means quiet, not the bar on a terminal that progress=None shows.
+            return RunOptions(**own, progress=self.verbose > 0)
         given = {k: v for k, v in own.items() if not _is_default(v, _OWN_DEFAULTS[k])}
         return check_run_options(self.options, given, caller=type(self).__name__, final_model=True)
 
@@ -139,21 +179,26 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         **params : dict
-            ``groups`` goes to the splitter; the rest to the estimator's
-            ``fit`` (per-sample arrays are split with the rows).
+            As scikit-learn's: without metadata routing, ``groups`` goes to the
+            splitter, the rest to the estimator's ``fit`` (per-sample arrays
+            are split with the rows), and ``sample_weight`` also to every
+            scorer that accepts it; with
+            ``sklearn.set_config(enable_metadata_routing=True)``, routed by
+            :meth:`get_metadata_routing` (scikit-learn's errors are raised
+            before any fit).
 
         Returns
         -------
         self
         """
         _check_refit_kind(self.refit, self.scoring)
-        fit_params = dict(params)
-        groups = fit_params.pop("groups", None)
-        weights = fit_params.get("sample_weight")
+        routed = route_search(self, self.estimator, self._cv(), self._scorers, params)
+        fit_params = routed.fit
+        weights = params.get("sample_weight")
         metadata = None if weights is None else {"sample_weight": weights}
         root = self._init_callback_context(max_subtasks=1 + (self.refit is not False))
         root.call_on_fit_task_begin(estimator=self, X=X, y=y, metadata=metadata)
-        result = self._run(X, y, groups, fit_params or None)
+        result = self._run(X, y, routed)
         search_result = result.final if isinstance(result, NestedResult) else result
         if search_result is None:  # NestedCV always runs the search on all data
             raise ModelNotAvailableError("nested CV ran without its search on all data")
@@ -217,28 +262,79 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
         if hasattr(getattr(self, "best_estimator_", None), "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
 
-    def score(self, X: Any, y: Any = None) -> float:
+    def score(self, X: Any, y: Any = None, **params: Any) -> float:
         """Score the refitted model with the refit metric (``best_estimator_.score`` by default).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,), default=None
+        **params : dict
+            Metadata for the scorer, routed as scikit-learn routes it; only
+            with ``sklearn.set_config(enable_metadata_routing=True)``.
 
         Returns
         -------
         float
+
+        Raises
+        ------
+        ValueError
+            ``params`` given while metadata routing is off (scikit-learn's error).
         """
         _require_refit(self, "score")
         check_is_fitted(self)
+        score_params = self._score_params(params)
         if self.multimetric_:
             if not isinstance(self.refit, str):  # a callable: scikit-learn fails here too
                 raise AttributeError(
                     f"score needs refit to name a metric of scoring={self.scoring!r}; got "
                     f"refit={self.refit!r}. Score best_estimator_ with a scorer of scorer_."
                 )
-            return float(self.scorer_[self.refit](self.best_estimator_, X, y))
-        return float(self.scorer_(self.best_estimator_, X, y))
+            scorer = self.scorer_[self.refit]
+            if score_params:  # scikit-learn's multi-metric scorer routes among its scorers
+                score_params = process_routing(scorers_router(self.scorer_), "score",
+                                               **score_params)[self.refit]["score"]  # fmt: skip
+            return float(scorer(self.best_estimator_, X, y, **score_params))
+        return float(self.scorer_(self.best_estimator_, X, y, **score_params))
+
+    def _score_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The scorer's metadata of ``score(**params)``, as scikit-learn's searches route it."""
+        if not params:
+            return {}
+        if not routing_enabled():
+            # scikit-learn's text (its _raise_for_params), which callers may match.
+            raise ValueError(
+                f"Passing extra keyword arguments to {type(self).__name__}.score is only "
+                "supported if enable_metadata_routing=True, which you can set using "
+                "`sklearn.set_config`. See the User Guide "
+                "<https://scikit-learn.org/stable/metadata_routing.html> for more details. "
+                f"Extra parameters passed are: {set(params)}"
+            )
+        return dict(process_routing(self, "score", **params)["scorer"]["score"])
+
+    def _sk_visual_block_(self) -> Any:
+        """scikit-learn's HTML diagram (notebooks): the best estimator once refitted, as its own.
+
+        scikit-learn's display calls this hook; the block type is scikit-learn's
+        (``sklearn.utils._repr_html.estimator`` from 1.7, ``_estimator_html_repr``
+        in 1.6, the oldest release parcv supports).
+        """
+        try:
+            from sklearn.utils._repr_html.estimator import _VisualBlock
+        except ImportError:  # scikit-learn 1.6
+            from sklearn.utils._estimator_html_repr import _VisualBlock
+
+        if hasattr(self, "best_estimator_"):
+            key, estimator = "best_estimator_", self.best_estimator_
+        else:
+            key, estimator = "estimator", self.estimator
+        return _VisualBlock(
+            "parallel",
+            [estimator],
+            names=[f"{key}: {estimator.__class__.__name__}"],
+            name_details=[str(estimator)],
+        )
 
     score_samples = _forward("score_samples")
     predict = _forward("predict")
@@ -275,13 +371,13 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
         return tags
 
 
-# The estimators' own run parameters at their defaults (verbose=0 is progress=False).
+# The estimators' own run parameters at their defaults.
 _OWN_DEFAULTS: dict[str, Any] = {
     "backend": "local",
     "n_jobs": None,
     "store": None,
     "resume": False,
-    "progress": False,
+    "verbose": 0,
 }
 
 
@@ -361,7 +457,9 @@ class GridSearchCV(_SearchFace):
     cv : int, splitter or None, default=None
         ``None`` is 5 folds (stratified for classifiers).
     verbose : int, default=0
-        ``> 0`` shows parcv's progress bar (done/failed/total, ETA) on stderr.
+        ``> 0`` shows parcv's progress bar (done/failed/total, ETA) on stderr;
+        ``> 1`` also prints scikit-learn's line per finished fit, with its
+        scores from ``> 2`` (see the ``verbose`` run option).
     error_score : "raise" or float, default=nan
     return_train_score : bool, default=False
     backend : {"serial", "local", "dask"} or Backend, default="local"
@@ -432,12 +530,12 @@ class GridSearchCV(_SearchFace):
     def _space(self) -> Any:
         return self.param_grid
 
-    def _run(
-        self, X: Any, y: Any, groups: Any, fit_params: dict[str, Any] | None
-    ) -> SearchResult | NestedResult:
-        cv = 5 if self.cv is None else self.cv
-        return search(self.estimator, self._space(), X, y, cv=cv, groups=groups,
-                      fit_params=fit_params, **self._options())  # fmt: skip
+    def _cv(self) -> Any:
+        return 5 if self.cv is None else self.cv
+
+    def _run(self, X: Any, y: Any, params: RoutedParams) -> SearchResult | NestedResult:
+        return search(self.estimator, self._space(), X, y, cv=self._cv(), params=params,
+                      **self._options())  # fmt: skip
 
 
 class RandomizedSearchCV(GridSearchCV):
@@ -592,16 +690,16 @@ class NestedCV(_SearchFace):
         self.racing = racing
         self.options = options
 
-    def _run(
-        self, X: Any, y: Any, groups: Any, fit_params: dict[str, Any] | None
-    ) -> SearchResult | NestedResult:
+    def _cv(self) -> Any:
+        return self.outer
+
+    def _run(self, X: Any, y: Any, params: RoutedParams) -> SearchResult | NestedResult:
         options = self._options()
         # The all-data search gives cv_results_ (and the model); run it whatever refit says.
         if options["refit"] is False:
             options["refit"] = True if not _is_multimetric(self.scoring) else _first(self.scoring)
         result = nested_cv(self.estimator, self.param_grid, X, y, outer=self.outer,
-                           inner=self.inner, groups=groups, fit_params=fit_params,
-                           **options)  # fmt: skip
+                           inner=self.inner, params=params, **options)  # fmt: skip
         self.outer_scores_ = result.outer_scores
         return result
 

@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         path = Path(tmp) / "test_sklearn_parity_all.py"
         path.write_text(MODULE.format(suites=SUITES))
         options = [str(path), "-q", "-p", "no:cacheprovider", "--no-header", "-rN",
-                   "--rootdir", tmp, "-W", "ignore::DeprecationWarning",
+                   "--rootdir", tmp,
                    "-o", "addopts=", "-o", "filterwarnings="]  # fmt: skip
         if args.k:
             options += ["-k", args.k]

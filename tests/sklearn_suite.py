@@ -111,9 +111,18 @@ def load_suite(backend: str, suite: str = "search") -> ModuleType:
     return module
 
 
+# scikit-learn's warning policy for its tests (its pyproject.toml), below each test's own
+# filterwarnings marks (later marks of a function take precedence) and above parcv's
+# "error" for every warning, which scikit-learn's tests were not written for.
+_SKLEARN_WARNINGS = ("default", "error::DeprecationWarning", "error::FutureWarning")
+
+
 def parcv_only(function):
-    """Drop the parametrize cases that would run scikit-learn's own (Halving) searches."""
-    marks = []
+    """Drop the parametrize cases that would run scikit-learn's own (Halving) searches.
+
+    Also puts scikit-learn's warning policy under the test's own warning marks.
+    """
+    marks = [pytest.mark.filterwarnings(rule).mark for rule in _SKLEARN_WARNINGS]
     for mark in getattr(function, "pytestmark", []):
         if mark.name == "parametrize":
             names, values = mark.args[0], mark.args[1]
@@ -128,3 +137,23 @@ def _is_parcv_case(value) -> bool:
     parts = value.values if hasattr(value, "values") else value
     parts = parts if isinstance(parts, (tuple, list)) else (parts,)
     return not any("Halving" in getattr(p, "__name__", "") for p in parts)
+
+
+def suite_tests(module: ModuleType, excluded: dict[str, str]) -> dict[str, object]:
+    """Every test function of ``module`` but the ``excluded`` ones, their parcv cases only.
+
+    Raises if an exclusion names no test of the module, so that the list stays true when
+    scikit-learn renames or drops a test.
+    """
+    tests = {n: getattr(module, n) for n in dir(module) if n.startswith("test_")}
+    tests = {n: f for n, f in tests.items() if callable(f)}
+    stale = sorted(set(excluded) - set(tests))
+    if stale:
+        raise LookupError(f"excluded tests that {module.__name__} does not have: {stale}")
+    return {n: parcv_only(f) for n, f in tests.items() if n not in excluded}
+
+
+@pytest.fixture
+def global_random_seed() -> int:
+    """scikit-learn's fixture of that name, at its default seed (42)."""
+    return 42

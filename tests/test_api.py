@@ -414,6 +414,7 @@ def _run_option_cases(store):
         "overwrite": ({"overwrite": True}, lambda b, o: o["overwrite"] is True),
         "retry_failed": ({"retry_failed": True}, lambda b, o: o["retry_failed"] is True),
         "progress": ({"progress": False}, lambda b, o: o["progress"] is False),
+        "verbose": ({"verbose": 3}, lambda b, o: o["verbose"] == 3),
         "journal": ({"journal": "delete"}, lambda b, o: o["journal"] == "delete"),
         "timeout": ({"timeout": 7}, lambda b, o: b.timeout == 7),
         "save_models": ({"store": store, "save_models": True},

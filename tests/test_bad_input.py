@@ -332,9 +332,9 @@ def test_array_grid_and_list_grid_share_fingerprint_and_store(tmp_path):
             ValueError,
             "must be a 1-D list or array of values; got an array of shape (2, 2)",
         ),
-        (np.float64(1.0), TypeError, "Wrap a single value in a list"),
-        (np.array(1.0), TypeError, "Wrap a single value in a list"),
-        ("abc", TypeError, "space['alpha'] must be a list of values; got 'abc'"),
+        (np.float64(1.0), TypeError, "Single values need to be wrapped in a list"),
+        (np.array(1.0), TypeError, "Single values need to be wrapped in a list"),
+        ("abc", TypeError, "parameter 'alpha' needs to be a list or a numpy array, but got 'abc'"),
         (np.array([]), ValueError, "space['alpha'] is an empty list"),
     ],
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pickle
 import sqlite3
+import warnings
 from contextlib import closing
 
 import numpy as np
@@ -16,10 +17,12 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.dummy import DummyClassifier
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import confusion_matrix
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold
 from sklearn.model_selection import cross_val_predict as sk_cross_val_predict
+from sklearn.multiclass import OneVsRestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 import parcv
@@ -64,14 +67,64 @@ def test_cross_val_predict_fills_classes_a_fold_lacks_as_sklearn(method):
     if method == "decision_function":  # two classes: one column, which cannot be placed
         with pytest.warns(RuntimeWarning), pytest.raises(ValueError, match="Only 2 class"):
             sk_cross_val_predict(est, X3, y, cv=cv, method=method)
-        with pytest.warns(RuntimeWarning), pytest.raises(ValueError, match="only 2 of the 3"):
+        with (
+            pytest.warns(RuntimeWarning),
+            pytest.raises(ValueError, match="Only 2 class/es in training fold, but 3"),
+        ):
             parcv.cross_val_predict(est, X3, y, cv=cv, method=method, backend="serial")
         return
     with pytest.warns(RuntimeWarning, match="training fold"):
         want = sk_cross_val_predict(est, X3, y, cv=cv, method=method)
-    with pytest.warns(RuntimeWarning, match="2 of the 3 classes"):
+    with pytest.warns(RuntimeWarning, match=r"training fold \(2\) does not match .* \(3\)"):
         got = parcv.cross_val_predict(est, X3, y, cv=cv, method=method, backend="serial")
     assert np.array_equal(got, want)
+
+
+MULTI_OUTPUT = {
+    # predict_proba: a list of arrays, one per output, with its own classes_ (a list).
+    "forest": RandomForestClassifier(n_estimators=5, random_state=0),
+    # predict_proba: one array of a column per label.
+    "one-vs-rest": OneVsRestClassifier(LogisticRegression(max_iter=500)),
+}
+
+
+@pytest.mark.parametrize(
+    ("model", "method"),
+    [(m, f) for m in sorted(MULTI_OUTPUT) for f in ("predict_proba", "predict_log_proba", "predict")
+     if hasattr(MULTI_OUTPUT[m], f)],  # one-vs-rest has no predict_log_proba
+)  # fmt: skip
+def test_cross_val_predict_multi_output_equals_sklearn(model, method, backend):
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(40, 4))
+    y = (rng.normal(size=(40, 3)) > 0).astype(int)
+    y[0, 0] = 2  # a third class of one row, missing from one training part: filled
+    if model == "one-vs-rest":
+        y[0, 0] = 1  # a label indicator matrix: 0/1 only
+    estimator = MULTI_OUTPUT[model]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # log(0); a class a fold lacks
+        want = sk_cross_val_predict(estimator, X, y, cv=KFold(4), method=method)
+        got = parcv.cross_val_predict(estimator, X, y, cv=KFold(4), method=method, backend=backend)
+    assert type(got) is type(want)
+    got, want = (got, want) if isinstance(got, list) else ([got], [want])
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and np.array_equal(g, w)
+
+
+def test_multi_output_predictions_are_stored_per_output(tmp_path):
+    rng = np.random.RandomState(1)
+    X, y = rng.normal(size=(30, 3)), (rng.normal(size=(30, 2)) > 0).astype(int)
+    forest = RandomForestClassifier(n_estimators=3, random_state=0)
+    result = parcv.cross_validate(forest, X, y, cv=KFold(3), return_predictions="predict_proba",
+                                  store=tmp_path / "s.sqlite", backend="serial")  # fmt: skip
+    loaded = parcv.load(tmp_path / "s.sqlite")
+    for kept in (result, loaded):
+        oof = kept.predictions.out_of_fold(method="predict_proba[1]")
+        want = sk_cross_val_predict(forest, X, y, cv=KFold(3), method="predict_proba")[1]
+        assert np.array_equal(oof.values[np.argsort(oof.rows)], want)
+    with pytest.raises(ValueError, match=r"one array per output.*predict_proba\[0\]"):
+        result.predictions.out_of_fold(method="predict_proba")
 
 
 def test_cross_val_predict_string_labels_and_default_cv():

@@ -17,10 +17,9 @@ Left out, one line each (the rest of the file's tests run here):
   BaseSearchCV subclassing hooks (``_run_search``), not public behaviour.
 - test_search_callbacks_* (6 tests): scikit-learn's experimental callback API; parcv runs
   units on its own backends and does not call scikit-learn callbacks.
-- test_multi_metric_search_forwards_metadata, test_score_rejects_params_with_no_routing_enabled,
-  test_search_cv_sample_weight_equivalence, test_unsupported_sample_weight_scorer: metadata
-  routing and sample_weight forwarded to scorers; parcv splits fit parameters but does not
-  route metadata to scorers or splitters.
+- test_unsupported_sample_weight_scorer: parcv warns as scikit-learn for a scorer without
+  sample_weight, but the test's scorer ``f(y_true, y_pred)`` fails every fit's scoring, and
+  parcv stops such a run (FitFailedError) where scikit-learn records NaN.
 - test_callable_multimetric_* (5 tests): ``scoring=callable`` returning a dict of metrics;
   parcv takes several metrics as a list or dict of scorers only.
 - test_grid_search_failing_classifier, test_grid_search_classifier_all_fits_fail,
@@ -107,6 +106,9 @@ KEPT = [
     "test_cv_results_dtype_issue_29074",
     "test_search_with_estimators_issue_29157",
     "test_cv_results_multi_size_array",
+    "test_multi_metric_search_forwards_metadata",
+    "test_score_rejects_params_with_no_routing_enabled",
+    "test_search_cv_sample_weight_equivalence",
 ]
 
 # Also on the local process pool: fit, refit (graph and callable), cv_results_, pickling.

@@ -70,6 +70,14 @@ retry_failed : bool, default=False
 progress : bool, default=None
     Progress bar (tqdm) with done/failed/total, rate and ETA; ``None``
     shows it only when stderr is a terminal.""",
+    "verbose": """\
+verbose : int, default=0
+    As scikit-learn's: ``1`` or more also shows the progress bar (unless
+    ``progress=False``); ``2`` prints one line per finished fit (its
+    parameters and time), ``3`` adds its split and scores, ``10`` its
+    candidate's number, in scikit-learn's format (``[CV 2/5] END
+    alpha=0.1;, score=0.813 total time=   0.0s``). Lines come as fits finish, so their order
+    varies with the backend; the results do not.""",
     "journal": """\
 journal : {"wal", "delete"}, default="wal"
     SQLite journal mode of ``store``. ``"wal"`` (write-ahead log) is the
@@ -112,6 +120,7 @@ class RunKeywords(TypedDict, total=False):
     overwrite: bool
     retry_failed: bool
     progress: bool | None
+    verbose: int
     journal: str
     timeout: float | None
 
@@ -140,7 +149,7 @@ class RunOptions:
         An option of the wrong type (a backend class, a store that is not a
         path, a flag that is not a bool, ...).
     ValueError
-        An unknown backend or journal, a bad ``n_jobs`` or ``timeout``,
+        An unknown backend or journal, a bad ``n_jobs``, ``verbose`` or ``timeout``,
         ``resume`` with ``overwrite`` or without ``store``, or
         ``save_models`` without ``store``.
 
@@ -167,6 +176,7 @@ Pass the store path of the earlier run, e.g. store='run.sqlite'.
     overwrite: bool = False
     retry_failed: bool = False
     progress: bool | None = None
+    verbose: int = 0
     journal: str = "wal"
     timeout: float | None = None
     save_models: bool = False
@@ -177,6 +187,17 @@ Pass the store path of the earlier run, e.g. store='run.sqlite'.
             object.__setattr__(self, name, _check_flag(name, getattr(self, name)))
         if self.progress is not None:
             object.__setattr__(self, "progress", _check_flag("progress", self.progress, "None"))
+        if isinstance(self.verbose, (bool, np.bool_)) or not isinstance(
+            self.verbose, (int, np.integer)
+        ):
+            raise TypeError(
+                f"verbose must be an int >= 0; got {self.verbose!r}. Pass e.g. verbose=3."
+            )
+        if self.verbose < 0:
+            raise ValueError(
+                f"verbose must be an int >= 0; got {self.verbose!r}. Pass e.g. verbose=3."
+            )
+        object.__setattr__(self, "verbose", int(self.verbose))
         check_journal(self.journal)
         check_store(self.store)
         _check_store_options(self.store, self.resume, self.overwrite)

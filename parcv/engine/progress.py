@@ -9,7 +9,7 @@ from typing import Any
 from parcv.plan.kinds import KINDS
 from parcv.plan.records import Record
 
-__all__ = ["Progress", "check_progress"]
+__all__ = ["FitLog", "Progress", "check_progress"]
 
 
 def check_progress(progress: Any) -> bool:
@@ -114,3 +114,70 @@ class Progress:
         """Close the bar."""
         if self._bar is not None:
             self._bar.close()
+
+
+class FitLog:
+    """One line per finished fit on stdout, in scikit-learn's ``verbose`` format.
+
+    ``verbose >= 2`` prints a fit unit's parameters and time; ``verbose >= 3`` also
+    its split and scores, ``verbose >= 10`` its candidate's number. Other units
+    (refits, criteria) print nothing, as scikit-learn prints nothing for its refit.
+
+    Examples
+    --------
+    >>> from parcv.plan.build import build_plan
+    >>> from parcv.plan.data import check_dataset
+    >>> from parcv.plan.records import Record, Unit
+    >>> from sklearn.linear_model import Ridge
+    >>> data = check_dataset([[0.0], [1.0], [2.0], [3.0]], [0.0, 1.0, 2.0, 3.0])
+    >>> plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=2)
+    >>> rec = Record(Unit("fit", None, 1, 0), "ok", {"score": 0.5}, {}, 0.01, 0.0, 2, 2)
+    >>> FitLog(plan, 10).update([rec])
+    [CV 2/2; 1/2] END ......................alpha=0.1;, score=0.500 total time=   0.0s
+    """
+
+    def __init__(self, plan: Any, verbose: int) -> None:
+        self.plan, self.verbose = plan, verbose
+
+    def update(self, records: Sequence[Record]) -> None:
+        """Print the lines of the fit units among ``records``."""
+        if self.verbose < 2:
+            return
+        for record in records:
+            if record.unit.kind == "fit" and record.unit.inner is not None:
+                print(self.line(record), flush=True)
+
+    def line(self, record: Record) -> str:
+        """scikit-learn's ``[CV i/k; c/n] END params;, score=... total time=...`` line."""
+        from joblib.logger import short_format_time
+
+        plan, unit = self.plan, record.unit
+        assert unit.inner is not None  # a fit unit of a search or of cross_validate
+        # As scikit-learn: the split from verbose 3, the candidate from verbose 10.
+        where = f" {unit.inner + 1}/{len(plan.inner_folds[unit.outer])}" if self.verbose > 2 else ""
+        if self.verbose > 9:
+            where += f"; {unit.candidate + 1}/{len(plan.candidates)}"
+        if unit.outer is not None:  # nested CV: which outer fold's search
+            where = f" outer {unit.outer + 1}/{len(plan.outer_folds)}," + where
+        start = f"[CV{where}] END "
+        params = plan.candidates[unit.candidate].params
+        result = ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+        result += ";" if result else ""
+        if self.verbose > 2:
+            result += self._scores(record)
+        result += f" total time={short_format_time(record.fit_time + record.score_time)}"
+        return start + "." * (80 - len(start) - len(result)) + result
+
+    def _scores(self, record: Record) -> str:
+        test, train = record.test_scores, record.train_scores
+        if self.plan.scoring.multimetric:
+            parts = []
+            for name in sorted(test):
+                kept = f"train={train[name]:.3f}, " if name in train else ""
+                parts.append(f" {name}: ({kept}test={test[name]:.3f})")
+            return "".join(parts)
+        if "score" not in test:
+            return ""
+        if "score" in train:
+            return f", score=(train={train['score']:.3f}, test={test['score']:.3f})"
+        return f", score={test['score']:.3f}"

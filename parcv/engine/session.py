@@ -17,7 +17,7 @@ import numpy as np
 
 from parcv.criteria.tasks import CriteriaRequest
 from parcv.engine.options import RunOptions
-from parcv.engine.progress import Progress, check_progress
+from parcv.engine.progress import FitLog, Progress, check_progress
 from parcv.engine.runner import run_plan
 from parcv.errors import (
     ModelNotAvailableError,
@@ -344,7 +344,10 @@ def _execute_unlocked(
 ) -> dict[Key, Record]:
     """The body of :func:`execute_plan`, under the store's lock."""
     store, save_models = options.store, options.save_models
-    show = check_progress(options.progress)
+    # verbose >= 1 shows the bar as scikit-learn's verbose shows its log, unless told not to.
+    show = check_progress(
+        True if options.progress is None and options.verbose else options.progress
+    )
     keys = content_keys(plan, data)
     st = _open(plan, data, kind, store, keys, resume=options.resume, overwrite=options.overwrite,
                journal=options.journal)  # fmt: skip
@@ -360,10 +363,12 @@ def _execute_unlocked(
             # of a choice the retried fits change is not reused by mistake.
             done = {k: r for k, r in done.items() if r.ok}
         bar = Progress(plan.n_units, show, initial=len(done), metric=plan.scoring.refit)
+        log = FitLog(plan, options.verbose)
 
         def on_batch(batch: list[Record]) -> None:
             st.add(batch)
             bar.update(batch)
+            log.update(batch)
 
         try:
             records = run_plan(plan, data, options.resolved_backend, done=done, on_batch=on_batch,

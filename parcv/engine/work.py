@@ -18,12 +18,14 @@ import socket
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from sklearn import config_context
 from sklearn.base import clone, is_classifier
 from sklearn.utils import _safe_indexing, get_tags
 
@@ -36,6 +38,7 @@ from parcv.plan.data import Dataset
 from parcv.plan.kinds import kind_of
 from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
 from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
+from parcv.plan.routing import routing_enabled, rows_of_params
 from parcv.plan.splits import Fold
 
 __all__ = [
@@ -69,10 +72,18 @@ def _split_rows(pairwise: bool, X: Any, rows: NDArray[np.intp], train: NDArray[n
 
 
 def _fit_params(data: Dataset, rows: NDArray[np.intp]) -> dict[str, Any]:
-    n = data.n_samples
+    if not data.fit_params:
+        return {}
+    return rows_of_params(data.fit_params, rows, data.n_samples)
+
+
+def _score_params(data: Dataset, rows: NDArray[np.intp]) -> dict[str, dict[str, Any]]:
+    """Each scorer's arguments for the rows it scores (split as scikit-learn's _fit_and_score)."""
+    if not data.score_params:
+        return {}
     return {
-        name: _take(value, rows) if hasattr(value, "__len__") and len(value) == n else value
-        for name, value in data.fit_params.items()
+        name: rows_of_params(params, rows, data.n_samples)
+        for name, params in data.score_params.items()
     }
 
 
@@ -102,8 +113,15 @@ def _fresh_estimator(plan: Plan, candidate: int) -> tuple[Any, bool]:
     return copy.deepcopy(prototype), pairwise
 
 
-def _score_all(plan: Plan, estimator: Any, X: Any, y: Any) -> dict[str, float]:
-    return {name: float(scorer(estimator, X, y)) for name, scorer in plan.scoring.scorers.items()}
+def _score_all(
+    plan: Plan, estimator: Any, X: Any, y: Any, params: Mapping[str, Mapping[str, Any]]
+) -> dict[str, float]:
+    if not params:
+        return {name: float(s(estimator, X, y)) for name, s in plan.scoring.scorers.items()}
+    return {
+        name: float(scorer(estimator, X, y, **params.get(name, {})))
+        for name, scorer in plan.scoring.scorers.items()
+    }
 
 
 def _error_value(plan: Plan) -> float:
@@ -133,6 +151,8 @@ class _Split:
     X_test: Any
     y_test: Any
     n_test: int
+    score_train: dict[str, dict[str, Any]] = field(default_factory=dict)
+    score_test: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _split_data(plan: Plan, data: Dataset, unit: Unit, fold: Fold, pairwise: bool) -> _Split:
@@ -145,7 +165,11 @@ def _split_data(plan: Plan, data: Dataset, unit: Unit, fold: Fold, pairwise: boo
         X_train = _split_rows(pairwise, data.X, fold.train, fold.train)
         y_train = _take(data.y, targets.train)
     X_test = _split_rows(pairwise, data.X, fold.test, fold.train)
-    return _Split(X_train, y_train, X_test, _take(data.y, targets.test), fold.test.size)
+    y_test = _take(data.y, targets.test)
+    if not data.score_params:
+        return _Split(X_train, y_train, X_test, y_test, fold.test.size)
+    scored = (_score_params(data, fold.train), _score_params(data, fold.test))
+    return _Split(X_train, y_train, X_test, y_test, fold.test.size, *scored)
 
 
 def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = None) -> Record:
@@ -219,13 +243,16 @@ def _keep(
 def _keep_scores(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
     if not split.n_test:
         return {}
-    return {"test_scores": _score_all(plan, estimator, split.X_test, split.y_test)}
+    return {
+        "test_scores": _score_all(plan, estimator, split.X_test, split.y_test, split.score_test)
+    }
 
 
 def _keep_train_scores(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
     if not (plan.return_train_score and split.n_test):
         return {}
-    return {"train_scores": _score_all(plan, estimator, split.X_train, split.y_train)}
+    scores = _score_all(plan, estimator, split.X_train, split.y_train, split.score_train)
+    return {"train_scores": scores}
 
 
 def _keep_predictions(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
@@ -236,10 +263,24 @@ def _keep_predictions(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> 
     """
     if not plan.predictions or not split.n_test:
         return {}
-    arrays = {m: np.asarray(getattr(estimator, m)(split.X_test)) for m in plan.predictions}
+    arrays: dict[str, Any] = {}
+    for method in plan.predictions:
+        arrays.update(_outputs(method, getattr(estimator, method)(split.X_test)))
     if set(plan.predictions) - {"predict"} and hasattr(estimator, "classes_"):
-        arrays["classes_"] = np.asarray(estimator.classes_)
+        arrays.update(_outputs("classes_", estimator.classes_))
     return {"predictions": Predictions(arrays)}
+
+
+def _outputs(name: str, values: Any) -> dict[str, Any]:
+    """``{name: array}``, or one array per output (``name[i]``) for a list of them.
+
+    A multi-output classifier's ``predict_proba`` (a random forest's) returns a list
+    of arrays, one per output, of as many columns as that output has classes, and its
+    ``classes_`` a list of arrays.
+    """
+    if isinstance(values, list) and values and all(hasattr(v, "shape") for v in values):
+        return {f"{name}[{i}]": np.asarray(v) for i, v in enumerate(values)}
+    return {name: np.asarray(values)}
 
 
 def _keep_bbc_losses(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
@@ -357,12 +398,21 @@ def run_units(
     """
     records: list[Record] = []
     cache = PrefixCache() if plan.prefixes else None
-    for unit in units:
-        done = RUNNERS[kind_of(unit).runner].run(plan, data, unit, cache)
-        if on_unit is not None:
-            on_unit(done)
-        records += done
+    with _routing_context(data):
+        for unit in units:
+            done = RUNNERS[kind_of(unit).runner].run(plan, data, unit, cache)
+            if on_unit is not None:
+                on_unit(done)
+            records += done
     return records
+
+
+def _routing_context(data: Dataset) -> AbstractContextManager[Any]:
+    """The driver decided the routing: fits and scorers see it, whatever this process's config."""
+    if data.routed == routing_enabled():
+        return nullcontext()  # the common case costs a read of the config, not a set
+    context: AbstractContextManager[Any] = config_context(enable_metadata_routing=data.routed)
+    return context
 
 
 def per_sample_loss(metric: str, estimator: Any, X: Any, y: Any) -> NDArray[np.float64]:
@@ -538,9 +588,10 @@ def _incremental_step(
     t1 = time.perf_counter()
     # Test first, then train, as scikit-learn scores them.
     X_test = _split_rows(pairwise, data.X, fold.test, fitted)
-    test = _score_all(plan, estimator, X_test, _take(data.y, fold.test))[metric]
-    X_fitted = _split_rows(pairwise, data.X, fitted, fitted)
-    train = _score_all(plan, estimator, X_fitted, _take(data.y, fitted))[metric]
+    y_test = _take(data.y, fold.test)
+    test = _score_all(plan, estimator, X_test, y_test, _score_params(data, fold.test))[metric]
+    X_fitted, y_fitted = _split_rows(pairwise, data.X, fitted, fitted), _take(data.y, fitted)
+    train = _score_all(plan, estimator, X_fitted, y_fitted, _score_params(data, fitted))[metric]
     return train, test, t1 - t0, time.perf_counter() - t1
 
 

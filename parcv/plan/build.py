@@ -24,6 +24,7 @@ from parcv.plan.prefix import prefix_ids, sharing_problem
 from parcv.plan.records import PREDICT_METHODS, Key, Unit
 from parcv.plan.reprs import stable_repr
 from parcv.plan.resampling import Permutations
+from parcv.plan.routing import rows_of_params
 from parcv.plan.scoring import (
     Scoring,
     check_metric_target,
@@ -230,14 +231,15 @@ def _inner_folds(
         # Same folds as LeaveOneOut().split, without n train arrays of n - 1 rows.
         return leave_one_out_folds(np.arange(data.n_samples) if rows is None else rows.train)
     if rows is None:
-        y, groups, X = data.y, data.groups, data.X
+        y, groups, X, params = data.y, data.groups, data.X, data.split_params
     else:
         idx = rows.train
         y = _safe_indexing(data.y, idx)
         groups = None if data.groups is None else data.groups[idx]
         X = _safe_indexing(data.X, idx)
+        params = rows_of_params(data.split_params, idx, data.n_samples)
     splitter = check_scheme(inner, y, classifier=classifier, where=where)
-    folds = materialize_folds(splitter, X, y, groups, where=where)
+    folds = materialize_folds(splitter, X, y, groups, where=where, params=params)
     if rows is None:
         return folds
     return tuple(Fold(rows.train[f.train], rows.train[f.test]) for f in folds)
@@ -355,12 +357,18 @@ def build_plan(
     wanted = _interval_request(
         interval, estimator, scoring, inner_folds,
         options=(confidence, ncv_repetitions, ncv_random_state, outer, len(candidates)),
-        grouped=data.groups is not None,
+        grouped=data.groups is not None or "groups" in data.split_params,
     )  # fmt: skip
     ncv = None if wanted is None else wanted.fits(data.n_samples)
     bbc_request = _bbc_request(bbc, estimator, (scoring, refit), race, inner_folds,
                                confidence=confidence, n_samples=data.n_samples)  # fmt: skip
     _check_race_folds(race, inner_folds)
+    if data.score_params and (wanted is not None or bbc_request is not None):
+        raise ValueError(
+            f"the scorers take metadata ({sorted(data.score_params)!r}), but the nested CV "
+            "interval and BBC-CV score per-sample losses that do not take it. Drop interval= "
+            "and bbc=, or the scorers' metadata."
+        )
     decision = decide_fast_cv(
         fast_cv, estimator, candidates, data, inner_folds, scoring=score_spec,
         return_train_score=bool(return_train_score),
@@ -604,7 +612,8 @@ def _all_folds(
         inner_folds[None] = _inner_folds(a_scheme, data, None, classifier, where)
     if outer is not None:
         outer_splitter = check_scheme(outer, data.y, classifier=classifier, where="outer")
-        outer_folds = materialize_folds(outer_splitter, data.X, data.y, data.groups, where="outer")
+        outer_folds = materialize_folds(outer_splitter, data.X, data.y, data.groups, where="outer",
+                                        params=data.split_params)  # fmt: skip
         for o, fold in enumerate(outer_folds):
             inner_folds[o] = _inner_folds(inner, data, fold, classifier, "inner")
     return outer_folds, inner_folds
@@ -658,7 +667,7 @@ def make_units(
 FINGERPRINTED = (
     "data", "estimator", "space", "folds", "scoring", "refit", "return_train_score",
     "fast_cv", "criteria", "interval", "BBC-CV", "return_predictions", "return_estimator",
-    "permutations", "unit kinds", "parcv version",
+    "permutations", "metadata", "unit kinds", "parcv version",
 )  # fmt: skip
 
 
@@ -669,7 +678,7 @@ def _fingerprint_parts(plan: Plan, data: Dataset) -> dict[str, Any]:
     extra: dict[str, Any] = {"return_estimator": True} if plan.estimators else {}
     if plan.increments:
         extra["increments"] = list(plan.increments)  # the steps of incremental fits
-    return {
+    parts = {
         "data": data_token(data),
         "estimator": plan.estimator,
         "space": [c.params for c in plan.candidates],
@@ -691,6 +700,15 @@ def _fingerprint_parts(plan: Plan, data: Dataset) -> dict[str, Any]:
         "unit kinds": sorted({u.kind for u in plan.units}),
         "parcv version": __version__,
     }
+    if data.score_params or data.split_params or data.routed:
+        # Which metadata each scorer and the splitter take (their values are in "data"); a
+        # plan without any keeps the fingerprint it had before metadata was routed.
+        parts["metadata"] = (
+            {name: sorted(p) for name, p in data.score_params.items()},
+            sorted(data.split_params),
+            data.routed,
+        )
+    return parts
 
 
 def _folds_value(folds: Sequence[Fold]) -> Any:

@@ -88,7 +88,7 @@ def _check_single_scoring(scoring: Any, where: str) -> str:
 
 def _base_folds(estimator: Any, data: Dataset, cv: Any) -> tuple[Fold, ...]:
     splitter = check_scheme(cv, data.y, classifier=is_classifier(estimator))
-    return materialize_folds(splitter, data.X, data.y, data.groups)
+    return materialize_folds(splitter, data.X, data.y, data.groups, params=data.split_params)
 
 
 def translate_train_sizes(train_sizes: Any, n_max: int) -> NDArray[np.intp]:
@@ -308,7 +308,7 @@ def plan_permutation_test(
     folds = []
     for p in range(n):
         y = np.asarray(data.y)[indices[p]]
-        made = materialize_folds(splitter, data.X, y, data.groups)
+        made = materialize_folds(splitter, data.X, y, data.groups, params=data.split_params)
         # Folds that do not depend on y (KFold, GroupKFold) are the CV's own: one object,
         # which a plan sent to the workers pickles once, not once per permutation.
         folds.append(base if _same_folds(made, base) else made)

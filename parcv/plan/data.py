@@ -28,12 +28,24 @@ class Dataset:
     fit_params : dict
         Extra ``fit`` arguments; arrays of length n_samples are split with
         the rows, anything else is passed as is.
+    score_params : dict of str to dict, default={}
+        Per scorer name, extra arguments of that scorer (``sample_weight``,
+        routed metadata); per-sample ones are split with the rows scored.
+    split_params : dict, default={}
+        Arguments of the splitter's ``split`` routed by scikit-learn's metadata
+        routing (``groups`` among them); empty without routing.
+    routed : bool, default=False
+        Whether the fits and scorers run with scikit-learn's metadata routing
+        on (decided once by the driver, see :mod:`parcv.plan.routing`).
     """
 
     X: Any = field(repr=False)
     y: Any = field(repr=False)
     groups: Any = field(default=None, repr=False)
     fit_params: dict[str, Any] = field(default_factory=dict, repr=False)
+    score_params: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    split_params: dict[str, Any] = field(default_factory=dict, repr=False)
+    routed: bool = False
 
     @property
     def n_samples(self) -> int:
@@ -42,7 +54,11 @@ class Dataset:
 
 
 def data_token(data: Dataset) -> bytes:
-    """Token of X, y, groups and the fit parameters (names and values).
+    """Token of X, y, groups, the fit parameters and the metadata of the scorers and splitter.
+
+    Which metadata goes to which scorer (a weighted score is another number)
+    and to the splitter is part of the token; a run without any has the token
+    it had before they existed.
 
     Examples
     --------
@@ -50,7 +66,10 @@ def data_token(data: Dataset) -> bytes:
     >>> data_token(a) == data_token(Dataset(np.zeros((2, 1)), np.array([0.0, 2.0])))
     False
     """
-    values = (data.X, data.y, data.groups, dict(data.fit_params))
+    values: tuple[Any, ...] = (data.X, data.y, data.groups, dict(data.fit_params))
+    if data.score_params or data.split_params or data.routed:
+        metadata = {name: dict(p) for name, p in sorted(data.score_params.items())}
+        values += ("metadata", metadata, dict(data.split_params), data.routed)
     arrays = tuple(np.asarray(v) if isinstance(v, list) else v for v in values)
     return token_of("the data (X, y, groups or a fit parameter)", *arrays)
 
@@ -106,7 +125,16 @@ def _check_fit_params(fit_params: Any) -> dict[str, Any]:
     return dict(fit_params)
 
 
-def check_dataset(X: Any, y: Any, groups: Any = None, fit_params: Any = None) -> Dataset:
+def check_dataset(
+    X: Any,
+    y: Any,
+    groups: Any = None,
+    fit_params: Any = None,
+    *,
+    score_params: Mapping[str, Mapping[str, Any]] | None = None,
+    split_params: Mapping[str, Any] | None = None,
+    routed: bool = False,
+) -> Dataset:
     """Check shapes and targets before any compute.
 
     Parameters
@@ -115,6 +143,12 @@ def check_dataset(X: Any, y: Any, groups: Any = None, fit_params: Any = None) ->
     y : array-like of shape (n_samples,)
     groups : array-like of shape (n_samples,), default=None
     fit_params : dict, default=None
+    score_params : dict of str to dict, default=None
+        Per scorer, its extra arguments (see :class:`Dataset`).
+    split_params : dict, default=None
+        The splitter's routed arguments (see :class:`Dataset`).
+    routed : bool, default=False
+        Whether scikit-learn's metadata routing decided them.
 
     Returns
     -------
@@ -180,7 +214,26 @@ def check_dataset(X: Any, y: Any, groups: Any = None, fit_params: Any = None) ->
     if getattr(X, "format", None) == "coo":  # not row-indexable: convert once, as sklearn does
         X = X.tocsr()
     y_out = y if not isinstance(y, (list, tuple)) else y_arr
-    return Dataset(X=X, y=y_out, groups=groups_arr, fit_params=params)
+    scored = _check_score_params(score_params, n_x)
+    return Dataset(X=X, y=y_out, groups=groups_arr, fit_params=params, score_params=scored,
+                   split_params=dict(split_params or {}), routed=bool(routed))  # fmt: skip
+
+
+def _check_score_params(
+    score_params: Mapping[str, Mapping[str, Any]] | None, n_samples: int
+) -> dict[str, dict[str, Any]]:
+    """Per-scorer arguments, without empty ones; a sample weight needs one value per row."""
+    checked = {name: dict(p) for name, p in (score_params or {}).items() if p}
+    for name, params in checked.items():
+        weights: Any = params.get("sample_weight")
+        rows = len(weights) if hasattr(weights, "__len__") else n_samples
+        if rows != n_samples:
+            raise ValueError(
+                f"the sample_weight of scorer {name!r} has {rows} values for {n_samples} "
+                "samples; each scored fold takes its rows of it. Pass an array of shape "
+                "(n_samples,)."
+            )
+    return checked
 
 
 def _input_tags(estimator: Any, params: list[dict[str, Any]]) -> Any:

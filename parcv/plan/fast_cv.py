@@ -87,6 +87,8 @@ def _data_problem(data: Dataset, return_train_score: bool) -> str:
         return f"fit_params {sorted(data.fit_params)!r} are given (they change the smoother)"
     if return_train_score:
         return "return_train_score=True (train scores need every refit)"
+    if data.score_params:
+        return "the scorers take metadata (score parameters are split with each fold's rows)"
     if sp.issparse(data.X):
         return "X is sparse"
     X: NDArray[Any] = np.asarray(data.X)

@@ -4,8 +4,9 @@ A graph key (``("fit", outer, inner, candidate)``) says where a unit sits in
 *one* plan; its content key says whether its result already exists in a
 store, whatever plan stored it. A content key covers the estimator class and
 its full parameters after the candidate's values are applied, the rows the
-unit fits on and scores on, the data (X, y, groups, fit parameters), the
-scorers, ``return_train_score`` and :data:`NUMBERS_VERSION`. How a candidate
+unit fits on and scores on, the data (X, y, groups, fit parameters, and the
+metadata each scorer and the splitter take: a weighted score is another
+record), the scorers, ``return_train_score`` and :data:`NUMBERS_VERSION`. How a candidate
 is chosen (refit metric, selection rule) is not in any key: a refit is keyed
 by the candidate it fits, so another choice reuses the refits of folds whose
 choice did not change.

@@ -163,9 +163,10 @@ def _check_values(name: str, values: Any) -> Any:
             "RandomizedSearchCV), or list the values to try."
         )
     if isinstance(values, str) or not isinstance(values, Sequence):
-        raise TypeError(
-            f"space[{name!r}] must be a list of values; got {values!r}. "
-            f"Wrap a single value in a list: {{{name!r}: [{values!r}]}}."
+        raise TypeError(  # scikit-learn's words first: its users (and tests) match them
+            f"Parameter grid for parameter {name!r} needs to be a list or a numpy array, but "
+            f"got {values!r} (of type {type(values).__name__}) instead. Single values need to "
+            f"be wrapped in a list with one element: {{{name!r}: [{values!r}]}}."
         )
     unordered = next((v for v in values if isinstance(v, (set, frozenset))), None)
     if unordered is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,7 +177,13 @@ def _instance_hint(cls: type) -> str:
 
 
 def materialize_folds(
-    splitter: Any, X: Any, y: Any, groups: Any, *, where: str = "cv"
+    splitter: Any,
+    X: Any,
+    y: Any,
+    groups: Any,
+    *,
+    where: str = "cv",
+    params: Mapping[str, Any] | None = None,
 ) -> tuple[Fold, ...]:
     """Split once and check the folds, with errors that name the scheme.
 
@@ -189,6 +195,10 @@ def materialize_folds(
         The rows to split (row indices of the result are relative to them).
     where : str, default="cv"
         Name of the parameter the scheme came from, for error messages.
+    params : dict, default=None
+        Arguments routed to ``split`` by scikit-learn's metadata routing
+        (``groups`` among them); then ``split`` gets them as keywords, and
+        ``groups`` only from them or from ``groups``.
 
     Returns
     -------
@@ -207,10 +217,13 @@ def materialize_folds(
         If a split's indices are neither integers nor a boolean mask.
     """
     n_samples = len(y)
-    _check_before_split(splitter, y, groups, n_samples, where)
+    routed = _accepted(splitter, params) if params else {}
+    if groups is not None and routed:
+        routed["groups"] = groups
+    _check_before_split(splitter, y, routed.get("groups", groups), n_samples, where)
     label = _describe(splitter, where)
     try:
-        pairs = list(splitter.split(X, y, groups))
+        pairs = list(splitter.split(X, y, **routed) if routed else splitter.split(X, y, groups))
     except ValueError as err:
         raise ValueError(f"{label} cannot split {n_samples} samples: {err}") from err
     if not pairs:
@@ -227,6 +240,17 @@ def materialize_folds(
             )
         folds.append(fold)
     return tuple(folds)
+
+
+def _accepted(splitter: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The routed arguments ``splitter.split`` takes (a list of splits takes no metadata)."""
+    try:
+        accepted = inspect.signature(splitter.split).parameters
+    except (TypeError, ValueError):
+        return dict(params)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        return dict(params)
+    return {name: value for name, value in params.items() if name in accepted}
 
 
 def _describe(splitter: Any, where: str) -> str:
@@ -276,7 +300,8 @@ def _check_indices(values: Any, part: str, n_samples: int, where: str) -> NDArra
 def _check_before_split(splitter: Any, y: Any, groups: Any, n_samples: int, where: str) -> None:
     if isinstance(splitter, _GROUP_SPLITTERS) and groups is None:
         raise ValueError(
-            f"{where}={splitter!r} splits by group, but groups=None. "
+            f"The 'groups' parameter should not be None. {where}={splitter!r} splits by group, "
+            "but groups=None. "
             "Pass groups=array of shape (n_samples,) with the group label of each sample."
         )
     n_splits = getattr(splitter, "n_splits", None)

@@ -103,7 +103,7 @@ class StoredPredictions:
             ``method`` was not kept, or the candidate has a fold without
             predictions (its fit failed).
         """
-        if method not in self.methods:
+        if method.split("[", 1)[0] not in self.methods:  # "predict_proba[1]": one output's
             raise ValueError(
                 f"method must be one of the kept methods {list(self.methods)!r}; got "
                 f"{method!r}. Run with return_predictions={(*self.methods, method)!r} to keep it."
@@ -120,6 +120,11 @@ class StoredPredictions:
                 f"candidate {candidate!r} has no predictions on folds {missing!r}: its fits "
                 "there failed or were not run (see the failures). Tests on predictions need "
                 "every fold; compare candidates whose fits all succeeded."
+            )
+        if any(method not in p.arrays for p in per_fold):  # type: ignore[union-attr]
+            raise ValueError(
+                f"{method!r} returned one array per output (a multi-output estimator): ask "
+                f"for one output's, method='{method}[0]', '{method}[1]', ..."
             )
         values = [p.arrays[method] for p in per_fold]  # type: ignore[union-attr]
         rows = np.concatenate(self.tests) if self.tests else np.empty(0, dtype=np.intp)

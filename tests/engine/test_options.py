@@ -156,3 +156,36 @@ def test_run_options_document_themselves_from_the_same_text():
     assert "    save_models : bool, default=False\n" in doc
     assert "options : RunOptions" not in doc  # that entry is for the entry points
     assert parcv.RunOptions is RunOptions
+
+
+@pytest.mark.parametrize("verbose", [2, 3, 10])
+@pytest.mark.parametrize("return_train_score", [False, True])
+def test_verbose_prints_sklearn_s_lines(verbose, return_train_score, backend, capsys):
+    """The same lines as GridSearchCV's, times aside, on every backend (in any order)."""
+    from sklearn.datasets import make_classification
+    from sklearn.model_selection import GridSearchCV as SkGridSearchCV
+    from sklearn.svm import LinearSVC
+
+    import parcv
+
+    X, y = make_classification(n_samples=60, random_state=0)
+    space = {"C": [0.1, 1.0], "tol": [1e-3]}
+    kwargs = dict(scoring="accuracy", cv=3, verbose=verbose, return_train_score=return_train_score)
+    SkGridSearchCV(LinearSVC(random_state=0), space, **kwargs).fit(X, y)
+    want = capsys.readouterr().out
+    parcv.GridSearchCV(LinearSVC(random_state=0), space, backend=backend, **kwargs).fit(X, y)
+    got = capsys.readouterr().out
+
+    def lines(out):
+        return sorted(
+            line.rsplit(" total time=", 1)[0] for line in out.splitlines() if "END" in line
+        )
+
+    assert lines(got) == lines(want) and len(lines(got)) == 6
+
+
+def test_verbose_is_checked():
+    with pytest.raises(TypeError, match="verbose must be an int >= 0; got True"):
+        RunOptions(verbose=True)
+    with pytest.raises(ValueError, match="verbose must be an int >= 0; got -1"):
+        RunOptions(verbose=-1)
