@@ -896,9 +896,9 @@ def _full_columns(classes: Any, values: Any, n_classes: int, method: str) -> Any
     # The messages begin with scikit-learn's words, which its users may filter or match.
     warn_at_caller(
         f"Number of classes in training fold ({len(classes)}) does not match total number of "
-        f"classes ({n_classes}): the {method} columns of the missing ones are filled (as "
-        "scikit-learn's cross_val_predict does). Use a stratified CV to keep every class in "
-        "every training part.",
+        f"classes ({n_classes}). Results may not be appropriate for your use case. (The "
+        f"{method} columns of the missing ones are filled, as in scikit-learn's "
+        "cross_val_predict; use a stratified CV to keep every class in every training part.)",
         RuntimeWarning,
     )
     if method == "decision_function" and (values.ndim == 1 or len(classes) <= 2):
