@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.base import is_classifier
 
@@ -36,7 +37,7 @@ from parcv.plan.curves import (
     plan_validation_curve,
 )
 from parcv.plan.data import Dataset, check_dataset
-from parcv.plan.records import Key, Record
+from parcv.plan.records import SPARSE_PREFIX, Key, Record
 from parcv.plan.routing import (
     RoutedParams,
     check_no_groups,
@@ -186,7 +187,7 @@ def _execute(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> dict[
 def cross_validate(
     estimator: Any,
     X: Any,
-    y: Any,
+    y: Any = None,
     *,
     cv: Any = 5,
     scoring: Any = None,
@@ -213,7 +214,9 @@ def cross_validate(
     estimator : estimator object
         Any scikit-learn compatible estimator; cloned for every fold.
     X : array-like of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,)
+    y : array-like of shape (n_samples,) or None, default=None
+        None for an unsupervised estimator, scored by its own ``score(X)`` or a
+        scorer called as ``scorer(estimator, X)``, as in scikit-learn.
     cv : int, splitter or ThreeWayHoldOut, default=5
         An int k is stratified k-fold for classifiers, k-fold otherwise.
     scoring : str, callable, list or dict, default=None
@@ -348,7 +351,7 @@ def cross_validate(
 def cross_val_score(
     estimator: Any,
     X: Any,
-    y: Any,
+    y: Any = None,
     *,
     cv: Any = 5,
     scoring: Any = None,
@@ -369,7 +372,9 @@ def cross_val_score(
     estimator : estimator object
         Any scikit-learn compatible estimator; cloned for every fold.
     X : array-like of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,)
+    y : array-like of shape (n_samples,) or None, default=None
+        None for an unsupervised estimator, scored by its own ``score(X)`` or a
+        scorer called as ``scorer(estimator, X)``, as in scikit-learn.
     cv : int or splitter, default=5
         An int k is stratified k-fold for classifiers, k-fold otherwise.
     scoring : str or callable, default=None
@@ -758,11 +763,17 @@ def load(
 
 
 def _target(plan: Plan, y: Any) -> Any:
-    """The target the stored predictions are compared with (None when none are kept)."""
-    return None if not plan.predictions or y is None else np.asarray(y)
+    """The target the stored predictions are compared with (None when none are kept).
+
+    None also for an unsupervised run; a sparse y (multilabel indicator) as its dense labels,
+    as the store keeps it.
+    """
+    if not plan.predictions or y is None:
+        return None
+    return y.toarray() if sp.issparse(y) else np.asarray(y)
 
 
-def _no_score(estimator: Any, X: Any, y: Any) -> float:
+def _no_score(estimator: Any, X: Any, y: Any = None) -> float:
     """The scorer of cross_val_predict's fits: it keeps predictions, not scores."""
     return 0.0
 
@@ -866,7 +877,12 @@ def cross_val_predict(
             for j in range(y_fit.shape[1])
         ]
     outputs = [_in_columns(k, "", y_fit, method) if encode else k[method] for k in kept]
-    return np.concatenate(outputs)[inverse]
+    joined = np.concatenate(outputs)[inverse]
+    sparse_format = kept[0].get(SPARSE_PREFIX + method)
+    if sparse_format is None:
+        return joined
+    # The estimator predicted sparse matrices: stacked in the first fold's format, as sklearn.
+    return sp.csr_matrix(joined).asformat(str(sparse_format))
 
 
 def _in_columns(kept: dict[str, Any], output: str, y_fit: Any, method: str) -> Any:
@@ -908,9 +924,9 @@ def _full_columns(classes: Any, values: Any, n_classes: int, method: str) -> Any
     # The messages begin with scikit-learn's words, which its users may filter or match.
     warn_at_caller(
         f"Number of classes in training fold ({len(classes)}) does not match total number of "
-        f"classes ({n_classes}): the {method} columns of the missing ones are filled (as "
-        "scikit-learn's cross_val_predict does). Use a stratified CV to keep every class in "
-        "every training part.",
+        f"classes ({n_classes}). Results may not be appropriate for your use case. (The "
+        f"{method} columns of the missing ones are filled, as in scikit-learn's "
+        "cross_val_predict; use a stratified CV to keep every class in every training part.)",
         RuntimeWarning,
     )
     if method == "decision_function" and (values.ndim == 1 or len(classes) <= 2):

@@ -7,6 +7,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.linear_model import Ridge
@@ -23,6 +24,23 @@ class FailsOnAlpha(BaseEstimator, RegressorMixin):
         if self.alpha < 0:
             raise ValueError(f"alpha must be >= 0, got {self.alpha}")
         self.model_ = Ridge(alpha=self.alpha).fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+class SparseWeightedRidge(BaseEstimator, RegressorMixin):
+    """Ridge weighted by the row sums of a sparse fit parameter, which must match X's rows."""
+
+    def __init__(self, alpha=1.0):
+        self.alpha = alpha
+
+    def fit(self, X, y, weights=None):
+        if weights is not None and weights.shape[0] != X.shape[0]:
+            raise ValueError(f"weights has {weights.shape[0]} rows for {X.shape[0]} samples")
+        row_sums = None if weights is None else np.asarray(weights.sum(axis=1)).ravel()
+        self.model_ = Ridge(alpha=self.alpha).fit(X, y, sample_weight=row_sums)
         return self
 
     def predict(self, X):

@@ -60,20 +60,6 @@ def test_fold_count_out_of_range(k):
     assert repr(k) in str(info.value) or str(k) in str(info.value)
 
 
-def test_stratified_split_with_a_rare_class():
-    y = Y_CLS.copy()
-    y[:3] = 2  # class 2 has 3 members, fewer than 5 folds
-    with pytest.raises(ValueError, match=r"class 2 has only 3 member\(s\)"):
-        parcv.cross_validate(LogisticRegression(), X, y, cv=5, backend=NO)
-
-
-def test_rare_class_inside_an_outer_fold_is_caught_before_compute():
-    y = Y_CLS.copy()
-    y[:4] = 2
-    with pytest.raises(ValueError, match="inner is stratified"):
-        parcv.nested_cv(LogisticRegression(), {"C": [1.0]}, X, y, outer=2, inner=4, backend=NO)
-
-
 def test_group_splitter_without_groups():
     with pytest.raises(ValueError, match="splits by group, but groups=None"):
         parcv.cross_validate(Ridge(), X, Y, cv=ms.GroupKFold(3), backend=NO)

@@ -13,6 +13,7 @@ fold at once (:mod:`parcv.fastcv.smoothers`) and returns one record per candidat
 from __future__ import annotations
 
 import copy
+import numbers
 import os
 import socket
 import time
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn import config_context
 from sklearn.base import clone, is_classifier
@@ -37,7 +39,7 @@ from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.kinds import kind_of
 from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
-from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
+from parcv.plan.records import SPARSE_PREFIX, ErrorInfo, FoldScores, Predictions, Record, Unit
 from parcv.plan.routing import routing_enabled, rows_of_params
 from parcv.plan.splits import Fold
 
@@ -60,6 +62,8 @@ def _take(values: Any, rows: NDArray[np.intp], axis: int = 0) -> Any:
     ``a[:, rows]`` after dataframe checks that cost ~4x the copy: the same
     expression here gives the same array, bit for bit.
     """
+    if values is None:  # y of an unsupervised estimator
+        return None
     if type(values) is np.ndarray or type(values) is np.memmap:
         return values[rows, ...] if axis == 0 else values[:, rows]
     return _safe_indexing(values, rows, axis=axis)
@@ -116,12 +120,24 @@ def _fresh_estimator(plan: Plan, candidate: int) -> tuple[Any, bool]:
 def _score_all(
     plan: Plan, estimator: Any, X: Any, y: Any, params: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, float]:
-    if not params:
-        return {name: float(s(estimator, X, y)) for name, s in plan.scoring.scorers.items()}
+    # Without a target a scorer gets (estimator, X), as in scikit-learn's _score.
+    args = (estimator, X) if y is None else (estimator, X, y)
     return {
-        name: float(scorer(estimator, X, y, **params.get(name, {})))
+        name: _number(scorer(*args, **params.get(name, {})), name)
         for name, scorer in plan.scoring.scorers.items()
     }
+
+
+def _number(score: Any, name: str) -> float:
+    """A scorer's value as a float: a number, or a 0-d array (a memmap) holding one."""
+    if hasattr(score, "item") and getattr(score, "size", 1) == 1:
+        score = score.item()  # e.g. a memmapped scalar, as scikit-learn's _score unwraps it
+    if isinstance(score, numbers.Number) and not isinstance(score, complex):
+        return float(score)  # type: ignore[arg-type]
+    raise ValueError(
+        f"scoring must return a number; the scorer {name!r} returned {score!r} "
+        f"({type(score).__name__}). Return one float per call, e.g. a mean over the rows."
+    )
 
 
 def _error_value(plan: Plan) -> float:
@@ -276,10 +292,13 @@ def _outputs(name: str, values: Any) -> dict[str, Any]:
 
     A multi-output classifier's ``predict_proba`` (a random forest's) returns a list
     of arrays, one per output, of as many columns as that output has classes, and its
-    ``classes_`` a list of arrays.
+    ``classes_`` a list of arrays. A sparse matrix (a multilabel ``predict`` after a
+    sparse y) is kept dense, with its format under ``SPARSE_PREFIX + name``.
     """
     if isinstance(values, list) and values and all(hasattr(v, "shape") for v in values):
         return {f"{name}[{i}]": np.asarray(v) for i, v in enumerate(values)}
+    if sp.issparse(values):  # kept dense, with its format to rebuild it (cross_val_predict)
+        return {name: values.toarray(), SPARSE_PREFIX + name: np.asarray(values.format)}
     return {name: np.asarray(values)}
 
 

@@ -234,7 +234,7 @@ def _inner_folds(
         y, groups, X, params = data.y, data.groups, data.X, data.split_params
     else:
         idx = rows.train
-        y = _safe_indexing(data.y, idx)
+        y = None if data.y is None else _safe_indexing(data.y, idx)  # None: unsupervised
         groups = None if data.groups is None else data.groups[idx]
         X = _safe_indexing(data.X, idx)
         params = rows_of_params(data.split_params, idx, data.n_samples)

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from parcv.plan.tokens import token_of
 
-__all__ = ["Dataset", "check_data_for", "check_dataset", "data_token"]
+__all__ = ["Dataset", "check_data_for", "check_dataset", "data_token", "n_rows_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,8 +22,8 @@ class Dataset:
     ----------
     X : array-like of shape (n_samples, n_features)
         Features, as given (arrays, DataFrames and sparse matrices are kept).
-    y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        Targets.
+    y : ndarray of shape (n_samples,) or (n_samples, n_outputs), sparse matrix or None
+        Targets; None for an unsupervised estimator (its ``fit(X, None)``).
     groups : ndarray of shape (n_samples,) or None
         Group labels for group splitters.
     fit_params : dict
@@ -49,8 +50,8 @@ class Dataset:
 
     @property
     def n_samples(self) -> int:
-        """Number of rows."""
-        return len(self.y)
+        """Number of rows of X (y may be None)."""
+        return _n_rows(self.X)
 
 
 def data_token(data: Dataset) -> bytes:
@@ -90,9 +91,60 @@ def _n_rows(X: Any) -> int:
         ) from err
 
 
-def _check_y(y: Any) -> np.ndarray:
+def _indexable(values: Any) -> Any:
+    """``values`` as scikit-learn's ``indexable`` makes it: rows can be taken from it.
+
+    An object with neither rows nor items that only converts to an array
+    (``__array__``) becomes that array, as scikit-learn's ``indexable`` makes
+    it: the folds index, and the content keys token, the array it stands for.
+    """
+    if hasattr(values, "shape") or hasattr(values, "__getitem__") or hasattr(values, "iloc"):
+        return values
+    if hasattr(values, "__array__"):
+        return np.asarray(values)
+    return values
+
+
+def n_rows_of(value: Any) -> int | None:
+    """Rows of an array-like fit parameter as scikit-learn counts them, None if it has none.
+
+    A fit parameter with as many rows as X is split with the rows, as in
+    scikit-learn's ``_check_method_params``: arrays, lists, sparse matrices
+    and objects that convert to an array; anything else is passed as is.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> n_rows_of(sp.eye(3, format="csr")), n_rows_of([1, 2]), n_rows_of("ab"), n_rows_of(3)
+    (3, 2, None, None)
+    """
+    if isinstance(value, (str, bytes)) or hasattr(value, "fit"):
+        return None
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple):
+        return int(shape[0]) if shape and isinstance(shape[0], (int, np.integer)) else None
+    if hasattr(value, "__len__"):
+        try:
+            return len(value)
+        except TypeError:
+            return None
+    if hasattr(value, "__array__"):
+        return n_rows_of(np.asarray(value))
+    return None
+
+
+def _check_y(y: Any) -> Any:
+    """``y`` as an array with its rows checked; None and sparse matrices stay as given."""
     if y is None:
-        raise ValueError("y is None; parcv needs targets. Pass y of shape (n_samples,).")
+        return None
+    if sp.issparse(y):  # a multilabel indicator: its stored values are the ones to check
+        values = y.data
+        if values.dtype.kind in "fc" and not np.isfinite(values).all():
+            raise ValueError(
+                "y (sparse) contains NaN or infinity. Drop or impute those rows before "
+                "cross-validation."
+            )
+        return y.tocsr() if y.format not in ("csr", "csc") else y
     y_arr = np.asarray(y)
     if y_arr.ndim == 0:
         raise ValueError(f"y must be array-like of shape (n_samples,); got a scalar {y!r}.")
@@ -140,7 +192,8 @@ def check_dataset(
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,)
+    y : array-like of shape (n_samples,), sparse matrix or None
+        None for an unsupervised estimator.
     groups : array-like of shape (n_samples,), default=None
     fit_params : dict, default=None
     score_params : dict of str to dict, default=None
@@ -168,15 +221,17 @@ def check_dataset(
     """
     if isinstance(X, (str, bytes)) or X is None:
         raise TypeError(f"X must be array-like of shape (n_samples, n_features); got {X!r}.")
+    X, y = _indexable(X), _indexable(y)
     n_x = _n_rows(X)
     y_arr = _check_y(y)
-    if n_x == 0 or len(y_arr) == 0:
+    n_y = n_x if y_arr is None else _n_rows(y_arr)
+    if n_x == 0 or n_y == 0:
         raise ValueError(
-            f"X has {n_x} rows and y {len(y_arr)}: the data is empty. Pass at least a few samples."
+            f"X has {n_x} rows and y {n_y}: the data is empty. Pass at least a few samples."
         )
-    if n_x != len(y_arr):
+    if n_x != n_y:
         raise ValueError(
-            f"X and y have different numbers of samples: X has {n_x} rows, y has {len(y_arr)}. "
+            f"X and y have different numbers of samples: X has {n_x} rows, y has {n_y}. "
             "Pass one target per row of X."
         )
     groups_arr = None
@@ -203,9 +258,11 @@ def check_dataset(
         )
     params = _check_fit_params(fit_params)
     for name, value in params.items():
-        per_row = name.split("__")[-1] == "sample_weight" and hasattr(value, "__len__")
-        rows = len(value) if per_row else n_x
-        if rows != n_x:
+        rows = n_rows_of(value)
+        if rows == n_x:  # split with the rows: make it indexable once, as scikit-learn does
+            params[name] = value.tocsr() if getattr(value, "format", None) == "coo" else value
+            params[name] = _indexable(params[name])
+        elif name.split("__")[-1] == "sample_weight" and rows is not None:
             raise ValueError(
                 f"fit_params[{name!r}] has {rows} values for {n_x} samples; "
                 "sample weights need one value per row of X (parcv takes each fold's rows). "
@@ -213,7 +270,9 @@ def check_dataset(
             )
     if getattr(X, "format", None) == "coo":  # not row-indexable: convert once, as sklearn does
         X = X.tocsr()
-    y_out = y if not isinstance(y, (list, tuple)) else y_arr
+    # y as given (a list stays a list, a Series a Series, as scikit-learn's indexable keeps
+    # them), unless a coo matrix had to become a csr one.
+    y_out = y_arr if sp.issparse(y) else y
     scored = _check_score_params(score_params, n_x)
     return Dataset(X=X, y=y_out, groups=groups_arr, fit_params=params, score_params=scored,
                    split_params=dict(split_params or {}), routed=bool(routed))  # fmt: skip
@@ -264,9 +323,12 @@ def check_data_for(estimator: Any, data: Dataset, params: list[dict[str, Any]]) 
     """Refuse X or y that ``estimator`` cannot fit, before any fit is dispatched.
 
     One cheap check of the data against scikit-learn's estimator tags: NaN
-    or inf where the tags do not allow NaN, numeric X that is not 2-D,
-    complex or non-numeric X, and for a scikit-learn classifier a single
-    class or a continuous target.
+    or inf where the tags do not allow NaN, complex or non-numeric X, and for
+    a scikit-learn classifier a single class or a continuous target. The
+    shape of X is not checked against the tags, as scikit-learn's searches
+    do not: tags such as ``two_d_array`` describe what an estimator is tested
+    on, not all it accepts (DummyClassifier fits 1-D X, CheckingClassifier
+    any X), so the estimator's own fit decides.
 
     Raises
     ------
@@ -311,8 +373,6 @@ def _check_kernel(X: Any, name: str) -> None:
 
 
 def _check_x_for(X: Any, tags: Any, name: str) -> None:
-    import scipy.sparse as sp
-
     values = X.data if sp.issparse(X) else X
     dtypes = getattr(X, "dtypes", None)  # a pandas DataFrame: check it if all numeric
     kinds = [] if dtypes is None else [getattr(d, "kind", "O") for d in dtypes]
@@ -338,14 +398,6 @@ def _check_x_for(X: Any, tags: Any, name: str) -> None:
                 "make_pipeline(OneHotEncoder(), estimator), or convert X to float."
             ) from err
         numeric = True
-    if numeric and not sp.issparse(X) and not frame:
-        wanted = tags.one_d_array or (X.ndim == 2 and tags.two_d_array)
-        if not (wanted or (X.ndim == 3 and tags.three_d_array)):
-            raise ValueError(
-                f"X must be 2-D of shape (n_samples, n_features) for {name}; got shape "
-                f"{X.shape}. Reshape it: X.reshape(-1, 1) for one feature, or "
-                "X.reshape(len(X), -1) to flatten each sample."
-            )
     if numeric and tags.allow_nan:
         bad = np.isinf(values)
         if bad.any():
@@ -377,8 +429,16 @@ def _check_y_for(estimator: Any, y: Any, name: str) -> None:
     final = estimator
     while getattr(final, "steps", None):
         final = final.steps[-1][1]
-    if not type(final).__module__.startswith("sklearn."):
-        return  # a user's estimator may take any target: its own fits decide
+    module = type(final).__module__
+    if not module.startswith("sklearn.") or module.startswith("sklearn.utils."):
+        # A user's estimator, or one of scikit-learn's test doubles (sklearn.utils._mocking),
+        # may take any target: its own fits decide.
+        return
+    if y is None:
+        _check_unsupervised(final, name)
+        return
+    if sp.issparse(y):
+        y = y.toarray()  # a multilabel indicator, checked as the dense labels it holds
     y_arr = np.asarray(y)
     try:
         multi_output = get_tags(final).target_tags.multi_output
@@ -417,4 +477,19 @@ def _check_y_for(estimator: Any, y: Any, name: str) -> None:
         raise ValueError(
             f"y holds a single class {first!r}; {name} needs at least two classes to learn. "
             "Check the target column, or pass data with more than one class."
+        )
+
+
+def _check_unsupervised(final: Any, name: str) -> None:
+    """Refuse ``y=None`` for a scikit-learn estimator that requires y (every fit would fail)."""
+    from sklearn.utils import get_tags
+
+    try:
+        required = get_tags(final).target_tags.required
+    except Exception:  # no tags: its own fits decide
+        return
+    if required:
+        raise ValueError(
+            f"y is None, but {name} is supervised: its fit requires a target. Pass y of "
+            "shape (n_samples,), or use an unsupervised estimator (e.g. KMeans) to fit X alone."
         )

@@ -18,11 +18,16 @@ __all__ = [
     "Record",
     "Key",
     "PREDICT_METHODS",
+    "SPARSE_PREFIX",
     "unit_of",
 ]
 
 # Methods whose test-fold output a unit can keep (``return_predictions``).
 PREDICT_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
+
+# A method whose output was a sparse matrix is kept dense, beside ``SPARSE_PREFIX + method``
+# holding its format ("csr", ...), so cross_val_predict returns it sparse, as scikit-learn.
+SPARSE_PREFIX = "sparse_format:"
 
 Key = tuple[Any, ...]
 
@@ -161,7 +166,9 @@ class Predictions:
         One array per method (``"predict"``, ``"predict_proba"``, ...),
         exactly as the fitted estimator returned it; ``"classes_"`` holds
         the estimator's classes when ``predict_proba``, ``predict_log_proba``
-        or ``decision_function`` was kept (their columns follow it).
+        or ``decision_function`` was kept (their columns follow it). A
+        sparse output is kept dense, with its format under
+        ``SPARSE_PREFIX + method``.
 
     Examples
     --------

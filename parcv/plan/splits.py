@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,9 +18,11 @@ from sklearn.model_selection import (
     LeavePGroupsOut,
     ShuffleSplit,
     StratifiedGroupKFold,
-    StratifiedKFold,
     check_cv,
 )
+
+from parcv.errors import warn_at_caller
+from parcv.plan.data import n_rows_of
 
 __all__ = ["Fold", "ThreeWayHoldOut", "materialize_folds", "check_scheme"]
 
@@ -207,6 +210,14 @@ def materialize_folds(
         may give boolean masks or negative indices (counted from the end);
         both become non-negative row indices.
 
+    Warns
+    -----
+    UserWarning
+        What the splitter itself warns, at the user's call: e.g.
+        StratifiedKFold's "The least populated class in y has only 1
+        members, which is less than n_splits=3", as in scikit-learn, where
+        the folds still run.
+
     Raises
     ------
     ValueError
@@ -216,16 +227,23 @@ def materialize_folds(
     TypeError
         If a split's indices are neither integers nor a boolean mask.
     """
-    n_samples = len(y)
+    n_x = n_rows_of(X)
+    n_samples = len(y) if n_x is None else n_x
     routed = _accepted(splitter, params) if params else {}
     if groups is not None and routed:
         routed["groups"] = groups
-    _check_before_split(splitter, y, routed.get("groups", groups), n_samples, where)
+    _check_before_split(splitter, routed.get("groups", groups), n_samples, where)
     label = _describe(splitter, where)
     try:
-        pairs = list(splitter.split(X, y, **routed) if routed else splitter.split(X, y, groups))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pairs = list(splitter.split(X, y, **routed) if routed else splitter.split(X, y, groups))
     except ValueError as err:
         raise ValueError(f"{label} cannot split {n_samples} samples: {err}") from err
+    for warning in caught:
+        # The splitter's own warnings (StratifiedKFold's "The least populated class in y has
+        # only 1 members ..."), shown at the user's call rather than inside parcv's plan.
+        warn_at_caller(str(warning.message), warning.category)
     if not pairs:
         raise ValueError(f"{label} produced no split for {n_samples} samples.")
     folds = []
@@ -297,7 +315,7 @@ def _check_indices(values: Any, part: str, n_samples: int, where: str) -> NDArra
     return np.where(rows < 0, rows + n_samples, rows)
 
 
-def _check_before_split(splitter: Any, y: Any, groups: Any, n_samples: int, where: str) -> None:
+def _check_before_split(splitter: Any, groups: Any, n_samples: int, where: str) -> None:
     if isinstance(splitter, _GROUP_SPLITTERS) and groups is None:
         raise ValueError(
             f"The 'groups' parameter should not be None. {where}={splitter!r} splits by group, "
@@ -311,15 +329,3 @@ def _check_before_split(splitter: Any, y: Any, groups: Any, n_samples: int, wher
             f"{where} asks for {n_splits} folds but there are only {n_samples} samples. "
             f"Use at most {n_samples} folds (k <= n_samples), or LeaveOneOut()."
         )
-    if isinstance(splitter, StratifiedKFold):
-        labels, counts = np.unique(np.asarray(y), return_counts=True)
-        small = counts < splitter.n_splits
-        if small.any():
-            label = (
-                labels[small][0].item() if hasattr(labels[small][0], "item") else labels[small][0]
-            )
-            raise ValueError(
-                f"{where} is stratified with {splitter.n_splits} folds, but class {label!r} has "
-                f"only {counts[small][0]} member(s), fewer than the folds. Use at most "
-                f"{counts.min()} folds, merge rare classes, or pass a non-stratified KFold."
-            )

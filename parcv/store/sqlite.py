@@ -1229,10 +1229,12 @@ def open_store(
         # The store now describes this plan: its folds, its units (claimed as reused or run).
         for table in ("meta", "folds", "partitions", "units", "target"):
             conn.execute(f"DELETE FROM {table}")
-        if target is not None:
+        if target is not None:  # None: an unsupervised run has no target to store
+            # A sparse y (multilabel indicator) is stored as the dense labels it holds.
+            dense = target.toarray() if hasattr(target, "toarray") else target
             conn.execute(
                 f"INSERT INTO target (name, {ARRAY_COLUMNS}) VALUES ('y', ?, ?, ?, ?, ?)",
-                encode_array(target),
+                encode_array(dense),
             )
         conn.executemany(
             "INSERT INTO partitions VALUES (?, ?, ?, ?, ?)",

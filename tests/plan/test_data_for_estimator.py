@@ -5,13 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.cluster import KMeans
+from sklearn.dummy import DummyClassifier
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import cross_validate as sklearn_cross_validate
+from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC
+from sklearn.utils._mocking import CheckingClassifier
 
 import parcv
 from tests.test_bad_input import DISPATCHED, NO
@@ -33,8 +37,7 @@ REFUSED = {
     "inf in X": (Ridge(), _with(np.inf), Y, r"X holds inf \(first in row 4\)"),
     "-inf in X": (Ridge(), _with(-np.inf), Y, r"X holds inf"),
     "NaN in sparse X": (Ridge(), sp.csr_matrix(_with(np.nan)), Y, r"X holds NaN"),
-    "1-D X": (Ridge(), X[:, 0], Y, r"X must be 2-D .* got shape \(30,\)"),
-    "3-D X": (Ridge(), X[:, :, None], Y, r"X must be 2-D .* got shape \(30, 3, 1\)"),
+    "y None for a supervised estimator": (Ridge(), X, None, r"y is None, but Ridge is supervised"),
     "complex X": (Ridge(), X + 1j, Y, r"X has complex dtype complex128"),
     "text X": (Ridge(), np.array([["a", "b", "c"]] * 30, dtype=object), Y, r"non-numeric"),
     "single class": (LogisticRegression(), X, np.zeros(30, int), r"single class 0"),
@@ -59,6 +62,16 @@ ACCEPTED = {
         Y_CLS,
     ),
     "numbers as strings": (Ridge(), X.astype(str).astype(object), Y),
+    # Tags say what an estimator is tested on, not all it takes: its own fit decides.
+    "1-D X for an estimator whose tags say 2-D": (DummyClassifier(), X[:, 0], Y_CLS),
+    "3-D X for an estimator whose tags say 2-D": (DummyClassifier(), X[:, :, None], Y_CLS),
+    "any X for a test double whose tags say nothing": (CheckingClassifier(), X[:, :, None], Y_CLS),
+    "y None for a clusterer": (KMeans(n_clusters=2, n_init=1), X, None),
+    "sparse y (a multilabel indicator)": (
+        OneVsRestClassifier(LogisticRegression()),
+        X,
+        sp.csr_matrix(np.c_[Y_CLS, 1 - Y_CLS]),
+    ),
 }
 
 
