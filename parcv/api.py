@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -22,6 +21,7 @@ from parcv.engine.options import (
     check_run_options,
     takes_run_options,
 )
+from parcv.engine.progress import VERBOSE_LOG, verbose_output
 from parcv.engine.session import execute_plan, expected_keys, load_run, missing_keys
 from parcv.errors import ParcvError, warn_at_caller
 from parcv.plan.build import Plan, build_plan, check_predictions
@@ -75,7 +75,6 @@ from parcv.store.sqlite import check_store_to_read, read_meta, read_target
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-_log = logging.getLogger("parcv")
 
 __all__ = [
     "bias_variance",
@@ -1026,8 +1025,8 @@ def learning_curve(
                                 shuffle=shuffle, random_state=random_state,
                                 error_score=error_score, drawn=drawn,
                                 incremental=exploit_incremental_learning)  # fmt: skip
-    if run.verbose:
-        _log.info("[learning_curve] Training set sizes: %s", curve.train_sizes)
+    with verbose_output(run.verbose):  # scikit-learn prints this line with verbose > 0
+        VERBOSE_LOG.info("[learning_curve] Training set sizes: %s", curve.train_sizes)
     records = _execute(curve.plan, data, "learning_curve", run)
     if not exploit_incremental_learning:  # its failures stop the run
         report_fit_failures(curve.plan, records)

@@ -313,29 +313,6 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
             )
         return dict(process_routing(self, "score", **params)["scorer"]["score"])
 
-    def _sk_visual_block_(self) -> Any:
-        """scikit-learn's HTML diagram (notebooks): the best estimator once refitted, as its own.
-
-        scikit-learn's display calls this hook; the block type is scikit-learn's
-        (``sklearn.utils._repr_html.estimator`` from 1.7, ``_estimator_html_repr``
-        in 1.6, the oldest release parcv supports).
-        """
-        try:
-            from sklearn.utils._repr_html.estimator import _VisualBlock
-        except ImportError:  # scikit-learn 1.6
-            from sklearn.utils._estimator_html_repr import _VisualBlock
-
-        if hasattr(self, "best_estimator_"):
-            key, estimator = "best_estimator_", self.best_estimator_
-        else:
-            key, estimator = "estimator", self.estimator
-        return _VisualBlock(
-            "parallel",
-            [estimator],
-            names=[f"{key}: {estimator.__class__.__name__}"],
-            name_details=[str(estimator)],
-        )
-
     score_samples = _forward("score_samples")
     predict = _forward("predict")
     predict_proba = _forward("predict_proba")

@@ -430,16 +430,19 @@ def test_incremental_learning_needs_partial_fit(reg_data):
         parcv.learning_curve(Ridge(), X, y, exploit_incremental_learning=1, backend="serial")
 
 
-def test_verbose_turns_on_progress_and_an_explicit_progress_wins(reg_data, capsys, caplog):
+def test_verbose_turns_on_progress_and_an_explicit_progress_wins(reg_data, capsys):
     X, y = reg_data
-    with caplog.at_level("INFO", logger="parcv"):
-        parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 1.0], verbose=1,
-                             backend="serial")  # fmt: skip
-    assert "6/6" in capsys.readouterr().err
-    assert "[learning_curve] Training set sizes: [40 80]" in caplog.text
+    parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 1.0], verbose=1,
+                         backend="serial")  # fmt: skip
+    shown = capsys.readouterr()
+    assert "6/6" in shown.err
+    # scikit-learn's line, on stdout as it prints it (logged on parcv.verbose).
+    assert "[learning_curve] Training set sizes: [40 80]" in shown.out
     parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 1.0], verbose=1,
                          progress=False, backend="serial")  # fmt: skip
     assert "6/6" not in capsys.readouterr().err
+    parcv.learning_curve(Ridge(), X, y, cv=3, train_sizes=[0.5, 1.0], backend="serial")
+    assert capsys.readouterr().out == ""  # verbose=0: nothing on stdout
 
 
 def test_a_stopped_run_records_its_drawn_seed_for_the_resume(reg_data, tmp_path):

@@ -245,21 +245,3 @@ def test_search_calls_scikit_learns_callback_tasks(clf_data, backend, refit):
 def test_set_callbacks_refuses_what_is_not_a_callback():
     with pytest.raises(TypeError, match="FitCallback protocol"):
         parcv.GridSearchCV(Ridge(), {"alpha": [1.0]}).set_callbacks(object())
-
-
-def test_html_diagram_shows_the_best_estimator_once_refitted():
-    from sklearn import config_context
-    from sklearn.datasets import make_classification
-    from sklearn.dummy import DummyClassifier
-    from sklearn.pipeline import Pipeline
-
-    X, y = make_classification(n_samples=60, random_state=0)
-    pipe = Pipeline([("scale", StandardScaler()), ("clf", DummyClassifier())])
-    space = {"clf": [DummyClassifier(), LogisticRegression()]}
-    unfitted = parcv.GridSearchCV(pipe, space, backend="serial")
-    fitted = parcv.GridSearchCV(pipe, space, backend="serial").fit(X, y)
-    with config_context(display="diagram"):
-        assert "<div>DummyClassifier</div>" in unfitted._repr_html_()
-        assert "<div>DummyClassifier</div>" not in fitted._repr_html_()
-        assert "<div>LogisticRegression</div>" in fitted._repr_html_()
-        assert "best_estimator_: Pipeline" in fitted._repr_html_()

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from parcv.plan.kinds import KINDS
 from parcv.plan.records import Record
 
-__all__ = ["FitLog", "Progress", "check_progress"]
+__all__ = ["VERBOSE_LOG", "FitLog", "Progress", "check_progress", "verbose_output"]
+
+# The lines scikit-learn's verbose prints (per-fit END lines, curve sizes): logged here.
+VERBOSE_LOG = logging.getLogger("parcv.verbose")
 
 
 def check_progress(progress: Any) -> bool:
@@ -117,7 +122,7 @@ class Progress:
 
 
 class FitLog:
-    """One line per finished fit on stdout, in scikit-learn's ``verbose`` format.
+    """One line per finished fit, in scikit-learn's ``verbose`` format, on :data:`VERBOSE_LOG`.
 
     ``verbose >= 2`` prints a fit unit's parameters and time; ``verbose >= 3`` also
     its split and scores, ``verbose >= 10`` its candidate's number. Other units
@@ -132,7 +137,8 @@ class FitLog:
     >>> data = check_dataset([[0.0], [1.0], [2.0], [3.0]], [0.0, 1.0, 2.0, 3.0])
     >>> plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=2)
     >>> rec = Record(Unit("fit", None, 1, 0), "ok", {"score": 0.5}, {}, 0.01, 0.0, 2, 2)
-    >>> FitLog(plan, 10).update([rec])
+    >>> with verbose_output(10):
+    ...     FitLog(plan, 10).update([rec])
     [CV 2/2; 1/2] END ......................alpha=0.1;, score=0.500 total time=   0.0s
     """
 
@@ -145,7 +151,7 @@ class FitLog:
             return
         for record in records:
             if record.unit.kind == "fit" and record.unit.inner is not None:
-                print(self.line(record), flush=True)
+                VERBOSE_LOG.info("%s", self.line(record))
 
     def line(self, record: Record) -> str:
         """scikit-learn's ``[CV i/k; c/n] END params;, score=... total time=...`` line."""
@@ -181,3 +187,30 @@ class FitLog:
         if "score" in train:
             return f", score=(train={train['score']:.3f}, test={test['score']:.3f})"
         return f", score={test['score']:.3f}"
+
+
+@contextmanager
+def verbose_output(verbose: int) -> Iterator[None]:
+    """Show :data:`VERBOSE_LOG`'s lines on stdout while a run with ``verbose >= 1`` lasts.
+
+    scikit-learn prints its verbose lines; parcv logs them, and for the run asked to
+    be verbose writes them to the current ``sys.stdout`` (a handler added here and
+    removed after, the logger not propagating meanwhile so a configured root logger
+    does not show them twice). With ``verbose=0`` nothing is added: the lines are
+    not made either.
+    """
+    if not verbose:
+        yield
+        return
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    level, propagate = VERBOSE_LOG.level, VERBOSE_LOG.propagate
+    VERBOSE_LOG.addHandler(handler)
+    VERBOSE_LOG.setLevel(logging.INFO)
+    VERBOSE_LOG.propagate = False
+    try:
+        yield
+    finally:
+        VERBOSE_LOG.removeHandler(handler)
+        VERBOSE_LOG.setLevel(level)
+        VERBOSE_LOG.propagate = propagate

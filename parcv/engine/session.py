@@ -17,7 +17,7 @@ import numpy as np
 
 from parcv.criteria.tasks import CriteriaRequest
 from parcv.engine.options import RunOptions
-from parcv.engine.progress import FitLog, Progress, check_progress
+from parcv.engine.progress import FitLog, Progress, check_progress, verbose_output
 from parcv.engine.runner import run_plan
 from parcv.errors import (
     ModelNotAvailableError,
@@ -371,8 +371,11 @@ def _execute_unlocked(
             log.update(batch)
 
         try:
-            records = run_plan(plan, data, options.resolved_backend, done=done, on_batch=on_batch,
-                               reuse=reuse.lookup, twins=reuse.twins)  # fmt: skip
+            with verbose_output(options.verbose):
+                records = run_plan(
+                    plan, data, options.resolved_backend, done=done, on_batch=on_batch,
+                    reuse=reuse.lookup, twins=reuse.twins,
+                )  # fmt: skip
         except KeyboardInterrupt as err:
             raise RunInterrupted(_interrupt_message(store, st.records(), plan)) from err
         finally:
