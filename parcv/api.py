@@ -928,6 +928,14 @@ def _full_columns(classes: Any, values: Any, n_classes: int, method: str) -> Any
         "cross_val_predict; use a stratified CV to keep every class in every training part.)",
         RuntimeWarning,
     )
+    if method == "decision_function" and values.ndim == 2 and values.shape[1] != len(classes):
+        raise ValueError(  # SVC(decision_function_shape="ovo"): one column per pair of classes
+            f"Output shape {values.shape} of {method} does not match number of classes "
+            f"({len(classes)}) in fold. Irregular decision_function outputs are not currently "
+            "supported by cross_val_predict: use decision_function_shape='ovr', "
+            "method='predict_proba', or a StratifiedKFold that keeps every class in every "
+            "training part."
+        )
     if method == "decision_function" and (values.ndim == 1 or len(classes) <= 2):
         raise ValueError(
             f"Only {len(classes)} class/es in training fold, but {n_classes} in overall "

@@ -321,7 +321,7 @@ def test_array_grid_and_list_grid_share_fingerprint_and_store(tmp_path):
         (np.float64(1.0), TypeError, "Single values need to be wrapped in a list"),
         (np.array(1.0), TypeError, "Single values need to be wrapped in a list"),
         ("abc", TypeError, "parameter 'alpha' needs to be a list or a numpy array, but got 'abc'"),
-        (np.array([]), ValueError, "space['alpha'] is an empty list"),
+        (np.array([]), ValueError, "parameter 'alpha' need to be a non-empty sequence, got: []"),
     ],
 )
 def test_grid_values_that_are_not_a_1d_sequence(values, error, words):

@@ -166,7 +166,7 @@ def _check_values(name: str, values: Any) -> Any:
         raise TypeError(  # scikit-learn's words first: its users (and tests) match them
             f"Parameter grid for parameter {name!r} needs to be a list or a numpy array, but "
             f"got {values!r} (of type {type(values).__name__}) instead. Single values need to "
-            f"be wrapped in a list with one element: {{{name!r}: [{values!r}]}}."
+            f"be wrapped in a list with one element. For example: {{{name!r}: [{values!r}]}}."
         )
     unordered = next((v for v in values if isinstance(v, (set, frozenset))), None)
     if unordered is not None:
@@ -177,8 +177,8 @@ def _check_values(name: str, values: Any) -> Any:
         )
     if len(values) == 0:
         raise ValueError(
-            f"space[{name!r}] is an empty list, so the grid has no candidate. "
-            "Give at least one value or remove the key."
+            f"Parameter grid for parameter {name!r} need to be a non-empty sequence, got: "
+            f"{values!r}: the grid has no candidate. Give at least one value or remove the key."
         )
     return values
 
