@@ -26,6 +26,7 @@ from parcv.engine.options import RunOptions, check_run_options
 from parcv.errors import ModelNotAvailableError
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.space import RandomSpace
+from parcv.results.aggregate import warn_non_finite
 from parcv.results.objects import NestedResult, SearchResult
 
 __all__ = ["GridSearchCV", "RandomizedSearchCV", "NestedCV"]
@@ -149,6 +150,7 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         spec = check_scoring_spec(self.estimator, self.scoring, api_refit)
         # scikit-learn's keys: parcv's count of failed fits stays in result_.cv_results_.
         self.cv_results_ = {k: v for k, v in result.cv_results_.items() if k != "n_failed_fits"}
+        warn_non_finite(self.cv_results_)  # as GridSearchCV's _format_results
         self.n_splits_ = result.n_splits_
         self.multimetric_ = spec.multimetric
         self.scorer_ = dict(spec.scorers) if spec.multimetric else spec.scorers["score"]

@@ -12,7 +12,9 @@ fold at once (:mod:`parcv.fastcv.smoothers`) and returns one record per candidat
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import numbers
 import os
 import socket
 import time
@@ -101,8 +103,45 @@ def _fresh_estimator(plan: Plan, candidate: int) -> tuple[Any, bool]:
     return copy.deepcopy(prototype), pairwise
 
 
-def _score_all(plan: Plan, estimator: Any, X: Any, y: Any) -> dict[str, float]:
-    return {name: float(scorer(estimator, X, y)) for name, scorer in plan.scoring.scorers.items()}
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    """Scores of one side (``test`` or ``train``) and the scorers that raised, by record key."""
+
+    scores: dict[str, float]
+    errors: dict[str, ErrorInfo]
+
+
+def _score_all(plan: Plan, estimator: Any, X: Any, y: Any, which: str) -> _Scored:
+    """Every scorer's score; one that raises scores ``error_score`` alone, as in scikit-learn.
+
+    With ``error_score="raise"`` its exception fails the unit. A score that is
+    not a number is a misconfigured scorer: a ``ValueError``, as scikit-learn's.
+    """
+    scores: dict[str, float] = {}
+    errors: dict[str, ErrorInfo] = {}
+    for name, scorer in plan.scoring.scorers.items():
+        try:
+            score = scorer(estimator, X, y)
+        except Exception as err:
+            if plan.error_score == "raise":
+                raise
+            scores[name] = _error_value(plan)
+            errors[f"{which}:{name}"] = ErrorInfo.of(err, traceback.format_exc())
+            continue
+        scores[name] = _number(score, name)
+    return _Scored(scores, errors)
+
+
+def _number(score: Any, name: str) -> float:
+    if hasattr(score, "item"):
+        with contextlib.suppress(ValueError):  # a numpy scalar or one-element array
+            score = score.item()
+    if not isinstance(score, numbers.Number) or isinstance(score, complex):
+        raise ValueError(
+            f"scoring must return a number, got {score!r} ({type(score)}) instead. "
+            f"(scorer={name}) A scorer returns one float per call, greater is better."
+        )
+    return float(score)  # type: ignore[arg-type]
 
 
 def _error_value(plan: Plan) -> float:
@@ -119,7 +158,7 @@ def _failed(plan: Plan, unit: Unit, err: BaseException, n: tuple[int, int]) -> R
         names = plan.criteria.names  # type: ignore[union-attr]
     scores = dict.fromkeys(names, value)
     train = dict(scores) if plan.return_train_score and "train_scores" in keeps else {}
-    info = ErrorInfo(type(err).__name__, str(err), traceback.format_exc())
+    info = ErrorInfo.of(err, traceback.format_exc(), keep=plan.error_score == "raise")
     return Record(unit, "failed", scores, train, 0.0, 0.0, n[0], n[1], error=info)
 
 
@@ -199,6 +238,7 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = 
         score_time, fold.train.size, fold.test.size, estimator=kept.get("estimator"),
         reused_steps=0 if shared is None else shared.reused, folds=kept.get("folds"),
         predictions=kept.get("predictions"),
+        score_errors={**kept.get("test_errors", {}), **kept.get("train_errors", {})},
     )  # fmt: skip
     return _stamp(record, caught, started, before=() if shared is None else shared.warnings)
 
@@ -218,13 +258,15 @@ def _keep(
 def _keep_scores(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
     if not split.n_test:
         return {}
-    return {"test_scores": _score_all(plan, estimator, split.X_test, split.y_test)}
+    scored = _score_all(plan, estimator, split.X_test, split.y_test, "test")
+    return {"test_scores": scored.scores, "test_errors": scored.errors}
 
 
 def _keep_train_scores(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
     if not (plan.return_train_score and split.n_test):
         return {}
-    return {"train_scores": _score_all(plan, estimator, split.X_train, split.y_train)}
+    scored = _score_all(plan, estimator, split.X_train, split.y_train, "train")
+    return {"train_scores": scored.scores, "train_errors": scored.errors}
 
 
 def _keep_predictions(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:

@@ -106,8 +106,9 @@ def test_failed_fits_are_recorded_and_skipped_by_selection(backend):
     assert list(result.final.cv_results_["n_failed_fits"]) == [3, 0]
 
 
-def test_error_score_raise_names_candidate_and_fold():
-    with pytest.raises(parcv.FitFailedError, match=r"alpha=-1.0 on all data, inner fold 0"):
+def test_error_score_raise_raises_the_estimators_error_naming_candidate_and_fold():
+    # As scikit-learn: the estimator's own exception; parcv's context is its note.
+    with pytest.raises(ValueError, match=r"alpha must be >= 0, got -1\.0") as info:
         parcv.search(
             FailsOnAlpha(),
             {"alpha": [-1.0, 1.0]},
@@ -117,6 +118,8 @@ def test_error_score_raise_names_candidate_and_fold():
             error_score="raise",
             backend="serial",
         )
+    assert type(info.value) is ValueError
+    assert "alpha=-1.0 on all data, inner fold 0" in "".join(info.value.__notes__)
 
 
 def test_all_candidates_failing_is_a_clear_error():
