@@ -114,7 +114,10 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         """``refit`` as parcv's API takes it: a callable refits here, after the CV."""
         if _refit_is_callable_or_false(self.refit):
             return False
-        if _is_multimetric(self.scoring):
+        if _is_multimetric(self.scoring) or (
+            callable(self.scoring) and isinstance(self.refit, str)
+        ):
+            # A callable scoring may return a dict of metrics: refit names one of them.
             return str(self.refit) if isinstance(self.refit, str) else bool(self.refit)
         return bool(self.refit)  # scikit-learn: with one metric, any true refit means True
 
@@ -152,7 +155,7 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
         self.cv_results_ = {k: v for k, v in result.cv_results_.items() if k != "n_failed_fits"}
         warn_non_finite(self.cv_results_)  # as GridSearchCV's _format_results
         self.n_splits_ = result.n_splits_
-        self.multimetric_ = spec.multimetric
+        self.multimetric_ = result.multimetric  # a callable's dict of metrics is one too
         self.scorer_ = dict(spec.scorers) if spec.multimetric else spec.scorers["score"]
         for name in ("best_index_", "best_params_", "best_score_", "best_estimator_",
                      "refit_time_", "feature_names_in_"):  # fmt: skip
@@ -195,7 +198,9 @@ class _SearchFace(MetaEstimatorMixin, BaseEstimator):  # type: ignore[misc]
                     f"score needs refit to name a metric of scoring={self.scoring!r}; got "
                     f"refit={self.refit!r}. Score best_estimator_ with a scorer of scorer_."
                 )
-            return float(self.scorer_[self.refit](self.best_estimator_, X, y))
+            if isinstance(self.scorer_, dict):
+                return float(self.scorer_[self.refit](self.best_estimator_, X, y))
+            return float(self.scorer_(self.best_estimator_, X, y)[self.refit])  # dict-valued
         return float(self.scorer_(self.best_estimator_, X, y))
 
     score_samples = _forward("score_samples")

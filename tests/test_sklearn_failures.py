@@ -228,3 +228,48 @@ def test_every_mean_nan_selects_the_first_candidate_as_sklearn(backend):
         got.cv_results_["rank_test_score"], expected.cv_results_["rank_test_score"]
     )
     np.testing.assert_array_equal(got.best_estimator_.coef_, expected.best_estimator_.coef_)
+
+
+# R9: a callable scoring that returns a dict of metrics
+
+
+def confusion_scorer(estimator, X, y):
+    predicted = estimator.predict(X)
+    return {"tp": np.sum((predicted == 1) & (y == 1)), "fp": np.sum((predicted == 1) & (y == 0))}
+
+
+def test_a_callable_returning_a_dict_names_the_metrics_in_cross_validate(backend):
+    y = (Y > 0).astype(int)
+    expected = ms.cross_validate(LogisticRegression(), X, y, cv=3, scoring=confusion_scorer)
+    got = parcv.cross_validate(
+        LogisticRegression(), X, y, cv=3, scoring=confusion_scorer, backend=backend
+    )
+    for key in ("test_tp", "test_fp"):
+        np.testing.assert_array_equal(got.scores[key], expected[key])
+
+
+# With error_score=nan, both warn that a candidate's mean is NaN.
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
+@pytest.mark.parametrize("error_score", [np.nan, 0.5])
+def test_a_callable_returning_a_dict_selects_by_refit_with_failed_fits(backend, error_score):
+    y = (Y > 0).astype(int)
+    space = {"C": [1.0, -1.0, 0.01]}  # C=-1 fails in every fold
+    options = dict(cv=3, scoring=confusion_scorer, refit="tp", error_score=error_score)
+    with pytest.warns(SklearnFitFailedWarning, match="3 fits failed out of a total of 9"):
+        expected = ms.GridSearchCV(LogisticRegression(), space, **options).fit(X, y)
+    with pytest.warns(SklearnFitFailedWarning, match="3 fits failed out of a total of 9"):
+        got = parcv.GridSearchCV(LogisticRegression(), space, backend=backend, **options).fit(X, y)
+    for key in ("mean_test_tp", "mean_test_fp", "rank_test_tp", "split1_test_fp"):
+        np.testing.assert_array_equal(got.cv_results_[key], expected.cv_results_[key])
+    assert got.best_index_ == expected.best_index_ and got.multimetric_
+    assert got.score(X, y) == expected.score(X, y)
+
+
+def test_a_callable_returning_a_dict_without_the_refit_key_is_sklearns_error(backend):
+    y = (Y > 0).astype(int)
+    search = parcv.GridSearchCV(
+        LogisticRegression(), {"C": [0.1, 1.0]}, cv=3, scoring=confusion_scorer,
+        refit="tn", backend=backend,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="refit must be set to a scorer key"):
+        search.fit(X, y)

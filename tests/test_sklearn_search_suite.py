@@ -21,8 +21,6 @@ Left out, one line each (the rest of the file's tests run here):
   test_search_cv_sample_weight_equivalence, test_unsupported_sample_weight_scorer: metadata
   routing and sample_weight forwarded to scorers; parcv splits fit parameters but does not
   route metadata to scorers or splitters.
-- test_callable_multimetric_* (5 tests): ``scoring=callable`` returning a dict of metrics;
-  parcv takes several metrics as a list or dict of scorers only.
 - test_random_search_bad_cv: a splitter whose get_n_splits disagrees with split; scikit-learn
   refuses it ("inconsistent results"), parcv's splits do not check it yet.
 - test_grid_search_groups, test_grid_search_bad_param_grid, test_empty_cv_iterator_error:
@@ -109,6 +107,11 @@ KEPT = [
     "test_grid_search_classifier_all_fits_fail",
     "test_grid_search_failing_classifier_raise",
     "test_search_cv_results_none_param",
+    "test_callable_multimetric_confusion_matrix",
+    "test_callable_multimetric_same_as_list_of_strings",
+    "test_callable_multimetric_error_on_invalid_key",
+    "test_callable_multimetric_error_failing_clf",
+    "test_callable_multimetric_clf_all_fits_fail",
     # Serial only: its scorer counts its own calls (NaN on every 5th); on a process pool or
     # Dask each worker counts its own copy's calls, so which folds are NaN depends on the
     # backend (and may be none).

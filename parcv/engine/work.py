@@ -20,7 +20,7 @@ import socket
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -128,8 +128,26 @@ def _score_all(plan: Plan, estimator: Any, X: Any, y: Any, which: str) -> _Score
             scores[name] = _error_value(plan)
             errors[f"{which}:{name}"] = ErrorInfo.of(err, traceback.format_exc())
             continue
+        if isinstance(score, Mapping) and not plan.scoring.multimetric:
+            return _Scored(_named_scores(plan, score), errors)  # one callable, several metrics
         scores[name] = _number(score, name)
     return _Scored(scores, errors)
+
+
+def _named_scores(plan: Plan, scores: Mapping[Any, Any]) -> dict[str, float]:
+    """The metrics a callable ``scoring`` returned as a dict, as scikit-learn takes them."""
+    refit = plan.scoring.refit
+    selects = plan.final or bool(plan.refit_outers)
+    if selects and refit not in scores:
+        given = True if refit == "score" else refit
+        raise ValueError(
+            "For multi-metric scoring, the parameter refit must be set to a scorer key or a "
+            "callable to refit an estimator with the best parameter setting on the whole data "
+            "and make the best_* attributes available for that metric. If this is not needed, "
+            f"refit should be set to False explicitly. {given!r} was passed; the scorer "
+            f"returned the keys {sorted(map(str, scores))!r}."
+        )
+    return {str(name): _number(value, str(name)) for name, value in scores.items()}
 
 
 def _number(score: Any, name: str) -> float:

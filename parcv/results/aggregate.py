@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,8 @@ __all__ = [
     "select_for",
     "build_cv_results",
     "report_fit_failures",
+    "resolve_metrics",
+    "score_of",
     "warn_non_finite",
 ]
 
@@ -72,14 +76,43 @@ def _fit_values(
     value = _FIT_VALUE.get(column)
     if value is None:
         which, metric = column.split(":", 1)
-        value = (
-            (lambda r: r.test_scores[metric])
-            if which == "test"
-            else (lambda r: r.train_scores[metric])
-        )
+        value = partial(score_of, plan, metric=metric, which=which)
     grid = _fit_grid(plan, records, outer)
     values = (np.nan if r is None else value(r) for r in grid)
     return np.fromiter(values, dtype=np.float64, count=len(grid)).reshape(shape)
+
+
+def score_of(plan: Plan, record: Record, *, metric: str, which: str = "test") -> float:
+    """A record's score of ``metric``; one it lacks is ``error_score`` if it failed, else NaN.
+
+    A failed fit of a callable ``scoring`` that returns a dict holds no metric
+    by name (they are known from the fits that scored): as scikit-learn's
+    ``_insert_error_scores``, each is ``error_score``.
+    """
+    scores = record.test_scores if which == "test" else record.train_scores
+    found = scores.get(metric)
+    if found is not None:
+        return found
+    failed = not record.ok and isinstance(plan.error_score, float)
+    return plan.error_score if failed else math.nan  # type: ignore[return-value]
+
+
+def resolve_metrics(plan: Plan, records: Mapping[Key, Record]) -> Plan:
+    """The plan with the metrics a callable ``scoring`` named by returning a dict.
+
+    The names are the keys of the first fit (in plan order, whatever order the
+    records arrived in) that scored; with a metric per scorer, the plan as is.
+    """
+    if plan.scoring.multimetric or plan.fast_cv:
+        return plan
+    for unit in plan.units:
+        record = records.get(unit.key)
+        if record is not None and record.ok and kind_of(unit).selects:
+            names = list(record.test_scores)
+            if names and names != ["score"]:
+                return replace(plan, scoring=plan.scoring.named(names))
+            return plan
+    return plan
 
 
 _FIT_VALUE: dict[str, Callable[[Record], float]] = {
