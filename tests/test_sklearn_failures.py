@@ -8,6 +8,7 @@ scikit-learn matches on.
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 
 import numpy as np
@@ -34,15 +35,16 @@ def failing_scorer(estimator, X, y):
     raise ValueError("This scorer is supposed to fail!!!")
 
 
-class TwoArgumentError(Exception):
-    """An exception that pickles but does not unpickle (its __init__ takes two arguments)."""
+class LockedError(Exception):
+    """An exception that does not pickle: it holds a lock."""
 
-    def __init__(self, what, why):
-        super().__init__(f"{what} failed: {why}")
+    def __init__(self, message):
+        super().__init__(message)
+        self.lock = threading.Lock()
 
 
 def fails_unpicklably(estimator, X, y):
-    raise TwoArgumentError("scorer", "on purpose")
+    raise LockedError("scorer failed on purpose")
 
 
 # R15: error_score="raise" raises the estimator's or the scorer's own exception
@@ -72,8 +74,8 @@ def test_error_score_raise_raises_the_scorer_error_itself(backend):
     assert str(got.value) == str(expected.value)
 
 
-def test_an_error_that_does_not_unpickle_stops_the_run_with_its_text(backend):
-    with pytest.raises(parcv.FitFailedError, match="TwoArgumentError: scorer failed: on purpose"):
+def test_an_error_that_does_not_pickle_stops_the_run_with_its_text(backend):
+    with pytest.raises(parcv.FitFailedError, match="LockedError: scorer failed on purpose"):
         parcv.cross_validate(
             Ridge(), X, Y, cv=3, scoring=fails_unpicklably, error_score="raise", backend=backend
         )
@@ -101,7 +103,7 @@ def test_a_failing_scorer_is_stored_per_metric_and_rescored_on_resume(tmp_path):
     store = tmp_path / "run.sqlite"
     with pytest.warns(UserWarning, match="Scoring failed"):
         parcv.cross_validate(Ridge(), X, Y, cv=3, scoring=scoring, store=store, backend="serial")
-    stored = list(read_store(store).values())
+    stored = list(read_store(store)[1].values())
     assert all(r.ok and set(r.score_errors) == {"test:bad"} for r in stored)
     assert stored[0].score_errors["test:bad"].message == "This scorer is supposed to fail!!!"
     # Resumed with another error_score: the failed metric takes it, nothing is refitted.
