@@ -377,9 +377,13 @@ def _stamp(
     *,
     before: tuple[str, ...] = (),
 ) -> Record:
+    first: dict[str, str] = {}
+    for w in caught:  # the first message of each category, for the caller to see
+        first.setdefault(f"{w.category.__module__}:{w.category.__qualname__}", str(w.message))
     return replace(
         record,
         warnings=before + tuple(w.category.__name__ for w in caught) + extra,
+        first_warnings=first,
         worker=_worker_name(),
         started=started,
         finished=time.time(),

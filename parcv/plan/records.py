@@ -273,6 +273,10 @@ class Record:
         The outputs on the test rows of a ``fit`` or ``refit`` unit, when the
         run asked for them (``return_predictions``); kept in the store as
         numeric arrays and left out of :meth:`to_dict`.
+    first_warnings : dict of str to str, default={}
+        The first message of each category of warning raised inside the unit,
+        by ``"module:QualName"`` of the category, for the caller to see them
+        (:func:`parcv.results.aggregate.report_fit_failures`); never stored.
     score_errors : dict of str to ErrorInfo, default={}
         Scorers that raised on a unit whose fit succeeded (status ``ok``), by
         ``"test:<metric>"`` or ``"train:<metric>"``: as in scikit-learn, only
@@ -297,6 +301,7 @@ class Record:
     reused_steps: int = 0
     predictions: Predictions | None = field(default=None, repr=False)
     score_errors: dict[str, ErrorInfo] = field(default_factory=dict)
+    first_warnings: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __reduce__(self) -> tuple[type[Record], tuple[Any, ...]]:
         # Rebuild through __init__ (faster than the default setstate; see Unit).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -310,8 +311,12 @@ def report_fit_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
     or the candidates excluded from selection) and each distinct failure.
     A scorer that raised on a fit that succeeded gives scikit-learn's
     ``UserWarning`` ("Scoring failed. ..."), once per distinct error with its
-    count. A run with every fit failed is an error.
+    count. Warnings raised inside the units computed now (a ``ConvergenceWarning``
+    ...) are warned again here, once per category with its first message and
+    count, as scikit-learn's serial loop lets them through. A run with every
+    fit failed is an error.
     """
+    _reemit_unit_warnings(records)
     for outer in plan.inner_folds:
         fits = [r for r in _fits(plan, records, outer) if _ran(plan, records, r)]
         failed = [r for r in fits if not r.ok]
@@ -328,6 +333,38 @@ def report_fit_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
         if fits and plan.scoring.refit in plan.scoring.scorers:
             _warn_nothing_finite(plan, records, outer)
     _warn_score_failures(plan, records)
+
+
+def _reemit_unit_warnings(records: Mapping[Key, Record]) -> None:
+    """Warn once per category raised inside the units computed now (records in key order).
+
+    The message is the category's first (in key order, so alike on every
+    backend), then how many of the run's records raised it.
+    """
+    if isinstance(records, RecordTable):
+        return  # read from a store: its warnings were shown when it was computed
+    counts: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for record in sorted(records.values(), key=lambda r: repr(r.unit.key)):
+        counts.update(record.warnings)
+        for path, text in record.first_warnings.items():
+            first.setdefault(path, text)
+    for path, text in first.items():
+        category = _warning_category(path)
+        n = counts.get(category.__name__, 1)
+        warn_at_caller(
+            f"{text}\n(parcv: raised {n} time(s) inside the fits of this run; shown once.)",
+            category,
+        )
+
+
+def _warning_category(path: str) -> type[Warning]:
+    """The warning class ``module:QualName`` names (``UserWarning`` if it cannot be found)."""
+    module, _, qualname = path.partition(":")
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found if isinstance(found, type) and issubclass(found, Warning) else UserWarning
 
 
 def _warn_nothing_finite(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> None:
@@ -390,18 +427,22 @@ def _warn_score_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
     errors: Counter[tuple[str, str]] = Counter()
     for record in _with_score_errors(records):
         for key, info in record.score_errors.items():
-            errors[(key.replace(":", " score ", 1), info.traceback)] += 1
-    for (what, tb), n in errors.items():
+            errors[(key, info.traceback)] += 1
+    for (key, tb), n in errors.items():
+        which, name = key.split(":", 1)
         warn_at_caller(
             "Scoring failed. The score on this train-test partition for these parameters will "
             f"be set to {plan.error_score}. Details: \n{tb}\n"
-            f"parcv: the {what} failed this way on {n} fit(s); their other scores are kept.",
+            f"parcv: scorer {name!r} failed this way on the {which} rows of {n} fit(s); "
+            "their other scores are kept.",
             UserWarning,
         )
 
 
 def warn_non_finite(cv_results: Mapping[str, Any]) -> None:
     """scikit-learn's ``UserWarning`` for each ``mean_test_*``/``mean_train_*`` with a non-finite.
+
+    Candidates a race dropped are left out (their means are NaN by design).
 
     Examples
     --------
@@ -412,10 +453,13 @@ def warn_non_finite(cv_results: Mapping[str, Any]) -> None:
     >>> str(caught[0].message)
     'One or more of the test scores are non-finite: [ 1. nan]'
     """
+    # A candidate a race dropped has NaN means by design: not a score that went wrong.
+    dropped = cv_results.get("race_eliminated_after")
+    kept = slice(None) if dropped is None else np.asarray(dropped) < 0
     for key, means in cv_results.items():
         name = key.removeprefix("mean_")
         scores = key.startswith("mean_") and name.startswith(("train_", "test_"))
-        if scores and np.any(~np.isfinite(means)):
+        if scores and np.any(~np.isfinite(np.asarray(means)[kept])):
             warn_at_caller(
                 f"One or more of the {name.split('_')[0]} scores are non-finite: {means}",
                 UserWarning,

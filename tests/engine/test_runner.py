@@ -138,11 +138,18 @@ def test_fit_params_are_split_with_the_rows():
     np.testing.assert_array_equal(ours.scores["test_score"], ref["test_score"])
 
 
-def test_warnings_inside_fits_are_counted_not_raised():
+def test_warnings_inside_fits_are_counted_and_warned_once_per_category():
+    # As scikit-learn's serial loop lets them through, the caller sees the estimator's
+    # warning (its category and first message), once per run with its count.
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
     y = (Y > 0).astype(int)
-    result = parcv.cross_validate(LogisticRegression(max_iter=1), X, y, cv=3, backend="serial")
+    pattern = r"(?s)lbfgs failed to converge.*raised 3 time"
+    with pytest.warns(ConvergenceWarning, match=pattern) as got:
+        result = parcv.cross_validate(LogisticRegression(max_iter=1), X, y, cv=3, backend="serial")
+    assert len([w for w in got if w.category is ConvergenceWarning]) == 1
+    assert got[0].filename == __file__
     assert all("ConvergenceWarning" in r.warnings for r in result.records)
 
 
