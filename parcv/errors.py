@@ -27,8 +27,15 @@ class ParcvError(Exception):
     """Base class of every parcv-specific failure."""
 
 
-class FitFailedError(ParcvError, RuntimeError):
-    """A fit or score raised and ``error_score="raise"`` was requested."""
+class FitFailedError(ParcvError, ValueError, RuntimeError):
+    """Fits failed and parcv stopped: every fit failed, or one failed without its exception.
+
+    A ``ValueError`` too, as scikit-learn's "All the N fits failed" error: code that
+    catches scikit-learn's error catches parcv's. With ``error_score="raise"`` the
+    estimator's or scorer's own exception is raised instead, when it crossed back
+    from the worker; this error stands in when it could not (a worker that died, a
+    timeout, an exception that does not pickle).
+    """
 
 
 class PlanMismatchError(ParcvError, ValueError):

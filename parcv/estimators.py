@@ -31,6 +31,7 @@ from parcv.plan.routing import RoutedParams, route_search, routing_enabled, scor
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.space import RandomSpace
 from parcv.plan.splits import Fold
+from parcv.results.aggregate import warn_non_finite
 from parcv.results.objects import NestedResult, SearchResult
 
 __all__ = ["GridSearchCV", "RandomizedSearchCV", "NestedCV"]
@@ -166,7 +167,10 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
         """``refit`` as parcv's API takes it: a callable refits here, after the CV."""
         if _refit_is_callable_or_false(self.refit):
             return False
-        if _is_multimetric(self.scoring):
+        if _is_multimetric(self.scoring) or (
+            callable(self.scoring) and isinstance(self.refit, str)
+        ):
+            # A callable scoring may return a dict of metrics: refit names one of them.
             return str(self.refit) if isinstance(self.refit, str) else bool(self.refit)
         return bool(self.refit)  # scikit-learn: with one metric, any true refit means True
 
@@ -238,8 +242,9 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
         spec = check_scoring_spec(self.estimator, self.scoring, api_refit)
         # scikit-learn's keys: parcv's count of failed fits stays in result_.cv_results_.
         self.cv_results_ = {k: v for k, v in result.cv_results_.items() if k != "n_failed_fits"}
+        warn_non_finite(self.cv_results_)  # as GridSearchCV's _format_results
         self.n_splits_ = result.n_splits_
-        self.multimetric_ = spec.multimetric
+        self.multimetric_ = result.multimetric  # a callable's dict of metrics is one too
         self.scorer_ = dict(spec.scorers) if spec.multimetric else spec.scorers["score"]
         for name in ("best_index_", "best_params_", "best_score_", "best_estimator_",
                      "refit_time_", "feature_names_in_"):  # fmt: skip
@@ -291,6 +296,8 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
                     f"score needs refit to name a metric of scoring={self.scoring!r}; got "
                     f"refit={self.refit!r}. Score best_estimator_ with a scorer of scorer_."
                 )
+            if not isinstance(self.scorer_, dict):  # one callable returning a dict of metrics
+                return float(self.scorer_(self.best_estimator_, X, y, **score_params)[self.refit])
             scorer = self.scorer_[self.refit]
             if score_params:  # scikit-learn's multi-metric scorer routes among its scorers
                 score_params = process_routing(scorers_router(self.scorer_), "score",

@@ -307,8 +307,10 @@ def test_tests_on_predictions_say_how_to_get_them():
 
 
 def test_a_failed_fit_keeps_no_predictions_and_says_so():
-    s = parcv.search(FailsOnAlpha(), {"alpha": [1.0, -1.0]}, XR, YR, cv=3, backend="serial",
-                     refit=False, return_predictions=True)  # fmt: skip
+    # As scikit-learn, failed fits warn whether or not the search refits.
+    with pytest.warns(parcv.FitFailedWarning, match="3 fits failed out of a total of 6"):
+        s = parcv.search(FailsOnAlpha(), {"alpha": [1.0, -1.0]}, XR, YR, cv=3,
+                         backend="serial", refit=False, return_predictions=True)  # fmt: skip
     assert all(p is None for p in s.predictions.by_candidate[1])
     assert s.out_of_fold(0).values.shape == (len(YR),)
     with pytest.raises(ValueError, match=r"no predictions on folds \[0, 1, 2\]"):

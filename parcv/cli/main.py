@@ -500,8 +500,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("parcv: interrupted.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except (ParcvError, ValueError, TypeError, OSError, ImportError) as err:
-        print(f"parcv: run failed: {type(err).__name__}: {err}", file=sys.stderr)
+    except Exception as err:
+        # error_score="raise" raises a unit's own exception, of any type, with parcv's note.
+        notes = [str(n) for n in getattr(err, "__notes__", ())]
+        expected = (ParcvError, ValueError, TypeError, OSError, ImportError)
+        if not isinstance(err, expected) and not any(n.startswith("parcv: ") for n in notes):
+            raise
+        print(f"parcv: run failed: {type(err).__name__}: {err}", *notes, sep="\n",
+              file=sys.stderr)  # fmt: skip
         return EXIT_FAILED
     finally:
         for name, level in levels.items():

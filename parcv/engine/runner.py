@@ -18,7 +18,7 @@ from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.kinds import KINDS, kind_of, refit_kind
 from parcv.plan.records import Key, Record, Unit
-from parcv.results.aggregate import failure_message, select_for
+from parcv.results.aggregate import failure_details, raised_error, select_for
 from parcv.stats.racing import Racing, race_step
 
 __all__ = ["estimate_chunks", "run_plan"]
@@ -163,7 +163,7 @@ class _Schedule:
 
     def _release(self, outer: int | None) -> None:
         del self.waiting[outer]
-        chosen = select_for(self.plan, self.records, outer, warn=True)
+        chosen = select_for(self.plan, self.records, outer)
         kind = refit_kind(outer)
         stored = None if self.reuse is None else self.reuse(Unit(kind, outer, None, chosen))
         if stored is not None:
@@ -374,7 +374,7 @@ def _check(plan: Plan, records: list[Record]) -> Exception | None:
     if plan.error_score == "raise":
         failed = [r for r in records if not r.ok]
         if failed:
-            return FitFailedError(failure_message(plan, failed[0]))
+            return raised_error(plan, failed[0])
     return None
 
 
@@ -433,12 +433,20 @@ class _FirstWave:
         self.open = False
         ((kind, _),) = errors  # type: ignore[misc]
         n_fits = sum(1 for u in self.plan.units if _selects(u))
+        n_run = len(self.failed)
+        # scikit-learn's words first ("All the N fits failed"), as its error is matched by them.
         return FitFailedError(
-            f"the first {len(self.failed)} fits of this run, of {len(candidates)} candidates, "
-            f"all failed with the same {kind}, so it is not one candidate's fault: parcv "
-            f"stopped rather than fail all {n_fits} fits the same way, and stored none of "
-            "these failures. Fix the cause and run again (resume=True keeps what finished). "
-            + failure_message(self.plan, self.failed[0], raised=False)
+            f"\nAll the {n_fits} fits failed or would fail the same way.\n"
+            "It is very likely that your model is misconfigured.\n"
+            "You can try to debug the error by setting error_score='raise'.\n"
+            f"parcv: the first {n_run} fits of this run, of {len(candidates)} candidates, all "
+            f"failed with the same {kind}, so it is not one candidate's fault: parcv stopped "
+            f"rather than run the other {n_fits - n_run} to fail alike, and stored none of these "
+            "failures. Fix the cause and run again (resume=True keeps what finished).\n\n"
+            "Below are more details about the failures:\n"
+            + failure_details(self.failed).replace(
+                f"{n_run} fits failed", f"{n_run} run of {n_fits} fits failed", 1
+            )
         )
 
 

@@ -190,11 +190,20 @@ class Reuse:
 
 def _rescored(record: Record, plan: Plan) -> Record | None:
     """A stored record as this plan records it; a failure takes this plan's error_score."""
-    if record.ok:
+    if record.ok and not record.score_errors:
         return record
     if plan.error_score == "raise" or record.folds is not None:
         return None  # rerun: it must raise here, or its per-fold failures are not kept
     score = float(plan.error_score)
+    if record.ok:  # only the scores whose scorer raised take this run's error_score
+        failed = record.score_errors
+        return replace(
+            record,
+            test_scores={k: score if f"test:{k}" in failed else v
+                         for k, v in record.test_scores.items()},
+            train_scores={k: score if f"train:{k}" in failed else v
+                          for k, v in record.train_scores.items()},
+        )  # fmt: skip
     return replace(
         record,
         test_scores=dict.fromkeys(record.test_scores, score),
@@ -231,8 +240,8 @@ def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool) -> Reu
         if record is not None:
             done[key] = record
     # A failure rescored with this run's error_score is written back; the rest only claimed.
-    st.add(r for r in done.values() if not r.ok)
-    st.claim(r for r in done.values() if r.ok)
+    st.add(r for r in done.values() if not r.ok or r.score_errors)
+    st.claim(r for r in done.values() if r.ok and not r.score_errors)
 
     def lookup(unit: Unit) -> Record | None:
         ckey = keys.key(unit)
@@ -382,8 +391,7 @@ def _execute_unlocked(
             bar.close()
         if save_models and ("final",) in records:
             _save_final(st, records[("final",)])
-    if kind == "cross_validate":  # search and nested_cv report failures as they select
-        report_fit_failures(plan, records)
+    report_fit_failures(plan, records)
     return records
 
 

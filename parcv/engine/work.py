@@ -12,6 +12,7 @@ fold at once (:mod:`parcv.fastcv.smoothers`) and returns one record per candidat
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import numbers
 import os
@@ -117,27 +118,73 @@ def _fresh_estimator(plan: Plan, candidate: int) -> tuple[Any, bool]:
     return copy.deepcopy(prototype), pairwise
 
 
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    """Scores of one side (``test`` or ``train``) and the scorers that raised, by record key."""
+
+    scores: dict[str, float]
+    errors: dict[str, ErrorInfo]
+
+
 def _score_all(
-    plan: Plan, estimator: Any, X: Any, y: Any, params: Mapping[str, Mapping[str, Any]]
-) -> dict[str, float]:
+    plan: Plan,
+    estimator: Any,
+    X: Any,
+    y: Any,
+    params: Mapping[str, Mapping[str, Any]],
+    which: str,
+) -> _Scored:
+    """Every scorer's score; one that raises scores ``error_score`` alone, as in scikit-learn.
+
+    ``params`` are each scorer's metadata for these rows. With
+    ``error_score="raise"`` its exception fails the unit. A score that is not a
+    number is a misconfigured scorer: a ``ValueError``, as scikit-learn's.
+    """
+    scores: dict[str, float] = {}
+    errors: dict[str, ErrorInfo] = {}
     # Without a target a scorer gets (estimator, X), as in scikit-learn's _score.
     args = (estimator, X) if y is None else (estimator, X, y)
-    return {
-        name: _number(scorer(*args, **params.get(name, {})), name)
-        for name, scorer in plan.scoring.scorers.items()
-    }
+    for name, scorer in plan.scoring.scorers.items():
+        try:
+            score = scorer(*args, **params.get(name, {}))
+        except Exception as err:
+            if plan.error_score == "raise":
+                raise
+            scores[name] = _error_value(plan)
+            errors[f"{which}:{name}"] = ErrorInfo.of(err, traceback.format_exc())
+            continue
+        if isinstance(score, Mapping) and not plan.scoring.multimetric:
+            return _Scored(_named_scores(plan, score), errors)  # one callable, several metrics
+        scores[name] = _number(score, name)
+    return _Scored(scores, errors)
+
+
+def _named_scores(plan: Plan, scores: Mapping[Any, Any]) -> dict[str, float]:
+    """The metrics a callable ``scoring`` returned as a dict, as scikit-learn takes them."""
+    refit = plan.scoring.refit
+    selects = plan.final or bool(plan.refit_outers)
+    if selects and refit not in scores:
+        given = True if refit == "score" else refit
+        raise ValueError(
+            "For multi-metric scoring, the parameter refit must be set to a scorer key or a "
+            "callable to refit an estimator with the best parameter setting on the whole data "
+            "and make the best_* attributes available for that metric. If this is not needed, "
+            f"refit should be set to False explicitly. {given!r} was passed; the scorer "
+            f"returned the keys {sorted(map(str, scores))!r}."
+        )
+    return {str(name): _number(value, str(name)) for name, value in scores.items()}
 
 
 def _number(score: Any, name: str) -> float:
-    """A scorer's value as a float: a number, or a 0-d array (a memmap) holding one."""
-    if hasattr(score, "item") and getattr(score, "size", 1) == 1:
-        score = score.item()  # e.g. a memmapped scalar, as scikit-learn's _score unwraps it
-    if isinstance(score, numbers.Number) and not isinstance(score, complex):
-        return float(score)  # type: ignore[arg-type]
-    raise ValueError(
-        f"scoring must return a number; the scorer {name!r} returned {score!r} "
-        f"({type(score).__name__}). Return one float per call, e.g. a mean over the rows."
-    )
+    if hasattr(score, "item"):
+        with contextlib.suppress(ValueError):  # a numpy scalar or one-element array
+            score = score.item()
+    if not isinstance(score, numbers.Number) or isinstance(score, complex):
+        raise ValueError(
+            f"scoring must return a number, got {score!r} ({type(score)}) instead. "
+            f"(scorer={name}) A scorer returns one float per call, greater is better."
+        )
+    return float(score)  # type: ignore[arg-type]
 
 
 def _error_value(plan: Plan) -> float:
@@ -154,7 +201,7 @@ def _failed(plan: Plan, unit: Unit, err: BaseException, n: tuple[int, int]) -> R
         names = plan.criteria.names  # type: ignore[union-attr]
     scores = dict.fromkeys(names, value)
     train = dict(scores) if plan.return_train_score and "train_scores" in keeps else {}
-    info = ErrorInfo(type(err).__name__, str(err), traceback.format_exc())
+    info = ErrorInfo.of(err, traceback.format_exc(), keep=plan.error_score == "raise")
     return Record(unit, "failed", scores, train, 0.0, 0.0, n[0], n[1], error=info)
 
 
@@ -240,6 +287,7 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = 
         score_time, fold.train.size, fold.test.size, estimator=kept.get("estimator"),
         reused_steps=0 if shared is None else shared.reused, folds=kept.get("folds"),
         predictions=kept.get("predictions"),
+        score_errors={**kept.get("test_errors", {}), **kept.get("train_errors", {})},
     )  # fmt: skip
     return _stamp(record, caught, started, before=() if shared is None else shared.warnings)
 
@@ -259,16 +307,15 @@ def _keep(
 def _keep_scores(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
     if not split.n_test:
         return {}
-    return {
-        "test_scores": _score_all(plan, estimator, split.X_test, split.y_test, split.score_test)
-    }
+    scored = _score_all(plan, estimator, split.X_test, split.y_test, split.score_test, "test")
+    return {"test_scores": scored.scores, "test_errors": scored.errors}
 
 
 def _keep_train_scores(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
     if not (plan.return_train_score and split.n_test):
         return {}
-    scores = _score_all(plan, estimator, split.X_train, split.y_train, split.score_train)
-    return {"train_scores": scores}
+    scored = _score_all(plan, estimator, split.X_train, split.y_train, split.score_train, "train")
+    return {"train_scores": scored.scores, "train_errors": scored.errors}
 
 
 def _keep_predictions(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
@@ -383,9 +430,13 @@ def _stamp(
     *,
     before: tuple[str, ...] = (),
 ) -> Record:
+    first: dict[str, str] = {}
+    for w in caught:  # the first message of each category, for the caller to see
+        first.setdefault(f"{w.category.__module__}:{w.category.__qualname__}", str(w.message))
     return replace(
         record,
         warnings=before + tuple(w.category.__name__ for w in caught) + extra,
+        first_warnings=first,
         worker=_worker_name(),
         started=started,
         finished=time.time(),
@@ -608,10 +659,11 @@ def _incremental_step(
     # Test first, then train, as scikit-learn scores them.
     X_test = _split_rows(pairwise, data.X, fold.test, fitted)
     y_test = _take(data.y, fold.test)
-    test = _score_all(plan, estimator, X_test, y_test, _score_params(data, fold.test))[metric]
+    test = _score_all(plan, estimator, X_test, y_test, _score_params(data, fold.test), "test")
+    test_score = test.scores[metric]
     X_fitted, y_fitted = _split_rows(pairwise, data.X, fitted, fitted), _take(data.y, fitted)
-    train = _score_all(plan, estimator, X_fitted, y_fitted, _score_params(data, fitted))[metric]
-    return train, test, t1 - t0, time.perf_counter() - t1
+    train = _score_all(plan, estimator, X_fitted, y_fitted, _score_params(data, fitted), "train")
+    return train.scores[metric], test_score, t1 - t0, time.perf_counter() - t1
 
 
 def _fast_failure(plan: Plan, candidate: int, record: Record) -> Record:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -102,11 +103,54 @@ def unit_of(key: Key) -> Unit:
 
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
-    """What went wrong in a failed unit."""
+    """What went wrong in a failed unit, or in one scorer of a unit.
+
+    Parameters
+    ----------
+    type, message, traceback : str
+        The exception's class name, its text and its formatted traceback.
+    exception : bytes or None, default=None
+        The exception itself, pickled in the worker when the run raises on a
+        failure (``error_score="raise"``), so the driver raises the very same
+        type and message; never stored.
+
+    Examples
+    --------
+    >>> info = ErrorInfo.of(ValueError("bad"), "", keep=True)
+    >>> info.type, repr(info.original())
+    ('ValueError', "ValueError('bad')")
+    """
 
     type: str
     message: str
     traceback: str
+    exception: bytes | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, err: BaseException, traceback: str, *, keep: bool = False) -> ErrorInfo:
+        """The info of ``err``; with ``keep``, the exception too, if it pickles both ways."""
+        kept = None
+        if keep:
+            try:
+                kept = pickle.dumps(err)
+                pickle.loads(kept)
+            except Exception:  # an exception that does not pickle: its text stands in
+                kept = None
+        return cls(type(err).__name__, str(err), traceback, kept)
+
+    def original(self) -> BaseException | None:
+        """The exception itself, when it was kept and unpickles here; else None."""
+        if self.exception is None:
+            return None
+        try:
+            err = pickle.loads(self.exception)
+        except Exception:  # its class is not importable here: its text stands in
+            return None
+        return err if isinstance(err, BaseException) else None
+
+    def to_dict(self) -> dict[str, str]:
+        """Plain view (the exception itself is left out)."""
+        return {"type": self.type, "message": self.message, "traceback": self.traceback}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -236,6 +280,14 @@ class Record:
         The outputs on the test rows of a ``fit`` or ``refit`` unit, when the
         run asked for them (``return_predictions``); kept in the store as
         numeric arrays and left out of :meth:`to_dict`.
+    first_warnings : dict of str to str, default={}
+        The first message of each category of warning raised inside the unit,
+        by ``"module:QualName"`` of the category, for the caller to see them
+        (:func:`parcv.results.aggregate.report_fit_failures`); never stored.
+    score_errors : dict of str to ErrorInfo, default={}
+        Scorers that raised on a unit whose fit succeeded (status ``ok``), by
+        ``"test:<metric>"`` or ``"train:<metric>"``: as in scikit-learn, only
+        that score is ``error_score``; the other metrics keep their values.
     """
 
     unit: Unit
@@ -255,6 +307,8 @@ class Record:
     folds: FoldScores | None = field(default=None, repr=False)
     reused_steps: int = 0
     predictions: Predictions | None = field(default=None, repr=False)
+    score_errors: dict[str, ErrorInfo] = field(default_factory=dict)
+    first_warnings: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __reduce__(self) -> tuple[type[Record], tuple[Any, ...]]:
         # Rebuild through __init__ (faster than the default setstate; see Unit).
@@ -285,13 +339,7 @@ class Record:
             "score_time": self.score_time,
             "n_train": self.n_train,
             "n_test": self.n_test,
-            "error": None
-            if self.error is None
-            else {
-                "type": self.error.type,
-                "message": self.error.message,
-                "traceback": self.error.traceback,
-            },
+            "error": None if self.error is None else self.error.to_dict(),
             "warnings": list(self.warnings),
             "worker": self.worker,
             "started": self.started,
@@ -301,6 +349,8 @@ class Record:
             out["fold_test_scores"] = self.folds.to_dict()
         if self.reused_steps:
             out["reused_steps"] = self.reused_steps
+        if self.score_errors:
+            out["score_errors"] = {k: e.to_dict() for k, e in self.score_errors.items()}
         return out
 
     @classmethod
@@ -325,4 +375,8 @@ class Record:
             if data.get("fold_test_scores") is None
             else FoldScores.from_dict(data["fold_test_scores"]),
             reused_steps=int(data.get("reused_steps", 0)),
+            score_errors={
+                k: ErrorInfo(e["type"], e["message"], e["traceback"])
+                for k, e in data.get("score_errors", {}).items()
+            },
         )

@@ -47,6 +47,26 @@ class Scoring:
         """Return scikit-learn's key suffix for metric ``name``."""
         return name if self.multimetric else "score"
 
+    def named(self, names: Sequence[str]) -> Scoring:
+        """The scoring of a callable that returned a dict: its keys are the metrics.
+
+        As scikit-learn's, a callable ``scoring`` may return ``{name: score}``;
+        its names are known once it has scored, and the results name their
+        keys by them (``mean_test_<name>``). ``refit``, if it names one of
+        them, selects; otherwise the first orders the candidates.
+
+        Examples
+        --------
+        >>> from sklearn.linear_model import Ridge
+        >>> spec = check_scoring_spec(Ridge(), lambda est, X, y: {"a": 1.0}, False)
+        >>> named = spec.named(["a", "b"])
+        >>> sorted(named.scorers), named.refit, named.multimetric
+        (['a', 'b'], 'a', True)
+        """
+        scorer = next(iter(self.scorers.values()))
+        refit = self.refit if self.refit in names else names[0]
+        return Scoring(dict.fromkeys(names, scorer), refit, multimetric=True)
+
 
 def _named_scorer(name: str) -> Callable[..., float]:
     if not isinstance(name, str):
@@ -101,7 +121,9 @@ def check_scoring_spec(
             scorer = _named_scorer(scoring)
         else:
             scorer = check_scoring(estimator, scoring=scoring)
-        return Scoring({"score": scorer}, "score", multimetric=False)
+        # A callable may return a dict of metrics; refit may name one of them.
+        named = callable(scoring) and isinstance(refit, str)
+        return Scoring({"score": scorer}, str(refit) if named else "score", multimetric=False)
     scorers = _multimetric(scoring)
     if isinstance(refit, str) and refit in scorers:
         return Scoring(scorers, refit, multimetric=True)
@@ -117,8 +139,9 @@ def check_scoring_spec(
 def _check_refit(refit: Any, scoring: Any) -> None:
     """A bool, or a metric name: one of several (checked with them), or the one str scoring."""
     one = scoring is None or isinstance(scoring, str) or callable(scoring)
+    # A callable scoring may return a dict of metrics, one of which refit names.
     if isinstance(refit, (bool, np.bool_)) or (
-        isinstance(refit, str) and (not one or refit == scoring)
+        isinstance(refit, str) and (not one or refit == scoring or callable(scoring))
     ):
         return
     raise (ValueError if isinstance(refit, str) else TypeError)(

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import math
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.errors import FitFailedWarning, ParcvError, warn_at_caller
+from parcv.errors import FitFailedError, FitFailedWarning, warn_at_caller
 from parcv.plan.build import Plan
-from parcv.plan.kinds import KINDS, kind_of
+from parcv.plan.kinds import kind_of
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record
 from parcv.results.summary import rank_means, select_candidate
@@ -24,9 +27,13 @@ __all__ = [
     "race_mask",
     "race_of",
     "failure_message",
+    "raised_error",
     "select_for",
     "build_cv_results",
     "report_fit_failures",
+    "resolve_metrics",
+    "score_of",
+    "warn_non_finite",
 ]
 
 
@@ -70,14 +77,43 @@ def _fit_values(
     value = _FIT_VALUE.get(column)
     if value is None:
         which, metric = column.split(":", 1)
-        value = (
-            (lambda r: r.test_scores[metric])
-            if which == "test"
-            else (lambda r: r.train_scores[metric])
-        )
+        value = partial(score_of, plan, metric=metric, which=which)
     grid = _fit_grid(plan, records, outer)
     values = (np.nan if r is None else value(r) for r in grid)
     return np.fromiter(values, dtype=np.float64, count=len(grid)).reshape(shape)
+
+
+def score_of(plan: Plan, record: Record, *, metric: str, which: str = "test") -> float:
+    """A record's score of ``metric``; one it lacks is ``error_score`` if it failed, else NaN.
+
+    A failed fit of a callable ``scoring`` that returns a dict holds no metric
+    by name (they are known from the fits that scored): as scikit-learn's
+    ``_insert_error_scores``, each is ``error_score``.
+    """
+    scores = record.test_scores if which == "test" else record.train_scores
+    found = scores.get(metric)
+    if found is not None:
+        return found
+    failed = not record.ok and isinstance(plan.error_score, float)
+    return plan.error_score if failed else math.nan  # type: ignore[return-value]
+
+
+def resolve_metrics(plan: Plan, records: Mapping[Key, Record]) -> Plan:
+    """The plan with the metrics a callable ``scoring`` named by returning a dict.
+
+    The names are the keys of the first fit (in plan order, whatever order the
+    records arrived in) that scored; with a metric per scorer, the plan as is.
+    """
+    if plan.scoring.multimetric or plan.fast_cv:
+        return plan
+    for unit in plan.units:
+        record = records.get(unit.key)
+        if record is not None and record.ok and kind_of(unit).selects:
+            names = list(record.test_scores)
+            if names and names != ["score"]:
+                return replace(plan, scoring=plan.scoring.named(names))
+            return plan
+    return plan
 
 
 _FIT_VALUE: dict[str, Callable[[Record], float]] = {
@@ -178,82 +214,262 @@ def failure_message(plan: Plan, record: Record, *, raised: bool = True) -> str:
     )
 
 
+def raised_error(plan: Plan, record: Record) -> Exception:
+    """The error a failed unit raises with ``error_score="raise"``: the unit's own exception.
+
+    As scikit-learn, the estimator's or scorer's exception is raised with its
+    type and message, and parcv's context (candidate, fold, the worker's
+    traceback) as a note. A failure without its exception (a worker that died,
+    a timeout, an exception that does not pickle) raises :class:`FitFailedError`.
+    """
+    original = None if record.error is None else record.error.original()
+    if not isinstance(original, Exception):
+        return FitFailedError(failure_message(plan, record))
+    original.add_note(f"parcv: {failure_message(plan, record)}")
+    return original
+
+
 def failed_everywhere(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> list[int]:
     """Candidates whose every fit on this outer fold failed."""
     return [int(c) for c in np.flatnonzero(~fit_ok(plan, records, outer).any(axis=1))]
 
 
-def select_for(
-    plan: Plan, records: Mapping[Key, Record], outer: int | None, *, warn: bool = False
-) -> int:
+def select_for(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> int:
     """Select the candidate of one outer fold (``None``: all data) from its fit records.
 
     Candidates that failed in every fold are excluded, whatever ``error_score``
-    put in their place; with ``warn`` a warning names them.
+    put in their place (:func:`report_fit_failures` names them). When every
+    candidate's mean score is NaN but some fit succeeded, the first candidate
+    is selected, as scikit-learn's ``GridSearchCV`` does (its ``cv_results_``
+    show the NaN, and a ``UserWarning`` says so).
     """
     scores = fold_scores(plan, records, outer, plan.scoring.refit)
     excluded = failed_everywhere(plan, records, outer)
     scores[excluded] = np.nan
-    if warn and excluded and len(excluded) < len(plan.candidates):
-        where = "all data" if outer is None else f"outer fold {outer}"
-        names = ", ".join(plan.candidates[c].label for c in excluded)
-        warn_at_caller(
-            f"excluded from selection on {where}: candidate(s) {names} failed in every "
-            "fold (see the records' tracebacks).",
-            FitFailedWarning,
-        )
     try:
         return select_candidate(scores, [c.params for c in plan.candidates], plan.selection)
     except ValueError as err:
         where = "all data" if outer is None else f"outer fold {outer}"
-        if all(r.ok for r in records.values() if r.unit.outer == outer):
-            raise ParcvError(
-                f"no candidate can be selected on {where}: no fit failed, but every candidate's "
-                f"mean score (metric {plan.scoring.refit!r}) is NaN: the scorer returned NaN in "
-                "some fold. Use a scoring that is defined on every test fold of this data."
-            ) from err
+        if len(excluded) < len(plan.candidates):
+            return 0  # no fit failed everywhere: the scores are NaN, as scikit-learn picks
         raise all_failed_error(
             plan, records, outer, f"every candidate failed on {where}", "nothing can be selected"
         ) from err
 
 
+def _fits(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> list[Record]:
+    """The fit records that select on ``outer``, in plan order."""
+    keys = plan.fit_record_keys(outer)
+    return [records[k] for k in keys if k in records]
+
+
+def failure_details(failed: Iterable[Record]) -> str:
+    """scikit-learn's list of failures: each distinct error once, with its count.
+
+    Errors are told apart by type and message (scikit-learn: by traceback, which in
+    parcv can differ for one error, e.g. a Pipeline step fitted once for several
+    units); each shows the traceback of its first failure.
+    """
+    counts: Counter[tuple[str, str]] = Counter()
+    shown: dict[tuple[str, str], str] = {}
+    for r in failed:
+        if r.error is not None:
+            key = (r.error.type, r.error.message)
+            counts[key] += 1
+            shown.setdefault(key, r.error.traceback or f"{key[0]}: {key[1]}")
+    delimiter = "-" * 80 + "\n"
+    return "\n".join(
+        f"{delimiter}{n} fits failed with the following error:\n{shown[key]}"
+        for key, n in counts.items()
+    )
+
+
 def all_failed_error(
     plan: Plan, records: Mapping[Key, Record], outer: int | None, what: str, outcome: str
-) -> ParcvError:
-    """The error of a run whose every fit on ``outer`` failed: count, hint, first failure."""
-    failed = sorted((r for r in records.values() if r.unit.outer == outer and not r.ok),
-                    key=lambda r: r.started)  # fmt: skip
-    first = failure_message(plan, failed[0], raised=False) if failed else ""
-    return ParcvError(
-        f"{what}: {len(failed)} failed fits; {outcome}. The estimator, its parameters, the "
-        "data or the scoring is likely misconfigured; pass error_score='raise' to stop at "
-        f"the first failure with its traceback. First failure: {first}"
+) -> FitFailedError:
+    """The error of a run whose every fit on ``outer`` failed, worded as scikit-learn's.
+
+    A ``ValueError`` (as scikit-learn's): "All the N fits failed. ...", then
+    parcv's line (``what``: count; ``outcome``), then each distinct failure.
+    """
+    failed = sorted((r for r in _fits(plan, records, outer) if not r.ok), key=lambda r: r.unit.key)
+    return FitFailedError(
+        f"\nAll the {len(failed)} fits failed.\n"
+        "It is very likely that your model is misconfigured.\n"
+        "You can try to debug the error by setting error_score='raise'.\n"
+        f"parcv: {what}: {len(failed)} failed fits; {outcome}.\n\n"
+        f"Below are more details about the failures:\n{failure_details(failed)}"
     )
 
 
 def report_fit_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
-    """Warn when some folds of a one-candidate plan failed; raise when every one did.
+    """Warn about failed fits and scorers as scikit-learn does; raise when every fit failed.
 
-    As scikit-learn's ``cross_validate`` with a numeric ``error_score``: a
-    ``FitFailedWarning`` summarises partial failures (their scores are
-    ``error_score``) and a run with nothing scored is an error.
+    For each outer fold (``None``: all data) whose fits partly failed, a
+    ``FitFailedWarning`` in scikit-learn's words ("N fits failed out of a
+    total of M. ...") with parcv's line (the failed folds of one candidate,
+    or the candidates excluded from selection) and each distinct failure.
+    A scorer that raised on a fit that succeeded gives scikit-learn's
+    ``UserWarning`` ("Scoring failed. ..."), once per distinct error with its
+    count. Warnings raised inside the units computed now (a ``ConvergenceWarning``
+    ...) are warned again here, once per category with its first message and
+    count, as scikit-learn's serial loop lets them through. A run with every
+    fit failed is an error.
     """
-    ok = fit_ok(plan, records, None)[0]
-    n_failed = int(np.count_nonzero(~ok))
-    if n_failed == 0:
+    _reemit_unit_warnings(records)
+    for outer in plan.inner_folds:
+        fits = [r for r in _fits(plan, records, outer) if _ran(plan, records, r)]
+        failed = [r for r in fits if not r.ok]
+        if fits and len(failed) == len(fits):
+            where = "all data" if outer is None else f"outer fold {outer}"
+            what = (
+                "cross_validate failed on every fold"
+                if len(plan.candidates) == 1
+                else f"every candidate failed on {where}"
+            )
+            raise all_failed_error(plan, records, outer, what, "nothing was scored")
+        if failed:
+            _warn_fit_failures(plan, records, outer, (len(failed), len(fits)), failed)
+        if fits and plan.scoring.refit in plan.scoring.scorers:
+            _warn_nothing_finite(plan, records, outer)
+    _warn_score_failures(plan, records)
+
+
+def _reemit_unit_warnings(records: Mapping[Key, Record]) -> None:
+    """Warn once per category raised inside the units computed now (records in key order).
+
+    The message is the category's first (in key order, so alike on every
+    backend), then how many of the run's records raised it.
+    """
+    if isinstance(records, RecordTable):
+        return  # read from a store: its warnings were shown when it was computed
+    counts: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for record in sorted(records.values(), key=lambda r: repr(r.unit.key)):
+        counts.update(record.warnings)
+        for path, text in record.first_warnings.items():
+            first.setdefault(path, text)
+    for path, text in first.items():
+        category = _warning_category(path)
+        n = counts.get(category.__name__, 1)
+        warn_at_caller(
+            f"{text}\n(parcv: raised {n} time(s) inside the fits of this run; shown once.)",
+            category,
+        )
+
+
+def _warning_category(path: str) -> type[Warning]:
+    """The warning class ``module:QualName`` names (``UserWarning`` if it cannot be found)."""
+    module, _, qualname = path.partition(":")
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found if isinstance(found, type) and issubclass(found, Warning) else UserWarning
+
+
+def _warn_nothing_finite(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> None:
+    """Say so when every candidate's mean score is NaN: :func:`select_for` took the first."""
+    if len(plan.candidates) < 2:
         return
-    if n_failed == ok.size:
-        what = "cross_validate failed on every fold"
-        raise all_failed_error(plan, records, None, what, "nothing was scored")
-    fits = {k: r for k, r in records.items() if KINDS[r.unit.kind].selects}
-    summary = summarize_failures(plan, fits)
-    folds = ", ".join(str(i) for i in np.flatnonzero(~ok))
+    scores = fold_scores(plan, records, outer, plan.scoring.refit)
+    if not np.isnan(scores.mean(axis=1)).all():
+        return
+    where = "all data" if outer is None else f"outer fold {outer}"
     warn_at_caller(
-        f"{n_failed} of {ok.size} fits failed (folds {folds}); their scores are "
-        f"error_score={plan.error_score!r}. First error: {summary.first_error}. Pass "
-        "error_score='raise' to stop at the first failure with its traceback.",
+        f"every candidate's mean score (metric {plan.scoring.refit!r}) on {where} is NaN: "
+        f"the first, {plan.candidates[0].label}, is selected, as scikit-learn's GridSearchCV "
+        "selects. A scorer returned NaN in some fold (e.g. R^2 on a one-sample test fold), or "
+        "fits failed; use a scoring that is defined on every test fold of this data.",
+        UserWarning,
+    )
+
+
+def _ran(plan: Plan, records: Mapping[Key, Record], record: Record) -> bool:
+    """Whether a fit record counts: a race may have dropped its candidate before its fold."""
+    ran = race_mask(plan, records, record.unit.outer)
+    inner = record.unit.inner
+    return ran is None or inner is None or bool(ran[record.unit.candidate, inner])
+
+
+def _warn_fit_failures(
+    plan: Plan,
+    records: Mapping[Key, Record],
+    outer: int | None,
+    counts: tuple[int, int],
+    failed: list[Record],
+) -> None:
+    where = "" if outer is None else f" (outer fold {outer})"
+    if len(plan.candidates) == 1:
+        folds = ", ".join(str(r.unit.inner) for r in failed)
+        detail = f"{counts[0]} of {counts[1]} fits failed (folds {folds})"
+    else:
+        excluded = failed_everywhere(plan, records, outer)
+        names = ", ".join(plan.candidates[c].label for c in excluded)
+        detail = (
+            f"candidate(s) {names} failed in every fold and are excluded from selection"
+            if excluded
+            else "no candidate failed in every fold"
+        )
+    detail += f"; their scores are error_score={plan.error_score!r}."
+    warn_at_caller(
+        f"\n{counts[0]} fits failed out of a total of {counts[1]}{where}.\n"
+        "The score on these train-test partitions for these parameters will be set to "
+        f"{plan.error_score}.\n"
+        "If these failures are not expected, you can try to debug them by setting "
+        f"error_score='raise'.\nparcv: {detail}\n\n"
+        f"Below are more details about the failures:\n{failure_details(failed)}",
         FitFailedWarning,
     )
+
+
+def _warn_score_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
+    """scikit-learn's "Scoring failed" warning, once per distinct error, with its count."""
+    errors: Counter[tuple[str, str]] = Counter()
+    for record in _with_score_errors(records):
+        for key, info in record.score_errors.items():
+            errors[(key, info.traceback)] += 1
+    for (key, tb), n in errors.items():
+        which, name = key.split(":", 1)
+        warn_at_caller(
+            "Scoring failed. The score on this train-test partition for these parameters will "
+            f"be set to {plan.error_score}. Details: \n{tb}\n"
+            f"parcv: scorer {name!r} failed this way on the {which} rows of {n} fit(s); "
+            "their other scores are kept.",
+            UserWarning,
+        )
+
+
+def warn_non_finite(cv_results: Mapping[str, Any]) -> None:
+    """scikit-learn's ``UserWarning`` for each ``mean_test_*``/``mean_train_*`` with a non-finite.
+
+    Candidates a race dropped are left out (their means are NaN by design).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_non_finite({"mean_test_score": np.array([1.0, np.nan])})
+    >>> str(caught[0].message)
+    'One or more of the test scores are non-finite: [ 1. nan]'
+    """
+    # A candidate a race dropped has NaN means by design: not a score that went wrong.
+    dropped = cv_results.get("race_eliminated_after")
+    kept = slice(None) if dropped is None else np.asarray(dropped) < 0
+    for key, means in cv_results.items():
+        name = key.removeprefix("mean_")
+        scores = key.startswith("mean_") and name.startswith(("train_", "test_"))
+        if scores and np.any(~np.isfinite(np.asarray(means)[kept])):
+            warn_at_caller(
+                f"One or more of the {name.split('_')[0]} scores are non-finite: {means}",
+                UserWarning,
+            )
+
+
+def _with_score_errors(records: Mapping[Key, Record]) -> Iterable[Record]:
+    if isinstance(records, RecordTable):
+        return (r for r in records.records(records.column("ok").astype(bool)) if r.score_errors)
+    return (r for r in records.values() if r.score_errors)
 
 
 def _fold_times(

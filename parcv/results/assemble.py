@@ -17,6 +17,8 @@ from parcv.plan.tokens import token_hex
 from parcv.results.aggregate import (
     build_cv_results,
     count_warnings,
+    resolve_metrics,
+    score_of,
     select_for,
     summarize_failures,
 )
@@ -64,9 +66,11 @@ def _fold_columns(plan: Plan, records: Mapping[Key, Record]) -> dict[str, NDArra
     }
     for name in plan.scoring.scorers:
         suffix = plan.scoring.suffix(name)
-        scores[f"test_{suffix}"] = np.array([r.test_scores[name] for r in folds])
+        scores[f"test_{suffix}"] = np.array([score_of(plan, r, metric=name) for r in folds])
         if plan.return_train_score:
-            scores[f"train_{suffix}"] = np.array([r.train_scores[name] for r in folds])
+            scores[f"train_{suffix}"] = np.array(
+                [score_of(plan, r, metric=name, which="train") for r in folds]
+            )
     return scores
 
 
@@ -107,6 +111,7 @@ def make_cv_result(plan: Plan, records: Mapping[Key, Record], *, y_true: Any = N
     --------
     make_search_result : An example.
     """
+    plan = resolve_metrics(plan, records)
     scores = _fold_columns(plan, records)
     summaries = {
         name: summarize_scores(scores[f"test_{plan.scoring.suffix(name)}"])
@@ -225,6 +230,7 @@ def make_search_result(
     >>> make_search_result(plan, run_plan(plan, data, SerialBackend())).best_index_
     0
     """
+    plan = resolve_metrics(plan, records)
     cv_results = build_cv_results(plan, records, None)
     final = records.get(("final",))
     # The refit records which candidate was selected; recompute only when there was no refit.
@@ -317,9 +323,11 @@ def make_nested_result(
     --------
     make_search_result : An example.
     """
+    plan = resolve_metrics(plan, records)
     refits = [records[("refit", o)] for o in plan.refit_outers]
     outer_scores = {
-        name: np.array([r.test_scores[name] for r in refits]) for name in plan.scoring.scorers
+        name: np.array([score_of(plan, r, metric=name) for r in refits])
+        for name in plan.scoring.scorers
     }
     chosen = [r.unit.candidate for r in refits]
     labels = [c.label for c in plan.candidates]

@@ -418,9 +418,36 @@ def _packed(scores: dict[str, float]) -> bytes:
     return np.asarray(list(scores.values()), dtype="<f8").tobytes()
 
 
+# The error_type of an ``ok`` row whose fit succeeded but some scorers raised: its
+# error_message holds them as JSON, {"test:<metric>": [type, message, traceback]}.
+_SCORING_FAILED = "ScoringFailed"
+
+
+def _error_columns(record: Record) -> tuple[str | None, str | None, str | None]:
+    """The error_type, error_message and traceback of a record's row."""
+    err = record.error
+    if err is not None:
+        return err.type, err.message, err.traceback
+    if record.score_errors:
+        errors = {k: [e.type, e.message, e.traceback] for k, e in record.score_errors.items()}
+        return _SCORING_FAILED, json.dumps(errors), ""
+    return None, None, None
+
+
+def _read_errors(
+    status: str, error_type: str | None, message: str | None, traceback: str | None
+) -> tuple[ErrorInfo | None, dict[str, ErrorInfo]]:
+    """A row's error and per-scorer errors (see :func:`_error_columns`)."""
+    if error_type is None:
+        return None, {}
+    if status == "ok" and error_type == _SCORING_FAILED:
+        return None, {k: ErrorInfo(*e) for k, e in json.loads(message or "{}").items()}
+    return ErrorInfo(error_type, message or "", traceback or ""), {}
+
+
 def _row(record: Record, ckey: str, ids: tuple[int, int, int]) -> tuple[Any, ...]:
     """A row of ``_COLUMNS``; ``ids`` are the label, metrics and worker ids."""
-    u, err = record.unit, record.error
+    u = record.unit
     label, metrics, worker = ids
     return (
         ckey_blob(ckey),
@@ -437,9 +464,7 @@ def _row(record: Record, ckey: str, ids: tuple[int, int, int]) -> tuple[Any, ...
         record.score_time,
         record.n_train,
         record.n_test,
-        None if err is None else err.type,
-        None if err is None else err.message,
-        None if err is None else err.traceback,
+        *_error_columns(record),
         json.dumps(list(record.warnings)),
         worker,
         record.started,
@@ -517,9 +542,7 @@ def _record(row: Sequence[Any], unit: Unit | None = None, names: _Names | None =
         test_unpack, train_unpack = names.unpack[metrics]
         test_scores, train_scores = test_unpack(test), train_unpack(train)
         worker = names.workers[worker]
-    err = (
-        None if error_type is None else ErrorInfo(error_type, error_message or "", traceback or "")
-    )
+    err, score_errors = _read_errors(status, error_type, error_message, traceback)
     return Record(
         unit=unit or Unit(kind, outer, inner, candidate),
         status=status,
@@ -535,6 +558,7 @@ def _record(row: Sequence[Any], unit: Unit | None = None, names: _Names | None =
         started=started,
         finished=finished,
         folds=None if fold_scores is None else FoldScores.from_dict(json.loads(fold_scores)),
+        score_errors=score_errors,
     )
 
 

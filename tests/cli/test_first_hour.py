@@ -29,7 +29,7 @@ n_samples = 120
 
 [estimator]
 class = "sklearn.linear_model.LogisticRegression"
-params = { max_iter = 200 }
+params = { max_iter = 5000 }  # converges: the fits' warnings reach the user
 
 [space]
 C = [0.01, 1.0]
@@ -138,7 +138,7 @@ def test_a_misspelt_none_is_a_spec_error_naming_the_line(tmp_path, capsys):
 def test_a_candidate_whose_every_fit_fails_prints_its_first_error_on_the_terminal(tmp_path, capsys):
     spec = tmp_path / "spec.toml"
     text = SMALL.replace("C = [0.01, 1.0]", 'C = [1.0]\nsolver = ["lbfgs", "newton-cholesky"]')
-    text = text.replace("max_iter = 200", 'max_iter = 200, penalty = "l1"')
+    text = text.replace("max_iter = 5000", 'max_iter = 5000, penalty = "l1"')
     spec.write_text(
         text.replace('solver = ["lbfgs", "newton-cholesky"]', 'solver = ["liblinear", "lbfgs"]')
     )

@@ -562,10 +562,12 @@ def test_jobqueue_backend_over_tls_releases_its_jobs_when_the_run_fails(
     )
     X = [[float(i), float(i % 7)] for i in range(30)]
     y = [float(i % 5) for i in range(30)]
-    with pytest.raises(parcv.FitFailedError):
+    # error_score="raise": the estimator's own ValueError, back from the TLS worker.
+    with pytest.raises(ValueError, match="lbfgs") as info:
         parcv.cross_validate(
             Ridge(solver="lbfgs"), X, y, cv=3, backend=backend, error_score="raise", progress=False
         )
+    assert "error_score='raise'" in "".join(getattr(info.value, "__notes__", []))
     worker_logs = "".join(p.read_text() for p in tmp_path.glob(f"{name}-*.err"))
     assert "Registered to:      tls://127.0.0.1:" in worker_logs, "no worker joined over TLS"
     _wait_no_jobs(name)

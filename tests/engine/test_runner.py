@@ -106,8 +106,9 @@ def test_failed_fits_are_recorded_and_skipped_by_selection(backend):
     assert list(result.final.cv_results_["n_failed_fits"]) == [3, 0]
 
 
-def test_error_score_raise_names_candidate_and_fold():
-    with pytest.raises(parcv.FitFailedError, match=r"alpha=-1.0 on all data, inner fold 0"):
+def test_error_score_raise_raises_the_estimators_error_naming_candidate_and_fold():
+    # As scikit-learn: the estimator's own exception; parcv's context is its note.
+    with pytest.raises(ValueError, match=r"alpha must be >= 0, got -1\.0") as info:
         parcv.search(
             FailsOnAlpha(),
             {"alpha": [-1.0, 1.0]},
@@ -117,6 +118,8 @@ def test_error_score_raise_names_candidate_and_fold():
             error_score="raise",
             backend="serial",
         )
+    assert type(info.value) is ValueError
+    assert "alpha=-1.0 on all data, inner fold 0" in "".join(info.value.__notes__)
 
 
 def test_all_candidates_failing_is_a_clear_error():
@@ -135,11 +138,18 @@ def test_fit_params_are_split_with_the_rows():
     np.testing.assert_array_equal(ours.scores["test_score"], ref["test_score"])
 
 
-def test_warnings_inside_fits_are_counted_not_raised():
+def test_warnings_inside_fits_are_counted_and_warned_once_per_category():
+    # As scikit-learn's serial loop lets them through, the caller sees the estimator's
+    # warning (its category and first message), once per run with its count.
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
     y = (Y > 0).astype(int)
-    result = parcv.cross_validate(LogisticRegression(max_iter=1), X, y, cv=3, backend="serial")
+    pattern = r"(?s)lbfgs failed to converge.*raised 3 time"
+    with pytest.warns(ConvergenceWarning, match=pattern) as got:
+        result = parcv.cross_validate(LogisticRegression(max_iter=1), X, y, cv=3, backend="serial")
+    assert len([w for w in got if w.category is ConvergenceWarning]) == 1
+    assert got[0].filename == __file__
     assert all("ConvergenceWarning" in r.warnings for r in result.records)
 
 

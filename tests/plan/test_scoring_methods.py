@@ -124,10 +124,11 @@ def test_accepted_run_scores_like_gridsearchcv_with_the_failing_candidate_nan():
     space = {"loss": ["hinge", "log_loss"]}
     cv = KFold(3, shuffle=True, random_state=0)
     est = SGDClassifier(random_state=0)
-    with pytest.warns(parcv.FitFailedWarning):
+    # The fits of hinge succeed and its scorer fails: scikit-learn's "Scoring failed" warning.
+    with pytest.warns(UserWarning, match="(?s)Scoring failed.*predict_proba"):
         result = parcv.search(est, space, X, Y, cv=cv, scoring="neg_log_loss", backend="serial")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # scikit-learn's own FitFailedWarning and NaN warning
+        warnings.simplefilter("ignore")  # scikit-learn's own Scoring failed and NaN warnings
         ref = GridSearchCV(est, space, cv=cv, scoring="neg_log_loss").fit(X, Y)
     got = result.cv_results_["mean_test_score"]
     want = ref.cv_results_["mean_test_score"]

@@ -53,12 +53,18 @@ def test_cross_validate_with_every_fit_failing_raises_like_search():
     assert "alpha must be >= 0" in message  # the first failure, with its traceback
 
 
-def test_cross_validate_with_a_scorer_failing_everywhere_raises():
+def test_cross_validate_with_a_scorer_failing_everywhere_scores_error_score_as_sklearn():
+    # The fits succeeded: as scikit-learn, each failed score is error_score, with a warning.
     def needs_proba(estimator, X, y):  # a user's scorer: not checked before the fits
         return estimator.predict_proba(X)[:, 1].mean()
 
-    with pytest.raises(parcv.ParcvError, match=r"(?s)every fold.*AttributeError.*predict_proba"):
-        parcv.cross_validate(Ridge(), X, Y, cv=ms.KFold(3), scoring=needs_proba, backend="serial")
+    with pytest.warns(UserWarning, match="Scoring failed"):
+        expected = ms.cross_validate(Ridge(), X, Y, cv=ms.KFold(3), scoring=needs_proba)
+    with pytest.warns(UserWarning, match=r"(?s)Scoring failed.*AttributeError.*predict_proba"):
+        got = parcv.cross_validate(
+            Ridge(), X, Y, cv=ms.KFold(3), scoring=needs_proba, backend="serial"
+        )
+    np.testing.assert_array_equal(got.scores["test_score"], expected["test_score"])
 
 
 def test_cross_validate_with_some_fits_failing_warns_and_scores_as_sklearn():
@@ -97,11 +103,16 @@ def test_cross_validate_warning_is_caught_as_sklearns_category():
         )
 
 
-def test_cross_validate_error_score_raise_is_unchanged():
-    with pytest.raises(parcv.FitFailedError, match="error_score='raise'"):
+def test_cross_validate_error_score_raise_raises_the_estimators_own_error():
+    with pytest.raises(ValueError, match="alpha must be >= 0") as expected:
+        ms.cross_validate(FailsOnAlpha(alpha=-1.0), X, Y, cv=3, error_score="raise")
+    with pytest.raises(ValueError, match="alpha must be >= 0") as info:
         parcv.cross_validate(
             FailsOnAlpha(alpha=-1.0), X, Y, cv=3, error_score="raise", backend="serial"
         )
+    assert type(info.value) is type(expected.value)
+    assert str(info.value) == str(expected.value)
+    assert "error_score='raise'" in "".join(info.value.__notes__)
 
 
 def test_all_failed_cross_validate_keeps_its_records_in_the_store(tmp_path):
@@ -384,11 +395,15 @@ def test_plan_mismatch_of_an_old_store_without_description(tmp_path):
         _search(store=store, return_train_score=True)
 
 
-def test_scores_all_nan_without_failed_fits_says_the_scorer_returned_nan():
+def test_scores_all_nan_without_failed_fits_select_the_first_as_sklearn_and_say_why():
+    # scikit-learn's GridSearchCV selects candidate 0 when every mean is NaN; parcv too,
+    # and says that the scorer returned NaN.
     def nan_scorer(estimator, X, y):
         return float("nan")
 
-    with pytest.raises(parcv.ParcvError, match=r"no fit failed.*scorer returned NaN"):
-        parcv.search(
-            Ridge(), {"alpha": [1.0, 2.0]}, X, Y, cv=3, scoring=nan_scorer, backend="serial"
-        )
+    space = {"alpha": [1.0, 2.0]}
+    with pytest.warns(UserWarning, match="non-finite"):
+        expected = ms.GridSearchCV(Ridge(), space, cv=3, scoring=nan_scorer).fit(X, Y)
+    with pytest.warns(UserWarning, match=r"mean score .* is NaN.*scorer returned NaN"):
+        got = parcv.search(Ridge(), space, X, Y, cv=3, scoring=nan_scorer, backend="serial")
+    assert got.best_index_ == expected.best_index_ == 0

@@ -56,8 +56,9 @@ def _run(tmp_path, how: str):
                          refit="r2", progress=False)  # fmt: skip
     elif how == "warnings":
         estimator = make_pipeline(WarnsOnFit(), Ridge())  # warnings are kept in the records
-        parcv.search(estimator, {"ridge__alpha": [0.1, 1.0]}, X, Y, cv=3, store=store,
-                     progress=False)  # fmt: skip
+        with pytest.warns(UserWarning, match="fitted a scaler that warns"):  # and shown
+            parcv.search(estimator, {"ridge__alpha": [0.1, 1.0]}, X, Y, cv=3, store=store,
+                         progress=False)  # fmt: skip
     elif how == "racing":
         alphas = {"alpha": [0.01, 0.1, 1.0, 10.0, 1e2, 1e3, 1e4, 1e5]}
         parcv.search(Ridge(), alphas, X, Y, cv=KFold(8, shuffle=True, random_state=0),

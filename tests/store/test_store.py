@@ -214,18 +214,20 @@ def test_candidate_failing_everywhere_is_excluded_even_with_a_numeric_error_scor
 
 
 def test_fit_warnings_are_counted_per_candidate():
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
     X, y = sweep_data()
-    r = parcv.search(
-        LogisticRegression(),
-        {"max_iter": [1, 1000]},
-        X,
-        (y > 0).astype(int),
-        cv=3,
-        backend="serial",
-        refit=False,
-    )
+    with pytest.warns(ConvergenceWarning, match="3 time"):  # the caller sees them too
+        r = parcv.search(
+            LogisticRegression(),
+            {"max_iter": [1, 1000]},
+            X,
+            (y > 0).astype(int),
+            cv=3,
+            backend="serial",
+            refit=False,
+        )
     assert r.warning_counts == {"max_iter=1": {"ConvergenceWarning": 3}}
 
 
