@@ -151,29 +151,50 @@ def _check_refit(refit: Any, scoring: Any) -> None:
     )
 
 
+# scikit-learn's words for a bad list of metrics, which its users (and tests) match.
+_LIST_WORDS = "The list/tuple elements must be unique strings of predefined scorers."
+_DICT_ADVICE = "Name a callable scorer in a dict, e.g. scoring={'accuracy': make_scorer(f)}."
+
+
 def _multimetric(scoring: Any) -> dict[str, Callable[..., float]]:
     if isinstance(scoring, Mapping):
+        if not all(isinstance(name, str) for name in scoring):
+            raise ValueError(
+                f"Non-string types were found in the keys of the given dict. scoring={scoring!r}"
+                " The keys name the metrics (str)."
+            )
+        if not scoring:
+            raise ValueError(f"An empty dict was passed. scoring={scoring!r}: name a metric.")
         items = list(scoring.items())
-    elif isinstance(scoring, Sequence) and not isinstance(scoring, str):
+    elif isinstance(scoring, (Sequence, set, frozenset)) and not isinstance(scoring, str):
+        _check_metric_list(scoring)
         items = [(name, name) for name in scoring]
     else:
         raise TypeError(
             f"scoring must be None, a str, a callable, a list of str or a dict; got {scoring!r}."
         )
-    if not items:
-        raise ValueError("scoring is empty; name at least one metric or pass None.")
-    scorers: dict[str, Callable[..., float]] = {}
-    for name, spec in items:
-        if not isinstance(name, str):  # a ValueError, as scikit-learn's check of scoring
-            where = "keys of a scoring dict" if isinstance(scoring, Mapping) else "a scoring list"
-            raise ValueError(
-                f"the {where} must be metric names (str); got {name!r}. Name a callable "
-                "scorer in a dict, e.g. scoring={'accuracy': make_scorer(accuracy_score)}."
-            )
-        scorers[name] = spec if callable(spec) else _named_scorer(spec)
-    if len(scorers) != len(items):
-        raise ValueError(f"scoring names metrics more than once: {scoring!r}.")
-    return scorers
+    return {name: spec if callable(spec) else _named_scorer(spec) for name, spec in items}
+
+
+def _check_metric_list(scoring: Any) -> None:
+    """A list or tuple of metrics: unique names, as scikit-learn's check of scoring."""
+    if not scoring:
+        raise ValueError(f"{_LIST_WORDS} Empty list was given. scoring={scoring!r}: name one.")
+    if any(callable(name) for name in scoring):
+        raise ValueError(
+            f"{_LIST_WORDS} One or more of the elements were callables. Use a dict of score "
+            f"name mapped to the scorer callable. Got {scoring!r}. {_DICT_ADVICE}"
+        )
+    if not all(isinstance(name, str) for name in scoring):
+        raise ValueError(
+            f"{_LIST_WORDS} Non-string types were found in the given list. Got {scoring!r}. "
+            + _DICT_ADVICE
+        )
+    if len(set(scoring)) != len(scoring):
+        raise ValueError(
+            f"{_LIST_WORDS} Duplicate elements were found in the given list. scoring={scoring!r}"
+            ": name each metric once."
+        )
 
 
 # Where scikit-learn's metrics that take class labels (or a binary/multilabel indicator)

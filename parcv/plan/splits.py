@@ -246,6 +246,7 @@ def materialize_folds(
         warn_at_caller(str(warning.message), warning.category)
     if not pairs:
         raise ValueError(f"{label} produced no split for {n_samples} samples.")
+    _check_count(splitter, len(pairs), (X, y, groups), routed, label)
     folds = []
     for i, (train, test) in enumerate(pairs):
         rows = (_check_indices(part, name, n_samples, f"{label}: split {i}")
@@ -258,6 +259,26 @@ def materialize_folds(
             )
         folds.append(fold)
     return tuple(folds)
+
+
+def _check_count(
+    splitter: Any, n_split: int, data: tuple[Any, Any, Any], routed: dict[str, Any], label: str
+) -> None:
+    """Refuse a splitter whose ``get_n_splits`` disagrees with what ``split`` gave, as scikit-learn.
+
+    A splitter without ``get_n_splits`` (a bare iterable of splits) is not checked.
+    """
+    get_n_splits = getattr(splitter, "get_n_splits", None)
+    if get_n_splits is None:
+        return
+    X, y, groups = data
+    promised = get_n_splits(X, y, **routed) if routed else get_n_splits(X, y, groups)
+    if promised != n_split:
+        raise ValueError(
+            f"cv.split and cv.get_n_splits return inconsistent results. Expected {promised} "
+            f"splits, got {n_split}: {label}.get_n_splits() must count the splits its split() "
+            "yields."
+        )
 
 
 def _accepted(splitter: Any, params: Mapping[str, Any]) -> dict[str, Any]:

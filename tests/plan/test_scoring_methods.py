@@ -309,7 +309,24 @@ def test_multiclass_roc_auc_refused_before_fits_exactly_when_sklearn_refuses(met
 )
 def test_scorers_not_named_by_str_are_a_value_error_as_in_scikit_learn(scoring):
     X, y = np.arange(40.0).reshape(20, 2), np.arange(20) % 2
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as theirs:
         sklearn_cross_validate(LogisticRegression(), X, y, scoring=scoring, cv=2)
-    with pytest.raises(ValueError, match=r"must be metric names \(str\).*in a dict"):
+    with pytest.raises(ValueError) as ours:
         parcv.cross_validate(LogisticRegression(), X, y, scoring=scoring, cv=2, backend="serial")
+    # scikit-learn's sentence first (up to the value it shows), then parcv's advice.
+    assert _words(ours).startswith(_words(theirs).split(" Got ")[0].split(" scoring=")[0])
+    assert "in a dict" in str(ours.value) or "keys name the metrics" in str(ours.value)
+
+
+@pytest.mark.parametrize("scoring", [(), ("f1", "f1"), {}, [["accuracy"]]])
+def test_bad_lists_of_metrics_are_refused_as_scikit_learn_refuses_them(scoring):
+    X, y = np.arange(40.0).reshape(20, 2), np.arange(20) % 2
+    with pytest.raises(ValueError) as theirs:
+        sklearn_cross_validate(LogisticRegression(), X, y, scoring=scoring, cv=2)
+    with pytest.raises(ValueError) as ours:
+        parcv.cross_validate(LogisticRegression(), X, y, scoring=scoring, cv=2, backend="serial")
+    assert _words(ours).startswith(_words(theirs).split(" {}")[0].split(" ()")[0][:60])
+
+
+def _words(raised):
+    return " ".join(str(raised.value).split())  # scikit-learn's text has a double space
