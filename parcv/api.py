@@ -125,6 +125,7 @@ def _validation_data(
     params: Any,
     cv: Any,
     scoring: Any = None,
+    fit_method: str = "fit",
 ) -> Dataset:
     """Check the data and route ``params`` as scikit-learn's validation function ``caller``.
 
@@ -137,8 +138,9 @@ def _validation_data(
     if given is None and (fit_params is not None or not routing_enabled()):
         return check_dataset(X, y, groups, fit_params)
     scorers = None if caller == "cross_val_predict" else _scorers_of(estimator, scoring)
-    return _routed_dataset(X, y, route_validation(caller, estimator, cv, scorers, given,
-                                                  groups=groups))  # fmt: skip
+    routed = route_validation(caller, estimator, cv, scorers, given, groups=groups,
+                              fit_method=fit_method)  # fmt: skip
+    return _routed_dataset(X, y, routed)
 
 
 def _routed_dataset(X: Any, y: Any, routed: RoutedParams) -> Dataset:
@@ -1023,8 +1025,10 @@ def learning_curve(
     """
     run = check_run_options(options, run_options, caller="learning_curve")
     _check_incremental(exploit_incremental_learning)
+    fit_method = "partial_fit" if exploit_incremental_learning else "fit"
     data = _validation_data("learning_curve", estimator, (X, y, groups), fit_params=fit_params,
-                            params=params, cv=cv, scoring=scoring)  # fmt: skip
+                            params=params, cv=cv, scoring=scoring,
+                            fit_method=fit_method)  # fmt: skip
     drawn = bool(shuffle) and random_state is None
     if drawn:  # as scikit-learn's random_state=None, but recorded: a resume draws the same rows
         random_state = _recorded_seed(run)

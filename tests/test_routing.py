@@ -167,6 +167,24 @@ def test_routing_with_no_params_runs_as_without(clf_data, backend):
     np.testing.assert_array_equal(ours, sk.cross_val_score(LogisticRegression(), X, y, cv=CV))
 
 
+def test_routing_weights_an_incremental_curve_s_partial_fit_as_scikit_learn(clf_data, backend):
+    from sklearn.linear_model import SGDClassifier
+
+    X, y = clf_data
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    options = dict(cv=CV, train_sizes=[0.4, 1.0], exploit_incremental_learning=True,
+                   params={"sample_weight": w})  # fmt: skip
+    with _routing():
+        # Requested by partial_fit only: only the partial_fit routing carries the weights.
+        sgd = SGDClassifier(random_state=0).set_fit_request(sample_weight=False)
+        sgd = sgd.set_partial_fit_request(sample_weight=True).set_score_request(sample_weight=False)
+        ours = parcv.learning_curve(sgd, X, y, backend=backend, **options)
+        theirs = sk.learning_curve(sgd, X, y, **options)
+        unweighted = sk.learning_curve(sgd, X, y, **{**options, "params": None})
+    np.testing.assert_array_equal(ours.test_scores, theirs[2])
+    assert not np.array_equal(theirs[2], unweighted[2])  # the weights reached partial_fit
+
+
 # --- searches: sample_weight to the scorers that accept it (scikit-learn 1.9) --------------
 
 

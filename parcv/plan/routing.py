@@ -205,6 +205,7 @@ def route_validation(
     *,
     groups: Any = None,
     owner: str | None = None,
+    fit_method: str = "fit",
 ) -> RoutedParams:
     """Route ``params`` of a validation function (``cross_validate``, the curves, ...).
 
@@ -223,6 +224,9 @@ def route_validation(
         Given directly: refused when routing is on, as scikit-learn does.
     owner : str, default=None
         The name errors give the call (``caller`` by default).
+    fit_method : {"fit", "partial_fit"}, default="fit"
+        The estimator method whose routed metadata the fits get (``partial_fit``
+        for an incremental learning curve, which requests it there).
 
     Returns
     -------
@@ -274,7 +278,8 @@ def route_validation(
         ) from err
     score = dict(routed["scorer"]["score"]) if named else {}
     return RoutedParams(
-        fit=dict(routed["estimator"]["fit"]),
+        # learning_curve(exploit_incremental_learning=True) fits with partial_fit.
+        fit=dict(routed["estimator"][fit_method]),
         score=_per_scorer(named, multimetric, score),
         split=dict(routed["splitter"]["split"]),
         enabled=True,
