@@ -7,7 +7,8 @@ was made) with ``GridSearchCV`` and ``RandomizedSearchCV`` bound to
 ``tests/sklearn_suite.py``): their assertions are unchanged. They run on the
 serial backend; a few also on the local process pool (marked slow). Cases that
 parametrize scikit-learn's Halving searches are dropped (parcv has none). Every other
-test of the file runs here except the ones below, one line each with its reason;
+test of the file runs here except the ones below, one line each with its reason (only
+tests that fail against parcv are listed);
 ``python scripts/sklearn_parity.py`` runs both files without exclusions.
 """
 
@@ -25,8 +26,14 @@ EXCLUDED = {
     # (i) scikit-learn's exact message text, where parcv raises the same class with its own:
     "test_empty_cv_iterator_error": "ValueError naming the splitter that produced no split",
     # (ii) scikit-learn's private API:
-    "test__custom_fit_no_run_search": "BaseSearchCV subclassing hook _run_search",
-    "test_custom_run_search": "BaseSearchCV subclassing hook _run_search",
+    "test__custom_fit_no_run_search": "BaseSearchCV's subclassing hook _run_search",
+    "test_custom_run_search": "BaseSearchCV's subclassing hook _run_search",
+    "test_search_html_repr": "the _sk_visual_block_ hook of scikit-learn's private HTML repr",
+    # (iii) needs an array-API library (array_api_strict, torch, cupy) that is not installed:
+    "test_array_api_search_cv_classifier": "array-API namespaces not installed",
+    # Not done yet (issue 30's R13 in part): the search's own callbacks run on the driver;
+    # callbacks propagated into each fit of the sub-estimator (in worker processes) do not.
+    "test_search_callbacks_propagation": "callbacks inside the sub-estimators' fits",
 }
 
 # Also on the local process pool: fit, refit (graph and callable), cv_results_, pickling.
