@@ -136,7 +136,8 @@ def parcv_only(function):
 def _is_parcv_case(value) -> bool:
     parts = value.values if hasattr(value, "values") else value
     parts = parts if isinstance(parts, (tuple, list)) else (parts,)
-    return not any("Halving" in getattr(p, "__name__", "") for p in parts)
+    # A class, or an instance (the callback tests parametrize search objects).
+    return not any("Halving" in getattr(p, "__name__", type(p).__name__) for p in parts)
 
 
 def suite_tests(module: ModuleType, excluded: dict[str, str]) -> dict[str, object]:
