@@ -30,6 +30,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 
 from parcv.errors import warn_at_caller
+from parcv.plan.data import n_rows_of
 
 __all__ = [
     "RoutedParams",
@@ -387,21 +388,6 @@ def _weighted_scorers(owner: Any, scorers: Mapping[str, Any], multimetric: bool)
     return accepting
 
 
-def _n_rows(value: Any) -> int | None:
-    """Rows of a per-sample value, as scikit-learn's ``_num_samples`` counts them (None: none)."""
-    if isinstance(value, str):
-        return len(value)
-    shape = getattr(value, "shape", None)
-    if shape is not None:
-        return int(shape[0]) if len(shape) else None
-    if hasattr(value, "__len__"):
-        try:
-            return len(value)
-        except TypeError:
-            return None
-    return None
-
-
 def rows_of_params(
     params: Mapping[str, Any], rows: NDArray[np.intp], n_samples: int
 ) -> dict[str, Any]:
@@ -418,7 +404,7 @@ def rows_of_params(
     """
     out = {}
     for name, value in params.items():
-        if _n_rows(value) != n_samples or isinstance(value, str):
+        if n_rows_of(value) != n_samples:
             out[name] = value
         elif type(value) is np.ndarray:
             out[name] = value[rows, ...]  # _safe_indexing's expression, without its checks
