@@ -26,7 +26,6 @@ EXCLUDED = {
     # (i) scikit-learn's exact message text, where parcv raises the same class with its own:
     "test_empty_cv_iterator_error": "ValueError naming the splitter that produced no split",
     # (ii) scikit-learn's private API:
-    "test__custom_fit_no_run_search": "BaseSearchCV's subclassing hook _run_search",
     "test_custom_run_search": "BaseSearchCV's subclassing hook _run_search",
     "test_search_html_repr": "the _sk_visual_block_ hook of scikit-learn's private HTML repr",
     # (iii) needs an array-API library (array_api_strict, torch, cupy) that is not installed:
