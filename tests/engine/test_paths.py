@@ -238,3 +238,38 @@ def test_bad_iterations_are_refused_before_any_fit(call, message):
     with pytest.raises((ValueError, TypeError), match=message):
         call()
     assert BUILT == []
+
+
+def test_the_drop_in_gridsearchcv_takes_iterations_as_scikit_learn_takes_the_grid():
+    model = HistGradientBoostingClassifier(random_state=0, early_stopping=False)
+    iterations = parcv.Iterations("max_iter", 9, every=3)
+    ours = parcv.GridSearchCV(model, {"max_leaf_nodes": [4, 8]}, cv=3, backend="serial",
+                              iterations=iterations).fit(XC, YC)  # fmt: skip
+    theirs = GridSearchCV(model, {"max_leaf_nodes": [4, 8], "max_iter": [3, 6, 9]}, cv=3)
+    _same_splits(ours, theirs.fit(XC, YC), 3)
+    assert ours.best_estimator_.n_iter_ == ours.best_params_["max_iter"]
+    np.testing.assert_array_equal(ours.predict(XC), theirs.predict(XC))
+
+
+def test_the_report_plots_the_paths_and_says_what_early_stopping_left_unfitted():
+    from parcv.report.plots import iteration_paths, render_plots
+    from parcv.report.run_dir import RunInfo
+    from parcv.report.text import render_report
+
+    model = HistGradientBoostingClassifier(random_state=0, early_stopping=False)
+    iterations = parcv.Iterations("max_iter", 40, every=2, patience=3)
+    result = parcv.search(model, {"learning_rate": [0.03, 0.3, 1.0]}, XC, YC, cv=CV,
+                          backend="serial", iterations=iterations)  # fmt: skip
+    stopped = result.cv_results_["path_stopped"]
+    assert stopped.any()
+    png = render_plots(result)["iteration_paths.png"]
+    assert png.startswith(b"\x89PNG")
+    fig = iteration_paths(result)
+    ax = fig.axes[0]
+    # One line per point, each as long as its path ran; a cross per early stop; the star.
+    n_stopped = sum(bool(stopped[list(p)].any()) for p in result.paths)
+    assert f"{n_stopped} of 3 stopped early" in ax.get_title()
+    crosses = [line for line in ax.lines if line.get_marker() == "x"]
+    assert len(crosses) == n_stopped
+    text = render_report(result, RunInfo("paths"))
+    assert f"{int(stopped.sum())} of {stopped.size} (point, count) pairs were never fitted" in text
