@@ -32,6 +32,7 @@ from parcv.errors import (
     UnfinishedRunError,
 )
 from parcv.estimators import GridSearchCV, NestedCV, RandomizedSearchCV
+from parcv.plan.halving import Halving
 from parcv.plan.records import Record, Unit
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
@@ -44,6 +45,7 @@ from parcv.results.curves import (
     PermutationTestResult,
     ValidationCurveResult,
 )
+from parcv.results.halving import HalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult
 from parcv.results.summary import ScoreSummary, summarize_scores
@@ -57,6 +59,8 @@ __all__ = [
     "FitFailedError",
     "FitFailedWarning",
     "GridSearchCV",
+    "Halving",
+    "HalvingResult",
     "LearningCurveResult",
     "LocalBackend",
     "ModelNotAvailableError",

@@ -37,6 +37,16 @@ from parcv.plan.curves import (
     plan_validation_curve,
 )
 from parcv.plan.data import Dataset, check_dataset
+from parcv.plan.halving import (
+    Halving,
+    check_constant_splits,
+    check_resource,
+    plan_schedule,
+    promote,
+    resolve_resources,
+    subsample_folds,
+    with_resource,
+)
 from parcv.plan.records import SPARSE_PREFIX, Key, Record
 from parcv.plan.routing import (
     RoutedParams,
@@ -49,6 +59,7 @@ from parcv.plan.routing import (
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.selection import Selection
 from parcv.plan.space import check_space
+from parcv.plan.splits import check_scheme, materialize_folds
 from parcv.results.aggregate import report_fit_failures
 from parcv.results.assemble import (
     fold_indices,
@@ -67,6 +78,7 @@ from parcv.results.curves import (
     make_permutation_test,
     make_validation_curve,
 )
+from parcv.results.halving import HalvingResult, make_halving_result
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult, make_partial_result
 from parcv.stats.racing import Racing
@@ -451,6 +463,7 @@ def search(
     learning_curve: Any = None,
     learning_curve_for: str = "best",
     bias_variance: Any = None,
+    halving: Halving | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
 ) -> SearchResult:
@@ -550,12 +563,21 @@ def search(
         Their options are checked before the search runs. :func:`load`
         rebuilds the search without them: rerun the call with
         ``resume=True`` to read them back without fitting.
+    halving : Halving, default=None
+        Successive halving (see :class:`Halving`): score every candidate
+        with a small resource, keep the best ``1 / factor``, and so on; each
+        rung is a search of its own on the engine (with ``store``, in the
+        same store: a resumed run reuses every finished rung). The result
+        is then a :class:`HalvingResult`, as scikit-learn's
+        ``HalvingGridSearchCV``. Not with ``racing``, ``criteria``, ``bbc``,
+        ``selection``, ``learning_curve`` or ``bias_variance``.
     %(run_options)s
 
     Returns
     -------
     SearchResult
-        ``cv_results_``, ``best_params_``, ``best_score_``, ``best_estimator_``.
+        ``cv_results_``, ``best_params_``, ``best_score_``, ``best_estimator_``
+        (a :class:`HalvingResult` with ``halving``).
 
     Examples
     --------
@@ -567,6 +589,15 @@ def search(
     {'alpha': 0.1}
     """
     run = check_run_options(options, run_options, caller="search", final_model=True)
+    if halving is not None:
+        return _search_halving(
+            estimator, space, (X, y, groups), halving, run,
+            dict(cv=cv, scoring=scoring, refit=refit, fit_params=fit_params, params=params,
+                 return_train_score=return_train_score, error_score=error_score,
+                 fast_cv=fast_cv, return_predictions=return_predictions),
+            unsupported=dict(selection=selection, criteria=criteria, racing=racing, bbc=bbc,
+                             learning_curve=learning_curve, bias_variance=bias_variance),
+        )  # fmt: skip
     data = _search_data("search", estimator, (X, y, groups), fit_params=fit_params,
                         params=params, cv=cv, scoring=scoring)  # fmt: skip
     extras = _plan_search_extras(
@@ -1369,3 +1400,85 @@ def _run_search_extras(
             extras.decomposition, records, extras.y_test, extras.loss
         )
     return replace(result, learning_curves=curves, bias_variance=decomposition)
+
+
+# Successive halving: each rung is one ordinary search, decided on finished rungs only.
+
+
+def _search_halving(
+    estimator: Any,
+    space: Any,
+    arrays: tuple[Any, Any, Any],
+    halving: Halving,
+    run: RunOptions,
+    search_options: dict[str, Any],
+    *,
+    unsupported: dict[str, Any],
+) -> HalvingResult:
+    """Run the rungs of a halving search, each a search on the engine, and join them.
+
+    Everything is checked before the first fit; each rung's units are content-keyed
+    in ``run.store``, so a resumed search recomputes no finished rung.
+    """
+    _check_halving_options(halving, unsupported)
+    X, y, groups = arrays
+    cv = search_options["cv"]
+    data = _search_data("search", estimator, arrays, fit_params=search_options["fit_params"],
+                        params=search_options["params"], cv=cv,
+                        scoring=search_options["scoring"])  # fmt: skip
+    candidates = [dict(c.params) for c in check_space(space)]
+    check_resource(halving, estimator, candidates)
+    splitter = check_scheme(cv, data.y, classifier=is_classifier(estimator))
+    check_constant_splits(splitter)
+    folds = materialize_folds(splitter, data.X, data.y, data.groups, params=data.split_params)
+    n_classes = len(np.unique(data.y)) if is_classifier(estimator) else None
+    low, high = resolve_resources(halving, n_samples=data.n_samples, n_splits=len(folds),
+                                  n_classes=n_classes)  # fmt: skip
+    schedule = plan_schedule(halving, len(candidates), low, high)
+    seed = halving.random_state
+    if seed is None and halving.resource == "n_samples":
+        seed = np.random.RandomState(draw_seed())  # as scikit-learn's None: fresh rows
+    rungs: list[SearchResult] = []
+    for itr, n_resources in enumerate(schedule.n_resources):
+        last = itr == schedule.n_iterations - 1
+        rung_cv = (
+            subsample_folds(folds, n_resources, data.n_samples, seed)
+            if halving.resource == "n_samples"
+            else [(f.train, f.test) for f in folds]
+        )
+        rung_space = [{k: [v] for k, v in c.items()}
+                      for c in with_resource(candidates, halving, n_resources)]  # fmt: skip
+        options = run if itr == 0 or run.store is None else replace(run, resume=True,
+                                                                     overwrite=False)  # fmt: skip
+        result = search(estimator, rung_space, X, y, groups=groups, options=options,
+                        **{**search_options, "cv": rung_cv,
+                           "refit": search_options["refit"] if last else False})  # fmt: skip
+        rungs.append(result)
+        means = result.cv_results_[_promoting_key(result, search_options["refit"])]
+        kept = promote(means, math.ceil(len(candidates) / halving.factor))
+        candidates = [candidates[i] for i in kept]
+    return make_halving_result(rungs, schedule, halving.resource)
+
+
+def _promoting_key(result: SearchResult, refit: Any) -> str:
+    """The column that promotes: the refit metric's mean test score."""
+    if not result.multimetric:
+        return "mean_test_score"
+    return f"mean_test_{refit if isinstance(refit, str) else result.refit_metric}"
+
+
+def _check_halving_options(halving: Any, unsupported: dict[str, Any]) -> None:
+    """Refuse what a halving search does not do, before anything runs."""
+    if not isinstance(halving, Halving):
+        raise TypeError(
+            f"halving must be a parcv.Halving; got {halving!r}. Pass e.g. "
+            "halving=parcv.Halving(factor=3)."
+        )
+    given = sorted(name for name, value in unsupported.items()
+                   if value is not None and value is not False)  # fmt: skip
+    if given:
+        raise ValueError(
+            f"halving does not combine with {', '.join(given)}; got "
+            f"{', '.join(f'{n}={unsupported[n]!r}' for n in given)}. Drop them, or search "
+            "without halving."
+        )

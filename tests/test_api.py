@@ -278,6 +278,8 @@ def test_public_api_is_pinned():
             "FitFailedError",
             "FitFailedWarning",
             "GridSearchCV",
+            "Halving",
+            "HalvingResult",
             "NestedCV",
             "RandomizedSearchCV",
             "RunInterrupted",

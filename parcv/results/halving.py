@@ -1,0 +1,189 @@
+"""The result of a successive-halving search: its rungs as one ``cv_results_``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from parcv.errors import ParcvError
+from parcv.plan.halving import HalvingSchedule
+from parcv.plan.space import Candidate
+from parcv.results.aggregate import FailureSummary, param_columns
+from parcv.results.objects import SearchResult
+from parcv.results.summary import rank_means
+
+__all__ = ["HalvingResult", "make_halving_result"]
+
+
+@dataclass(frozen=True, repr=False)
+class HalvingResult(SearchResult):
+    """A successive-halving search: every rung's candidates, the last rung's winner.
+
+    A :class:`SearchResult` whose ``cv_results_`` holds one row per
+    (rung, candidate), rung after rung, with scikit-learn's ``iter`` and
+    ``n_resources`` columns and ranks over every row, as
+    ``HalvingGridSearchCV.cv_results_``; ``best_index_``, ``best_params_``
+    and ``best_score_`` are the best of the last rung's candidates, and
+    ``best_estimator_`` that candidate refitted on all data. ``rungs`` holds
+    each rung's own :class:`SearchResult` (its records and folds);
+    ``n_resources_``, ``n_candidates_``, ``n_remaining_candidates_``,
+    ``min_resources_``, ``max_resources_``, ``n_iterations_``,
+    ``n_possible_iterations_`` and ``n_required_iterations_`` are
+    scikit-learn's attributes. The paired tests between candidates
+    (``compare`` and kin) run within one rung: ``result.rungs[i].compare(...)``.
+    """
+
+    rungs: tuple[SearchResult, ...] = field(default=(), repr=False)
+    resource: str = "n_samples"
+    n_resources_: list[int] = field(default_factory=list)
+    n_candidates_: list[int] = field(default_factory=list)
+    n_remaining_candidates_: int = 0
+    min_resources_: int = 0
+    max_resources_: int = 0
+    n_iterations_: int = 0
+    n_possible_iterations_: int = 0
+    n_required_iterations_: int = 0
+
+    def _across_rungs(self, what: str) -> ParcvError:
+        return ParcvError(
+            f"{what} compares candidates scored on the same folds; the rungs of a halving "
+            "search use different rows or resources. Compare within one rung: "
+            f"result.rungs[{self.n_iterations_ - 1}].{what}(...) for the last."
+        )
+
+    def compare(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused across rungs: use ``rungs[i].compare``."""
+        raise self._across_rungs("compare")
+
+    def compare_all(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused across rungs: use ``rungs[i].compare_all``."""
+        raise self._across_rungs("compare_all")
+
+    def best_vs_rest(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused across rungs: use ``rungs[i].best_vs_rest``."""
+        raise self._across_rungs("best_vs_rest")
+
+    def cochran_q(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused across rungs: use ``rungs[i].cochran_q``."""
+        raise self._across_rungs("cochran_q")
+
+    def out_of_fold(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused across rungs: use ``rungs[i].out_of_fold``."""
+        raise self._across_rungs("out_of_fold")
+
+    def _comparison_table(self) -> dict[str, Any]:
+        return {"rows": [], "note": "halving: candidates are compared within a rung (rungs[i])"}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary: the search's, with the rungs' schedule."""
+        return {
+            **super().to_dict(),
+            "kind": "halving",
+            "resource": self.resource,
+            "n_resources": list(self.n_resources_),
+            "n_candidates": list(self.n_candidates_),
+            "n_iterations": self.n_iterations_,
+        }
+
+
+def _concatenate(values: list[Any]) -> Any:
+    if isinstance(values[0], list):
+        return [v for part in values for v in part]
+    return np.concatenate([np.asarray(v) for v in values])
+
+
+def _joined_cv_results(rungs: Sequence[SearchResult], resources: Sequence[int]) -> dict[str, Any]:
+    """The rungs' ``cv_results_`` as one, in scikit-learn's layout, ranked over every row."""
+    counts = [len(r.candidates) for r in rungs]
+    results: dict[str, Any] = {
+        "iter": np.repeat(np.arange(len(rungs)), counts),
+        "n_resources": np.repeat(np.asarray(resources[: len(rungs)]), counts),
+    }
+    params = [p for r in rungs for p in r.cv_results_["params"]]
+    for key in rungs[0].cv_results_:
+        if key.startswith("param_"):
+            continue
+        if key == "params":
+            results.update(param_columns(params))
+            results["params"] = params
+        elif key.startswith("rank_"):
+            results[key] = rank_means(results["mean_" + key.removeprefix("rank_")])
+        else:
+            results[key] = _concatenate([r.cv_results_[key] for r in rungs])
+    return results
+
+
+def _joined_failures(rungs: Sequence[SearchResult]) -> FailureSummary:
+    by_candidate: Counter[str] = Counter()
+    for r in rungs:
+        by_candidate.update(r.failures.by_candidate)
+    first = next((r.failures.first_error for r in rungs if r.failures.first_error), None)
+    return FailureSummary(
+        sum(r.failures.n_failed for r in rungs),
+        sum(r.failures.n_total for r in rungs),
+        dict(by_candidate),
+        first,
+    )
+
+
+def _joined_warnings(rungs: Sequence[SearchResult]) -> dict[str, dict[str, int]]:
+    joined: dict[str, Counter[str]] = {}
+    for r in rungs:
+        for label, counts in r.warning_counts.items():
+            joined.setdefault(label, Counter()).update(counts)
+    return {label: dict(counts) for label, counts in joined.items()}
+
+
+def make_halving_result(
+    rungs: Sequence[SearchResult], schedule: HalvingSchedule, resource: str
+) -> HalvingResult:
+    """Join the rungs' search results into one :class:`HalvingResult`.
+
+    Parameters
+    ----------
+    rungs : sequence of SearchResult
+        One per rung, in order; the last selects (and refits) the winner.
+    schedule : HalvingSchedule
+    resource : str
+
+    Returns
+    -------
+    HalvingResult
+    """
+    last = rungs[-1]
+    offset = sum(len(r.candidates) for r in rungs[:-1])
+    cv_results = _joined_cv_results(rungs, schedule.n_resources)
+    best = offset + last.best_index_
+    params = cv_results["params"]
+    return HalvingResult(
+        cv_results_=cv_results,
+        best_index_=best,
+        best_params_=dict(params[best]),
+        best_score_=last.best_score_,
+        final_model=last.final_model,
+        n_splits_=last.n_splits_,
+        refit_metric=last.refit_metric,
+        summaries={m: [s for r in rungs for s in r.summaries[m]] for m in last.summaries},
+        records=[record for r in rungs for record in r.records],
+        failures=_joined_failures(rungs),
+        warning_counts=_joined_warnings(rungs),
+        candidates=tuple(Candidate(i, dict(p)) for i, p in enumerate(params)),
+        metrics=last.metrics,
+        multimetric=last.multimetric,
+        fast_cv=any(r.fast_cv for r in rungs),
+        splits=last.splits,
+        rungs=tuple(rungs),
+        resource=resource,
+        n_resources_=list(schedule.n_resources[: len(rungs)]),
+        n_candidates_=list(schedule.n_candidates[: len(rungs)]),
+        n_remaining_candidates_=schedule.n_remaining_candidates,
+        min_resources_=schedule.min_resources,
+        max_resources_=schedule.max_resources,
+        n_iterations_=schedule.n_iterations,
+        n_possible_iterations_=schedule.n_possible_iterations,
+        n_required_iterations_=schedule.n_required_iterations,
+    )

@@ -1,0 +1,188 @@
+"""Successive halving: scikit-learn's rungs, candidates and cv_results_, on every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import loguniform
+from sklearn.datasets import make_classification, make_regression
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import HalvingGridSearchCV as SkHalvingGrid
+from sklearn.model_selection import HalvingRandomSearchCV as SkHalvingRandom
+from sklearn.model_selection import KFold, StratifiedKFold
+
+import parcv
+from parcv import Halving
+from parcv.plan.halving import plan_schedule, promote
+from tests.estimators import FIT_LOG, FitLogged, logged_fits
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+X, Y = make_classification(n_samples=300, random_state=0)
+GRID = {"C": [0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0], "fit_intercept": [True, False]}
+CV = StratifiedKFold(3)
+XR, YR = make_regression(n_samples=120, n_features=5, noise=20.0, random_state=0)
+SCHEDULE = (
+    "n_resources_",
+    "n_candidates_",
+    "n_remaining_candidates_",
+    "min_resources_",
+    "max_resources_",
+    "n_iterations_",
+    "n_possible_iterations_",
+    "n_required_iterations_",
+)
+ALPHAS = {"alpha": [0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5]}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_log():
+    FIT_LOG.unlink(missing_ok=True)
+    yield
+    FIT_LOG.unlink(missing_ok=True)
+
+
+def _same_search(ours, theirs):
+    """Rungs, candidates, cv_results_ (but times) and the winner equal scikit-learn's."""
+    for name in (*SCHEDULE, "best_index_", "best_params_", "best_score_"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert ours.cv_results_["params"] == theirs.cv_results_["params"]
+    for key, want in theirs.cv_results_.items():
+        if "time" in key or key == "params":
+            continue
+        got = ours.cv_results_[key]
+        if np.ma.isMaskedArray(want):
+            np.testing.assert_array_equal(got.mask, want.mask)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=key)
+
+
+def test_n_samples_halving_equals_scikit_learns_grid():
+    theirs = SkHalvingGrid(LogisticRegression(), GRID, cv=CV, random_state=0).fit(X, Y)
+    ours = parcv.search(LogisticRegression(), GRID, X, Y, cv=CV, return_train_score=True,
+                        halving=Halving(random_state=0), backend="serial")  # fmt: skip
+    assert isinstance(ours, parcv.HalvingResult)
+    _same_search(ours, theirs)
+    assert len(ours.rungs) == ours.n_iterations_ == 3
+    np.testing.assert_array_equal(ours.best_estimator_.coef_, theirs.best_estimator_.coef_)
+
+
+@pytest.mark.parametrize("options", [dict(factor=2, min_resources="smallest"),
+                                     dict(factor=4, aggressive_elimination=True,
+                                          min_resources=30, max_resources=200)])  # fmt: skip
+def test_schedules_equal_scikit_learns(options):
+    theirs = SkHalvingGrid(LogisticRegression(), GRID, cv=CV, random_state=3, **options)
+    theirs.fit(X, Y)
+    ours = parcv.search(LogisticRegression(), GRID, X, Y, cv=CV, return_train_score=True,
+                        halving=Halving(random_state=3, **options), backend="serial")  # fmt: skip
+    _same_search(ours, theirs)
+
+
+def test_random_space_equals_scikit_learns_random_halving():
+    distributions = {"C": loguniform(1e-3, 1e3)}
+    theirs = SkHalvingRandom(LogisticRegression(), distributions, n_candidates=12, cv=CV,
+                             random_state=0, min_resources="exhaust").fit(X, Y)  # fmt: skip
+    space = parcv.RandomSpace(distributions, n_iter=12, random_state=0)
+    ours = parcv.search(LogisticRegression(), space, X, Y, cv=CV, return_train_score=True,
+                        halving=Halving(random_state=0), backend="serial")  # fmt: skip
+    _same_search(ours, theirs)
+
+
+def test_an_estimator_parameter_as_the_resource():
+    grid = {"max_depth": [2, 4, 8, None], "max_features": [0.5, 1.0]}
+    forest = RandomForestRegressor(random_state=0)
+    options = dict(resource="n_estimators", min_resources=2, max_resources=18, factor=3)
+    theirs = SkHalvingGrid(forest, grid, cv=KFold(3), **options).fit(XR, YR)
+    ours = parcv.search(forest, grid, XR, YR, cv=KFold(3), return_train_score=True,
+                        halving=Halving(**options), backend="serial")  # fmt: skip
+    _same_search(ours, theirs)
+    last = ours.n_resources_[-1]
+    assert ours.best_params_["n_estimators"] == last == ours.best_estimator_.n_estimators
+
+
+def test_decisions_are_equal_on_every_backend(backend):
+    halving = Halving(factor=2, random_state=0)
+    serial = parcv.search(FitLogged(), ALPHAS, XR, YR, cv=KFold(3), halving=halving,
+                          backend="serial")  # fmt: skip
+    other = parcv.search(FitLogged(), ALPHAS, XR, YR, cv=KFold(3), halving=halving,
+                         backend=backend)  # fmt: skip
+    assert other.cv_results_["params"] == serial.cv_results_["params"]
+    np.testing.assert_array_equal(
+        other.cv_results_["mean_test_score"], serial.cv_results_["mean_test_score"]
+    )
+    assert other.best_params_ == serial.best_params_
+
+
+def test_a_resumed_halving_search_fits_nothing(tmp_path):
+    store = tmp_path / "run.sqlite"
+
+    def run(**options):
+        return parcv.search(FitLogged(), ALPHAS, XR, YR, cv=KFold(3), backend="serial",
+                            halving=Halving(factor=2, random_state=0), store=store,
+                            save_models=True, **options)  # fmt: skip
+
+    first = run()
+    n_fits = len(logged_fits())
+    assert n_fits == 3 * sum(first.n_candidates_) + 1  # every rung's folds, and the refit
+    FIT_LOG.unlink()
+    again = run(resume=True)
+    assert logged_fits() == []
+    assert again.best_params_ == first.best_params_
+    np.testing.assert_array_equal(
+        again.cv_results_["mean_test_score"], first.cv_results_["mean_test_score"]
+    )
+
+
+def test_an_interrupted_halving_search_redoes_no_finished_rung(tmp_path):
+    store = tmp_path / "run.sqlite"
+    halving = Halving(factor=3, min_resources=20, random_state=0)  # rungs of 20 and 60 rows
+    # The same first rung, alone: what a run stopped after its first rung has stored.
+    first_rung = Halving(factor=3, min_resources=20, max_resources=40, random_state=0)
+    parcv.search(FitLogged(), ALPHAS, XR, YR, cv=KFold(3), backend="serial", halving=first_rung,
+                 store=store, refit=False)  # fmt: skip
+    FIT_LOG.unlink()
+    full = parcv.search(FitLogged(), ALPHAS, XR, YR, cv=KFold(3), backend="serial",
+                        halving=halving, store=store, resume=True)  # fmt: skip
+    assert full.n_candidates_ == [9, 3]
+    assert len(logged_fits()) == 3 * 3 + 1  # the second rung's folds and the refit only
+    fresh = parcv.search(FitLogged(), ALPHAS, XR, YR, cv=KFold(3), backend="serial",
+                         halving=halving)  # fmt: skip
+    assert full.cv_results_["params"] == fresh.cv_results_["params"]
+    assert full.best_params_ == fresh.best_params_
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        (dict(factor=1), "factor must be a number > 1"),
+        (dict(resource="n_trees", max_resources=9), "Cannot use resource=n_trees"),
+        (dict(resource="alpha", max_resources=9), "Cannot use parameter alpha as the resource"),
+        (dict(min_resources=50, max_resources=40), "min_resources_=50 is greater than"),
+        (dict(resource="fit_intercept"), "resource can only be 'n_samples'"),
+        (dict(min_resources="most"), "min_resources must be an int >= 1"),
+    ],
+)
+def test_bad_arguments_fail_before_any_fit(options, match):
+    with pytest.raises(ValueError, match=match):
+        halving = Halving(**options)
+        parcv.search(FitLogged(), ALPHAS, XR, YR, cv=3, halving=halving, backend="serial")
+    assert logged_fits() == []
+
+
+def test_a_shuffled_unseeded_cv_and_racing_are_refused_before_any_fit():
+    with pytest.raises(ValueError, match="must yield consistent folds"):
+        parcv.search(FitLogged(), ALPHAS, XR, YR, cv=KFold(3, shuffle=True), halving=Halving(),
+                     backend="serial")  # fmt: skip
+    with pytest.raises(ValueError, match="halving does not combine with racing"):
+        parcv.search(FitLogged(), ALPHAS, XR, YR, halving=Halving(), racing=parcv.Racing(),
+                     backend="serial")  # fmt: skip
+    assert logged_fits() == []
+
+
+def test_schedule_and_promotion_follow_scikit_learns_rules():
+    schedule = plan_schedule(Halving(), 30, 20, 1000)
+    assert schedule.n_candidates == (30, 10, 4, 2)
+    assert schedule.n_remaining_candidates == 1
+    # NaN ranks last; the next rung lists the kept candidates worst first, as _top_k.
+    assert promote(np.array([0.3, np.nan, 0.9, 0.5]), 2).tolist() == [3, 2]
