@@ -31,7 +31,13 @@ from parcv.errors import (
     RunInterrupted,
     UnfinishedRunError,
 )
-from parcv.estimators import GridSearchCV, NestedCV, RandomizedSearchCV
+from parcv.estimators import (
+    GridSearchCV,
+    HalvingGridSearchCV,
+    HalvingRandomSearchCV,
+    NestedCV,
+    RandomizedSearchCV,
+)
 from parcv.plan.halving import Halving
 from parcv.plan.records import Record, Unit
 from parcv.plan.selection import Selection
@@ -60,6 +66,8 @@ __all__ = [
     "FitFailedWarning",
     "GridSearchCV",
     "Halving",
+    "HalvingGridSearchCV",
+    "HalvingRandomSearchCV",
     "HalvingResult",
     "LearningCurveResult",
     "LocalBackend",

@@ -279,6 +279,8 @@ def test_public_api_is_pinned():
             "FitFailedWarning",
             "GridSearchCV",
             "Halving",
+            "HalvingGridSearchCV",
+            "HalvingRandomSearchCV",
             "HalvingResult",
             "NestedCV",
             "RandomizedSearchCV",

@@ -186,3 +186,43 @@ def test_schedule_and_promotion_follow_scikit_learns_rules():
     assert schedule.n_remaining_candidates == 1
     # NaN ranks last; the next rung lists the kept candidates worst first, as _top_k.
     assert promote(np.array([0.3, np.nan, 0.9, 0.5]), 2).tolist() == [3, 2]
+
+
+def _same_fitted(ours, theirs):
+    _same_search(ours, theirs)
+    assert ours.n_splits_ == theirs.n_splits_
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+
+
+def test_halving_grid_search_cv_equals_scikit_learns():
+    options = dict(cv=CV, factor=2, random_state=0)
+    theirs = SkHalvingGrid(LogisticRegression(), GRID, **options).fit(X, Y)
+    ours = parcv.HalvingGridSearchCV(LogisticRegression(), GRID, backend="serial", **options)
+    _same_fitted(ours.fit(X, Y), theirs)
+    assert ours.result_.rungs[-1].best_params_ == theirs.best_params_
+
+
+@pytest.mark.parametrize("random_state", [0, None])
+def test_halving_random_search_cv_equals_scikit_learns(random_state):
+    distributions = {"C": loguniform(1e-3, 1e3), "fit_intercept": [True, False]}
+    rng = 7 if random_state is None else random_state
+    seed = np.random.RandomState(rng) if random_state is None else rng
+    theirs = SkHalvingRandom(LogisticRegression(), distributions, cv=CV, random_state=seed)
+    theirs.fit(X, Y)
+    seed = np.random.RandomState(rng) if random_state is None else rng
+    ours = parcv.HalvingRandomSearchCV(LogisticRegression(), distributions, cv=CV,
+                                       random_state=seed, backend="serial")  # fmt: skip
+    _same_fitted(ours.fit(X, Y), theirs)
+
+
+def test_the_drop_in_on_the_local_pool_equals_serial():
+    options = dict(cv=CV, factor=3, random_state=0)
+    serial = parcv.HalvingGridSearchCV(LogisticRegression(), GRID, backend="serial", **options)
+    pool = parcv.HalvingGridSearchCV(LogisticRegression(), GRID, backend="local", n_jobs=2,
+                                     **options)  # fmt: skip
+    serial.fit(X, Y)
+    pool.fit(X, Y)
+    assert pool.cv_results_["params"] == serial.cv_results_["params"]
+    np.testing.assert_array_equal(
+        pool.cv_results_["mean_test_score"], serial.cv_results_["mean_test_score"]
+    )
