@@ -28,7 +28,7 @@ from parcv.api import nested_cv, search
 from parcv.engine.options import RunOptions, check_run_options
 from parcv.errors import ModelNotAvailableError
 from parcv.plan.data import n_rows_of
-from parcv.plan.halving import Halving, resolve_resources
+from parcv.plan.halving import Halving, check_resource, resolve_resources
 from parcv.plan.routing import RoutedParams, route_search, routing_enabled, scorers_router
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.space import RandomSpace
@@ -163,7 +163,8 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
             "n_jobs": self.n_jobs,
             "store": self.store,
             "resume": self.resume,
-            "verbose": self.verbose,
+            # scikit-learn's searches take verbose=True as 1.
+            "verbose": int(self.verbose) if isinstance(self.verbose, bool) else self.verbose,
         }
         if self.options is None:
             # verbose=0 means quiet, not the bar on a terminal that progress=None shows.
@@ -731,6 +732,7 @@ class _HalvingFace(_SearchFace):
 
     def _run(self, X: Any, y: Any, params: RoutedParams) -> SearchResult | NestedResult:
         halving = self._halving()  # checked before the candidates are drawn
+        check_resource(halving, self.estimator, [])
         options = {k: v for k, v in self._options().items() if k != "racing"}
         result = search(self.estimator, self._candidates(X, y, params, halving), X, y,
                         cv=self._cv(), params=params, halving=halving, **options)  # fmt: skip
@@ -740,6 +742,17 @@ class _HalvingFace(_SearchFace):
 
     def _candidates(self, X: Any, y: Any, params: RoutedParams, halving: Halving) -> Any:
         raise NotImplementedError
+
+    @staticmethod
+    def _select_best_index(refit: Any, refit_metric: Any, results: dict[str, Any]) -> int:
+        """The best candidate of the last rung, as scikit-learn's hook of that name.
+
+        The first of the best mean test scores; 0 of the last rung when all are NaN.
+        """
+        iterations = np.asarray(results["iter"])
+        last = np.flatnonzero(iterations == iterations.max())
+        scores = np.asarray(results["mean_test_score"], dtype=np.float64)[last]
+        return int(last[0 if np.isnan(scores).all() else int(np.nanargmax(scores))])
 
 
 # scikit-learn's fitted attributes of a Halving search, beyond GridSearchCV's.
