@@ -595,7 +595,8 @@ def search(
             dict(cv=cv, scoring=scoring, refit=refit, fit_params=fit_params, params=params,
                  return_train_score=return_train_score, error_score=error_score,
                  fast_cv=fast_cv, return_predictions=return_predictions),
-            unsupported=dict(selection=selection, criteria=criteria, racing=racing, bbc=bbc,
+            unsupported=dict(selection=None if selection == Selection() else selection,
+                             criteria=criteria, racing=racing, bbc=bbc,
                              learning_curve=learning_curve, bias_variance=bias_variance),
         )  # fmt: skip
     data = _search_data("search", estimator, (X, y, groups), fit_params=fit_params,

@@ -14,13 +14,21 @@ from sklearn.metrics import get_scorer_names
 from sklearn.pipeline import Pipeline
 
 from parcv.cli.spec import MISSING, SpecError, check_keys, check_type, close_match
+from parcv.plan.halving import Halving
 from parcv.plan.records import PREDICT_METHODS
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.stats.racing import Racing
 
-__all__ = ["build_estimator", "build_racing", "build_space", "build_scheme", "build_scoring"]
+__all__ = [
+    "build_estimator",
+    "build_halving",
+    "build_racing",
+    "build_space",
+    "build_scheme",
+    "build_scoring",
+]
 
 GRIDS = ("range", "linspace", "logspace", "geomspace")
 DISTRIBUTIONS = ("loguniform", "uniform", "int")
@@ -466,6 +474,44 @@ def build_racing(search: Mapping[str, Any]) -> Racing | None:
     except (TypeError, ValueError) as err:
         name = next((k for k in ("burn_in", "alpha", "test") if str(err).startswith(k)), "")
         key = f"search.racing.{name}" if name else "search.racing"
+        raise SpecError(key, table.get(name, table), allowed, hint=str(err)) from err
+
+
+_HALVING_KEYS = (
+    "resource",
+    "factor",
+    "min_resources",
+    "max_resources",
+    "aggressive_elimination",
+    "random_state",
+)
+
+
+def build_halving(search: Mapping[str, Any], seed: int) -> Halving | None:
+    """Build ``search.halving`` (a table of Halving's options) into a Halving, or None.
+
+    ``random_state`` defaults to the spec's seed, so a resumed run draws the same rows.
+
+    Examples
+    --------
+    >>> halving = build_halving({"halving": {"factor": 2}}, 7)
+    >>> halving.factor, halving.random_state
+    (2, 7)
+    >>> build_halving({}, 0) is None
+    True
+    """
+    table = search.get("halving", MISSING)
+    if table is MISSING:
+        return None
+    allowed = f"a table with any of {', '.join(_HALVING_KEYS)}"
+    if not isinstance(table, Mapping):
+        raise SpecError("search.halving", table, allowed, hint="e.g. halving = { factor = 3 }")
+    check_keys(table, _HALVING_KEYS, "search.halving")
+    try:
+        return Halving(**{"random_state": seed, **table})
+    except (TypeError, ValueError) as err:
+        name = next((k for k in _HALVING_KEYS if str(err).startswith(k)), "")
+        key = f"search.halving.{name}" if name else "search.halving"
         raise SpecError(key, table.get(name, table), allowed, hint=str(err)) from err
 
 

@@ -18,6 +18,7 @@ from parcv.api import cross_validate, load, nested_cv, search
 from parcv.cli.backend import make_backend
 from parcv.cli.build import (
     build_estimator,
+    build_halving,
     build_racing,
     build_scheme,
     build_scoring,
@@ -35,6 +36,7 @@ from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
+from parcv.results.halving import HalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.store.sqlite import count_reused, read_counts
 
@@ -115,7 +117,8 @@ class Job:
             racing=o.get("racing"),
         )  # fmt: skip
         if self.spec.mode == "search":
-            return search(self.estimator, self.space, d.X, d.y, cv=o["cv"], **kwargs)
+            return search(self.estimator, self.space, d.X, d.y, cv=o["cv"],
+                          halving=o.get("halving"), **kwargs)  # fmt: skip
         return nested_cv(
             self.estimator, self.space, d.X, d.y, outer=o["outer"], inner=o["cv"], **kwargs
         )
@@ -163,6 +166,10 @@ def _build_job(spec: Spec) -> Job:
         check_null_spelling(estimator, space)
         options["criteria"] = _criteria(spec.table("search"), estimator)
         options["racing"] = build_racing(spec.table("search"))
+        options["halving"] = build_halving(spec.table("search"), seed)
+        if options["halving"] is not None and spec.mode != "search":
+            raise SpecError("search.halving", spec.table("search")["halving"],
+                            "halving in mode 'search' only (not yet in nested CV)")  # fmt: skip
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")
@@ -487,14 +494,15 @@ def run_spec(
             options = _run_options(
                 spec, backend, n_jobs, store, resume=resume, overwrite=overwrite, progress=progress
             )
-            job.run(options)
+            ran = job.run(options)
         except BackendError:
             if new_store:  # a backend that did not start leaves no empty run behind
                 _drop_unused_run(run_dir, created)
             raise
         elapsed = time.perf_counter() - start
         write_private(run_dir / "spec.toml", spec.text)
-        result = load(store)
+        # The store's last run is a halving search's last rung: report the rungs joined.
+        result = ran if isinstance(ran, HalvingResult) else load(store)
         n_resumed = count_reused(store, started)
         info = run_info(spec, job, where, times=(started, started + elapsed))
         files = write_outputs(run_dir, result, info)

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from parcv.errors import ParcvError
 from parcv.plan.halving import HalvingSchedule
 from parcv.plan.space import Candidate
 from parcv.results.aggregate import FailureSummary, param_columns
@@ -48,8 +47,8 @@ class HalvingResult(SearchResult):
     n_possible_iterations_: int = 0
     n_required_iterations_: int = 0
 
-    def _across_rungs(self, what: str) -> ParcvError:
-        return ParcvError(
+    def _across_rungs(self, what: str) -> ValueError:
+        return ValueError(
             f"{what} compares candidates scored on the same folds; the rungs of a halving "
             "search use different rows or resources. Compare within one rung: "
             f"result.rungs[{self.n_iterations_ - 1}].{what}(...) for the last."

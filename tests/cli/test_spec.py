@@ -49,6 +49,8 @@ def _spec(text: str) -> str:
 BAD_SPECS = [
     (SEARCH + "racing = { burn_in = 1 }\n", [":10: search.racing.burn_in = 1", "burn_in must"]),
     (SEARCH + "racing = { bruin = 3 }\n", ["search.racing.bruin", "Did you mean 'burn_in'"]),
+    (SEARCH + "halving = { factor = 1 }\n", [":10: search.halving.factor = 1", "factor must"]),
+    (SEARCH + "halving = { fctor = 3 }\n", ["search.halving.fctor", "Did you mean 'factor'"]),
     ("[data\nsource = 1\n", ["(toml syntax)", "line 1"]),
     (BASE + "[runn]\nseed = 1\n", ["runn = ", "Did you mean 'run'"]),
     (BASE + "[cv]\noutr = 5\n", [":8: cv.outr = 5", "Did you mean 'outer'"]),
@@ -383,6 +385,19 @@ def test_search_racing_builds_a_race_that_the_run_uses(tmp_path):
     assert job.options["racing"] == parcv.Racing(burn_in=3, alpha=0.1)
     result = job.run(parcv.RunOptions(backend="serial"))
     assert "race_eliminated_after" in result.cv_results_
+
+
+def test_search_halving_builds_a_halving_search_that_the_run_uses():
+    text = BASE + (
+        "[space]\nalpha = [0.01, 0.1, 1.0, 10.0, 100.0, 1e3]\n[cv]\ninner = 3\n"
+        "[search]\nhalving = { factor = 2, min_resources = 20 }\n"
+    )
+    job = build_job(parse_spec(text))
+    assert job.options["halving"] == parcv.Halving(factor=2, min_resources=20, random_state=0)
+    result = job.run(parcv.RunOptions(backend="serial"))
+    assert isinstance(result, parcv.HalvingResult)
+    assert result.n_resources_ == [20, 40] and result.n_candidates_ == [6, 3]
+    assert "compared within a rung" in result.to_text()
 
 
 def test_a_cross_validate_spec_asks_for_the_nested_cv_interval():
