@@ -51,7 +51,7 @@ from parcv.results.curves import (
     PermutationTestResult,
     ValidationCurveResult,
 )
-from parcv.results.halving import HalvingResult
+from parcv.results.halving import HalvingResult, NestedHalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult
 from parcv.results.summary import ScoreSummary, summarize_scores
@@ -73,6 +73,7 @@ __all__ = [
     "LocalBackend",
     "ModelNotAvailableError",
     "NestedCV",
+    "NestedHalvingResult",
     "NestedResult",
     "ParcvError",
     "PartialResult",

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
+from sklearn.utils import _safe_indexing
 
 from parcv.engine.options import (
     FinalRunKeywords,
@@ -78,7 +79,12 @@ from parcv.results.curves import (
     make_permutation_test,
     make_validation_curve,
 )
-from parcv.results.halving import HalvingResult, make_halving_result
+from parcv.results.halving import (
+    HalvingResult,
+    NestedHalvingResult,
+    make_halving_result,
+    make_nested_halving_result,
+)
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult, make_partial_result
 from parcv.stats.racing import Racing
@@ -645,9 +651,10 @@ def nested_cv(
     bbc: bool = False,
     confidence: float = 0.9,
     return_predictions: Any = False,
+    halving: Halving | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
-) -> NestedResult:
+) -> NestedResult | NestedHalvingResult:
     """Estimate the performance of the whole selection procedure by nested CV.
 
     For each outer fold, inner CV on the outer-train part selects a candidate,
@@ -691,11 +698,19 @@ def nested_cv(
         outer refits' predictions give the pooled confusion matrix
         (``result.confusion_matrix()``, classification) or residuals
         (regression) in the report.
+    halving : Halving, default=None
+        Select by successive halving (see :func:`search`): each outer fold
+        runs a halving search on its outer-train rows with ``inner``, and
+        its winner is fitted there and scored on the outer-test rows (one
+        unit per outer fold); with ``refit``, the halving search on all data
+        gives the model to ship. Returns a :class:`NestedHalvingResult`.
+        Not with ``fit_params``, ``params``, ``racing``, ``criteria``,
+        ``bbc``, ``selection`` or ``return_predictions``.
     %(run_options)s
 
     Returns
     -------
-    NestedResult
+    NestedResult or NestedHalvingResult
 
     Examples
     --------
@@ -707,6 +722,18 @@ def nested_cv(
     (3, [0, 0, 0])
     """
     run = check_run_options(options, run_options, caller="nested_cv", final_model=True)
+    if halving is not None:
+        _check_halving_options(halving, dict(
+            selection=None if selection == Selection() else selection, criteria=criteria,
+            racing=racing, bbc=bbc, fit_params=fit_params, params=params,
+            return_predictions=return_predictions,
+        ))  # fmt: skip
+        return _nested_halving(
+            estimator, space, (X, y, groups), halving, run,
+            dict(scoring=scoring, refit=refit, return_train_score=return_train_score,
+                 error_score=error_score, fast_cv=fast_cv),
+            outer=outer, inner=inner,
+        )  # fmt: skip
     data = _search_data("nested_cv", estimator, (X, y, groups), fit_params=fit_params,
                         params=params, cv=outer, scoring=scoring)  # fmt: skip
     plan, records = _run(
@@ -1483,3 +1510,61 @@ def _check_halving_options(halving: Any, unsupported: dict[str, Any]) -> None:
             f"{', '.join(f'{n}={unsupported[n]!r}' for n in given)}. Drop them, or search "
             "without halving."
         )
+
+
+def _nested_halving(
+    estimator: Any,
+    space: Any,
+    arrays: tuple[Any, Any, Any],
+    halving: Halving,
+    run: RunOptions,
+    search_options: dict[str, Any],
+    *,
+    outer: Any,
+    inner: Any,
+) -> NestedHalvingResult:
+    """Nested CV of a halving search: one halving search per outer fold, then one outer unit.
+
+    Every search and outer unit shares ``run.store``: the first call opens it as the
+    user asked, the others reuse what it holds, so a resumed run redoes nothing finished.
+    """
+    X, y, groups = arrays
+    if inner is None:
+        raise ValueError(
+            "nested_cv with halving needs an inner CV scheme; got inner=None. Pass e.g. inner=3."
+        )
+    splitter = check_scheme(outer, y, classifier=is_classifier(estimator), where="outer")
+    folds = materialize_folds(splitter, X, y, groups, where="outer")
+    later = run if run.store is None else replace(run, resume=True, overwrite=False)
+    first, quiet = replace(run, save_models=False), replace(later, save_models=False)
+    inner_results, outer_results = [], []
+    for o, fold in enumerate(folds):
+        rows = (
+            _safe_rows(X, fold.train),
+            _safe_rows(y, fold.train),
+            _safe_rows(groups, fold.train),
+        )
+        found = _search_halving(
+            estimator, space, rows, halving, first if o == 0 else quiet,
+            dict(search_options, cv=inner, refit=False, fit_params=None, params=None),
+            unsupported={},
+        )  # fmt: skip
+        chosen = clone(estimator).set_params(**found.best_params_)
+        scored = cross_validate(
+            chosen, X, y, cv=[(fold.train, fold.test)], groups=groups,
+            scoring=search_options["scoring"],
+            error_score=search_options["error_score"], options=quiet,
+        )  # fmt: skip
+        inner_results.append(found)
+        outer_results.append(scored)
+    final = None
+    if search_options["refit"] is not False:
+        final = _search_halving(estimator, space, arrays, halving, later,
+                                dict(search_options, cv=inner, fit_params=None, params=None),
+                                unsupported={})  # fmt: skip
+    return make_nested_halving_result(inner_results, outer_results, final)
+
+
+def _safe_rows(values: Any, rows: NDArray[np.intp]) -> Any:
+    """The rows of X, y or groups (None stays None)."""
+    return None if values is None else _safe_indexing(values, rows)

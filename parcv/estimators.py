@@ -693,6 +693,7 @@ class NestedCV(_SearchFace):
             options["refit"] = True if not _is_multimetric(self.scoring) else _first(self.scoring)
         result = nested_cv(self.estimator, self.param_grid, X, y, outer=self.outer,
                            inner=self.inner, params=params, **options)  # fmt: skip
+        assert isinstance(result, NestedResult)  # no halving here: narrows the type
         self.outer_scores_ = result.outer_scores
         return result
 

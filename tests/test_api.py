@@ -283,6 +283,7 @@ def test_public_api_is_pinned():
             "HalvingRandomSearchCV",
             "HalvingResult",
             "NestedCV",
+            "NestedHalvingResult",
             "RandomizedSearchCV",
             "RunInterrupted",
             "RunOptions",

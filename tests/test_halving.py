@@ -226,3 +226,36 @@ def test_the_drop_in_on_the_local_pool_equals_serial():
     np.testing.assert_array_equal(
         pool.cv_results_["mean_test_score"], serial.cv_results_["mean_test_score"]
     )
+
+
+def test_nested_cv_with_halving_equals_scikit_learns_search_in_each_outer_fold():
+    outer = KFold(3, shuffle=True, random_state=0)
+    ours = parcv.nested_cv(FitLogged(), ALPHAS, XR, YR, outer=outer, inner=KFold(3),
+                           return_train_score=True, halving=Halving(random_state=0),
+                           backend="serial")  # fmt: skip
+    assert isinstance(ours, parcv.NestedHalvingResult)
+    for o, (train, test) in enumerate(outer.split(XR)):
+        theirs = SkHalvingGrid(FitLogged(), ALPHAS, cv=KFold(3), random_state=0)
+        theirs.fit(XR[train], YR[train])
+        _same_search(ours.inner[o], theirs)
+        assert ours.chosen_params[o] == theirs.best_params_
+        assert ours.outer_scores["score"][o] == theirs.score(XR[test], YR[test])
+    assert ours.estimate["score"].mean == np.mean(ours.outer_scores["score"])
+    theirs = SkHalvingGrid(FitLogged(), ALPHAS, cv=KFold(3), random_state=0).fit(XR, YR)
+    assert ours.final.best_params_ == theirs.best_params_
+
+
+def test_a_resumed_nested_halving_run_fits_nothing(tmp_path):
+    store = tmp_path / "run.sqlite"
+
+    def run(**options):
+        return parcv.nested_cv(FitLogged(), ALPHAS, XR, YR, outer=3, inner=KFold(3),
+                               halving=Halving(factor=2, random_state=0), backend="serial",
+                               store=store, save_models=True, **options)  # fmt: skip
+
+    first = run()
+    FIT_LOG.unlink()
+    again = run(resume=True)
+    assert logged_fits() == []
+    np.testing.assert_array_equal(again.outer_scores["score"], first.outer_scores["score"])
+    assert again.final.best_params_ == first.final.best_params_

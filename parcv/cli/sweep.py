@@ -119,9 +119,11 @@ class Job:
         if self.spec.mode == "search":
             return search(self.estimator, self.space, d.X, d.y, cv=o["cv"],
                           halving=o.get("halving"), **kwargs)  # fmt: skip
-        return nested_cv(
+        nested = nested_cv(
             self.estimator, self.space, d.X, d.y, outer=o["outer"], inner=o["cv"], **kwargs
         )
+        assert isinstance(nested, NestedResult)  # a spec refuses halving in nested CV
+        return nested
 
 
 def build_job(spec: Spec) -> Job:

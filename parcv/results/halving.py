@@ -8,14 +8,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from parcv.plan.halving import HalvingSchedule
 from parcv.plan.space import Candidate
 from parcv.results.aggregate import FailureSummary, param_columns
-from parcv.results.objects import SearchResult
-from parcv.results.summary import rank_means
+from parcv.results.export import Exportable
+from parcv.results.objects import CVResult, SearchResult
+from parcv.results.summary import ScoreSummary, rank_means, summarize_scores
 
-__all__ = ["HalvingResult", "make_halving_result"]
+__all__ = [
+    "HalvingResult",
+    "NestedHalvingResult",
+    "make_halving_result",
+    "make_nested_halving_result",
+]
 
 
 @dataclass(frozen=True, repr=False)
@@ -185,4 +192,81 @@ def make_halving_result(
         n_iterations_=schedule.n_iterations,
         n_possible_iterations_=schedule.n_possible_iterations,
         n_required_iterations_=schedule.n_required_iterations,
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class NestedHalvingResult(Exportable):
+    """Nested CV of a halving search: the estimate of the whole procedure, and the model.
+
+    For each outer fold, a halving search on the outer-train rows chose
+    ``chosen_params[o]`` (``inner[o]``), which was fitted on those rows and
+    scored on the outer-test rows (``outer[o]``, one unit each);
+    ``outer_scores`` holds those scores per metric and ``estimate`` their
+    summary. ``final`` is the halving search on all data (with ``refit``):
+    the model to ship.
+    """
+
+    outer_scores: dict[str, NDArray[np.float64]]
+    estimate: dict[str, ScoreSummary]
+    chosen_params: list[dict[str, Any]]
+    inner: tuple[HalvingResult, ...] = field(repr=False)
+    outer: tuple[CVResult, ...] = field(repr=False)
+    final: HalvingResult | None
+    refit_metric: str
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def to_text(self) -> str:
+        """A few lines: the estimate per metric and each outer fold's choice."""
+        lines = [f"nested CV of a halving search: {len(self.outer)} outer folds"]
+        for name, summary in self.estimate.items():
+            lines.append(f"  {name}: {summary.mean:.6g} ± {summary.se:.3g} (se)")
+        for o, params in enumerate(self.chosen_params):
+            lines.append(f"  outer fold {o}: {params}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary: outer scores, estimate, choices and the final search."""
+        return {
+            "kind": "nested_halving",
+            "outer_scores": self.outer_scores,
+            "estimate": self.estimate,
+            "chosen_params": self.chosen_params,
+            "refit_metric": self.refit_metric,
+            "final": None if self.final is None else self.final.to_dict(),
+        }
+
+
+def make_nested_halving_result(
+    inner: Sequence[HalvingResult],
+    outer: Sequence[CVResult],
+    final: HalvingResult | None,
+) -> NestedHalvingResult:
+    """Join each outer fold's halving search and outer score into one result.
+
+    Parameters
+    ----------
+    inner : sequence of HalvingResult
+        The search on each outer-train part.
+    outer : sequence of CVResult
+        The chosen candidate fitted on each outer-train part, scored on its test part.
+    final : HalvingResult or None
+        The search on all data.
+
+    Returns
+    -------
+    NestedHalvingResult
+    """
+    names = [k.removeprefix("test_") for k in outer[0].scores if k.startswith("test_")]
+    scores = {name: np.array([float(r.scores["test_" + name][0]) for r in outer]) for name in names}
+    return NestedHalvingResult(
+        outer_scores=scores,
+        estimate={name: summarize_scores(values) for name, values in scores.items()},
+        chosen_params=[dict(r.best_params_) for r in inner],
+        inner=tuple(inner),
+        outer=tuple(outer),
+        final=final,
+        refit_metric=inner[0].refit_metric,
     )
