@@ -38,7 +38,7 @@ from parcv.estimators import (
     NestedCV,
     RandomizedSearchCV,
 )
-from parcv.plan.halving import Halving
+from parcv.plan.halving import Halving, Hyperband
 from parcv.plan.records import Record, Unit
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
@@ -51,7 +51,7 @@ from parcv.results.curves import (
     PermutationTestResult,
     ValidationCurveResult,
 )
-from parcv.results.halving import HalvingResult, NestedHalvingResult
+from parcv.results.halving import HalvingResult, HyperbandResult, NestedHalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult
 from parcv.results.summary import ScoreSummary, summarize_scores
@@ -69,6 +69,8 @@ __all__ = [
     "HalvingGridSearchCV",
     "HalvingRandomSearchCV",
     "HalvingResult",
+    "Hyperband",
+    "HyperbandResult",
     "LearningCurveResult",
     "LocalBackend",
     "ModelNotAvailableError",

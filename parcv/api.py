@@ -40,6 +40,7 @@ from parcv.plan.curves import (
 from parcv.plan.data import Dataset, check_dataset
 from parcv.plan.halving import (
     Halving,
+    Hyperband,
     check_constant_splits,
     check_resource,
     plan_schedule,
@@ -59,7 +60,7 @@ from parcv.plan.routing import (
 )
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.selection import Selection
-from parcv.plan.space import check_space
+from parcv.plan.space import RandomSpace, check_space
 from parcv.plan.splits import check_scheme, materialize_folds
 from parcv.results.aggregate import report_fit_failures
 from parcv.results.assemble import (
@@ -81,8 +82,10 @@ from parcv.results.curves import (
 )
 from parcv.results.halving import (
     HalvingResult,
+    HyperbandResult,
     NestedHalvingResult,
     make_halving_result,
+    make_hyperband_result,
     make_nested_halving_result,
 )
 from parcv.results.objects import CVResult, NestedResult, SearchResult
@@ -469,7 +472,7 @@ def search(
     learning_curve: Any = None,
     learning_curve_for: str = "best",
     bias_variance: Any = None,
-    halving: Halving | None = None,
+    halving: Halving | Hyperband | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
 ) -> SearchResult:
@@ -576,7 +579,10 @@ def search(
         same store: a resumed run reuses every finished rung). The result
         is then a :class:`HalvingResult`, as scikit-learn's
         ``HalvingGridSearchCV``. Not with ``racing``, ``criteria``, ``bbc``,
-        ``selection``, ``learning_curve`` or ``bias_variance``.
+        ``selection``, ``learning_curve`` or ``bias_variance``. A
+        :class:`Hyperband` runs several such searches (brackets) on an
+        iteration parameter, each over its own draws of ``space`` (a
+        :class:`RandomSpace`), and returns a :class:`HyperbandResult`.
     %(run_options)s
 
     Returns
@@ -595,6 +601,16 @@ def search(
     {'alpha': 0.1}
     """
     run = check_run_options(options, run_options, caller="search", final_model=True)
+    if isinstance(halving, Hyperband):
+        return _search_hyperband(
+            estimator, space, (X, y, groups), halving, run,
+            dict(cv=cv, scoring=scoring, refit=refit, fit_params=fit_params, params=params,
+                 return_train_score=return_train_score, error_score=error_score,
+                 fast_cv=fast_cv, return_predictions=return_predictions),
+            unsupported=dict(selection=None if selection == Selection() else selection,
+                             criteria=criteria, racing=racing, bbc=bbc,
+                             learning_curve=learning_curve, bias_variance=bias_variance),
+        )  # fmt: skip
     if halving is not None:
         return _search_halving(
             estimator, space, (X, y, groups), halving, run,
@@ -1568,3 +1584,40 @@ def _nested_halving(
 def _safe_rows(values: Any, rows: NDArray[np.intp]) -> Any:
     """The rows of X, y or groups (None stays None)."""
     return None if values is None else _safe_indexing(values, rows)
+
+
+def _search_hyperband(
+    estimator: Any,
+    space: Any,
+    arrays: tuple[Any, Any, Any],
+    hyperband: Hyperband,
+    run: RunOptions,
+    search_options: dict[str, Any],
+    *,
+    unsupported: dict[str, Any],
+) -> HyperbandResult:
+    """Run Hyperband's brackets, each a halving search over its own draws, and join them.
+
+    Bracket ``s`` draws its candidates with seed ``space.random_state + s``: fixed by
+    the call, so a resumed run draws the same ones and reuses every finished rung.
+    """
+    _check_halving_options(Halving(), unsupported)
+    if not isinstance(space, RandomSpace):
+        raise TypeError(
+            f"Hyperband draws each bracket's candidates from a RandomSpace; got space="
+            f"{space!r}. Pass e.g. space=parcv.RandomSpace({{'alpha': loguniform(1e-3, 1e3)}}, "
+            "random_state=0) (its n_iter is not used: each bracket sets its own)."
+        )
+    check_resource(Halving(resource=hyperband.resource, max_resources=1), estimator,
+                   [dict(c.params) for c in check_space(space)])  # fmt: skip
+    later = run if run.store is None else replace(run, resume=True, overwrite=False)
+    results = []
+    brackets = hyperband.brackets()
+    for b, bracket in enumerate(brackets):
+        drawn = replace(space, n_iter=bracket.n_candidates,
+                        random_state=space.random_state + bracket.index)  # fmt: skip
+        results.append(_search_halving(estimator, drawn, arrays, hyperband.halving(bracket),
+                                       run if b == 0 else later, search_options,
+                                       unsupported={}))  # fmt: skip
+    ids = [bracket.index for bracket in brackets]
+    return make_hyperband_result(results, ids, hyperband.max_resources)

@@ -282,6 +282,8 @@ def test_public_api_is_pinned():
             "HalvingGridSearchCV",
             "HalvingRandomSearchCV",
             "HalvingResult",
+            "Hyperband",
+            "HyperbandResult",
             "NestedCV",
             "NestedHalvingResult",
             "RandomizedSearchCV",

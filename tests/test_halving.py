@@ -14,7 +14,7 @@ from sklearn.model_selection import HalvingRandomSearchCV as SkHalvingRandom
 from sklearn.model_selection import KFold, StratifiedKFold
 
 import parcv
-from parcv import Halving
+from parcv import Halving, Hyperband
 from parcv.plan.halving import plan_schedule, promote
 from tests.estimators import FIT_LOG, FitLogged, logged_fits
 
@@ -259,3 +259,72 @@ def test_a_resumed_nested_halving_run_fits_nothing(tmp_path):
     assert logged_fits() == []
     np.testing.assert_array_equal(again.outer_scores["score"], first.outer_scores["score"])
     assert again.final.best_params_ == first.final.best_params_
+
+
+class FitLoggedIterations(FitLogged):
+    """FitLogged with an iteration count to halve on (it does not change the fit)."""
+
+    def __init__(self, alpha=1.0, fit_intercept=True, max_iter=1):
+        super().__init__(alpha=alpha, fit_intercept=fit_intercept)
+        self.max_iter = max_iter
+
+
+def test_hyperband_brackets_are_dask_mls():
+    dask_hyperband = pytest.importorskip("dask_ml.model_selection._hyperband")
+    for max_resources, factor in [(9, 3), (81, 3), (100, 4), (27, 2)]:
+        ours = Hyperband("max_iter", max_resources, factor=factor).brackets()
+        theirs = dask_hyperband._get_hyperband_params(max_resources, eta=factor)
+        assert {b.index: (b.n_candidates, b.min_resources) for b in ours} == theirs
+
+
+def test_each_hyperband_bracket_is_scikit_learns_random_halving():
+    from sklearn.linear_model import SGDClassifier
+
+    distributions = {"alpha": loguniform(1e-5, 1e-1)}
+    sgd = SGDClassifier(random_state=0, tol=None)
+    space = parcv.RandomSpace(distributions, random_state=5)
+    ours = parcv.search(sgd, space, X, Y, cv=CV, return_train_score=True, backend="serial",
+                        halving=Hyperband("max_iter", 9))  # fmt: skip
+    assert isinstance(ours, parcv.HyperbandResult)
+    assert [b.n_candidates_[0] for b in ours.brackets] == [9, 5, 3]
+    for bracket, s, first in zip(ours.brackets, [2, 1, 0], [1, 3, 9], strict=True):
+        theirs = SkHalvingRandom(sgd, distributions, n_candidates=bracket.n_candidates_[0],
+                                 resource="max_iter", min_resources=first, max_resources=9,
+                                 cv=CV, random_state=5 + s).fit(X, Y)  # fmt: skip
+        _same_search(bracket, theirs)
+    best = int(np.argmax([b.best_score_ for b in ours.brackets]))
+    assert ours.best_params_ == ours.brackets[best].best_params_
+    assert ours.best_bracket_ == [2, 1, 0][best]
+    assert len(ours.cv_results_["params"]) == sum(sum(b.n_candidates_) for b in ours.brackets)
+    assert ours.best_estimator_.max_iter == 9
+
+
+def test_a_resumed_hyperband_search_fits_nothing(tmp_path):
+    store = tmp_path / "run.sqlite"
+    space = parcv.RandomSpace({"alpha": loguniform(1e-3, 1e5)}, random_state=0)
+
+    def run(**options):
+        return parcv.search(FitLoggedIterations(), space, XR, YR, cv=KFold(3), backend="serial",
+                            halving=Hyperband("max_iter", 9), store=store, save_models=True,
+                            **options)  # fmt: skip
+
+    first = run()
+    FIT_LOG.unlink()
+    again = run(resume=True)
+    assert logged_fits() == []
+    assert again.best_params_ == first.best_params_
+
+
+def test_bad_hyperband_arguments_fail_before_any_fit():
+    with pytest.raises(ValueError, match="resource must name the estimator parameter"):
+        Hyperband("n_samples", 9)
+    with pytest.raises(ValueError, match="factor must be a number > 1"):
+        Hyperband("max_iter", 9, factor=1)
+    with pytest.raises(TypeError, match="Hyperband draws each bracket's candidates"):
+        parcv.search(FitLoggedIterations(), ALPHAS, XR, YR, halving=Hyperband("max_iter", 9),
+                     backend="serial")  # fmt: skip
+    space = parcv.RandomSpace({"alpha": loguniform(1e-3, 1e5)}, random_state=0)
+    with pytest.raises(ValueError, match="Cannot use resource=n_iter"):
+        parcv.search(FitLoggedIterations(), space, XR, YR, halving=Hyperband("n_iter", 9),
+                     backend="serial")  # fmt: skip
+    assert logged_fits() == []

@@ -23,7 +23,9 @@ from sklearn.utils import resample
 from parcv.plan.splits import Fold
 
 __all__ = [
+    "Bracket",
     "Halving",
+    "Hyperband",
     "HalvingSchedule",
     "check_constant_splits",
     "check_resource",
@@ -136,18 +138,16 @@ candidates at each rung.
 
 
 def _check_amount(name: str, value: Any, words: tuple[str, ...]) -> None:
-    choices = " or ".join(repr(w) for w in words)
+    choices = "".join(f" or {w!r}" for w in words)
     if isinstance(value, str):
         if value not in words:
-            raise ValueError(f"{name} must be an int >= 1 or {choices}; got {value!r}.")
+            raise ValueError(f"{name} must be an int >= 1{choices}; got {value!r}.")
         return
     if not _is_int(value):
-        raise TypeError(
-            f"{name} must be an int >= 1 or {choices}; got {value!r}. Pass e.g. {name}=10."
-        )
+        raise TypeError(f"{name} must be an int >= 1{choices}; got {value!r}. Pass e.g. {name}=10.")
     if value < 1:
         raise ValueError(
-            f"{name} must be an int >= 1 or {choices}; got {value!r}. Pass e.g. {name}=10."
+            f"{name} must be an int >= 1{choices}; got {value!r}. Pass e.g. {name}=10."
         )
 
 
@@ -417,3 +417,94 @@ def with_resource(
     if halving.resource == "n_samples":
         return [dict(c) for c in candidates]
     return [{**c, halving.resource: n_resources} for c in candidates]
+
+
+@dataclass(frozen=True, slots=True)
+class Bracket:
+    """One bracket of Hyperband: a halving search of ``n_candidates`` from ``min_resources``.
+
+    Parameters
+    ----------
+    index : int
+        dask-ml's bracket id ``s``: how many times its candidates are halved.
+    n_candidates : int
+    min_resources : int
+    """
+
+    index: int
+    n_candidates: int
+    min_resources: int
+
+
+@dataclass(frozen=True, slots=True)
+class Hyperband:
+    """Hyperband: several successive-halving brackets over an iteration parameter.
+
+    Bracket ``s`` (from ``s_max = floor(log(max_resources, factor))`` down
+    to 0) draws ``ceil((s_max + 1) * factor**s / (s + 1))`` candidates and
+    halves them from ``int(max_resources * factor**-s)`` up to
+    ``max_resources``, as dask-ml's ``HyperbandSearchCV`` sizes its brackets
+    (Li et al., "Hyperband", JMLR 2018). Each bracket is one halving search
+    (scored by CV), so the many-candidates-few-iterations brackets and the
+    few-candidates-many-iterations ones hedge each other; the winner is the
+    best last-rung candidate over all brackets.
+
+    Parameters
+    ----------
+    resource : str
+        The estimator parameter that counts iterations (``max_iter``,
+        ``n_estimators``), set to the rung's resource in every candidate.
+    max_resources : int
+        The most iterations a candidate gets (dask-ml's ``max_iter``).
+    factor : float, default=3
+        dask-ml's ``aggressiveness``: greater than 1.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A value of the wrong type or out of range, with the fix.
+
+    See Also
+    --------
+    Halving : One bracket, with scikit-learn's schedule.
+
+    Examples
+    --------
+    >>> [(b.index, b.n_candidates, b.min_resources) for b in Hyperband("max_iter", 9).brackets()]
+    [(2, 9, 1), (1, 5, 3), (0, 3, 9)]
+    """
+
+    resource: str
+    max_resources: int
+    factor: float = 3
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.resource, str) or self.resource in ("", "n_samples"):
+            error = ValueError if isinstance(self.resource, str) else TypeError
+            raise error(
+                f"resource must name the estimator parameter that counts iterations; got "
+                f"{self.resource!r}. Pass e.g. resource='max_iter' (for rows, use Halving)."
+            )
+        _check_amount("max_resources", self.max_resources, ())
+        Halving(resource=self.resource, factor=self.factor, max_resources=self.max_resources)
+
+    def brackets(self) -> tuple[Bracket, ...]:
+        """The brackets, in dask-ml's order (most candidates first)."""
+        s_max = floor(log(self.max_resources, self.factor))
+        return tuple(
+            Bracket(
+                index=s,
+                n_candidates=ceil((s_max + 1) * self.factor**s / (s + 1)),
+                min_resources=int(self.max_resources * self.factor**-s),
+            )
+            for s in reversed(range(s_max + 1))
+        )
+
+    def halving(self, bracket: Bracket) -> Halving:
+        """The halving search of one bracket."""
+        return Halving(
+            resource=self.resource,
+            factor=self.factor,
+            min_resources=bracket.min_resources,
+            max_resources=self.max_resources,
+        )

@@ -19,14 +19,52 @@ from parcv.results.summary import ScoreSummary, rank_means, summarize_scores
 
 __all__ = [
     "HalvingResult",
+    "HyperbandResult",
     "NestedHalvingResult",
     "make_halving_result",
+    "make_hyperband_result",
     "make_nested_halving_result",
 ]
 
 
 @dataclass(frozen=True, repr=False)
-class HalvingResult(SearchResult):
+class _JoinedSearch(SearchResult):
+    """Searches joined into one ``cv_results_``: paired tests run within one of them."""
+
+    def _across_rungs(self, what: str) -> ValueError:
+        return ValueError(
+            f"{what} compares candidates scored on the same folds; the rungs of a halving "
+            "search (and the brackets of a Hyperband search) use different rows or "
+            f"resources. Compare within one rung: e.g. result.rungs[-1].{what}(...) (of a "
+            f"Hyperband result: result.brackets[b].rungs[-1].{what}(...))."
+        )
+
+    def compare(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused across rungs: use ``rungs[i].compare``."""
+        raise self._across_rungs("compare")
+
+    def compare_all(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused across rungs: use ``rungs[i].compare_all``."""
+        raise self._across_rungs("compare_all")
+
+    def best_vs_rest(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused across rungs: use ``rungs[i].best_vs_rest``."""
+        raise self._across_rungs("best_vs_rest")
+
+    def cochran_q(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused across rungs: use ``rungs[i].cochran_q``."""
+        raise self._across_rungs("cochran_q")
+
+    def out_of_fold(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused across rungs: use ``rungs[i].out_of_fold``."""
+        raise self._across_rungs("out_of_fold")
+
+    def _comparison_table(self) -> dict[str, Any]:
+        return {"rows": [], "note": "halving: candidates are compared within a rung (rungs[i])"}
+
+
+@dataclass(frozen=True, repr=False)
+class HalvingResult(_JoinedSearch):
     """A successive-halving search: every rung's candidates, the last rung's winner.
 
     A :class:`SearchResult` whose ``cv_results_`` holds one row per
@@ -54,36 +92,6 @@ class HalvingResult(SearchResult):
     n_possible_iterations_: int = 0
     n_required_iterations_: int = 0
 
-    def _across_rungs(self, what: str) -> ValueError:
-        return ValueError(
-            f"{what} compares candidates scored on the same folds; the rungs of a halving "
-            "search use different rows or resources. Compare within one rung: "
-            f"result.rungs[{self.n_iterations_ - 1}].{what}(...) for the last."
-        )
-
-    def compare(self, *args: Any, **kwargs: Any) -> Any:
-        """Refused across rungs: use ``rungs[i].compare``."""
-        raise self._across_rungs("compare")
-
-    def compare_all(self, *args: Any, **kwargs: Any) -> Any:
-        """Refused across rungs: use ``rungs[i].compare_all``."""
-        raise self._across_rungs("compare_all")
-
-    def best_vs_rest(self, *args: Any, **kwargs: Any) -> Any:
-        """Refused across rungs: use ``rungs[i].best_vs_rest``."""
-        raise self._across_rungs("best_vs_rest")
-
-    def cochran_q(self, *args: Any, **kwargs: Any) -> Any:
-        """Refused across rungs: use ``rungs[i].cochran_q``."""
-        raise self._across_rungs("cochran_q")
-
-    def out_of_fold(self, *args: Any, **kwargs: Any) -> Any:
-        """Refused across rungs: use ``rungs[i].out_of_fold``."""
-        raise self._across_rungs("out_of_fold")
-
-    def _comparison_table(self) -> dict[str, Any]:
-        return {"rows": [], "note": "halving: candidates are compared within a rung (rungs[i])"}
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: the search's, with the rungs' schedule."""
         return {
@@ -102,15 +110,15 @@ def _concatenate(values: list[Any]) -> Any:
     return np.concatenate([np.asarray(v) for v in values])
 
 
-def _joined_cv_results(rungs: Sequence[SearchResult], resources: Sequence[int]) -> dict[str, Any]:
-    """The rungs' ``cv_results_`` as one, in scikit-learn's layout, ranked over every row."""
-    counts = [len(r.candidates) for r in rungs]
-    results: dict[str, Any] = {
-        "iter": np.repeat(np.arange(len(rungs)), counts),
-        "n_resources": np.repeat(np.asarray(resources[: len(rungs)]), counts),
-    }
-    params = [p for r in rungs for p in r.cv_results_["params"]]
-    for key in rungs[0].cv_results_:
+def _joined_cv_results(tables: Sequence[dict[str, Any]], leading: dict[str, Any]) -> dict[str, Any]:
+    """Several ``cv_results_`` as one, in scikit-learn's layout, ranked over every row.
+
+    ``leading`` columns (``iter``, ``n_resources``, ``bracket``) come first, as
+    scikit-learn puts its extra columns.
+    """
+    results: dict[str, Any] = dict(leading)
+    params = [p for table in tables for p in table["params"]]
+    for key in tables[0]:
         if key.startswith("param_"):
             continue
         if key == "params":
@@ -119,8 +127,33 @@ def _joined_cv_results(rungs: Sequence[SearchResult], resources: Sequence[int]) 
         elif key.startswith("rank_"):
             results[key] = rank_means(results["mean_" + key.removeprefix("rank_")])
         else:
-            results[key] = _concatenate([r.cv_results_[key] for r in rungs])
+            results[key] = _concatenate([table[key] for table in tables])
     return results
+
+
+def _joined_fields(
+    parts: Sequence[SearchResult], cv_results: dict[str, Any], best: int, chosen: SearchResult
+) -> dict[str, Any]:
+    """The SearchResult fields of searches joined in order; ``chosen`` selected ``best``."""
+    params = cv_results["params"]
+    return dict(
+        cv_results_=cv_results,
+        best_index_=best,
+        best_params_=dict(params[best]),
+        best_score_=chosen.best_score_,
+        final_model=chosen.final_model,
+        n_splits_=chosen.n_splits_,
+        refit_metric=chosen.refit_metric,
+        summaries={m: [s for r in parts for s in r.summaries[m]] for m in chosen.summaries},
+        records=[record for r in parts for record in r.records],
+        failures=_joined_failures(parts),
+        warning_counts=_joined_warnings(parts),
+        candidates=tuple(Candidate(i, dict(p)) for i, p in enumerate(params)),
+        metrics=chosen.metrics,
+        multimetric=chosen.multimetric,
+        fast_cv=any(r.fast_cv for r in parts),
+        splits=chosen.splits,
+    )
 
 
 def _joined_failures(rungs: Sequence[SearchResult]) -> FailureSummary:
@@ -162,26 +195,14 @@ def make_halving_result(
     """
     last = rungs[-1]
     offset = sum(len(r.candidates) for r in rungs[:-1])
-    cv_results = _joined_cv_results(rungs, schedule.n_resources)
-    best = offset + last.best_index_
-    params = cv_results["params"]
+    counts = [len(r.candidates) for r in rungs]
+    leading = {
+        "iter": np.repeat(np.arange(len(rungs)), counts),
+        "n_resources": np.repeat(np.asarray(schedule.n_resources[: len(rungs)]), counts),
+    }
+    cv_results = _joined_cv_results([r.cv_results_ for r in rungs], leading)
     return HalvingResult(
-        cv_results_=cv_results,
-        best_index_=best,
-        best_params_=dict(params[best]),
-        best_score_=last.best_score_,
-        final_model=last.final_model,
-        n_splits_=last.n_splits_,
-        refit_metric=last.refit_metric,
-        summaries={m: [s for r in rungs for s in r.summaries[m]] for m in last.summaries},
-        records=[record for r in rungs for record in r.records],
-        failures=_joined_failures(rungs),
-        warning_counts=_joined_warnings(rungs),
-        candidates=tuple(Candidate(i, dict(p)) for i, p in enumerate(params)),
-        metrics=last.metrics,
-        multimetric=last.multimetric,
-        fast_cv=any(r.fast_cv for r in rungs),
-        splits=last.splits,
+        **_joined_fields(rungs, cv_results, offset + last.best_index_, last),
         rungs=tuple(rungs),
         resource=resource,
         n_resources_=list(schedule.n_resources[: len(rungs)]),
@@ -192,6 +213,80 @@ def make_halving_result(
         n_iterations_=schedule.n_iterations,
         n_possible_iterations_=schedule.n_possible_iterations,
         n_required_iterations_=schedule.n_required_iterations,
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class HyperbandResult(_JoinedSearch):
+    """A Hyperband search: every bracket's halving search, the best bracket's winner.
+
+    A :class:`SearchResult` whose ``cv_results_`` holds one row per
+    (bracket, rung, candidate), bracket after bracket, with the columns
+    ``bracket`` (dask-ml's bracket id), ``iter`` and ``n_resources``, ranked
+    over every row; ``best_*`` are those of the bracket whose last-rung
+    winner scores best (the first on ties), whose refitted model is
+    ``best_estimator_``. ``brackets`` holds each bracket's
+    :class:`HalvingResult`; ``metadata_`` says, as dask-ml's, how many
+    models (candidates) and resources (iterations summed over the
+    candidates of every rung, per CV fold) each bracket used.
+    """
+
+    brackets: tuple[HalvingResult, ...] = field(default=(), repr=False)
+    best_bracket_: int = 0
+    resource: str = ""
+    max_resources_: int = 0
+    metadata_: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary: the search's, with the brackets' sizes."""
+        return {**super().to_dict(), "kind": "hyperband", "metadata": self.metadata_}
+
+
+def make_hyperband_result(
+    brackets: Sequence[HalvingResult], ids: Sequence[int], max_resources: int
+) -> HyperbandResult:
+    """Join the brackets' halving searches; the best last-rung winner is the best.
+
+    Parameters
+    ----------
+    brackets : sequence of HalvingResult
+        In the order they ran.
+    ids : sequence of int
+        Each bracket's id (dask-ml's ``s``).
+    max_resources : int
+
+    Returns
+    -------
+    HyperbandResult
+    """
+    scores = np.array([b.best_score_ for b in brackets], dtype=np.float64)
+    chosen = 0 if np.isnan(scores).all() else int(np.nanargmax(scores))
+    offset = sum(len(b.candidates) for b in brackets[:chosen])
+    counts = [len(b.candidates) for b in brackets]
+    leading = {"bracket": np.repeat(np.asarray(ids), counts)}
+    cv_results = _joined_cv_results([b.cv_results_ for b in brackets], leading)
+    best = offset + brackets[chosen].best_index_
+    per_bracket = [
+        {
+            "bracket": int(s),
+            "n_models": b.n_candidates_[0],
+            "resources": int(np.dot(b.n_candidates_, b.n_resources_)),
+            "n_resources": list(b.n_resources_),
+            "n_candidates": list(b.n_candidates_),
+        }
+        for s, b in zip(ids, brackets, strict=True)
+    ]
+    return HyperbandResult(
+        **_joined_fields(brackets, cv_results, best, brackets[chosen]),
+        brackets=tuple(brackets),
+        best_bracket_=int(ids[chosen]),
+        resource=brackets[0].resource,
+        max_resources_=max_resources,
+        metadata_={
+            "n_models": sum(m["n_models"] for m in per_bracket),
+            "resources": sum(m["resources"] for m in per_bracket),
+            "brackets": per_bracket,
+        },
     )
 
 
