@@ -40,6 +40,7 @@ from parcv.plan.curves import (
 from parcv.plan.data import Dataset, check_dataset
 from parcv.plan.halving import (
     Halving,
+    HalvingSchedule,
     Hyperband,
     check_constant_splits,
     check_resource,
@@ -1482,9 +1483,12 @@ def _search_halving(
     seed = halving.random_state
     if seed is None and halving.resource == "n_samples":
         seed = np.random.RandomState(draw_seed())  # as scikit-learn's None: fresh rows
+    _log_schedule(run, schedule, halving)
     rungs: list[SearchResult] = []
     for itr, n_resources in enumerate(schedule.n_resources):
         last = itr == schedule.n_iterations - 1
+        _log_lines(run, ["-" * 10, f"iter: {itr}", f"n_candidates: {len(candidates)}",
+                         f"n_resources: {n_resources}"])  # fmt: skip
         rung_cv = (
             subsample_folds(folds, n_resources, data.n_samples, seed)
             if halving.resource == "n_samples"
@@ -1502,6 +1506,25 @@ def _search_halving(
         kept = promote(means, math.ceil(len(candidates) / halving.factor))
         candidates = [candidates[i] for i in kept]
     return make_halving_result(rungs, schedule, halving.resource)
+
+
+def _log_schedule(run: RunOptions, schedule: HalvingSchedule, halving: Halving) -> None:
+    """scikit-learn's verbose lines about the rungs, logged (see :func:`verbose_output`)."""
+    _log_lines(run, [
+        f"n_iterations: {schedule.n_iterations}",
+        f"n_required_iterations: {schedule.n_required_iterations}",
+        f"n_possible_iterations: {schedule.n_possible_iterations}",
+        f"min_resources_: {schedule.min_resources}",
+        f"max_resources_: {schedule.max_resources}",
+        f"aggressive_elimination: {halving.aggressive_elimination}",
+        f"factor: {halving.factor}",
+    ])  # fmt: skip
+
+
+def _log_lines(run: RunOptions, lines: list[str]) -> None:
+    with verbose_output(run.verbose):
+        for line in lines:
+            VERBOSE_LOG.info("%s", line)
 
 
 def _promoting_key(result: SearchResult, refit: Any) -> str:

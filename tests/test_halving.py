@@ -328,3 +328,52 @@ def test_bad_hyperband_arguments_fail_before_any_fit():
         parcv.search(FitLoggedIterations(), space, XR, YR, halving=Hyperband("n_iter", 9),
                      backend="serial")  # fmt: skip
     assert logged_fits() == []
+
+
+FAULTY_SPACE = {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]}
+
+
+def _faulty_halving(fault, **options):
+    from tests.estimators import Faulty
+
+    return parcv.search(Faulty(fault=fault), FAULTY_SPACE, XR, YR, cv=KFold(3),
+                        halving=Halving(factor=2, random_state=0), error_score=-1e6,
+                        progress=False, **options)  # fmt: skip
+
+
+def _failed_in_rungs(result):
+    return [sorted({r.unit.candidate for r in rung.records if not r.ok}) for rung in result.rungs]
+
+
+def test_a_failing_candidate_scores_error_score_and_is_not_promoted(tmp_path):
+    store = tmp_path / "run.sqlite"
+    with pytest.warns(parcv.FitFailedWarning):
+        result = _faulty_halving("oom", backend="serial", store=store)
+    assert _failed_in_rungs(result) == [[2], [], []]  # alpha=1.0 fails in rung 0 only
+    assert {"alpha": 1.0} not in result.cv_results_["params"][6:]
+    with pytest.warns(parcv.FitFailedWarning):
+        again = _faulty_halving("oom", backend="serial", store=store, resume=True)
+    assert [len(rung.records) for rung in again.rungs] == [len(r.records) for r in result.rungs]
+    assert again.cv_results_["params"] == result.cv_results_["params"]
+
+
+@pytest.mark.slow
+def test_a_unit_past_its_timeout_fails_and_the_halving_goes_on():
+    with pytest.warns(parcv.FitFailedWarning):
+        result = _faulty_halving("hang", backend="local", n_jobs=2, timeout=2.0)
+    assert _failed_in_rungs(result) == [[2], [], []]
+    reference = _faulty_halving("none", backend="serial")
+    others = [0, 1, 3, 4, 5]  # the first rung but alpha=1.0, which the reference keeps
+    np.testing.assert_array_equal(
+        result.cv_results_["mean_test_score"][others],
+        reference.cv_results_["mean_test_score"][others],
+    )
+
+
+def test_verbose_logs_scikit_learns_lines_about_the_rungs(capsys):
+    parcv.search(FitLogged(), ALPHAS, XR, YR, cv=KFold(3), halving=Halving(random_state=0),
+                 backend="serial", verbose=1, progress=False)  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    assert out[:4] == ["n_iterations: 3", "n_required_iterations: 3", "n_possible_iterations: 3",
+                       "min_resources_: 13"]  # fmt: skip
+    assert out[-3:] == ["iter: 2", "n_candidates: 1", "n_resources: 117"]
