@@ -602,18 +602,8 @@ def search(
     {'alpha': 0.1}
     """
     run = check_run_options(options, run_options, caller="search", final_model=True)
-    if isinstance(halving, Hyperband):
-        return _search_hyperband(
-            estimator, space, (X, y, groups), halving, run,
-            dict(cv=cv, scoring=scoring, refit=refit, fit_params=fit_params, params=params,
-                 return_train_score=return_train_score, error_score=error_score,
-                 fast_cv=fast_cv, return_predictions=return_predictions),
-            unsupported=dict(selection=None if selection == Selection() else selection,
-                             criteria=criteria, racing=racing, bbc=bbc,
-                             learning_curve=learning_curve, bias_variance=bias_variance),
-        )  # fmt: skip
     if halving is not None:
-        return _search_halving(
+        return _halving_search(
             estimator, space, (X, y, groups), halving, run,
             dict(cv=cv, scoring=scoring, refit=refit, fit_params=fit_params, params=params,
                  return_train_score=return_train_score, error_score=error_score,
@@ -668,7 +658,7 @@ def nested_cv(
     bbc: bool = False,
     confidence: float = 0.9,
     return_predictions: Any = False,
-    halving: Halving | None = None,
+    halving: Halving | Hyperband | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
 ) -> NestedResult | NestedHalvingResult:
@@ -720,7 +710,8 @@ def nested_cv(
         runs a halving search on its outer-train rows with ``inner``, and
         its winner is fitted there and scored on the outer-test rows (one
         unit per outer fold); with ``refit``, the halving search on all data
-        gives the model to ship. Returns a :class:`NestedHalvingResult`.
+        gives the model to ship (a :class:`Hyperband` likewise). Returns a
+        :class:`NestedHalvingResult`.
         Not with ``fit_params``, ``params``, ``racing``, ``criteria``,
         ``bbc``, ``selection`` or ``return_predictions``.
     %(run_options)s
@@ -1534,12 +1525,30 @@ def _promoting_key(result: SearchResult, refit: Any) -> str:
     return f"mean_test_{refit if isinstance(refit, str) else result.refit_metric}"
 
 
+def _halving_search(
+    estimator: Any,
+    space: Any,
+    arrays: tuple[Any, Any, Any],
+    halving: Any,
+    run: RunOptions,
+    search_options: dict[str, Any],
+    *,
+    unsupported: dict[str, Any],
+) -> HalvingResult | HyperbandResult:
+    """A halving or a Hyperband search, as ``halving`` says."""
+    if isinstance(halving, Hyperband):
+        return _search_hyperband(estimator, space, arrays, halving, run, search_options,
+                                 unsupported=unsupported)  # fmt: skip
+    return _search_halving(estimator, space, arrays, halving, run, search_options,
+                           unsupported=unsupported)  # fmt: skip
+
+
 def _check_halving_options(halving: Any, unsupported: dict[str, Any]) -> None:
     """Refuse what a halving search does not do, before anything runs."""
-    if not isinstance(halving, Halving):
+    if not isinstance(halving, (Halving, Hyperband)):
         raise TypeError(
-            f"halving must be a parcv.Halving; got {halving!r}. Pass e.g. "
-            "halving=parcv.Halving(factor=3)."
+            f"halving must be a parcv.Halving or a parcv.Hyperband; got {halving!r}. Pass "
+            "e.g. halving=parcv.Halving(factor=3)."
         )
     given = sorted(name for name, value in unsupported.items()
                    if value is not None and value is not False)  # fmt: skip
@@ -1555,7 +1564,7 @@ def _nested_halving(
     estimator: Any,
     space: Any,
     arrays: tuple[Any, Any, Any],
-    halving: Halving,
+    halving: Halving | Hyperband,
     run: RunOptions,
     search_options: dict[str, Any],
     *,
@@ -1583,7 +1592,7 @@ def _nested_halving(
             _safe_rows(y, fold.train),
             _safe_rows(groups, fold.train),
         )
-        found = _search_halving(
+        found = _halving_search(
             estimator, space, rows, halving, first if o == 0 else quiet,
             dict(search_options, cv=inner, refit=False, fit_params=None, params=None),
             unsupported={},
@@ -1598,7 +1607,7 @@ def _nested_halving(
         outer_results.append(scored)
     final = None
     if search_options["refit"] is not False:
-        final = _search_halving(estimator, space, arrays, halving, later,
+        final = _halving_search(estimator, space, arrays, halving, later,
                                 dict(search_options, cv=inner, fit_params=None, params=None),
                                 unsupported={})  # fmt: skip
     return make_nested_halving_result(inner_results, outer_results, final)

@@ -959,6 +959,16 @@ class HalvingRandomSearchCV(_HalvingFace):
                 )
             low, high = _first_resources(self, X, y, params, halving)
             n_candidates = high // low
+        elif isinstance(n_candidates, bool) or not isinstance(n_candidates, numbers.Integral):
+            raise TypeError(
+                f"n_candidates must be an int >= 1 or 'exhaust'; got {n_candidates!r}. Pass "
+                "e.g. n_candidates=20."
+            )
+        elif n_candidates < 1:
+            raise ValueError(
+                f"n_candidates must be an int >= 1 or 'exhaust'; got {n_candidates!r}. Pass "
+                "e.g. n_candidates=20."
+            )
         seed = self.random_state
         if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
             return RandomSpace(

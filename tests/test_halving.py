@@ -377,3 +377,33 @@ def test_verbose_logs_scikit_learns_lines_about_the_rungs(capsys):
     assert out[:4] == ["n_iterations: 3", "n_required_iterations: 3", "n_possible_iterations: 3",
                        "min_resources_: 13"]  # fmt: skip
     assert out[-3:] == ["iter: 2", "n_candidates: 1", "n_resources: 117"]
+
+
+def test_the_drop_in_clones_pickles_and_refuses_bad_counts():
+    import pickle
+
+    from sklearn.base import clone
+
+    search = parcv.HalvingGridSearchCV(LogisticRegression(), GRID, cv=CV, random_state=0,
+                                       backend="serial")  # fmt: skip
+    assert clone(search).get_params()["factor"] == 3
+    fitted = pickle.loads(pickle.dumps(search.fit(X, Y)))
+    assert fitted.n_candidates_ == search.n_candidates_
+    np.testing.assert_array_equal(fitted.predict(X), search.predict(X))
+    for bad, error in [(0, ValueError), (2.5, TypeError)]:
+        random = parcv.HalvingRandomSearchCV(LogisticRegression(), {"C": [1.0]},
+                                             n_candidates=bad, backend="serial")  # fmt: skip
+        with pytest.raises(error, match="n_candidates must be an int >= 1"):
+            random.fit(X, Y)
+    with pytest.raises(TypeError, match="halving must be a parcv"):
+        parcv.search(FitLogged(), ALPHAS, XR, YR, halving=True, backend="serial")
+
+
+def test_nested_cv_with_hyperband():
+    space = parcv.RandomSpace({"alpha": loguniform(1e-3, 1e5)}, random_state=0)
+    result = parcv.nested_cv(FitLoggedIterations(), space, XR, YR, outer=3, inner=KFold(3),
+                             halving=Hyperband("max_iter", 9), backend="serial")  # fmt: skip
+    assert all(isinstance(r, parcv.HyperbandResult) for r in result.inner)
+    assert isinstance(result.final, parcv.HyperbandResult)
+    assert [p["max_iter"] for p in result.chosen_params] == [9, 9, 9]
+    assert result.outer_scores["score"].shape == (3,)

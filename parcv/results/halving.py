@@ -305,9 +305,9 @@ class NestedHalvingResult(Exportable):
     outer_scores: dict[str, NDArray[np.float64]]
     estimate: dict[str, ScoreSummary]
     chosen_params: list[dict[str, Any]]
-    inner: tuple[HalvingResult, ...] = field(repr=False)
+    inner: tuple[SearchResult, ...] = field(repr=False)
     outer: tuple[CVResult, ...] = field(repr=False)
-    final: HalvingResult | None
+    final: SearchResult | None
     refit_metric: str
 
     def __repr__(self) -> str:
@@ -335,19 +335,19 @@ class NestedHalvingResult(Exportable):
 
 
 def make_nested_halving_result(
-    inner: Sequence[HalvingResult],
+    inner: Sequence[SearchResult],
     outer: Sequence[CVResult],
-    final: HalvingResult | None,
+    final: SearchResult | None,
 ) -> NestedHalvingResult:
     """Join each outer fold's halving search and outer score into one result.
 
     Parameters
     ----------
-    inner : sequence of HalvingResult
+    inner : sequence of HalvingResult or HyperbandResult
         The search on each outer-train part.
     outer : sequence of CVResult
         The chosen candidate fitted on each outer-train part, scored on its test part.
-    final : HalvingResult or None
+    final : HalvingResult, HyperbandResult or None
         The search on all data.
 
     Returns
