@@ -584,6 +584,9 @@ def search(
         :class:`Hyperband` runs several such searches (brackets) on an
         iteration parameter, each over its own draws of ``space`` (a
         :class:`RandomSpace`), and returns a :class:`HyperbandResult`.
+        :func:`load` of such a store rebuilds the last search it ran (the last
+        rung): rerun the call with ``resume=True`` to get the whole result
+        back without fitting.
     %(run_options)s
 
     Returns

@@ -90,6 +90,14 @@ class Halving:
     parcv.search : ``search(..., halving=Halving(...))`` runs it.
     parcv.HalvingGridSearchCV : The drop-in estimator.
 
+    Notes
+    -----
+    Each rung is an ordinary search whose units are stored under their
+    content keys: with ``store=``, a run stopped in rung ``k`` and started
+    again with ``resume=True`` (and an int ``random_state``) reads rungs
+    ``0 .. k-1`` back, takes the same decisions, and fits only what is
+    missing. ``parcv.load(store)`` rebuilds the last rung alone.
+
     Examples
     --------
     >>> Halving(factor=2).factor
