@@ -31,6 +31,40 @@ __all__ = [
 class _JoinedSearch(SearchResult):
     """Searches joined into one ``cv_results_``: paired tests run within one of them."""
 
+    def _where(self, row: int) -> str:
+        """Where a row of ``cv_results_`` was scored: its bracket, rung and resource."""
+        bracket = self.cv_results_.get("bracket")
+        where = "" if bracket is None else f"bracket {bracket[row]} "
+        return (
+            f"{where}rung {self.cv_results_['iter'][row]} ({self.cv_results_['n_resources'][row]})"
+        )
+
+    def _lines(self, limit: int | None) -> list[str]:
+        suffix = self.refit_metric if self.multimetric else "score"
+        ranks = self.cv_results_[f"rank_test_{suffix}"]
+        order = sorted(range(len(self.candidates)), key=lambda c: (ranks[c], c))
+        lines = [
+            f"{type(self).__name__}: {len(self.candidates)} (rung, candidate) rows x "
+            f"{self.n_splits_} folds, selected {self.candidates[self.best_index_].label} "
+            f"({self.refit_metric} {self.best_score_:.6g}, {self._where(self.best_index_)})",
+            f"rank  mean ± se ({self.refit_metric})  where (resource)  candidate",
+        ]
+        for c in order[:limit]:
+            s = self.summaries[self.refit_metric][c]
+            lines.append(f"{ranks[c]:>4}  {s.mean:.6g} ± {s.se:.3g}  {self._where(c)}  "
+                         f"{self.candidates[c].label}")  # fmt: skip
+        if limit is not None and len(order) > limit:
+            lines.append(f"... {len(order) - limit} more rows: to_text() or to_frame()")
+        return lines
+
+    def __repr__(self) -> str:
+        """A few lines: the selection and the best-ranked rows, with their rung."""
+        return "\n".join(self._lines(5))
+
+    def to_text(self) -> str:
+        """Every row by rank, with its rung; the failures."""
+        return "\n".join([*self._lines(None), "", *self.notes, self.failures.text])
+
     def _across_rungs(self, what: str) -> ValueError:
         return ValueError(
             f"{what} compares candidates scored on the same folds; the rungs of a halving "
@@ -79,6 +113,19 @@ class HalvingResult(_JoinedSearch):
     ``n_possible_iterations_`` and ``n_required_iterations_`` are
     scikit-learn's attributes. The paired tests between candidates
     (``compare`` and kin) run within one rung: ``result.rungs[i].compare(...)``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> from parcv import Halving, search
+    >>> X, y = make_regression(n_samples=90, n_features=3, noise=5.0, random_state=0)
+    >>> r = search(Ridge(), {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]}, X, y, cv=3,
+    ...            halving=Halving(random_state=0), backend="serial")
+    >>> r.n_candidates_, r.n_resources_, r.cv_results_["iter"].tolist()
+    ([6, 2], [30, 90], [0, 0, 0, 0, 0, 0, 1, 1])
+    >>> r.best_params_
+    {'alpha': 0.1}
     """
 
     rungs: tuple[SearchResult, ...] = field(default=(), repr=False)
@@ -229,6 +276,19 @@ class HyperbandResult(_JoinedSearch):
     :class:`HalvingResult`; ``metadata_`` says, as dask-ml's, how many
     models (candidates) and resources (iterations summed over the
     candidates of every rung, per CV fold) each bracket used.
+
+    Examples
+    --------
+    >>> from scipy.stats import loguniform
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import SGDClassifier
+    >>> from parcv import Hyperband, RandomSpace, search
+    >>> X, y = make_classification(n_samples=90, random_state=0)
+    >>> space = RandomSpace({"alpha": loguniform(1e-4, 1e-1)}, random_state=0)
+    >>> r = search(SGDClassifier(tol=None, random_state=0), space, X, y, cv=3,
+    ...            halving=Hyperband("max_iter", 9), backend="serial")
+    >>> [b["n_models"] for b in r.metadata_["brackets"]], r.best_params_["max_iter"]
+    ([9, 5, 3], 9)
     """
 
     brackets: tuple[HalvingResult, ...] = field(default=(), repr=False)
@@ -300,6 +360,17 @@ class NestedHalvingResult(Exportable):
     ``outer_scores`` holds those scores per metric and ``estimate`` their
     summary. ``final`` is the halving search on all data (with ``refit``):
     the model to ship.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> from parcv import Halving, nested_cv
+    >>> X, y = make_regression(n_samples=90, n_features=3, noise=5.0, random_state=0)
+    >>> r = nested_cv(Ridge(), {"alpha": [0.01, 1.0, 100.0]}, X, y, outer=3, inner=3,
+    ...               halving=Halving(random_state=0), backend="serial")
+    >>> r.outer_scores["score"].shape, r.chosen_params[0]
+    ((3,), {'alpha': 0.01})
     """
 
     outer_scores: dict[str, NDArray[np.float64]]

@@ -397,7 +397,7 @@ def test_search_halving_builds_a_halving_search_that_the_run_uses():
     result = job.run(parcv.RunOptions(backend="serial"))
     assert isinstance(result, parcv.HalvingResult)
     assert result.n_resources_ == [20, 40] and result.n_candidates_ == [6, 3]
-    assert "compared within a rung" in result.to_text()
+    assert "rung 1 (40)" in result.to_text()
 
 
 def test_a_cross_validate_spec_asks_for_the_nested_cv_interval():
