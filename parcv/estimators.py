@@ -781,8 +781,11 @@ _HALVING_DOC = """\
     cv : int or splitter, default=5
         Must give the same folds at every call (no unseeded shuffling).
     scoring : str or callable, default=None
-    refit : bool, default=True
-        Refit the best candidate of the last rung on all data.
+    refit : bool or callable, default=True
+        Refit the best candidate of the last rung on all data. A callable
+        gets ``cv_results_`` (every rung's rows) and returns ``best_index_``,
+        as scikit-learn documents (its implementation ignores the callable and
+        takes the last rung's best); that candidate is refitted after the search.
     error_score : "raise" or float, default=nan
     return_train_score : bool, default=True
     random_state : int, RandomState or None, default=None
