@@ -243,6 +243,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
         "criteria",
         "racing",
         "halving",
+        "hyperband",
     ),
     "cv": ("mode", "cv", "inner", "outer"),
     "scoring": (

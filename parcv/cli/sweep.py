@@ -19,6 +19,7 @@ from parcv.cli.backend import make_backend
 from parcv.cli.build import (
     build_estimator,
     build_halving,
+    build_hyperband,
     build_racing,
     build_scheme,
     build_scoring,
@@ -168,10 +169,13 @@ def _build_job(spec: Spec) -> Job:
         check_null_spelling(estimator, space)
         options["criteria"] = _criteria(spec.table("search"), estimator)
         options["racing"] = build_racing(spec.table("search"))
-        options["halving"] = build_halving(spec.table("search"), seed)
+        options["halving"] = build_halving(spec.table("search"), seed) or build_hyperband(
+            spec.table("search")
+        )
         if options["halving"] is not None and spec.mode != "search":
-            raise SpecError("search.halving", spec.table("search")["halving"],
-                            "halving in mode 'search' only (not yet in nested CV)")  # fmt: skip
+            key = "halving" if "halving" in spec.table("search") else "hyperband"
+            raise SpecError(f"search.{key}", spec.table("search")[key],
+                            f"{key} in mode 'search' only (not yet in nested CV)")  # fmt: skip
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")
