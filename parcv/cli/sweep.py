@@ -37,7 +37,7 @@ from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
-from parcv.results.halving import HalvingResult
+from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.store.sqlite import count_reused, read_counts
 
@@ -508,13 +508,16 @@ def run_spec(
         elapsed = time.perf_counter() - start
         write_private(run_dir / "spec.toml", spec.text)
         # The store's last run is a halving search's last rung: report the rungs joined.
-        result = ran if isinstance(ran, HalvingResult) else load(store)
-        n_resumed = count_reused(store, started)
+        joined = isinstance(ran, (HalvingResult, HyperbandResult))
+        result = ran if joined else load(store)
+        # A halving search's units are its rungs' (the plan counts one full search).
+        n_units = len(result.records) if joined else plan.n_units
+        n_resumed = (
+            sum(r.started < started for r in result.records)
+            if joined
+            else count_reused(store, started)
+        )
         info = run_info(spec, job, where, times=(started, started + elapsed))
         files = write_outputs(run_dir, result, info)
-    logger.info(
-        "run %s: %d units (%d resumed) in %.1f s", run_dir, plan.n_units, n_resumed, elapsed
-    )
-    return RunOutcome(
-        result, run_dir, files, plan.n_units, min(n_resumed, plan.n_units), elapsed, where
-    )
+    logger.info("run %s: %d units (%d resumed) in %.1f s", run_dir, n_units, n_resumed, elapsed)
+    return RunOutcome(result, run_dir, files, n_units, min(n_resumed, n_units), elapsed, where)
