@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Callable
@@ -50,7 +51,7 @@ from parcv.plan.halving import (
     subsample_folds,
     with_resource,
 )
-from parcv.plan.iterations import Iterations
+from parcv.plan.iterations import Iterations, warm_start_param
 from parcv.plan.records import SPARSE_PREFIX, Key, Record
 from parcv.plan.routing import (
     RoutedParams,
@@ -1479,7 +1480,6 @@ def _search_halving(
     in ``run.store``, so a resumed search recomputes no finished rung.
     """
     _check_halving_options(halving, unsupported)
-    X, y, groups = arrays
     cv = search_options["cv"]
     data = _search_data("search", estimator, arrays, fit_params=search_options["fit_params"],
                         params=search_options["params"], cv=cv,
@@ -1497,7 +1497,9 @@ def _search_halving(
     if seed is None and halving.resource == "n_samples":
         seed = np.random.RandomState(draw_seed())  # as scikit-learn's None: fresh rows
     _log_schedule(run, schedule, halving)
+    grows = _grows_by_warm_start(estimator, candidates, halving)
     rungs: list[SearchResult] = []
+    starts: dict[Key, Any] = {}
     for itr, n_resources in enumerate(schedule.n_resources):
         last = itr == schedule.n_iterations - 1
         _log_lines(run, ["-" * 10, f"iter: {itr}", f"n_candidates: {len(candidates)}",
@@ -1511,14 +1513,84 @@ def _search_halving(
                       for c in with_resource(candidates, halving, n_resources)]  # fmt: skip
         options = run if itr == 0 or run.store is None else replace(run, resume=True,
                                                                      overwrite=False)  # fmt: skip
-        result = search(estimator, rung_space, X, y, groups=groups, options=options,
-                        **{**search_options, "cv": rung_cv,
-                           "refit": search_options["refit"] if last else False})  # fmt: skip
+        result = _rung_search(
+            estimator, rung_space, arrays, options,
+            {**search_options, "cv": rung_cv,
+             "refit": search_options["refit"] if last else False},
+            starts=starts, keep_fitted=grows is not None and not last,
+        )  # fmt: skip
         rungs.append(result)
         means = result.cv_results_[_promoting_key(result, search_options["refit"])]
         kept = promote(means, math.ceil(len(candidates) / halving.factor))
         candidates = [candidates[i] for i in kept]
+        starts = {} if grows is None else _continued(result, kept, grows)
     return make_halving_result(rungs, schedule, halving.resource)
+
+
+def _rung_search(
+    estimator: Any,
+    space: Any,
+    arrays: tuple[Any, Any, Any],
+    run: RunOptions,
+    search_options: dict[str, Any],
+    *,
+    starts: dict[Key, Any],
+    keep_fitted: bool,
+) -> SearchResult:
+    """One rung: :func:`search`'s graph, whose fits may continue the rung before's."""
+    # search()'s defaults for what a caller (nested CV's halving) does not give.
+    o = {"fit_params": None, "params": None, "scoring": None, "error_score": math.nan,
+         "return_train_score": False, "fast_cv": "auto", "return_predictions": False,
+         **search_options}  # fmt: skip
+    data = _search_data("search", estimator, arrays, fit_params=o["fit_params"],
+                        params=o["params"], cv=o["cv"], scoring=o["scoring"])  # fmt: skip
+    plan, records = _run(
+        "search", estimator, space, data,
+        dict(inner=o["cv"], scoring=o["scoring"], refit=o["refit"], error_score=o["error_score"],
+             return_train_score=o["return_train_score"], fast_cv=o["fast_cv"],
+             predictions=o["return_predictions"], starts=starts, keep_fitted=keep_fitted),
+        run,
+    )  # fmt: skip
+    return make_search_result(plan, records, y_true=_target(plan, arrays[1]))
+
+
+def _grows_by_warm_start(
+    estimator: Any, candidates: list[dict[str, Any]], halving: Halving
+) -> str | None:
+    """The warm_start parameter that continues every candidate's fits on the resource, or None.
+
+    Only where a warm start grows the model a fit from scratch would make
+    (ensembles, HistGradientBoosting): then a promoted candidate's fits at
+    ``factor x r`` continue its fits at ``r``, with the same numbers.
+    """
+    if halving.resource == "n_samples":
+        return None
+    names = {warm_start_param(estimator, c, halving.resource) for c in candidates or [{}]}
+    return names.pop() if len(names) == 1 and None not in names else None
+
+
+def _continued(result: SearchResult, kept: Any, warm_start: str) -> dict[Key, Any]:
+    """The next rung's starts: each kept candidate's fitted estimators, set to warm start.
+
+    Keyed by the next rung's fit keys (its candidates are the kept ones, in
+    order). A fit read back from a store has no estimator: that one starts
+    from scratch, with the same numbers.
+    """
+    fitted = {r.key: r.estimator for r in result.records if r.estimator is not None}
+    starts: dict[Key, Any] = {}
+    for new, old in enumerate(kept):
+        for i in range(result.n_splits_):
+            model = fitted.get(("fit", None, i, int(old)))
+            if model is not None:
+                starts[("fit", None, i, new)] = _warm(model, warm_start)
+    return starts
+
+
+def _warm(model: Any, warm_start: str) -> Any:
+    """A copy of a fitted model set to grow by a warm start (fitted state kept)."""
+    copied = copy.deepcopy(model)
+    copied.set_params(**{warm_start: True})
+    return copied
 
 
 def _log_schedule(run: RunOptions, schedule: HalvingSchedule, halving: Halving) -> None:

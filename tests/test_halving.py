@@ -407,3 +407,33 @@ def test_nested_cv_with_hyperband():
     assert isinstance(result.final, parcv.HyperbandResult)
     assert [p["max_iter"] for p in result.chosen_params] == [9, 9, 9]
     assert result.outer_scores["score"].shape == (3,)
+
+
+GROWN: list[int] = []  # per fit of the counting forest (serial backend): trees it grew
+
+
+class GrowthCountedForest(RandomForestRegressor):
+    def fit(self, X, y, sample_weight=None):
+        before = len(getattr(self, "estimators_", [])) if self.warm_start else 0
+        super().fit(X, y, sample_weight=sample_weight)
+        GROWN.append(len(self.estimators_) - before)
+        return self
+
+
+@pytest.mark.parametrize("backend_name", ["serial", "local"])
+def test_a_promoted_candidate_continues_its_fits_with_scikit_learns_numbers(backend_name):
+    grid = {"max_depth": [2, 4, 8, None], "max_features": [0.5, 1.0]}
+    options = dict(resource="n_estimators", min_resources=2, max_resources=18, factor=3)
+    forest = GrowthCountedForest(random_state=0)
+    GROWN.clear()
+    theirs = SkHalvingGrid(forest, grid, cv=KFold(3), refit=False, **options).fit(XR, YR)
+    from_scratch = sum(GROWN)
+    GROWN.clear()
+    ours = parcv.search(forest, grid, XR, YR, cv=KFold(3), return_train_score=True, refit=False,
+                        halving=Halving(**options), backend=backend_name, n_jobs=2)  # fmt: skip
+    _same_search(ours, theirs)
+    assert ours.n_resources_ == [2, 6] and ours.n_candidates_ == [8, 3]
+    if backend_name == "serial":  # the counter lives in this process
+        # 8 candidates x 3 folds grow 2 trees, then the 3 kept grow 4 more (not 6 anew).
+        assert sum(GROWN) == 3 * (8 * 2 + 3 * 4)
+        assert from_scratch == 3 * (8 * 2 + 3 * 6)

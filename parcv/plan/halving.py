@@ -60,6 +60,13 @@ class Halving:
         ``n_resources`` rows in all, as scikit-learn does. Otherwise the name
         of an estimator parameter that grows with the rung (``n_estimators``,
         ``max_iter``), set to ``n_resources`` in every candidate of the rung.
+        Where a warm start grows the model a fit from scratch would make
+        (forests, gradient boosting, HistGradientBoosting, bagging), a
+        promoted candidate's fits continue from the rung before (``factor x
+        r`` costs ``(factor - 1) x r`` more iterations, not ``factor x r``),
+        with the same scores; other estimators are fitted again, as
+        scikit-learn does (a ``partial_fit`` or booster continuation would
+        not be the model ``fit`` makes).
     factor : float, default=3
         Greater than 1: each rung keeps ``ceil(n_candidates / factor)``
         candidates and multiplies the resource by ``factor``.

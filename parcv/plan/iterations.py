@@ -49,6 +49,7 @@ __all__ = [
     "expand_paths",
     "path_method",
     "path_stopped",
+    "warm_start_param",
     "stop_index",
 ]
 
@@ -316,3 +317,29 @@ def path_stopped(
         if at is not None:
             stopped[list(path[at + 1 :])] = True
     return stopped
+
+
+def warm_start_param(estimator: Any, params: dict[str, Any], param: str) -> str | None:
+    """The ``warm_start`` parameter that grows ``param`` of ``estimator``, or None.
+
+    A model grown by a warm start from ``r`` to ``R`` iterations equals one
+    fitted with ``R`` from scratch (ensembles and HistGradientBoosting: the
+    trees of the first ``r`` are the same, and so are the random draws of
+    the rest), so a halving rung can continue the fits of the rung before.
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from sklearn.linear_model import SGDClassifier
+    >>> warm_start_param(RandomForestRegressor(), {}, "n_estimators")
+    'warm_start'
+    >>> warm_start_param(SGDClassifier(), {}, "max_iter") is None
+    True
+    """
+    model = clone(estimator).set_params(**clone(params, safe=False))
+    final = _final_step(model)
+    leaf = param.rsplit("__", 1)[-1]
+    if "warm_start" not in final.get_params(deep=False) or not _grows(final, leaf):
+        return None
+    head, sep, _ = param.rpartition("__")
+    return f"{head}{sep}warm_start"
