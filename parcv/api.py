@@ -586,15 +586,19 @@ def search(
         over the parameter would, with the column ``path_stopped``;
         ``best_params_`` holds the count and the refit uses it. With
         ``patience``, a point's path stops once its mean score over the folds
-        stops improving (its later checkpoints are NaN and never fitted). Not
-        with racing, fast CV, BBC-CV, ``return_predictions``.
+        stops improving (its later checkpoints are NaN and never fitted). With
+        ``racing`` (no patience), a (point, count) is raced as any candidate,
+        and a point's fold is skipped once the race dropped all its counts.
+        Not with fast CV, BBC-CV, ``return_predictions``.
     halving : Halving, default=None
         Successive halving (see :class:`Halving`): score every candidate
         with a small resource, keep the best ``1 / factor``, and so on; each
         rung is a search of its own on the engine (with ``store``, in the
         same store: a resumed run reuses every finished rung). The result
         is then a :class:`HalvingResult`, as scikit-learn's
-        ``HalvingGridSearchCV``. Not with ``racing``, ``criteria``, ``bbc``,
+        ``HalvingGridSearchCV``. With ``racing``, each rung races its
+        candidates over its folds, and a candidate the race dropped ranks
+        below every other when the rung promotes. Not with ``criteria``, ``bbc``,
         ``selection``, ``learning_curve`` or ``bias_variance``. A
         :class:`Hyperband` runs several such searches (brackets) on an
         iteration parameter, each over its own draws of ``space`` (a
@@ -625,9 +629,9 @@ def search(
             estimator, space, (X, y, groups), halving, run,
             dict(cv=cv, scoring=scoring, refit=refit, fit_params=fit_params, params=params,
                  return_train_score=return_train_score, error_score=error_score,
-                 fast_cv=fast_cv, return_predictions=return_predictions),
+                 fast_cv=fast_cv, return_predictions=return_predictions, racing=racing),
             unsupported=dict(selection=None if selection == Selection() else selection,
-                             criteria=criteria, racing=racing, bbc=bbc,
+                             criteria=criteria, bbc=bbc,
                              learning_curve=learning_curve, bias_variance=bias_variance,
                              iterations=iterations),
         )  # fmt: skip
@@ -1520,7 +1524,10 @@ def _search_halving(
             starts=starts, keep_fitted=grows is not None and not last,
         )  # fmt: skip
         rungs.append(result)
-        means = result.cv_results_[_promoting_key(result, search_options["refit"])]
+        means = np.array(result.cv_results_[_promoting_key(result, search_options["refit"])])
+        raced = result.cv_results_.get("race_eliminated_after")
+        if raced is not None:  # a candidate the rung's race dropped ranks below every other
+            means[np.asarray(raced) >= 0] = np.nan
         kept = promote(means, math.ceil(len(candidates) / halving.factor))
         candidates = [candidates[i] for i in kept]
         starts = {} if grows is None else _continued(result, kept, grows)
@@ -1548,7 +1555,8 @@ def _rung_search(
         "search", estimator, space, data,
         dict(inner=o["cv"], scoring=o["scoring"], refit=o["refit"], error_score=o["error_score"],
              return_train_score=o["return_train_score"], fast_cv=o["fast_cv"],
-             predictions=o["return_predictions"], starts=starts, keep_fitted=keep_fitted),
+             predictions=o["return_predictions"], racing=o.get("racing"), starts=starts,
+             keep_fitted=keep_fitted),
         run,
     )  # fmt: skip
     return make_search_result(plan, records, y_true=_target(plan, arrays[1]))

@@ -170,12 +170,12 @@ def test_bad_arguments_fail_before_any_fit(options, match):
     assert logged_fits() == []
 
 
-def test_a_shuffled_unseeded_cv_and_racing_are_refused_before_any_fit():
+def test_a_shuffled_unseeded_cv_and_criteria_are_refused_before_any_fit():
     with pytest.raises(ValueError, match="must yield consistent folds"):
         parcv.search(FitLogged(), ALPHAS, XR, YR, cv=KFold(3, shuffle=True), halving=Halving(),
                      backend="serial")  # fmt: skip
-    with pytest.raises(ValueError, match="halving does not combine with racing"):
-        parcv.search(FitLogged(), ALPHAS, XR, YR, halving=Halving(), racing=parcv.Racing(),
+    with pytest.raises(ValueError, match="halving does not combine with criteria"):
+        parcv.search(FitLogged(), ALPHAS, XR, YR, halving=Halving(), criteria=["aic"],
                      backend="serial")  # fmt: skip
     assert logged_fits() == []
 
@@ -437,3 +437,18 @@ def test_a_promoted_candidate_continues_its_fits_with_scikit_learns_numbers(back
         # 8 candidates x 3 folds grow 2 trees, then the 3 kept grow 4 more (not 6 anew).
         assert sum(GROWN) == 3 * (8 * 2 + 3 * 4)
         assert from_scratch == 3 * (8 * 2 + 3 * 6)
+
+
+def test_racing_inside_each_rung_never_promotes_a_dropped_candidate_over_a_survivor():
+    racing = parcv.Racing(burn_in=2, alpha=0.3)
+    alphas = {"alpha": [1e-3, 1e-2, 0.1, 1.0, 10.0, 1e2, 1e3, 1e4, 1e5]}
+    result = parcv.search(FitLogged(), alphas, XR, YR, cv=KFold(5), racing=racing,
+                          halving=Halving(factor=3, min_resources=40, random_state=0),
+                          backend="serial")  # fmt: skip
+    first = result.rungs[0].cv_results_
+    dropped = np.asarray(first["race_eliminated_after"]) >= 0
+    assert dropped.any()
+    survivors = {repr(p) for p, d in zip(first["params"], dropped, strict=True) if not d}
+    promoted = {repr(p) for p in result.rungs[1].cv_results_["params"]}
+    assert len(survivors) >= len(promoted) == 3
+    assert promoted <= survivors

@@ -485,14 +485,16 @@ def _check_path(
     given = {
         name: value for name, value in options.items()
         if value not in (None, False, "auto") and not (name == "fast_cv" and value is False)
+        and not (name == "racing" and iterations.patience is None)
     }  # fmt: skip
     if given:
         name = next(iter(given))
         raise ValueError(
             f"iterations= and {name}={given[name]!r} do not go together: an iteration path "
-            "scores each fold at every checkpoint of one fit (racing drops candidates fold by "
-            "fold; fast CV and BBC-CV, predictions and kept estimators are per fit). "
-            f"Drop {name}= or iterations=."
+            "scores each fold at every checkpoint of one fit (with patience, every fold in "
+            "step, where racing drops candidates fold by fold; fast CV and BBC-CV, "
+            "predictions and kept estimators are per fit). "
+            f"Drop {name}= or iterations= (racing goes with iterations without patience)."
         )
     for c in candidates:  # every model family must grow the path (checked before any fit)
         path_method(estimator, iterations, c.params)

@@ -227,7 +227,7 @@ def test_nested_cv_selects_a_point_and_iteration_count_per_outer_fold():
                 X,
                 Y,
                 racing=parcv.Racing(),
-                iterations=parcv.Iterations("n_estimators", 5),
+                iterations=parcv.Iterations("n_estimators", 5, patience=2),
             ),
             "racing",
         ),
@@ -273,3 +273,23 @@ def test_the_report_plots_the_paths_and_says_what_early_stopping_left_unfitted()
     assert len(crosses) == n_stopped
     text = render_report(result, RunInfo("paths"))
     assert f"{int(stopped.sum())} of {stopped.size} (point, count) pairs were never fitted" in text
+
+
+def test_racing_drops_points_of_a_path_search_fold_by_fold_as_a_grid_search_does():
+    model = CountedGB(random_state=0)
+    space = {"max_depth": [1, 3], "learning_rate": [0.001, 0.3]}
+    racing = parcv.Racing(burn_in=2, alpha=0.2)
+    cv = KFold(6, shuffle=True, random_state=0)
+    BUILT.clear()
+    ours = parcv.search(model, space, X, Y, cv=cv, racing=racing, refit=False, backend="serial",
+                        iterations=parcv.Iterations("n_estimators", 10, every=5))  # fmt: skip
+    grid = {**space, "n_estimators": [5, 10]}
+    theirs = parcv.search(model, grid, X, Y, cv=cv, racing=racing, refit=False,
+                          backend="serial")  # fmt: skip
+    order = [theirs.cv_results_["params"].index(p) for p in ours.cv_results_["params"]]
+    dropped = ours.cv_results_["race_eliminated_after"]
+    assert (dropped >= 0).any()
+    np.testing.assert_array_equal(dropped, theirs.cv_results_["race_eliminated_after"][order])
+    np.testing.assert_array_equal(
+        ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"][order]
+    )
