@@ -452,3 +452,18 @@ def test_racing_inside_each_rung_never_promotes_a_dropped_candidate_over_a_survi
     promoted = {repr(p) for p in result.rungs[1].cv_results_["params"]}
     assert len(survivors) >= len(promoted) == 3
     assert promoted <= survivors
+
+
+def test_the_report_plots_every_rung_and_bracket():
+    from parcv.report.plots import halving_rungs, render_plots
+
+    result = parcv.search(FitLogged(), ALPHAS, XR, YR, cv=KFold(3),
+                          halving=Halving(factor=2, random_state=0), backend="serial")  # fmt: skip
+    assert render_plots(result)["halving.png"].startswith(b"\x89PNG")
+    fig = halving_rungs(result)
+    (ax,) = fig.axes
+    assert len(ax.get_xticks()) == result.n_iterations_
+    counts = " → ".join(map(str, result.n_candidates_))
+    assert counts in fig._suptitle.get_text()
+    # A line (or point) per candidate of the first rung, and the winner's star.
+    assert len(ax.lines) == result.n_candidates_[0] + 1
