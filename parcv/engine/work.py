@@ -762,7 +762,7 @@ class Runner:
     Examples
     --------
     >>> sorted(RUNNERS)
-    ['fast-cv', 'fit', 'incremental']
+    ['fast-cv', 'fit', 'incremental', 'path']
     """
 
     run: Callable[[Plan, Dataset, Unit, PrefixCache | None], list[Record]]
