@@ -36,7 +36,7 @@ from parcv.engine.work import (
 )
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
-from parcv.plan.iterations import stop_index
+from parcv.plan.iterations import booster_library, stop_index
 from parcv.plan.records import ErrorInfo, Record, Unit
 
 __all__ = ["run_path_unit"]
@@ -119,7 +119,7 @@ class _Staged:
 
 def _booster_outputs(fitted: Any) -> Callable[[str, Any, int], Any]:
     final, to_final = _split_estimator(fitted)
-    xgboost = type(final).__module__.startswith("xgboost")
+    xgboost = booster_library(final) == "xgboost"
 
     def outputs(method: str, X: Any, t: int) -> Any:
         call = getattr(final, method)

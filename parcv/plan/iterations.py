@@ -48,6 +48,7 @@ from parcv.plan.space import Candidate
 __all__ = [
     "METHODS",
     "Iterations",
+    "booster_library",
     "check_iterations",
     "expand_paths",
     "path_method",
@@ -186,9 +187,20 @@ def _final_step(estimator: Any) -> Any:
     return steps[-1][1] if isinstance(steps, list) and steps else estimator
 
 
-def _is_booster(model: Any) -> bool:
-    module = type(model).__module__
-    return module.startswith(("xgboost", "lightgbm"))
+def booster_library(model: Any) -> str | None:
+    """``"xgboost"`` or ``"lightgbm"`` for their scikit-learn models (and subclasses), else None.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> booster_library(Ridge()) is None
+    True
+    """
+    for cls in type(model).__mro__:
+        library = cls.__module__.split(".", 1)[0]
+        if library in ("xgboost", "lightgbm"):
+            return library
+    return None
 
 
 def path_method(estimator: Any, iterations: Iterations, params: dict[str, Any]) -> str:
@@ -216,7 +228,7 @@ def path_method(estimator: Any, iterations: Iterations, params: dict[str, Any]) 
     final = _final_step(model)
     pipeline = final is not model
     able = {
-        "booster": _is_booster(final) and leaf == "n_estimators",
+        "booster": booster_library(final) is not None and leaf == "n_estimators",
         "staged": hasattr(final, "staged_predict") and _counts_stages(final, leaf),
         "warm_start": "warm_start" in final.get_params(deep=False) and _grows(final, leaf),
         "partial_fit": hasattr(final, "partial_fit") and not pipeline,

@@ -94,14 +94,29 @@ def test_a_path_equals_gridsearchcv_over_the_iteration_parameter_with_one_fit_pe
     assert not ours.cv_results_["path_stopped"].any()
 
 
-def test_an_xgboost_path_equals_gridsearchcv_over_its_rounds():
+def _counted_xgb():
     xgb = pytest.importorskip("xgboost")
-    model = xgb.XGBRegressor(n_jobs=1, tree_method="hist", random_state=0, subsample=0.8)
+
+    class CountedXGB(xgb.XGBRegressor):
+        def fit(self, X, y, **params):
+            super().fit(X, y, **params)
+            BUILT.append(self.get_booster().num_boosted_rounds())
+            return self
+
+    return CountedXGB
+
+
+def test_an_xgboost_path_equals_gridsearchcv_over_its_rounds():
+    model = _counted_xgb()(n_jobs=1, tree_method="hist", random_state=0, subsample=0.8)
     space = {"max_depth": [2, 4]}
+    BUILT.clear()
     ours = parcv.search(model, space, X, Y, cv=CV, refit=False, backend="serial",
                         iterations=parcv.Iterations("n_estimators", up_to=20, every=5))  # fmt: skip
+    assert sum(BUILT) == 3 * 2 * 20  # one booster of 20 rounds per (fold, point)
     grid = {**space, "n_estimators": [5, 10, 15, 20]}
-    _same_splits(ours, GridSearchCV(model, grid, cv=CV, refit=False).fit(X, Y), 3)
+    theirs = GridSearchCV(model, grid, cv=CV, refit=False).fit(X, Y)
+    assert sum(BUILT) == 3 * 2 * 20 + 3 * 2 * (5 + 10 + 15 + 20)
+    _same_splits(ours, theirs, 3)
 
 
 @pytest.mark.parametrize("patience", [3, 8])
