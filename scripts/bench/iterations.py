@@ -51,6 +51,7 @@ score is equal (tied by the rule above) or better.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import sys
@@ -370,8 +371,12 @@ def why_not(method: str, model: Model, ctx: Context) -> str:
     if method == "dask-ml-hyperband":
         if not model.partial_fit:
             return NEEDS_PARTIAL_FIT
+        if importlib.util.find_spec("dask_ml") is None:
+            return "dask-ml not installed (pip install '.[bench]')"
         if ctx.cluster is None:
-            return "no dask cluster (--no-dask or dask-ml missing)"
+            return "no dask cluster (--no-dask)"
+    if method == "optuna-tpe-hyperband" and importlib.util.find_spec("optuna") is None:
+        return "optuna not installed (pip install '.[bench]')"
     return ""
 
 
@@ -561,7 +566,13 @@ def main(argv: list[str] | None = None) -> int:
         backend=parcv.LocalBackend(n_jobs=args.n_jobs),
     )
     models = [MODELS[m](args.quick) for m in (args.model or list(MODELS))]
-    if "dask-ml-hyperband" in methods and not args.no_dask and any(m.partial_fit for m in models):
+    dask_ml = importlib.util.find_spec("dask_ml") is not None
+    if (
+        "dask-ml-hyperband" in methods
+        and dask_ml
+        and not args.no_dask
+        and any(m.partial_fit for m in models)
+    ):
         ctx.cluster = _start_cluster(args.n_jobs)
     _warm_pools(ctx)
     results = []
