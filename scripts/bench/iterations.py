@@ -255,6 +255,8 @@ def _parcv(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context, how: str) -
             model.estimator, model.space, X, y, cv=inner, refit=False, backend=backend, **kwargs
         ),
     )
+    if model.param not in result.best_params_:  # the winner is refitted with its iterations
+        raise ValueError(f"best_params_ lacks {model.param!r}: {result.best_params_!r}")
     fit = _parcv_fit_time(result, ctx.inner.get_n_splits())
     return Outcome(dict(result.best_params_), fit, wall)
 
