@@ -32,6 +32,7 @@ from parcv.errors import (
     UnfinishedRunError,
 )
 from parcv.estimators import GridSearchCV, NestedCV, RandomizedSearchCV
+from parcv.plan.iterations import Iterations
 from parcv.plan.records import Record, Unit
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
@@ -57,6 +58,7 @@ __all__ = [
     "FitFailedError",
     "FitFailedWarning",
     "GridSearchCV",
+    "Iterations",
     "LearningCurveResult",
     "LocalBackend",
     "ModelNotAvailableError",

@@ -37,6 +37,7 @@ from parcv.plan.curves import (
     plan_validation_curve,
 )
 from parcv.plan.data import Dataset, check_dataset
+from parcv.plan.iterations import Iterations
 from parcv.plan.records import SPARSE_PREFIX, Key, Record
 from parcv.plan.routing import (
     RoutedParams,
@@ -451,6 +452,7 @@ def search(
     learning_curve: Any = None,
     learning_curve_for: str = "best",
     bias_variance: Any = None,
+    iterations: Iterations | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
 ) -> SearchResult:
@@ -550,6 +552,18 @@ def search(
         Their options are checked before the search runs. :func:`load`
         rebuilds the search without them: rerun the call with
         ``resume=True`` to read them back without fitting.
+    iterations : Iterations, default=None
+        Score an iteration parameter as a path, e.g.
+        ``Iterations("n_estimators", up_to=500, every=10, patience=5)``: one
+        fit per (fold, point of the space) is scored at every checkpoint
+        (staged predictions, warm-start growth, a booster's rounds or
+        ``partial_fit`` passes; see :class:`parcv.Iterations` for what each
+        equals). ``cv_results_`` has a row per (point, checkpoint), as a grid
+        over the parameter would, with the column ``path_stopped``;
+        ``best_params_`` holds the count and the refit uses it. With
+        ``patience``, a point's path stops once its mean score over the folds
+        stops improving (its later checkpoints are NaN and never fitted). Not
+        with racing, fast CV, BBC-CV, ``return_predictions``.
     %(run_options)s
 
     Returns
@@ -583,7 +597,7 @@ def search(
         dict(inner=cv, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
              fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
-             confidence=confidence, predictions=return_predictions),
+             confidence=confidence, predictions=return_predictions, iterations=iterations),
         run,
     )  # fmt: skip
     result = make_search_result(plan, records, y_true=_target(plan, y))
@@ -613,6 +627,7 @@ def nested_cv(
     bbc: bool = False,
     confidence: float = 0.9,
     return_predictions: Any = False,
+    iterations: Iterations | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
 ) -> NestedResult:
@@ -659,6 +674,9 @@ def nested_cv(
         outer refits' predictions give the pooled confusion matrix
         (``result.confusion_matrix()``, classification) or residuals
         (regression) in the report.
+    iterations : Iterations, default=None
+        As in :func:`search`, for every inner CV: each outer fold selects a
+        (point, iteration count) and refits it.
     %(run_options)s
 
     Returns
@@ -685,7 +703,7 @@ def nested_cv(
         dict(inner=inner, outer=outer, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
              fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
-             confidence=confidence, predictions=return_predictions),
+             confidence=confidence, predictions=return_predictions, iterations=iterations),
         run,
     )  # fmt: skip
     return make_nested_result(plan, records, y_true=_target(plan, y))

@@ -91,6 +91,8 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
     racing: Any
     options: RunOptions | None
     scorer_: Any
+    # Set by the classes that take it (a search whose iteration parameter is a path).
+    iterations: Any = None
 
     def _space(self) -> Any:
         raise NotImplementedError
@@ -145,6 +147,7 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
             return_train_score=self.return_train_score,
             error_score=self.error_score,
             racing=self.racing,
+            iterations=self.iterations,
             options=self._run_options(),
         )
 
@@ -453,6 +456,11 @@ class GridSearchCV(_SearchFace):
         Reuse the records of ``store``; compute only what is missing.
     racing : Racing, default=None
         Drop candidates a paired test finds worse, fold by fold.
+    iterations : Iterations, default=None
+        Score an iteration parameter (``n_estimators``, ``max_iter``) as a
+        path, one fit per (fold, point of the grid), with early stopping by
+        ``patience`` (see :func:`parcv.search`); ``cv_results_`` has a row per
+        (point, iteration count), as if the count were a grid axis.
     options : RunOptions, default=None
         Every run option of :func:`parcv.search` as one object (``timeout``,
         ``retry_failed``, ``journal``, ``save_models``, ...); then
@@ -494,6 +502,7 @@ class GridSearchCV(_SearchFace):
         store: Any = None,
         resume: bool = False,
         racing: Any = None,
+        iterations: Any = None,
         options: RunOptions | None = None,
     ) -> None:
         self.estimator = estimator
@@ -509,6 +518,7 @@ class GridSearchCV(_SearchFace):
         self.store = store
         self.resume = resume
         self.racing = racing
+        self.iterations = iterations
         self.options = options
 
     def _space(self) -> Any:
@@ -537,7 +547,7 @@ class RandomizedSearchCV(GridSearchCV):
         ``RandomState`` draws them as scikit-learn does, differently each fit.
     scoring, n_jobs, refit, cv, verbose, error_score, return_train_score
         As in :class:`GridSearchCV`.
-    backend, store, resume, racing, options
+    backend, store, resume, racing, iterations, options
         As in :class:`GridSearchCV`.
 
     Examples
@@ -570,6 +580,7 @@ class RandomizedSearchCV(GridSearchCV):
         store: Any = None,
         resume: bool = False,
         racing: Any = None,
+        iterations: Any = None,
         options: RunOptions | None = None,
     ) -> None:
         self.estimator = estimator
@@ -587,6 +598,7 @@ class RandomizedSearchCV(GridSearchCV):
         self.store = store
         self.resume = resume
         self.racing = racing
+        self.iterations = iterations
         self.options = options
 
     def _space(self) -> Any:
@@ -615,6 +627,8 @@ class NestedCV(_SearchFace):
     inner : int or splitter, default=3
     scoring, n_jobs, verbose, error_score, return_train_score, backend, store, resume, racing
         As in :class:`GridSearchCV`.
+    iterations : Iterations, default=None
+        As in :class:`GridSearchCV`, for every inner CV and the search on all data.
     options : RunOptions, default=None
         As in :class:`GridSearchCV`.
     refit : bool, str or callable, default=True
@@ -656,6 +670,7 @@ class NestedCV(_SearchFace):
         store: Any = None,
         resume: bool = False,
         racing: Any = None,
+        iterations: Any = None,
         options: RunOptions | None = None,
     ) -> None:
         self.estimator = estimator
@@ -672,6 +687,7 @@ class NestedCV(_SearchFace):
         self.store = store
         self.resume = resume
         self.racing = racing
+        self.iterations = iterations
         self.options = options
 
     def _cv(self) -> Any:

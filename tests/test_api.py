@@ -278,6 +278,7 @@ def test_public_api_is_pinned():
             "FitFailedError",
             "FitFailedWarning",
             "GridSearchCV",
+            "Iterations",
             "NestedCV",
             "RandomizedSearchCV",
             "RunInterrupted",

@@ -14,13 +14,21 @@ from sklearn.metrics import get_scorer_names
 from sklearn.pipeline import Pipeline
 
 from parcv.cli.spec import MISSING, SpecError, check_keys, check_type, close_match
+from parcv.plan.iterations import Iterations
 from parcv.plan.records import PREDICT_METHODS
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.stats.racing import Racing
 
-__all__ = ["build_estimator", "build_racing", "build_space", "build_scheme", "build_scoring"]
+__all__ = [
+    "build_estimator",
+    "build_iterations",
+    "build_racing",
+    "build_scheme",
+    "build_scoring",
+    "build_space",
+]
 
 GRIDS = ("range", "linspace", "logspace", "geomspace")
 DISTRIBUTIONS = ("loguniform", "uniform", "int")
@@ -466,6 +474,35 @@ def build_racing(search: Mapping[str, Any]) -> Racing | None:
     except (TypeError, ValueError) as err:
         name = next((k for k in ("burn_in", "alpha", "test") if str(err).startswith(k)), "")
         key = f"search.racing.{name}" if name else "search.racing"
+        raise SpecError(key, table.get(name, table), allowed, hint=str(err)) from err
+
+
+_ITERATION_KEYS = ("param", "up_to", "every", "patience", "tol", "method")
+
+
+def build_iterations(search: Mapping[str, Any]) -> Iterations | None:
+    """Build ``search.iterations`` (a table of Iterations' fields) into one, or None.
+
+    Examples
+    --------
+    >>> build_iterations({"iterations": {"param": "max_iter", "up_to": 100, "every": 10}})
+    Iterations(param='max_iter', up_to=100, every=10, patience=None, tol=0.0, method='auto')
+    >>> build_iterations({}) is None
+    True
+    """
+    table = search.get("iterations", MISSING)
+    if table is MISSING:
+        return None
+    allowed = "a table with param and up_to, and any of every, patience, tol, method"
+    hint = 'e.g. iterations = { param = "n_estimators", up_to = 500, every = 10, patience = 5 }'
+    if not isinstance(table, Mapping) or "param" not in table or "up_to" not in table:
+        raise SpecError("search.iterations", table, allowed, hint=hint)
+    check_keys(table, _ITERATION_KEYS, "search.iterations")
+    try:
+        return Iterations(**table)
+    except (TypeError, ValueError) as err:
+        name = next((k for k in _ITERATION_KEYS if f"Iterations.{k} " in str(err)), "")
+        key = f"search.iterations.{name}" if name else "search.iterations"
         raise SpecError(key, table.get(name, table), allowed, hint=str(err)) from err
 
 

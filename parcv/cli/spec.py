@@ -242,6 +242,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
         "complexity",
         "criteria",
         "racing",
+        "iterations",
     ),
     "cv": ("mode", "cv", "inner", "outer"),
     "scoring": (

@@ -18,6 +18,7 @@ from parcv.api import cross_validate, load, nested_cv, search
 from parcv.cli.backend import make_backend
 from parcv.cli.build import (
     build_estimator,
+    build_iterations,
     build_racing,
     build_scheme,
     build_scoring,
@@ -92,6 +93,7 @@ class Job:
             selection=o["selection"],
             criteria=o.get("criteria"),
             racing=o.get("racing"),
+            iterations=o.get("iterations"),
             **common,
         )
 
@@ -112,7 +114,7 @@ class Job:
             return cross_validate(self.estimator, d.X, d.y, cv=o["cv"], **kwargs)
         kwargs.update(
             refit=o.get("refit", True), selection=o["selection"], criteria=o.get("criteria"),
-            racing=o.get("racing"),
+            racing=o.get("racing"), iterations=o.get("iterations"),
         )  # fmt: skip
         if self.spec.mode == "search":
             return search(self.estimator, self.space, d.X, d.y, cv=o["cv"], **kwargs)
@@ -163,6 +165,7 @@ def _build_job(spec: Spec) -> Job:
         check_null_spelling(estimator, space)
         options["criteria"] = _criteria(spec.table("search"), estimator)
         options["racing"] = build_racing(spec.table("search"))
+        options["iterations"] = build_iterations(spec.table("search"))
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")

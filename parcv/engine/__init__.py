@@ -8,3 +8,5 @@ schedulers) and the run options every entry point shares (``options``:
 ``RunOptions``). It offers ``execute_plan`` and ``load_run`` to the API, and
 ``Backend``/``check_backend`` and ``RunOptions`` to the command line.
 """
+
+from parcv.engine import paths as _paths  # noqa: F401 - registers the "path" runner

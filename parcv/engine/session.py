@@ -29,6 +29,7 @@ from parcv.errors import (
 from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
 from parcv.plan.data import Dataset
 from parcv.plan.interval import BBCRequest, IntervalRequest
+from parcv.plan.iterations import Iterations
 from parcv.plan.keys import ContentKeys, content_keys
 from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.partition import PartitionFolds
@@ -103,6 +104,15 @@ def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
         "interval": None if plan.interval is None else asdict(plan.interval),
         "bbc": None if plan.bbc is None else asdict(plan.bbc),
         "predictions": list(plan.predictions),
+        **(
+            {}
+            if plan.iterations is None
+            else {
+                "iterations": asdict(plan.iterations),
+                "paths": [list(p) for p in plan.paths],
+                "path_methods": list(plan.path_methods),
+            }
+        ),
         # A seed parcv drew (none was given): a resume of this store reuses it.
         **({} if plan.random_state is None else {"random_state": plan.random_state}),
     }
@@ -476,6 +486,10 @@ def _plan_from_store(meta: dict[str, str], path: Path) -> Plan:
         ncv=None if interval is None else interval.fits(desc["n_samples"]),
         bbc=None if desc.get("bbc") is None else BBCRequest(**desc["bbc"]),
         predictions=tuple(desc.get("predictions", ())),
+        # Its fit records are read as fits: the units of a plan view are fit units.
+        iterations=None if desc.get("iterations") is None else Iterations(**desc["iterations"]),
+        paths=tuple(tuple(p) for p in desc.get("paths", ())),
+        path_methods=tuple(desc.get("path_methods", ())),
     )
 
 

@@ -18,6 +18,7 @@ from parcv.criteria.tasks import CriteriaRequest, check_criteria
 from parcv.plan.data import Dataset, check_data_for, data_token
 from parcv.plan.fast_cv import decide_fast_cv
 from parcv.plan.interval import BBCRequest, IntervalRequest, check_bbc, check_interval
+from parcv.plan.iterations import Iterations, check_iterations, expand_paths, path_method
 from parcv.plan.kinds import kind_of
 from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_folds
 from parcv.plan.prefix import prefix_ids, sharing_problem
@@ -104,6 +105,15 @@ class Plan:
     increments : tuple of int, default=()
         The train sizes of an incremental learning curve, whose ``incr``
         units ``partial_fit`` each fold's train rows in these steps.
+    iterations : Iterations or None, default=None
+        The iteration parameter scored as a path (:mod:`parcv.plan.iterations`):
+        each candidate is a (point of the space, checkpoint), and one ``path``
+        unit per (fold, point) makes the fit records of all its checkpoints
+        (with early stopping, one per point over every inner fold in step).
+    paths : tuple of tuple of int, default=()
+        With ``iterations``, each point's candidates in checkpoint order.
+    path_methods : tuple of str, default=()
+        With ``iterations``, how each path is grown (``"staged"``, ...).
     permutations : Permutations or None, default=None
         The permuted targets of a permutation test, whose fits are the
         ``perm`` units. A bias-variance decomposition's ``boot`` units fit
@@ -135,6 +145,9 @@ class Plan:
     estimators: bool = False
     random_state: int | None = None
     increments: tuple[int, ...] = ()
+    iterations: Iterations | None = None
+    paths: tuple[tuple[int, ...], ...] = ()
+    path_methods: tuple[str, ...] = ()
 
     @property
     def n_units(self) -> int:
@@ -161,14 +174,33 @@ class Plan:
         return kind_of(unit).rows(self, unit)
 
     def batch_of(self, unit: Unit) -> tuple[int, ...]:
-        """Return the candidates of a fast-CV unit (its batch starts at ``unit.candidate``)."""
-        return next(b for b in self.batches if b[0] == unit.candidate)
+        """Return the candidates of a batched unit: a fast-CV batch or an iteration path.
+
+        The group starts at ``unit.candidate``.
+        """
+        groups: tuple[tuple[int, ...], ...] = getattr(self, kind_of(unit).groups)
+        return next(b for b in groups if b[0] == unit.candidate)
+
+    def path_of(self, candidate: int) -> int:
+        """Return the index of the path (point of the space) a candidate's checkpoint is on."""
+        n = len(self.paths[0])
+        return candidate // n
 
     def record_units(self, unit: Unit) -> list[Unit]:
-        """Return the units of the records a unit makes (one per candidate of a fast batch)."""
-        if kind_of(unit).batched:
-            return [Unit(unit.kind, unit.outer, unit.inner, c) for c in self.batch_of(unit)]
-        return [unit]
+        """Return the units of the records a unit makes.
+
+        One per candidate of a fast batch; one per checkpoint of an iteration
+        path (per inner fold and checkpoint for a path over every fold in step).
+        """
+        kind = kind_of(unit)
+        if not kind.batched:
+            return [unit]
+        name = kind.records_as or unit.kind
+        group = self.batch_of(unit)
+        if kind.records_as is not None and unit.inner is None:
+            n = len(self.inner_folds[unit.outer])
+            return [Unit(name, unit.outer, i, c) for i in range(n) for c in group]
+        return [Unit(name, unit.outer, unit.inner, c) for c in group]
 
     def unit_keys(self, unit: Unit) -> list[Key]:
         """Return the keys of the records a unit makes (one per candidate of a fast batch)."""
@@ -268,6 +300,7 @@ def build_plan(
     bbc: Any = False,
     predictions: Any = False,
     estimators: Any = False,
+    iterations: Any = None,
 ) -> Plan:
     """Validate everything and materialise the units of a run.
 
@@ -305,6 +338,8 @@ def build_plan(
     estimators : bool, default=False
         Every fit keeps its fitted estimator, as ``return_estimator`` of
         :func:`parcv.cross_validate`.
+    iterations : Iterations or None, default=None
+        Score the iteration parameter as a path, as in :func:`parcv.search`.
 
     Returns
     -------
@@ -323,6 +358,15 @@ def build_plan(
     _check_estimator(estimator)
     _check_flag("return_train_score", return_train_score, "to score each fit on its train rows")
     candidates = check_space(space)
+    path = _check_path(
+        check_iterations(iterations), estimator, candidates,
+        dict(fast_cv=fast_cv, racing=racing, bbc=bbc, return_predictions=predictions,
+             return_estimator=estimators),
+    )  # fmt: skip
+    paths: tuple[tuple[int, ...], ...] = ()
+    if path is not None:
+        candidates, paths = expand_paths(candidates, path)
+        fast_cv = False
     check_candidate_params(estimator, candidates)
     check_data_for(estimator, data, [c.params for c in candidates])
     error = check_error_score(error_score)
@@ -374,22 +418,22 @@ def build_plan(
         return_train_score=bool(return_train_score),
         rows_of=lambda o: np.arange(data.n_samples) if o is None else outer_folds[o].train,
     )  # fmt: skip
+    fits = make_units(
+        inner_folds,
+        len(candidates),
+        decision.batches,
+        request is not None,
+        order=None if decision.used or paths else prefixes,
+    )
+    if paths:
+        fits = _path_units(fits, inner_folds, paths, in_step=path.patience is not None)  # type: ignore[union-attr]
     return Plan(
         estimator=estimator,
         candidates=candidates,
         scoring=score_spec,
         outer_folds=outer_folds,
         inner_folds=inner_folds,
-        units=(
-            *make_units(
-                inner_folds,
-                len(candidates),
-                decision.batches,
-                request is not None,
-                order=None if decision.used else prefixes,
-            ),
-            *_ncv_units(ncv),
-        ),
+        units=(*fits, *_ncv_units(ncv)),
         refit_outers=tuple(range(len(outer_folds))),
         final=do_final,
         selection=check_selection(selection, params),
@@ -406,7 +450,55 @@ def build_plan(
         bbc=bbc_request,
         predictions=methods,
         estimators=bool(estimators),
+        iterations=path,
+        paths=paths,
+        path_methods=()
+        if path is None
+        else tuple(path_method(estimator, path, candidates[p[0]].params) for p in paths),
     )
+
+
+def _check_path(
+    iterations: Iterations | None, estimator: Any, candidates: Sequence[Candidate],
+    options: dict[str, Any],
+) -> Iterations | None:  # fmt: skip
+    """Refuse what an iteration path does not go with, before anything runs."""
+    if iterations is None:
+        return None
+    given = {
+        name: value for name, value in options.items()
+        if value not in (None, False, "auto") and not (name == "fast_cv" and value is False)
+    }  # fmt: skip
+    if given:
+        name = next(iter(given))
+        raise ValueError(
+            f"iterations= and {name}={given[name]!r} do not go together: an iteration path "
+            "scores each fold at every checkpoint of one fit (racing drops candidates fold by "
+            "fold; fast CV and BBC-CV, predictions and kept estimators are per fit). "
+            f"Drop {name}= or iterations=."
+        )
+    for c in candidates:  # every model family must grow the path (checked before any fit)
+        path_method(estimator, iterations, c.params)
+    return iterations
+
+
+def _path_units(
+    fits: Sequence[Unit],
+    inner_folds: dict[int | None, Sequence[Fold]],
+    paths: tuple[tuple[int, ...], ...],
+    *,
+    in_step: bool,
+) -> tuple[Unit, ...]:
+    """The units of iteration paths: per (fold, path), or per path over every fold in step.
+
+    Early stopping decides on the mean over the folds at each checkpoint, so
+    a path that stops runs every inner fold of its outer fold in step.
+    """
+    others = [u for u in fits if u.kind != "fit"]
+    if in_step:
+        return (*others, *(Unit("path", o, None, p[0]) for o in inner_folds for p in paths))
+    return (*others, *(Unit("path", o, i, p[0]) for o, folds in inner_folds.items()
+                       for i in range(len(folds)) for p in paths))  # fmt: skip
 
 
 def check_predictions(
@@ -678,6 +770,8 @@ def _fingerprint_parts(plan: Plan, data: Dataset) -> dict[str, Any]:
     extra: dict[str, Any] = {"return_estimator": True} if plan.estimators else {}
     if plan.increments:
         extra["increments"] = list(plan.increments)  # the steps of incremental fits
+    if plan.iterations is not None:  # fits are scored along iteration paths
+        extra["iterations"] = (plan.iterations, plan.path_methods)
     parts = {
         "data": data_token(data),
         "estimator": plan.estimator,

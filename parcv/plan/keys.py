@@ -140,7 +140,9 @@ class ContentKeys:
         keep their fitted estimators (``return_estimator``).
     batches : dict of int to bytes
         With fast CV, per candidate the digest of its batch (a fast-CV record
-        is computed with the candidates of its batch).
+        is computed with the candidates of its batch); on an iteration path,
+        per candidate the digest of how the path is grown (a ``partial_fit``
+        path's record is not a separate fit's).
     criteria : bytes
         Digest of the criteria request (empty without criteria).
     bbc : bytes
@@ -178,7 +180,8 @@ class ContentKeys:
         """
         kind, c = kind_of(unit), unit.candidate
         prefix = self._prefix(kind, unit.outer, unit.inner)
-        batch = self.batches[c] if kind.batched else b""
+        # The fits that select: a fast-CV batch's or an iteration path's records.
+        batch = self.batches.get(c, b"") if kind.selects else b""
         return _blake(prefix + self.candidates[c] + batch, digest_size=_SIZE).hexdigest()
 
     def graph_keys(self, plan: Plan) -> dict[Key, str]:
@@ -190,6 +193,9 @@ class ContentKeys:
         prefixes: dict[tuple[str, int | None, int | None], tuple[Kind, bytes]] = {}
         cands = self.candidates
         for unit in plan.units:
+            if kind_of(unit).records_as is not None:  # an iteration path: its fit records
+                out.update((r.key, self.key(r)) for r in plan.record_units(unit))
+                continue
             o, i = unit.outer, unit.inner
             where = (unit.kind, o, i)
             found = prefixes.get(where)
@@ -259,6 +265,15 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
     for batch in plan.batches:
         digest = token("batch", *(candidates[c] for c in batch))
         batches.update(dict.fromkeys(batch, digest))
+    for path, method in zip(plan.paths, plan.path_methods, strict=True):
+        # Not the path's length: extending up_to reuses the checkpoints already scored. With
+        # early stopping, the checkpoints after a stop are records of that rule (never fitted).
+        rule = (
+            ()
+            if plan.iterations is None or plan.iterations.patience is None
+            else (plan.iterations.patience, plan.iterations.tol)
+        )
+        batches.update(dict.fromkeys(path, token("path", method, *rule)))
     criteria = b""
     if plan.criteria is not None:
         request = plan.criteria

@@ -1,7 +1,7 @@
 """Unit kinds as data: one registry entry per kind says everything the code asks of it.
 
 A unit kind (``fit``, ``refit``, ``final``, ``criteria``, ``ncv``, ``perm``,
-``boot``, ``incr``, and the fast-CV variant of ``fit``) declares here its graph key
+``boot``, ``incr``, ``path``, and the fast-CV variant of ``fit``) declares here its graph key
 shape, the rows it fits and scores on, what its record keeps, its place in
 sorted results, whether it waits for its outer fold's fits, the tag of its
 content key and how its failure reads. The plan, the content keys, the engine
@@ -95,6 +95,13 @@ class Kind:
         Whether a unit makes one record per candidate of its fast-CV batch.
     shares_prefix : bool, default=False
         Whether units on one fold may share fitted Pipeline steps.
+    groups : str, default="batches"
+        With ``batched``, the plan attribute that holds the groups of
+        candidates one unit makes records for (a group starts at
+        ``unit.candidate``).
+    records_as : str, default=None
+        With ``batched``, the kind of the records it makes (an iteration
+        path's records are ``fit`` records, one per checkpoint); None: its own.
 
     Examples
     --------
@@ -118,6 +125,8 @@ class Kind:
     variant: Callable[[Unit], str | None] | None = None
     batched: bool = False
     shares_prefix: bool = False
+    groups: str = "batches"
+    records_as: str | None = None
     key: Callable[[Unit], Key] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -349,4 +358,32 @@ register_kind(Kind(
     describe=lambda u: f"fold {u.inner}, fitted incrementally",
     noun="incremental fit",
     runner="incremental",
+))  # fmt: skip
+
+
+def _path_rows(plan: Plan, unit: Unit) -> Fold:
+    # One fold's path; a path over every fold in lockstep (early stopping) has no one fold.
+    if unit.inner is None:
+        return _no_test(plan.rows_of(unit.outer))
+    return plan.inner_folds[unit.outer][unit.inner]
+
+
+def _path_where(unit: Unit) -> str:
+    folds = "every inner fold in step" if unit.inner is None else f"inner fold {unit.inner}"
+    return f"{_where(unit.outer)}, {folds} (iteration path)"
+
+
+register_kind(Kind(
+    "path", 1, _FIELDS,
+    rows=_path_rows,
+    keeps=("scores", "train_scores"),
+    tag=b"fit",  # its records are fit records: the same prefix as a fit's
+    digests=_fit_digests,
+    describe=_path_where,
+    noun="iteration path",
+    selects=True,
+    runner="path",
+    batched=True,
+    groups="paths",
+    records_as="fit",
 ))  # fmt: skip

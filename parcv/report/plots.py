@@ -3,8 +3,8 @@
 Validation curve (train and test score vs a hyperparameter), per-fold
 paired differences of the best and the runner-up, selection
 frequency over outer folds, outer-fold scores, the outer refits' pooled
-confusion matrix or residuals (with stored predictions), and a search's
-learning curves and bias-variance trade-off.
+confusion matrix or residuals (with stored predictions), a search's
+learning curves and bias-variance trade-off, and its iteration paths.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from parcv.results.predictions import predicts_labels
 
 __all__ = [
     "bias_variance_tradeoff",
+    "iteration_paths",
     "learning_curves",
     "render_plots",
     "validation_curve",
@@ -348,6 +349,54 @@ def race(search: SearchResult, *, metric: str | None = None) -> Figure:
     return fig
 
 
+def iteration_paths(search: SearchResult, *, metric: str | None = None) -> Figure | None:
+    """Plot each point's mean test score ± se over the iteration counts, early stops marked.
+
+    One line per point of the space (the best :data:`MAX_LINES` by their best
+    checkpoint, and always the selected one's); a path that stopped early ends
+    at the checkpoint where it stopped, marked with a cross. The selected
+    (point, count) is a star.
+    """
+    iterations = search.iterations
+    if iterations is None or not search.paths:
+        return None
+    key = "score" if not search.multimetric else (metric or search.refit_metric)
+    sign, label = _shown(key)
+    results = search.cv_results_
+    means = np.asarray(results[f"mean_test_{key}"], dtype=float)
+    stopped = np.asarray(results.get("path_stopped", np.zeros(len(means), dtype=bool)))
+    best_of = [np.nanmax(means[list(p)]) if np.isfinite(means[list(p)]).any() else -np.inf
+               for p in search.paths]  # fmt: skip
+    chosen = next(j for j, p in enumerate(search.paths) if search.best_index_ in p)
+    shown = sorted(range(len(search.paths)), key=lambda j: -best_of[j])[:MAX_LINES]
+    if chosen not in shown:
+        shown[-1] = chosen
+    fig = Figure(figsize=(7.2, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    colors = [f"C{i % 10}" for i in range(len(shown))]
+    x_all = np.asarray(iterations.checkpoints)
+    for color, j in zip(colors, shown, strict=True):
+        rows = [c for c in search.paths[j] if not stopped[c]]
+        mean, se = _mean_se(search, f"test_{key}", rows)
+        x = x_all[: len(rows)]
+        others = _others(search.candidates[rows[0]].params, iterations.param) or "(defaults)"
+        _mean_se_line(ax, x, (sign * mean, se), color, text=others, scattered=False)
+        if len(rows) < len(x_all):
+            ax.plot(x[-1], sign * mean[-1], "x", color="black", markersize=9, mew=2)
+    best = search.best_index_
+    ax.plot(results["params"][best][iterations.param], sign * means[best], "*", color="gold",
+            markeredgecolor="black", markersize=16, label="selected", zorder=5)  # fmt: skip
+    n_stopped = sum(bool(stopped[list(p)].any()) for p in search.paths)
+    ax.set_xlabel(f"{iterations.param} (iterations; black cross: stopped early)")
+    ax.set_ylabel(f"mean test {label}, ± se over folds")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    more = "" if len(shown) == len(search.paths) else f"; the best {len(shown)} drawn"
+    ax.set_title(f"Iteration paths: {n_stopped} of {len(search.paths)} stopped early{more}",
+                 fontsize=10)  # fmt: skip
+    ax.legend(fontsize=8)
+    return fig
+
+
 def selection_frequency(result: NestedResult) -> Figure:
     """Plot how many outer folds selected each candidate."""
     rows = result.stability
@@ -585,6 +634,8 @@ def render_plots(
         figures["outer_predictions.png"] = outer_predictions(result)
     if search is not None and "race_eliminated_after" in search.cv_results_:
         figures["race.png"] = race(search, metric=metric)
+    if search is not None and search.iterations is not None:
+        figures["iteration_paths.png"] = iteration_paths(search, metric=metric)
     if isinstance(result, (NestedResult, CVResult)):
         figures["fold_scores.png"] = fold_scores(result, metric=metric)
     return {name: _png(fig) for name, fig in figures.items() if fig is not None}

@@ -435,6 +435,31 @@ def _verdict(row: dict[str, Any]) -> str:
     return "yes" if row["rejected"] else "no"
 
 
+def _iteration_paths(result: Result) -> list[str]:
+    """The iteration parameter scored as a path, and what early stopping left unfitted."""
+    search = search_of(result)
+    if search is None or search.iterations is None:
+        return []
+    it = search.iterations
+    lines = [
+        "## Iteration paths",
+        "",
+        f"`{it.param}` was scored as a path: one fit per (fold, point of the space), read at "
+        f"{len(it.checkpoints)} counts from {it.checkpoints[0]} to {it.up_to}.",
+    ]
+    stopped = np.asarray(search.cv_results_.get("path_stopped", ()), dtype=bool)
+    if it.patience is not None:
+        n_paths = sum(bool(stopped[list(p)].any()) for p in search.paths)
+        lines += [
+            "",
+            f"Early stopping (patience {it.patience} counts, tol {it.tol:g}) stopped "
+            f"{n_paths} of {len(search.paths)} points; {int(stopped.sum())} of {stopped.size} "
+            "(point, count) pairs were never fitted (NaN in `cv_results_`, column "
+            "`path_stopped`).",
+        ]
+    return [*lines, ""]
+
+
 def _racing(result: Result) -> list[str]:
     """How many candidates each race dropped, and how many fits racing saved."""
     searches: list[tuple[str, SearchResult | dict[str, Any] | None]] = (
@@ -567,6 +592,7 @@ def render_report(
         *_criteria(result),
         *_significance(result),
         *_racing(result),
+        *_iteration_paths(result),
         *_failures(result),
     ]
     if plots or plot_note:

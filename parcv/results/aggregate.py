@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from parcv.errors import FitFailedError, FitFailedWarning, warn_at_caller
 from parcv.plan.build import Plan
+from parcv.plan.iterations import path_stopped
 from parcv.plan.kinds import kind_of
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record
@@ -453,9 +454,13 @@ def warn_non_finite(cv_results: Mapping[str, Any]) -> None:
     >>> str(caught[0].message)
     'One or more of the test scores are non-finite: [ 1. nan]'
     """
-    # A candidate a race dropped has NaN means by design: not a score that went wrong.
+    # A candidate a race dropped has NaN means by design: not a score that went wrong; so
+    # has a checkpoint after its path stopped early.
     dropped = cv_results.get("race_eliminated_after")
-    kept = slice(None) if dropped is None else np.asarray(dropped) < 0
+    kept: Any = slice(None) if dropped is None else np.asarray(dropped) < 0
+    stopped = cv_results.get("path_stopped")
+    if stopped is not None:
+        kept = ~np.asarray(stopped, dtype=bool)
     for key, means in cv_results.items():
         name = key.removeprefix("mean_")
         scores = key.startswith("mean_") and name.startswith(("train_", "test_"))
@@ -578,6 +583,9 @@ def build_cv_results(
     race = race_of(plan, records, outer)
     if race is not None:
         results.update(race.to_columns())
+    if plan.iterations is not None:
+        refit = f"mean_test_{plan.scoring.suffix(plan.scoring.refit)}"
+        results["path_stopped"] = path_stopped(plan.iterations, plan.paths, results[refit])
     return results
 
 

@@ -266,6 +266,8 @@ def make_search_result(
         bbc=_bbc(plan, records, best),
         predictions=_search_predictions(plan, records, y_true),
         splits=plan.inner_folds[None],
+        iterations=plan.iterations,
+        paths=plan.paths,
     )
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.errors import ModelNotAvailableError
+from parcv.plan.iterations import Iterations
 from parcv.plan.records import Record
 from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
@@ -328,6 +329,9 @@ class SearchResult(Exportable):
     learning_curves: dict[int, LearningCurveResult] | None = field(default=None, repr=False)
     bias_variance: BiasVarianceTradeoff | None = field(default=None, repr=False)
     splits: Sequence[Fold] = field(default=(), repr=False)
+    # With iterations=: the iteration parameter and each point's candidates, by checkpoint.
+    iterations: Iterations | None = field(default=None, repr=False)
+    paths: tuple[tuple[int, ...], ...] = field(default=(), repr=False)
     # The best-vs-rest table, computed once: a report reads it three times, and with
     # thousands of candidates each reading costs a t-test per candidate. Its text
     # table is rendered only when asked (results.json has the rows).

@@ -49,6 +49,14 @@ def _spec(text: str) -> str:
 BAD_SPECS = [
     (SEARCH + "racing = { burn_in = 1 }\n", [":10: search.racing.burn_in = 1", "burn_in must"]),
     (SEARCH + "racing = { bruin = 3 }\n", ["search.racing.bruin", "Did you mean 'burn_in'"]),
+    (
+        SEARCH + 'iterations = { param = "max_iter", up_to = 0 }\n',
+        [":10: search.iterations.up_to = 0", "up_to must be an int >= 1"],
+    ),
+    (
+        SEARCH + 'iterations = { param = "max_iter", up_to = 5, pateince = 2 }\n',
+        ["search.iterations.pateince", "Did you mean 'patience'"],
+    ),
     ("[data\nsource = 1\n", ["(toml syntax)", "line 1"]),
     (BASE + "[runn]\nseed = 1\n", ["runn = ", "Did you mean 'run'"]),
     (BASE + "[cv]\noutr = 5\n", [":8: cv.outr = 5", "Did you mean 'outer'"]),
@@ -383,6 +391,21 @@ def test_search_racing_builds_a_race_that_the_run_uses(tmp_path):
     assert job.options["racing"] == parcv.Racing(burn_in=3, alpha=0.1)
     result = job.run(parcv.RunOptions(backend="serial"))
     assert "race_eliminated_after" in result.cv_results_
+
+
+def test_search_iterations_builds_the_path_that_the_run_scores():
+    text = BASE.replace(
+        "sklearn.linear_model.Ridge", "sklearn.ensemble.GradientBoostingRegressor"
+    ) + (
+        "[space]\nmax_depth = [1, 2]\n[cv]\ninner = 3\n"
+        '[search]\niterations = { param = "n_estimators", up_to = 20, every = 5, patience = 2 }\n'
+    )
+    job = build_job(parse_spec(text))
+    assert job.options["iterations"] == parcv.Iterations("n_estimators", 20, every=5, patience=2)
+    result = job.run(parcv.RunOptions(backend="serial"))
+    assert len(result.cv_results_["params"]) == 2 * 4
+    assert "n_estimators" in result.best_params_
+    assert "path_stopped" in result.cv_results_
 
 
 def test_a_cross_validate_spec_asks_for_the_nested_cv_interval():

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.linear_model import Ridge
 from sklearn.tree import DecisionTreeRegressor
 
@@ -16,6 +17,7 @@ from parcv.engine.work import RUNNERS
 from parcv.plan.build import build_plan
 from parcv.plan.curves import bias_variance_data, plan_bias_variance, plan_permutation_test
 from parcv.plan.data import check_dataset
+from parcv.plan.iterations import Iterations
 from parcv.plan.keys import content_keys
 from parcv.plan.kinds import KEEPS, KINDS, Kind, kind_of, kind_order, register_kind
 from parcv.plan.records import ErrorInfo, Record, Unit, unit_of
@@ -51,6 +53,21 @@ def _all_kinds_plans():
         plan_bias_variance(
             DecisionTreeRegressor(random_state=0), bvd, 20, loss="mse", n_rounds=2, random_state=0
         ).plan,
+        build_plan(
+            GradientBoostingRegressor(),
+            {"max_depth": [1, 2]},
+            DATA,
+            inner=3,
+            outer=2,
+            iterations=Iterations("n_estimators", 4, every=2),
+        ),
+        build_plan(
+            GradientBoostingRegressor(),
+            None,
+            DATA,
+            inner=3,
+            iterations=Iterations("n_estimators", 4, patience=1),
+        ),
     ]
 
 
@@ -66,9 +83,12 @@ def test_every_kind_of_every_plan_is_registered_with_an_order():
             assert set(kind.keeps) <= set(KEEPS)
             assert kind.runner in RUNNERS
             assert unit_of(unit.key).key == unit.key
-    assert seen == {"criteria", "fit", "fast-cv", "refit", "final", "ncv", "perm", "boot"}
+    assert seen == {"criteria", "fit", "fast-cv", "refit", "final", "ncv", "perm", "boot", "path"}
     order = kind_order()
-    assert [k for k in sorted(order, key=order.__getitem__) if k != "fast-cv"][:7] == [
+    # fast CV and iteration paths make fit records: they sort with the fits.
+    variants = ("fast-cv", "path")
+    assert order["path"] == order["fast-cv"] == order["fit"]
+    assert [k for k in sorted(order, key=order.__getitem__) if k not in variants][:7] == [
         "criteria", "fit", "refit", "final", "ncv", "perm", "boot",
     ]  # fmt: skip
 

@@ -1,0 +1,363 @@
+"""Running an iteration path: one fit per (fold, point of the space), scored at checkpoints.
+
+A ``path`` unit (:mod:`parcv.plan.iterations`) grows one estimator per inner
+fold along the checkpoints of its iteration parameter and makes the ``fit``
+record of every checkpoint, as a separate fit at that count would (bit for
+bit for the staged, warm-start and booster paths). With early stopping, the
+unit grows every inner fold of its outer fold in step and stops once the mean
+over the folds has not improved for ``patience`` checkpoints: the checkpoints
+after the stop are never fitted, and their records hold NaN scores.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from sklearn.base import is_classifier, is_regressor
+from sklearn.metrics import accuracy_score, r2_score
+
+from parcv.engine.work import (
+    RUNNERS,
+    Runner,
+    _failed,
+    _failed_with,
+    _fit_params,
+    _fresh_estimator,
+    _score_all,
+    _Split,
+    _split_data,
+    _stamp,
+)
+from parcv.plan.build import Plan
+from parcv.plan.data import Dataset
+from parcv.plan.iterations import stop_index
+from parcv.plan.records import ErrorInfo, Record, Unit
+
+__all__ = ["run_path_unit"]
+
+_OUTPUTS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
+
+
+class _AtIteration:
+    """A fitted estimator seen at iteration ``t`` of its path, for the scorers.
+
+    Its prediction methods answer as the estimator fitted with ``t``
+    iterations would: from the staged outputs (``staged``) or the booster's
+    first ``t`` rounds (``booster``); everything else is the estimator's.
+    """
+
+    def __init__(self, fitted: Any, t: int, outputs: Callable[[str, Any, int], Any]) -> None:
+        self._fitted, self._t, self._outputs = fitted, t, outputs
+
+    def __getattr__(self, name: str) -> Any:
+        fitted = self.__dict__["_fitted"]
+        if name in _OUTPUTS and hasattr(fitted, name):
+
+            def output(X: Any) -> Any:
+                return self._outputs(name, X, self._t)
+
+            output.__name__ = output.__qualname__ = name  # scorers read the method's name
+            return output
+        return getattr(fitted, name)
+
+    def __sklearn_tags__(self) -> Any:
+        return self._fitted.__sklearn_tags__()
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """The estimator's own ``score`` (accuracy or R²) at iteration ``t``."""
+        predicted = self._outputs("predict", X, self._t)
+        if is_classifier(self._fitted):
+            return float(accuracy_score(y, predicted, sample_weight=sample_weight))
+        if is_regressor(self._fitted):
+            return float(r2_score(y, predicted, sample_weight=sample_weight))
+        raise TypeError(
+            f"{type(self._fitted).__name__} is neither a classifier nor a regressor: give "
+            "scoring= to score its iteration path."
+        )
+
+
+def _split_estimator(estimator: Any) -> tuple[Any, Callable[[Any], Any]]:
+    """The final step of a Pipeline (or the estimator) and how to bring X to it."""
+    steps = getattr(estimator, "steps", None)
+    if isinstance(steps, list) and len(steps) > 1:
+        head = estimator[:-1]
+        return steps[-1][1], head.transform
+    final = steps[-1][1] if isinstance(steps, list) else estimator
+    return final, lambda X: X
+
+
+@dataclass
+class _Staged:
+    """Staged outputs at the checkpoints, computed in one pass per method and rows."""
+
+    fitted: Any
+    checkpoints: tuple[int, ...]
+    cache: dict[tuple[str, int], tuple[Any, dict[int, Any]]] = field(default_factory=dict)
+
+    def outputs(self, method: str, X: Any, t: int) -> Any:
+        found = self.cache.get((method, id(X)))
+        if found is None or found[0] is not X:
+            final, to_final = _split_estimator(self.fitted)
+            staged_name = "staged_predict_proba" if method == "predict_log_proba" else method
+            stages = getattr(final, f"staged_{staged_name.removeprefix('staged_')}")
+            wanted, at = set(self.checkpoints), {}
+            for n, out in enumerate(stages(to_final(X)), start=1):
+                if n in wanted:
+                    at[n] = np.log(out) if method == "predict_log_proba" else out
+            found = self.cache[(method, id(X))] = (X, at)
+        return found[1][t]
+
+
+def _booster_outputs(fitted: Any) -> Callable[[str, Any, int], Any]:
+    final, to_final = _split_estimator(fitted)
+    xgboost = type(final).__module__.startswith("xgboost")
+
+    def outputs(method: str, X: Any, t: int) -> Any:
+        call = getattr(final, method)
+        if xgboost:
+            return call(to_final(X), iteration_range=(0, t))
+        return call(to_final(X), num_iteration=t)
+
+    return outputs
+
+
+@dataclass
+class _Grower:
+    """One inner fold's estimator grown along the path: ``advance(t)`` then ``view(t)``."""
+
+    plan: Plan
+    data: Dataset
+    method: str
+    estimator: Any
+    split: _Split
+    fit_params: dict[str, Any]
+    in_step: bool
+    done: int = 0
+    grown: str = ""
+    horizon: int = 0
+    outputs: Callable[[str, Any, int], Any] | None = None
+
+    @property
+    def _param(self) -> str:
+        return self.plan.iterations.param  # type: ignore[union-attr]
+
+    @property
+    def _checkpoints(self) -> tuple[int, ...]:
+        return self.plan.iterations.checkpoints  # type: ignore[union-attr]
+
+    def _prefixed(self, name: str) -> str:
+        head, sep, _ = self._param.rpartition("__")
+        return f"{head}{sep}{name}"
+
+    def _how(self) -> str:
+        final, _ = _split_estimator(self.estimator)
+        if (
+            self.in_step
+            and self.method == "staged"
+            and "warm_start" in final.get_params(deep=False)
+        ):
+            return "warm_start"  # early stopping: grow no stage after the stop
+        return self.method
+
+    @property
+    def fitted_ahead(self) -> bool:
+        """Whether checkpoints are read from one fit to a later count (staged, booster)."""
+        return self.grown in ("staged", "booster")
+
+    def advance(self, t: int) -> float:
+        """Grow the estimator to ``t`` iterations; return the seconds spent fitting."""
+        self.grown = self.grown or self._how()
+        X, y = self.split.X_train, self.split.y_train
+        t0 = time.perf_counter()
+        if self.grown == "warm_start":
+            self.estimator.set_params(**{self._param: t, self._prefixed("warm_start"): True})
+            self.estimator.fit(X, y, **self.fit_params)
+        elif self.grown == "partial_fit":
+            extra = {}
+            if self.done == 0:  # the count the passes go up to, as fit(max_iter=...) sees it
+                self.estimator.set_params(**{self._param: self._checkpoints[-1]})
+                if is_classifier(self.estimator):
+                    extra["classes"] = np.unique(self.data.y)
+            for _ in range(t - self.done):
+                self.estimator.partial_fit(X, y, **extra, **self.fit_params)
+                extra = {}
+        elif t > self.horizon:
+            self._fit_ahead(t)
+        self.done = t
+        return time.perf_counter() - t0
+
+    def _fit_ahead(self, t: int) -> None:
+        """Fit from scratch to a later count and read the checkpoints up to it from its stages.
+
+        Without early stopping, to the last checkpoint at once. With it, to
+        twice the count of the previous such fit (at least ``2 x patience x
+        every`` iterations): a fit from scratch to ``h`` has the same first
+        ``t`` stages as one to ``t`` (a continued booster would draw other
+        random rows), and the doubling bounds the stages built past the stop.
+        """
+        last = self._checkpoints[-1]
+        if self.in_step:
+            iterations: Any = self.plan.iterations
+            ahead = max(t, 2 * self.horizon, 2 * iterations.patience * iterations.every)
+            self.horizon = min(last, ahead)
+        else:
+            self.horizon = last
+        self.estimator.set_params(**{self._param: self.horizon})
+        self.estimator.fit(self.split.X_train, self.split.y_train, **self.fit_params)
+        if self.grown == "staged":
+            counts = tuple(c for c in self._checkpoints if c <= self.horizon)
+            self.outputs = _Staged(self.estimator, counts).outputs
+        else:
+            self.outputs = _booster_outputs(self.estimator)
+
+    def view(self, t: int) -> Any:
+        """The estimator as the scorers see it at ``t`` iterations."""
+        if self.outputs is not None:
+            return _AtIteration(self.estimator, t, self.outputs)
+        return self.estimator
+
+
+def _fold_units(plan: Plan, unit: Unit) -> list[int]:
+    if unit.inner is not None:
+        return [unit.inner]
+    return list(range(len(plan.inner_folds[unit.outer])))
+
+
+_Scores = tuple[dict[str, float], dict[str, float], dict[str, ErrorInfo]]
+
+
+def _score(plan: Plan, model: Any, split: _Split) -> _Scores:
+    test = _score_all(plan, model, split.X_test, split.y_test, split.score_test, "test")
+    train_scores: dict[str, float] = {}
+    errors = dict(test.errors)
+    if plan.return_train_score:
+        train = _score_all(plan, model, split.X_train, split.y_train, split.score_train, "train")
+        train_scores, errors = train.scores, {**errors, **train.errors}
+    return test.scores, train_scores, errors
+
+
+@dataclass
+class _FoldPath:
+    """The records of one inner fold's path as it grows."""
+
+    unit: Unit
+    grower: _Grower | None
+    n: tuple[int, int]
+    records: list[Record] = field(default_factory=list)
+    failure: Record | None = None
+    elapsed: float = 0.0
+
+
+def run_path_unit(plan: Plan, data: Dataset, unit: Unit) -> list[Record]:
+    """Grow a path unit's estimators along the checkpoints, scoring each fold at each.
+
+    Parameters
+    ----------
+    plan : Plan
+    data : Dataset
+    unit : Unit
+        A ``path`` unit: one inner fold, or (``inner=None``, early stopping)
+        every inner fold of its outer fold in step.
+
+    Returns
+    -------
+    list of Record
+        The ``fit`` record of every (inner fold, checkpoint) of the path, in
+        :meth:`Plan.record_units` order. A record's fit time is the time its
+        fold's estimator took to grow from the previous checkpoint to its own
+        (a staged or booster path fitted at once: its share of that one fit,
+        by iterations; with early stopping, a fit ahead counts at the
+        checkpoint that needed it). A fold whose fit fails fails at every later
+        checkpoint; the checkpoints after an early stop hold NaN scores.
+    """
+    iterations: Any = plan.iterations  # set: a plan has path units only then
+    group = plan.batch_of(unit)
+    method = plan.path_methods[plan.paths.index(group)]
+    checkpoints = iterations.checkpoints
+    started = time.time()
+    folds = [_start_fold(plan, data, unit, i, (group[0], method)) for i in _fold_units(plan, unit)]
+    means: list[float] = []
+    stop: int | None = None
+    for j in range(len(checkpoints)):
+        candidate = group[j]
+        if stop is not None:
+            for fold in folds:
+                fold.records.append(_stopped(plan, fold, candidate))
+            continue
+        for fold in folds:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                record = _step(plan, fold, candidate, j, checkpoints)
+            fold.records.append(_stamp(record, caught, started))
+        if iterations.patience is not None:
+            refit = plan.scoring.refit
+            scores = [f.records[-1].test_scores.get(refit, math.nan) for f in folds]
+            means.append(float(np.mean(scores)))
+            if stop_index(means, iterations.patience, iterations.tol) == j:
+                stop = j
+    # Record order of Plan.record_units: by inner fold, then checkpoint.
+    return [r for fold in folds for r in fold.records]
+
+
+def _start_fold(
+    plan: Plan, data: Dataset, unit: Unit, inner: int, first: tuple[int, str]
+) -> _FoldPath:
+    candidate, method = first
+    record_unit = Unit("fit", unit.outer, inner, candidate)
+    fold = plan.inner_folds[unit.outer][inner]
+    estimator, pairwise = _fresh_estimator(plan, candidate)
+    split = _split_data(plan, data, record_unit, fold, pairwise)
+    grower = _Grower(plan, data, method, estimator, split, _fit_params(data, fold.train),
+                     in_step=unit.inner is None)  # fmt: skip
+    return _FoldPath(record_unit, grower, (fold.train.size, fold.test.size))
+
+
+def _step(
+    plan: Plan, fold: _FoldPath, candidate: int, j: int, checkpoints: tuple[int, ...]
+) -> Record:
+    """Grow one fold's estimator to checkpoint ``j`` and score it (a failure sticks)."""
+    unit = replace(fold.unit, candidate=candidate)
+    grower = fold.grower
+    if fold.failure is not None:
+        return replace(fold.failure, unit=unit)
+    if grower is None:
+        raise RuntimeError("a path fold with neither an estimator nor a failure")
+    t = checkpoints[j]
+    try:
+        took = grower.advance(t)
+        if grower.fitted_ahead and not grower.in_step:
+            if j == 0:
+                fold.elapsed = took  # one fit to the last checkpoint: shared by iterations
+            took = fold.elapsed * (t - (checkpoints[j - 1] if j else 0)) / checkpoints[-1]
+        t1 = time.perf_counter()
+        test, train, errors = _score(plan, grower.view(t), grower.split)
+        score_time = time.perf_counter() - t1
+    except Exception as err:
+        fold.failure = _failed(plan, unit, err, fold.n)
+        fold.grower = None
+        return fold.failure
+    return Record(unit, "ok", test, train, took, score_time, *fold.n, score_errors=errors)
+
+
+def _stopped(plan: Plan, fold: _FoldPath, candidate: int) -> Record:
+    """The record of a checkpoint after its path stopped: never fitted, NaN scores."""
+    unit = replace(fold.unit, candidate=candidate)
+    nan = dict.fromkeys(plan.scoring.scorers, math.nan)
+    train = dict(nan) if plan.return_train_score else {}
+    return _stamp(Record(unit, "ok", nan, train, 0.0, 0.0, *fold.n), (), time.time())
+
+
+def _lost_path(plan: Plan, unit: Unit, error: ErrorInfo) -> list[Record]:
+    """Every record of a path unit whose worker died or timed out: failed."""
+    return [_failed_with(plan, r, error, (0, 0)) for r in plan.record_units(unit)]
+
+
+RUNNERS["path"] = Runner(
+    lambda plan, data, unit, cache: run_path_unit(plan, data, unit), _lost_path
+)

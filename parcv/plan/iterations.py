@@ -1,0 +1,318 @@
+"""Iterations as a resource: an iterative estimator's path of scores, in one fit per fold.
+
+A search over ``n_estimators`` of a gradient boosting model refits from scratch
+for every value; yet the model at 100 stages is the model at 50 stages and 50
+more. :class:`Iterations` makes the iteration count a path instead: one fit per
+(fold, candidate) is scored at every checkpoint, and with ``patience`` a
+candidate's path stops once its mean score over the folds stops improving, as
+``xgb.cv(early_stopping_rounds=...)`` decides. Results look like a grid over
+the iteration parameter: a candidate per (point of the space, checkpoint).
+
+How a path is grown (``method``):
+
+- ``"staged"``: fit once with the last checkpoint's count, then read each
+  checkpoint from ``staged_predict`` / ``staged_decision_function`` /
+  ``staged_predict_proba`` (GradientBoosting*, AdaBoost*).
+- ``"warm_start"``: set ``warm_start=True`` and raise the count checkpoint by
+  checkpoint (forests, HistGradientBoosting, Bagging, GradientBoosting).
+- ``"booster"``: an xgboost or lightgbm scikit-learn model, fitted once with
+  the last count and read with ``iteration_range`` / ``num_iteration``; with
+  patience, grown by continuing the booster (``xgb_model=`` / ``init_model=``).
+- ``"partial_fit"``: one ``partial_fit`` pass over the fold's training rows per
+  iteration (SGD*, MLP*, Perceptron, PassiveAggressive, naive Bayes).
+
+The staged, warm-start and booster paths give the scores of separate fits at
+each count, bit for bit. A ``partial_fit`` path at ``t`` is the model after
+``t`` passes of ``partial_fit`` over the fold's training rows in their order
+(with every class of ``y`` on the first), which is not ``fit(max_iter=t)``:
+``fit`` shuffles, adapts its learning rate and may stop early.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+from parcv.plan.space import Candidate
+
+__all__ = [
+    "METHODS",
+    "Iterations",
+    "check_iterations",
+    "expand_paths",
+    "path_method",
+    "path_stopped",
+    "stop_index",
+]
+
+METHODS = ("auto", "staged", "warm_start", "booster", "partial_fit")
+
+
+def _grows(model: Any, leaf: str) -> bool:
+    """Whether a warm start adds iterations to the ones fitted (ensembles, HGB's max_iter).
+
+    A linear model's warm start only starts a new fit from the last solution:
+    not the model fitted with more iterations.
+    """
+    boosted = (HistGradientBoostingClassifier, HistGradientBoostingRegressor)
+    return leaf == "n_estimators" or (leaf == "max_iter" and isinstance(model, boosted))
+
+
+@dataclass(frozen=True)
+class Iterations:
+    """The iteration parameter of a search as a path scored at checkpoints.
+
+    Parameters
+    ----------
+    param : str
+        The parameter that counts iterations, as ``set_params`` takes it:
+        ``"n_estimators"``, ``"max_iter"``, ``"model__max_iter"``.
+    up_to : int
+        The last iteration count scored.
+    every : int, default=1
+        Score every ``every``-th iteration (and ``up_to``).
+    patience : int or None, default=None
+        Early stopping: stop a candidate's path once its mean test score over
+        the folds (of the refit metric) has not improved by more than ``tol``
+        for ``patience`` checkpoints, as ``xgb.cv(early_stopping_rounds=...)``;
+        the checkpoints after the stop are never fitted and are NaN in
+        ``cv_results_``. The decision reads only the checkpoints up to it, so
+        every backend stops at the same one.
+    tol : float, default=0.0
+        The improvement that counts as one.
+    method : {"auto", "staged", "warm_start", "booster", "partial_fit"}, default="auto"
+        How the path is grown (see the module's text); ``"auto"`` picks the
+        first the estimator supports in the order booster, staged, warm start,
+        partial_fit.
+
+    Examples
+    --------
+    >>> Iterations("n_estimators", up_to=10, every=3).checkpoints
+    (3, 6, 9, 10)
+    """
+
+    param: str
+    up_to: int
+    every: int = 1
+    patience: int | None = None
+    tol: float = 0.0
+    method: str = "auto"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.param, str) or not self.param:
+            raise TypeError(
+                f"Iterations.param must be the name of the iteration parameter, e.g. "
+                f"'n_estimators'; got {self.param!r}."
+            )
+        for name, low in (("up_to", 1), ("every", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
+                raise ValueError(
+                    f"Iterations.{name} must be an int >= {low}; got {value!r}. "
+                    "Pass e.g. Iterations('n_estimators', up_to=500, every=10)."
+                )
+        if self.every > self.up_to:
+            raise ValueError(
+                f"Iterations.every ({self.every}) is larger than up_to ({self.up_to}): "
+                "no checkpoint but the last. Pass every <= up_to."
+            )
+        patience = self.patience
+        if patience is not None and (
+            not isinstance(patience, numbers.Integral) or isinstance(patience, bool) or patience < 1
+        ):
+            raise ValueError(
+                f"Iterations.patience must be None or an int >= 1 (checkpoints without "
+                f"improvement before the path stops); got {patience!r}."
+            )
+        if not isinstance(self.tol, numbers.Real) or not math.isfinite(self.tol) or self.tol < 0:
+            raise ValueError(f"Iterations.tol must be a finite number >= 0; got {self.tol!r}.")
+        if self.method not in METHODS:
+            raise ValueError(
+                f"Iterations.method must be one of {list(METHODS)!r}; got {self.method!r}."
+            )
+
+    @property
+    def checkpoints(self) -> tuple[int, ...]:
+        """The iteration counts scored, ascending: every ``every``-th and ``up_to``."""
+        counts = list(range(self.every, self.up_to + 1, self.every))
+        if counts[-1] != self.up_to:
+            counts.append(self.up_to)
+        return tuple(counts)
+
+
+def check_iterations(iterations: Any) -> Iterations | None:
+    """Accept None or an :class:`Iterations` (a dict of its fields, as a spec gives).
+
+    Examples
+    --------
+    >>> check_iterations({"param": "max_iter", "up_to": 4}).checkpoints
+    (1, 2, 3, 4)
+    """
+    if iterations is None or isinstance(iterations, Iterations):
+        return iterations
+    if isinstance(iterations, dict):
+        try:
+            return Iterations(**iterations)
+        except TypeError as err:
+            raise TypeError(f"iterations={iterations!r}: {err}. Fields: {_FIELDS}.") from None
+    raise TypeError(
+        f"iterations must be a parcv.Iterations or None; got {iterations!r}. Use e.g. "
+        "iterations=parcv.Iterations('n_estimators', up_to=500, every=10, patience=5)."
+    )
+
+
+_FIELDS = "param, up_to, every, patience, tol, method"
+
+
+def _final_step(estimator: Any) -> Any:
+    steps = getattr(estimator, "steps", None)
+    return steps[-1][1] if isinstance(steps, list) and steps else estimator
+
+
+def _is_booster(model: Any) -> bool:
+    module = type(model).__module__
+    return module.startswith(("xgboost", "lightgbm"))
+
+
+def path_method(estimator: Any, iterations: Iterations, params: dict[str, Any]) -> str:
+    """Return how the path of ``estimator`` configured with ``params`` is grown.
+
+    Raises
+    ------
+    ValueError
+        If the estimator has no way to grow ``iterations.param`` that parcv
+        knows, or not the one ``iterations.method`` names.
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+    >>> from sklearn.linear_model import SGDClassifier
+    >>> path_method(GradientBoostingRegressor(), Iterations("n_estimators", 5), {})
+    'staged'
+    >>> path_method(RandomForestRegressor(), Iterations("n_estimators", 5), {})
+    'warm_start'
+    >>> path_method(SGDClassifier(), Iterations("max_iter", 5), {})
+    'partial_fit'
+    """
+    model = clone(estimator).set_params(**clone(params, safe=False))
+    leaf = iterations.param.rsplit("__", 1)[-1]
+    final = _final_step(model)
+    pipeline = final is not model
+    able = {
+        "booster": _is_booster(final) and leaf == "n_estimators",
+        "staged": hasattr(final, "staged_predict") and leaf == "n_estimators",
+        "warm_start": "warm_start" in final.get_params(deep=False) and _grows(final, leaf),
+        "partial_fit": hasattr(final, "partial_fit") and not pipeline,
+    }
+    if iterations.method != "auto":
+        if not able[iterations.method]:
+            raise ValueError(
+                f"Iterations(method={iterations.method!r}) cannot grow {iterations.param!r} of "
+                f"{type(final).__name__}{' (in a Pipeline)' if pipeline else ''}. Use "
+                f"method='auto' or one of {[m for m, ok in able.items() if ok]!r}."
+            )
+        return iterations.method
+    for method in ("booster", "staged", "warm_start", "partial_fit"):
+        if able[method]:
+            return method
+    raise ValueError(
+        f"Iterations over {iterations.param!r}: {type(final).__name__} has no staged_predict, "
+        "warm_start, booster iteration range or partial_fit that grows it (a Pipeline takes "
+        "no partial_fit). Search the parameter as an ordinary grid instead."
+    )
+
+
+def expand_paths(
+    candidates: Sequence[Candidate], iterations: Iterations
+) -> tuple[tuple[Candidate, ...], tuple[tuple[int, ...], ...]]:
+    """The candidates of a search over a space and a path, and each path's candidates.
+
+    Every point of the space becomes one candidate per checkpoint (the point's
+    candidates next to each other, in checkpoint order); a path is the
+    indices of one point's candidates.
+
+    Raises
+    ------
+    ValueError
+        If the space sets the iteration parameter itself.
+
+    Examples
+    --------
+    >>> from parcv.plan.space import check_space
+    >>> cands, paths = expand_paths(check_space({"a": [1, 2]}), Iterations("n", 4, every=2))
+    >>> [c.params for c in cands], paths
+    ([{'a': 1, 'n': 2}, {'a': 1, 'n': 4}, {'a': 2, 'n': 2}, {'a': 2, 'n': 4}], ((0, 1), (2, 3)))
+    """
+    name, checkpoints = iterations.param, iterations.checkpoints
+    clash = [c.params for c in candidates if name in c.params]
+    if clash:
+        raise ValueError(
+            f"the space sets {name!r} (e.g. {clash[0]!r}), which iterations= scores as a path "
+            f"up to {iterations.up_to}. Drop {name!r} from the space."
+        )
+    expanded: list[Candidate] = []
+    paths: list[tuple[int, ...]] = []
+    for c in candidates:
+        start = len(expanded)
+        expanded += [Candidate(start + j, {**c.params, name: t}) for j, t in enumerate(checkpoints)]
+        paths.append(tuple(range(start, len(expanded))))
+    return tuple(expanded), tuple(paths)
+
+
+def stop_index(means: Sequence[float], patience: int, tol: float = 0.0) -> int | None:
+    """The checkpoint (0-based) at which a path stops, or None if it runs to the end.
+
+    The best mean so far improves when a checkpoint's mean exceeds it by more
+    than ``tol``; the path stops at the first checkpoint that is the
+    ``patience``-th in a row without an improvement, as xgboost's
+    ``EarlyStopping`` callback (NaN never improves). Only checkpoints up to
+    the stop are read.
+
+    Examples
+    --------
+    >>> stop_index([0.5, 0.6, 0.6, 0.59, 0.7], patience=2)
+    3
+    >>> stop_index([0.5, 0.6, 0.7], patience=2) is None
+    True
+    """
+    best, waited = -np.inf, 0
+    for j, mean in enumerate(means):
+        if mean > best + tol and not math.isnan(mean):
+            best, waited = mean, 0
+            continue
+        waited += 1
+        if waited >= patience:
+            return j
+    return None
+
+
+def path_stopped(
+    iterations: Iterations, paths: Sequence[Sequence[int]], means: Sequence[float]
+) -> np.ndarray:
+    """Per candidate, whether its checkpoint came after its path stopped early.
+
+    ``means`` are the candidates' mean test scores of the refit metric, as
+    the early-stopping rule read them; without ``patience`` nothing stops.
+
+    Examples
+    --------
+    >>> it = Iterations("n", 4, patience=1)
+    >>> path_stopped(it, [(0, 1, 2, 3)], [0.5, 0.4, np.nan, np.nan]).tolist()
+    [False, False, True, True]
+    """
+    stopped = np.zeros(len(means), dtype=bool)
+    if iterations.patience is None:
+        return stopped
+    values = np.asarray(means, dtype=np.float64)
+    for path in paths:
+        at = stop_index(values[list(path)].tolist(), iterations.patience, iterations.tol)
+        if at is not None:
+            stopped[list(path[at + 1 :])] = True
+    return stopped

@@ -1,0 +1,275 @@
+"""Iteration paths: one fit per (fold, point) scored at checkpoints, and early stopping.
+
+References: scikit-learn's GridSearchCV over the iteration parameter (separate
+fits at each count, on the same folds), xgboost's own ``xgb.cv`` with
+``early_stopping_rounds``, and a hand-written ``partial_fit`` loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.ensemble import (
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    RandomForestRegressor,
+)
+from sklearn.linear_model import Ridge, SGDClassifier
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+
+import parcv
+
+X, Y = make_regression(n_samples=120, n_features=5, noise=10.0, random_state=0)
+XC, YC = make_classification(n_samples=150, n_features=6, random_state=0)
+CV = KFold(3, shuffle=True, random_state=0)
+
+# Per fit of the counting estimators below (serial backend: this process): stages it built.
+BUILT: list[int] = []
+
+
+class CountedGB(GradientBoostingRegressor):
+    def fit(self, X, y, sample_weight=None, monitor=None):
+        before = len(getattr(self, "estimators_", [])) if self.warm_start else 0
+        super().fit(X, y, sample_weight=sample_weight, monitor=monitor)
+        BUILT.append(self.n_estimators_ - before)
+        return self
+
+
+class CountedForest(RandomForestRegressor):
+    def fit(self, X, y, sample_weight=None):
+        before = len(getattr(self, "estimators_", [])) if self.warm_start else 0
+        super().fit(X, y, sample_weight=sample_weight)
+        BUILT.append(len(self.estimators_) - before)
+        return self
+
+
+class CountedHGB(HistGradientBoostingClassifier):
+    def fit(self, X, y, sample_weight=None):
+        before = getattr(self, "n_iter_", 0) if self.warm_start else 0
+        super().fit(X, y, sample_weight=sample_weight)
+        BUILT.append(self.n_iter_ - before)
+        return self
+
+
+def _same_splits(ours, theirs, n_splits):
+    by_params = {repr(sorted(p.items())): i for i, p in enumerate(theirs.cv_results_["params"])}
+    order = [by_params[repr(sorted(p.items()))] for p in ours.cv_results_["params"]]
+    assert len(order) == len(theirs.cv_results_["params"])
+    for k in range(n_splits):
+        np.testing.assert_array_equal(
+            ours.cv_results_[f"split{k}_test_score"],
+            np.asarray(theirs.cv_results_[f"split{k}_test_score"])[order],
+        )
+    assert ours.best_params_ == theirs.best_params_
+
+
+CASES = [
+    ("gb", CountedGB(random_state=0, subsample=0.8), {"max_depth": [2, 3]}, "n_estimators", (X, Y)),
+    ("forest", CountedForest(random_state=0, n_jobs=1), {"max_features": [0.5, 1.0]},
+     "n_estimators", (X, Y)),
+    ("hgb", CountedHGB(random_state=0, early_stopping=False), {"learning_rate": [0.1, 0.3]},
+     "max_iter", (XC, YC)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "estimator", "space", "param", "data"), CASES,
+                         ids=[c[0] for c in CASES])  # fmt: skip
+def test_a_path_equals_gridsearchcv_over_the_iteration_parameter_with_one_fit_per_path(
+    name, estimator, space, param, data
+):
+    X_, y_ = data
+    iterations = parcv.Iterations(param, up_to=12, every=4)
+    BUILT.clear()
+    ours = parcv.search(estimator, space, X_, y_, cv=CV, iterations=iterations, refit=False,
+                        backend="serial")  # fmt: skip
+    built = sum(BUILT)
+    # One fit per (fold, point) grows 12 stages: 3 folds x 2 points x 12.
+    assert built == 3 * 2 * 12
+    grid = {**space, param: [4, 8, 12]}
+    theirs = GridSearchCV(estimator, grid, cv=CV, refit=False).fit(X_, y_)
+    # The grid builds 4 + 8 + 12 stages per (fold, point).
+    assert sum(BUILT) - built == 3 * 2 * 24
+    _same_splits(ours, theirs, 3)
+    assert not ours.cv_results_["path_stopped"].any()
+
+
+def test_an_xgboost_path_equals_gridsearchcv_over_its_rounds():
+    xgb = pytest.importorskip("xgboost")
+    model = xgb.XGBRegressor(n_jobs=1, tree_method="hist", random_state=0, subsample=0.8)
+    space = {"max_depth": [2, 4]}
+    ours = parcv.search(model, space, X, Y, cv=CV, refit=False, backend="serial",
+                        iterations=parcv.Iterations("n_estimators", up_to=20, every=5))  # fmt: skip
+    grid = {**space, "n_estimators": [5, 10, 15, 20]}
+    _same_splits(ours, GridSearchCV(model, grid, cv=CV, refit=False).fit(X, Y), 3)
+
+
+@pytest.mark.parametrize("patience", [3, 8])
+def test_early_stopping_selects_the_rounds_of_xgb_cv(patience):
+    xgb = pytest.importorskip("xgboost")
+    # No row subsampling: xgb.cv grows its folds round by round from xgboost's one global
+    # random generator, so with it a fold of xgb.cv is not a separate fit of that fold.
+    params = {"max_depth": 3, "learning_rate": 0.3, "seed": 0, "tree_method": "hist",
+              "nthread": 1}  # fmt: skip
+    folds = list(KFold(4, shuffle=True, random_state=1).split(X))
+    reference = xgb.cv(params, xgb.DMatrix(X, label=Y), num_boost_round=200, folds=folds,
+                       metrics="rmse", early_stopping_rounds=patience)  # fmt: skip
+    model = xgb.XGBRegressor(max_depth=3, learning_rate=0.3, random_state=0, tree_method="hist",
+                             n_jobs=1)  # fmt: skip
+    ours = parcv.search(
+        model, None, X, Y, cv=folds, scoring="neg_root_mean_squared_error", backend="serial",
+        iterations=parcv.Iterations("n_estimators", up_to=200, patience=patience),
+    )  # fmt: skip
+    assert len(reference) < 200  # it stopped
+    assert ours.best_params_ == {"n_estimators": len(reference)}
+    path = -ours.cv_results_["mean_test_score"][: len(reference)]
+    np.testing.assert_allclose(path, reference["test-rmse-mean"], rtol=1e-5)
+    # The rounds after the stop were never fitted: NaN, and marked.
+    stopped = ours.cv_results_["path_stopped"]
+    assert stopped.sum() == 200 - (len(reference) + patience)
+    assert np.isnan(ours.cv_results_["mean_test_score"][stopped]).all()
+
+
+# SGDClassifier.partial_fit warns that one pass is its max_iter, in the reference loop too.
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_partial_fit_path_is_the_loop_of_partial_fit_passes():
+    model = SGDClassifier(random_state=0, alpha=0.01)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(XC, YC))
+    ours = parcv.search(model, None, XC, YC, cv=folds, refit=False, backend="serial",
+                        iterations=parcv.Iterations("max_iter", up_to=6, every=2))  # fmt: skip
+    for k, (train, test) in enumerate(folds):
+        clf = SGDClassifier(random_state=0, alpha=0.01, max_iter=6)
+        expected = []
+        for n in range(1, 7):
+            clf.partial_fit(XC[train], YC[train], **({"classes": np.unique(YC)} if n == 1 else {}))
+            if n % 2 == 0:
+                expected.append(clf.score(XC[test], YC[test]))
+        np.testing.assert_array_equal(ours.cv_results_[f"split{k}_test_score"], expected)
+
+
+def _decisions(result):
+    return (
+        result.best_params_,
+        result.cv_results_["path_stopped"].tolist(),
+        [result.cv_results_[f"split{k}_test_score"].tolist() for k in range(3)],
+    )
+
+
+@pytest.mark.slow
+def test_paths_and_early_stops_are_equal_on_every_backend(backend):
+    model = HistGradientBoostingClassifier(random_state=0, early_stopping=False)
+    space = {"learning_rate": [0.05, 0.3, 1.0]}
+    iterations = parcv.Iterations("max_iter", up_to=40, every=2, patience=3)
+    serial = parcv.search(model, space, XC, YC, cv=CV, iterations=iterations, backend="serial")
+    other = parcv.search(model, space, XC, YC, cv=CV, iterations=iterations, backend=backend)
+    assert serial.cv_results_["path_stopped"].any()
+    np.testing.assert_equal(_decisions(other), _decisions(serial))
+
+
+def test_a_resumed_path_search_fits_nothing_and_a_longer_path_agrees_with_it(tmp_path):
+    store = tmp_path / "paths.sqlite"
+    model = CountedGB(random_state=0)
+
+    def run(up_to, **options):
+        BUILT.clear()
+        result = parcv.search(model, {"max_depth": [2, 3]}, X, Y, cv=CV, backend="serial",
+                              store=store, save_models=True,
+                              iterations=parcv.Iterations("n_estimators", up_to, every=5),
+                              **options)  # fmt: skip
+        return result, sum(BUILT)
+
+    first, _ = run(15)
+    again, built = run(15, resume=True)
+    assert built == 0  # every path and the final refit reused
+    np.testing.assert_equal(_decisions(again), _decisions(first))
+    longer, _ = run(20, resume=True)
+    np.testing.assert_array_equal(
+        longer.cv_results_["mean_test_score"][[0, 1, 2, 4, 5, 6]],
+        first.cv_results_["mean_test_score"],
+    )
+    loaded = parcv.load(store)
+    assert loaded.best_params_ == longer.best_params_
+
+
+def test_nested_cv_selects_a_point_and_iteration_count_per_outer_fold():
+    model = GradientBoostingRegressor(random_state=0)
+    iterations = parcv.Iterations("n_estimators", up_to=30, every=10)
+    result = parcv.nested_cv(model, {"max_depth": [1, 3]}, X, Y, outer=3, inner=3,
+                             backend="serial", iterations=iterations)  # fmt: skip
+    assert len(result.chosen) == 3
+    assert all(0 <= c < 6 for c in result.chosen)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: parcv.Iterations("n_estimators", up_to=0), "up_to must be an int >= 1"),
+        (lambda: parcv.Iterations("n_estimators", up_to=10, patience=0), "patience"),
+        (lambda: parcv.Iterations("n_estimators", 5, every=6), "every"),
+        (
+            lambda: parcv.search(Ridge(), None, X, Y, iterations=parcv.Iterations("alpha", 5)),
+            "no staged_predict",
+        ),
+        (
+            lambda: parcv.search(
+                GradientBoostingRegressor(),
+                {"n_estimators": [5]},
+                X,
+                Y,
+                iterations=parcv.Iterations("n_estimators", 5),
+            ),
+            "Drop 'n_estimators'",
+        ),
+        (
+            lambda: parcv.search(
+                GradientBoostingRegressor(),
+                None,
+                X,
+                Y,
+                racing=parcv.Racing(),
+                iterations=parcv.Iterations("n_estimators", 5),
+            ),
+            "racing",
+        ),
+    ],
+)
+def test_bad_iterations_are_refused_before_any_fit(call, message):
+    BUILT.clear()
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()
+    assert BUILT == []
+
+
+def test_the_drop_in_gridsearchcv_takes_iterations_as_scikit_learn_takes_the_grid():
+    model = HistGradientBoostingClassifier(random_state=0, early_stopping=False)
+    iterations = parcv.Iterations("max_iter", 9, every=3)
+    ours = parcv.GridSearchCV(model, {"max_leaf_nodes": [4, 8]}, cv=3, backend="serial",
+                              iterations=iterations).fit(XC, YC)  # fmt: skip
+    theirs = GridSearchCV(model, {"max_leaf_nodes": [4, 8], "max_iter": [3, 6, 9]}, cv=3)
+    _same_splits(ours, theirs.fit(XC, YC), 3)
+    assert ours.best_estimator_.n_iter_ == ours.best_params_["max_iter"]
+    np.testing.assert_array_equal(ours.predict(XC), theirs.predict(XC))
+
+
+def test_the_report_plots_the_paths_and_says_what_early_stopping_left_unfitted():
+    from parcv.report.plots import iteration_paths, render_plots
+    from parcv.report.run_dir import RunInfo
+    from parcv.report.text import render_report
+
+    model = HistGradientBoostingClassifier(random_state=0, early_stopping=False)
+    iterations = parcv.Iterations("max_iter", 40, every=2, patience=3)
+    result = parcv.search(model, {"learning_rate": [0.03, 0.3, 1.0]}, XC, YC, cv=CV,
+                          backend="serial", iterations=iterations)  # fmt: skip
+    stopped = result.cv_results_["path_stopped"]
+    assert stopped.any()
+    png = render_plots(result)["iteration_paths.png"]
+    assert png.startswith(b"\x89PNG")
+    fig = iteration_paths(result)
+    ax = fig.axes[0]
+    # One line per point, each as long as its path ran; a cross per early stop; the star.
+    n_stopped = sum(bool(stopped[list(p)].any()) for p in result.paths)
+    assert f"{n_stopped} of 3 stopped early" in ax.get_title()
+    crosses = [line for line in ax.lines if line.get_marker() == "x"]
+    assert len(crosses) == n_stopped
+    text = render_report(result, RunInfo("paths"))
+    assert f"{int(stopped.sum())} of {stopped.size} (point, count) pairs were never fitted" in text
