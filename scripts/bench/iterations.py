@@ -497,8 +497,11 @@ def _beats(results: list[dict[str, Any]], best: str, other: str) -> int:
     for w in results:
         rows = {r["method"]: r for r in w["rows"]}
         a, b = rows[best], rows[other]
+        if not b["ran"]:
+            count += 1
+            continue
         better = a["outer_score"] >= b["outer_score"] or tied(a["outer_scores"], b["outer_scores"])
-        count += not b["ran"] or (a["fit_time"] < b["fit_time"] and better)
+        count += a["fit_time"] < b["fit_time"] and better
     return count
 
 
