@@ -241,7 +241,7 @@ def _parcv(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context, how: str) -
     kwargs: dict[str, Any]
     top = model.values[-1]
     if how == "parcv-early-stop":
-        iterations = parcv.Iterations(model.param, top, every=model.every, patience=3)  # type: ignore[attr-defined]
+        iterations = parcv.Iterations(model.param, top, every=model.every, patience=ctx.patience)
         kwargs = {"iterations": iterations}
     elif how == "parcv-halving":
         kwargs = {"halving": parcv.Halving(  # type: ignore[attr-defined]
@@ -345,6 +345,7 @@ class Context:
     inner: Any
     n_jobs: int
     backend: Any
+    patience: int = 3  # parcv's early stopping, in checkpoints
     cluster: Any = None
 
 
@@ -556,6 +557,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="repeatable; the full grid always runs")  # fmt: skip
     parser.add_argument("--n-jobs", type=int, default=2, help="cores for every tool")
     parser.add_argument("--outer", type=int, default=3, help="outer folds")
+    parser.add_argument("--patience", type=int, default=3,
+                        help="parcv-early-stop's patience, in checkpoints")  # fmt: skip
     parser.add_argument("--no-dask", action="store_true", help="skip dask-ml")
     parser.add_argument("--json", help="write every measurement to this file")
     args = parser.parse_args(argv)
@@ -569,6 +572,7 @@ def main(argv: list[str] | None = None) -> int:
         inner=StratifiedKFold(inner, shuffle=True, random_state=1),
         n_jobs=args.n_jobs,
         backend=parcv.LocalBackend(n_jobs=args.n_jobs),
+        patience=args.patience,
     )
     models = [MODELS[m](args.quick) for m in (args.model or list(MODELS))]
     dask_ml = importlib.util.find_spec("dask_ml") is not None
