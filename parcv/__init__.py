@@ -31,7 +31,14 @@ from parcv.errors import (
     RunInterrupted,
     UnfinishedRunError,
 )
-from parcv.estimators import GridSearchCV, NestedCV, RandomizedSearchCV
+from parcv.estimators import (
+    GridSearchCV,
+    HalvingGridSearchCV,
+    HalvingRandomSearchCV,
+    NestedCV,
+    RandomizedSearchCV,
+)
+from parcv.plan.halving import Halving, Hyperband
 from parcv.plan.iterations import Iterations
 from parcv.plan.records import Record, Unit
 from parcv.plan.selection import Selection
@@ -45,6 +52,7 @@ from parcv.results.curves import (
     PermutationTestResult,
     ValidationCurveResult,
 )
+from parcv.results.halving import HalvingResult, HyperbandResult, NestedHalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult
 from parcv.results.summary import ScoreSummary, summarize_scores
@@ -59,10 +67,17 @@ __all__ = [
     "FitFailedWarning",
     "GridSearchCV",
     "Iterations",
+    "Halving",
+    "HalvingGridSearchCV",
+    "HalvingRandomSearchCV",
+    "HalvingResult",
+    "Hyperband",
+    "HyperbandResult",
     "LearningCurveResult",
     "LocalBackend",
     "ModelNotAvailableError",
     "NestedCV",
+    "NestedHalvingResult",
     "NestedResult",
     "ParcvError",
     "PartialResult",

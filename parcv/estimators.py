@@ -1,4 +1,4 @@
-"""Drop-in estimators: GridSearchCV, RandomizedSearchCV and NestedCV over parcv's graph.
+"""Drop-in estimators: GridSearchCV, RandomizedSearchCV, NestedCV and the Halving searches.
 
 They take scikit-learn's constructor names and expose scikit-learn's fitted
 attributes, so that existing code (a ``Pipeline``, ``clone``, ``pickle``,
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.callback import CallbackContext, CallbackSupportMixin, with_callbacks
 from sklearn.model_selection import ParameterSampler
 from sklearn.utils import _safe_indexing, indexable
@@ -27,14 +27,22 @@ from sklearn.utils.validation import check_is_fitted
 from parcv.api import nested_cv, search
 from parcv.engine.options import RunOptions, check_run_options
 from parcv.errors import ModelNotAvailableError
+from parcv.plan.data import n_rows_of
+from parcv.plan.halving import Halving, check_resource, resolve_resources
 from parcv.plan.routing import RoutedParams, route_search, routing_enabled, scorers_router
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.space import RandomSpace
-from parcv.plan.splits import Fold
+from parcv.plan.splits import Fold, check_scheme, materialize_folds
 from parcv.results.aggregate import warn_non_finite
 from parcv.results.objects import NestedResult, SearchResult
 
-__all__ = ["GridSearchCV", "RandomizedSearchCV", "NestedCV"]
+__all__ = [
+    "GridSearchCV",
+    "HalvingGridSearchCV",
+    "HalvingRandomSearchCV",
+    "NestedCV",
+    "RandomizedSearchCV",
+]
 
 
 def _refit_is_callable_or_false(refit: Any) -> bool:
@@ -158,7 +166,8 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
             "n_jobs": self.n_jobs,
             "store": self.store,
             "resume": self.resume,
-            "verbose": self.verbose,
+            # scikit-learn's searches take verbose=True as 1.
+            "verbose": int(self.verbose) if isinstance(self.verbose, bool) else self.verbose,
         }
         if self.options is None:
             # verbose=0 means quiet, not the bar on a terminal that progress=None shows.
@@ -700,6 +709,7 @@ class NestedCV(_SearchFace):
             options["refit"] = True if not _is_multimetric(self.scoring) else _first(self.scoring)
         result = nested_cv(self.estimator, self.param_grid, X, y, outer=self.outer,
                            inner=self.inner, params=params, **options)  # fmt: skip
+        assert isinstance(result, NestedResult)  # no halving here: narrows the type
         self.outer_scores_ = result.outer_scores
         return result
 
@@ -710,3 +720,298 @@ def _is_multimetric(scoring: Any) -> bool:
 
 def _first(scoring: Any) -> str:
     return str(next(iter(scoring)))
+
+
+class _HalvingFace(_SearchFace):
+    """What HalvingGridSearchCV and HalvingRandomSearchCV share: the rungs' attributes."""
+
+    factor: Any
+    resource: Any
+    max_resources: Any
+    min_resources: Any
+    aggressive_elimination: Any
+    random_state: Any
+    cv: Any
+    racing: Any = None
+
+    def _cv(self) -> Any:
+        return self.cv
+
+    def _halving(self, min_resources: Any = None) -> Halving:
+        return Halving(
+            resource=self.resource,
+            factor=self.factor,
+            min_resources=self.min_resources if min_resources is None else min_resources,
+            max_resources=self.max_resources,
+            aggressive_elimination=self.aggressive_elimination,
+            random_state=self.random_state,
+        )
+
+    def _run(self, X: Any, y: Any, params: RoutedParams) -> SearchResult | NestedResult:
+        halving = self._halving()  # checked before the candidates are drawn
+        check_resource(halving, self.estimator, [])
+        options = {k: v for k, v in self._options().items() if k != "racing"}
+        result = search(self.estimator, self._candidates(X, y, params, halving), X, y,
+                        cv=self._cv(), params=params, halving=halving, **options)  # fmt: skip
+        for name in _HALVING_ATTRIBUTES:
+            setattr(self, name, getattr(result, name))
+        return result
+
+    def _candidates(self, X: Any, y: Any, params: RoutedParams, halving: Halving) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def _select_best_index(refit: Any, refit_metric: Any, results: dict[str, Any]) -> int:
+        """The best candidate of the last rung, as scikit-learn's hook of that name.
+
+        The first of the best mean test scores; 0 of the last rung when all are NaN.
+        """
+        iterations = np.asarray(results["iter"])
+        last = np.flatnonzero(iterations == iterations.max())
+        scores = np.asarray(results["mean_test_score"], dtype=np.float64)[last]
+        return int(last[0 if np.isnan(scores).all() else int(np.nanargmax(scores))])
+
+
+# scikit-learn's fitted attributes of a Halving search, beyond GridSearchCV's.
+_HALVING_ATTRIBUTES = (
+    "n_resources_",
+    "n_candidates_",
+    "n_remaining_candidates_",
+    "min_resources_",
+    "max_resources_",
+    "n_iterations_",
+    "n_possible_iterations_",
+    "n_required_iterations_",
+)
+
+_HALVING_DOC = """\
+    factor : float, default=3
+        Each rung keeps ``ceil(n_candidates / factor)`` candidates and gives
+        them ``factor`` times the resource.
+    resource : str, default="n_samples"
+        Rows per fold, or an estimator parameter (``n_estimators``) set to the
+        rung's resource in every candidate.
+    max_resources : int or "auto", default="auto"
+    min_resources : int, "exhaust" or "smallest"
+    aggressive_elimination : bool, default=False
+    cv : int or splitter, default=5
+        Must give the same folds at every call (no unseeded shuffling).
+    scoring : str or callable, default=None
+    refit : bool or callable, default=True
+        Refit the best candidate of the last rung on all data. A callable
+        gets ``cv_results_`` (every rung's rows) and returns ``best_index_``,
+        as scikit-learn documents (its implementation ignores the callable and
+        takes the last rung's best); that candidate is refitted after the search.
+    error_score : "raise" or float, default=nan
+    return_train_score : bool, default=True
+    random_state : int, RandomState or None, default=None
+        Seed of the subsamples (and of the draws of the random search), as
+        scikit-learn's; an int makes a resumed run reuse every finished rung.
+    n_jobs, verbose, backend, store, resume, options
+        As in :class:`GridSearchCV`.
+
+    Attributes
+    ----------
+    n_resources_, n_candidates_, n_remaining_candidates_, min_resources_
+        As scikit-learn's.
+    max_resources_, n_iterations_, n_possible_iterations_, n_required_iterations_
+        As scikit-learn's.
+    cv_results_, best_estimator_, best_score_, best_params_, best_index_
+        As scikit-learn's: one row per (rung, candidate), with ``iter`` and
+        ``n_resources``; the best candidate of the last rung.
+    result_ : HalvingResult
+        parcv's result, with each rung's :class:`SearchResult`.
+"""
+
+
+class HalvingGridSearchCV(_HalvingFace):
+    """Successive halving over a grid, as scikit-learn's ``HalvingGridSearchCV``, run by parcv.
+
+    Every candidate is scored with a small resource; the best ``1 / factor``
+    go on with ``factor`` times more, rung after rung (see
+    :class:`parcv.Halving` and :func:`parcv.search`). Each rung is one task
+    graph; with the same ``cv`` and ``random_state``, the rungs, the kept
+    candidates, ``cv_results_`` and the winner are scikit-learn's.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    param_grid : dict or list of dict
+    %(halving)s
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=90, n_features=3, noise=5.0, random_state=0)
+    >>> grid = {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]}
+    >>> hs = HalvingGridSearchCV(Ridge(), grid, cv=3, random_state=0, backend="serial").fit(X, y)
+    >>> hs.n_candidates_, hs.n_resources_
+    ([6, 2], [30, 90])
+    """
+
+    def __init__(
+        self,
+        estimator: Any,
+        param_grid: Any,
+        *,
+        factor: float = 3,
+        resource: str = "n_samples",
+        max_resources: Any = "auto",
+        min_resources: Any = "exhaust",
+        aggressive_elimination: bool = False,
+        cv: Any = 5,
+        scoring: Any = None,
+        refit: Any = True,
+        error_score: Any = np.nan,
+        return_train_score: bool = True,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+        backend: Any = "local",
+        store: Any = None,
+        resume: bool = False,
+        options: RunOptions | None = None,
+    ) -> None:
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.factor = factor
+        self.resource = resource
+        self.max_resources = max_resources
+        self.min_resources = min_resources
+        self.aggressive_elimination = aggressive_elimination
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.error_score = error_score
+        self.return_train_score = return_train_score
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.backend = backend
+        self.store = store
+        self.resume = resume
+        self.options = options
+
+    def _candidates(self, X: Any, y: Any, params: RoutedParams, halving: Halving) -> Any:
+        return self.param_grid
+
+
+class HalvingRandomSearchCV(_HalvingFace):
+    """Successive halving over random draws, as scikit-learn's ``HalvingRandomSearchCV``.
+
+    As :class:`HalvingGridSearchCV`, over ``n_candidates`` candidates drawn
+    from ``param_distributions`` as scikit-learn draws them.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    param_distributions : dict or list of dict
+        Lists (sampled uniformly) or ``scipy.stats`` distributions.
+    n_candidates : int or "exhaust", default="exhaust"
+        ``"exhaust"``: ``max_resources_ // min_resources_`` candidates, so
+        that the last rung uses as many resources as it can.
+    %(halving)s
+    Examples
+    --------
+    >>> from scipy.stats import loguniform
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> X, y = make_regression(n_samples=90, n_features=3, noise=5.0, random_state=0)
+    >>> hs = HalvingRandomSearchCV(Ridge(), {"alpha": loguniform(1e-3, 1e3)}, cv=3,
+    ...                            random_state=0, backend="serial").fit(X, y)
+    >>> hs.n_candidates_, hs.n_resources_
+    ([15, 5, 2], [6, 18, 54])
+    """
+
+    def __init__(
+        self,
+        estimator: Any,
+        param_distributions: Any,
+        *,
+        n_candidates: Any = "exhaust",
+        factor: float = 3,
+        resource: str = "n_samples",
+        max_resources: Any = "auto",
+        min_resources: Any = "smallest",
+        aggressive_elimination: bool = False,
+        cv: Any = 5,
+        scoring: Any = None,
+        refit: Any = True,
+        error_score: Any = np.nan,
+        return_train_score: bool = True,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+        backend: Any = "local",
+        store: Any = None,
+        resume: bool = False,
+        options: RunOptions | None = None,
+    ) -> None:
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.n_candidates = n_candidates
+        self.factor = factor
+        self.resource = resource
+        self.max_resources = max_resources
+        self.min_resources = min_resources
+        self.aggressive_elimination = aggressive_elimination
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.error_score = error_score
+        self.return_train_score = return_train_score
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.backend = backend
+        self.store = store
+        self.resume = resume
+        self.options = options
+
+    def _candidates(self, X: Any, y: Any, params: RoutedParams, halving: Halving) -> Any:
+        n_candidates = self.n_candidates
+        if n_candidates == "exhaust":
+            if self.min_resources == "exhaust":
+                raise ValueError(
+                    "n_candidates and min_resources cannot be both set to 'exhaust': each "
+                    "is computed from the other. Give one of them, e.g. n_candidates=20."
+                )
+            low, high = _first_resources(self, X, y, params, halving)
+            n_candidates = high // low
+        elif isinstance(n_candidates, bool) or not isinstance(n_candidates, numbers.Integral):
+            raise TypeError(
+                f"n_candidates must be an int >= 1 or 'exhaust'; got {n_candidates!r}. Pass "
+                "e.g. n_candidates=20."
+            )
+        elif n_candidates < 1:
+            raise ValueError(
+                f"n_candidates must be an int >= 1 or 'exhaust'; got {n_candidates!r}. Pass "
+                "e.g. n_candidates=20."
+            )
+        seed = self.random_state
+        if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+            return RandomSpace(
+                self.param_distributions, n_iter=n_candidates, random_state=int(seed)
+            )
+        draws = ParameterSampler(self.param_distributions, n_candidates, random_state=seed)
+        return [{name: [value] for name, value in p.items()} for p in draws]
+
+
+def _first_resources(
+    face: _HalvingFace, X: Any, y: Any, params: RoutedParams, halving: Halving
+) -> tuple[int, int]:
+    """scikit-learn's ``min_resources_`` and ``max_resources_`` before the candidates exist."""
+    classifier = is_classifier(face.estimator)
+    splitter = check_scheme(face._cv(), y, classifier=classifier)
+    folds = materialize_folds(splitter, X, y, params.groups, params=params.split)
+    n_rows = n_rows_of(X)
+    return resolve_resources(
+        halving,
+        n_samples=len(y) if n_rows is None else n_rows,
+        n_splits=len(folds),
+        n_classes=len(np.unique(y)) if classifier else None,
+    )
+
+
+for _face in (HalvingGridSearchCV, HalvingRandomSearchCV):
+    _face.__doc__ = (_face.__doc__ or "").replace("    %(halving)s\n", _HALVING_DOC)

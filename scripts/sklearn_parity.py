@@ -1,8 +1,9 @@
 """How many of scikit-learn's own model-selection tests pass against parcv, without exclusions.
 
-Loads the installed scikit-learn's ``model_selection/tests/test_search.py`` and
-``test_validation.py`` with their searches and functions bound to parcv's (serial
-backend; see ``tests/sklearn_suite.py``), runs every test function of both files with
+Loads the installed scikit-learn's ``model_selection/tests/test_search.py``,
+``test_validation.py`` and ``test_successive_halving.py`` with their searches and
+functions bound to parcv's (serial backend; see ``tests/sklearn_suite.py``; the Halving
+searches only in the last), runs every test function of the three files with
 pytest, and prints per file: test functions and parametrized cases, how many call
 parcv, and how many pass. A function passes when each of its cases passes. With
 ``--failures`` it also lists each failing case with the first line of its error.
@@ -29,7 +30,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITES = ("search", "validation")
+SUITES = ("search", "validation", "successive_halving")
 
 MODULE = """
 import pytest
@@ -45,7 +46,9 @@ for _suite in {suites!r}:
     _module = load_suite("serial", _suite)
     for _name in dir(_module):
         if _name.startswith("test_") and callable(getattr(_module, _name)):
-            globals()["test_" + _suite + "__" + _name] = parcv_only(getattr(_module, _name))
+            globals()["test_" + _suite + "__" + _name] = parcv_only(
+                getattr(_module, _name), drop_halving=_suite != "successive_halving"
+            )
 """
 
 

@@ -3,11 +3,13 @@
 The tests are scikit-learn's, read from the installed copy (so they match its
 version): ``sklearn/model_selection/tests/test_search.py`` and ``test_validation.py``
 are loaded anew while ``sklearn.model_selection``'s ``GridSearchCV``,
-``RandomizedSearchCV``, ``cross_validate``, ``cross_val_score``,
+``RandomizedSearchCV`` (and, for ``test_successive_halving.py``, ``HalvingGridSearchCV``
+and ``HalvingRandomSearchCV``), ``cross_validate``, ``cross_val_score``,
 ``cross_val_predict``, ``learning_curve``, ``validation_curve`` and
 ``permutation_test_score`` name parcv's, so their functions and parametrize lists
 call parcv. ``CALLS`` counts the calls of those names (``scripts/sklearn_parity.py``
 reads it to tell the tests that call parcv from those that do not).
+``sklearn/model_selection/tests/test_successive_halving.py`` is loaded the same way.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from types import ModuleType
 import cloudpickle
 import pytest
 import sklearn.model_selection
+from sklearn.experimental import enable_halving_search_cv  # noqa: F401
 
 import parcv
 
 CALLS = [0]
+HALVING = "successive_halving"
 
 FUNCTIONS = (
     "cross_validate",
@@ -56,17 +60,19 @@ def _face(base: type, backend: str) -> type:
     return face
 
 
-def _faces(backend: str) -> tuple[type, type]:
-    # One pair per backend: a class defined again would not pickle by its name.
+def _faces(backend: str) -> tuple[type, type, type, type]:
+    # One set per backend: a class defined again would not pickle by its name.
     if backend not in _FACES:
         _FACES[backend] = (
             _face(parcv.GridSearchCV, backend),
             _face(parcv.RandomizedSearchCV, backend),
+            _face(parcv.HalvingGridSearchCV, backend),
+            _face(parcv.HalvingRandomSearchCV, backend),
         )
     return _FACES[backend]
 
 
-_FACES: dict[str, tuple[type, type]] = {}
+_FACES: dict[str, tuple[type, type, type, type]] = {}
 
 
 def _function(name: str, backend: str):
@@ -85,9 +91,16 @@ def _function(name: str, backend: str):
 
 
 def load_suite(backend: str, suite: str = "search") -> ModuleType:
-    """scikit-learn's ``test_<suite>`` module, its searches and functions replaced by parcv's."""
-    grid, randomized = _faces(backend)
+    """scikit-learn's ``test_<suite>`` module, its searches and functions replaced by parcv's.
+
+    ``suite="successive_halving"`` also binds the Halving searches to parcv's; the other
+    suites keep scikit-learn's (their Halving cases are dropped by :func:`parcv_only`).
+    """
+    grid, randomized, halving_grid, halving_random = _faces(backend)
     names = {"GridSearchCV": grid, "RandomizedSearchCV": randomized}
+    if suite == HALVING:
+        names.update({"HalvingGridSearchCV": halving_grid,
+                      "HalvingRandomSearchCV": halving_random})  # fmt: skip
     names.update({name: _function(name, backend) for name in FUNCTIONS})
     found = importlib.util.find_spec(f"sklearn.model_selection.tests.test_{suite}")
     assert found is not None and found.origin is not None
@@ -117,14 +130,15 @@ def load_suite(backend: str, suite: str = "search") -> ModuleType:
 _SKLEARN_WARNINGS = ("default", "error::DeprecationWarning", "error::FutureWarning")
 
 
-def parcv_only(function):
+def parcv_only(function, *, drop_halving: bool = True):
     """Drop the parametrize cases that would run scikit-learn's own (Halving) searches.
 
-    Also puts scikit-learn's warning policy under the test's own warning marks.
+    Also puts scikit-learn's warning policy under the test's own warning marks. The
+    Halving suite keeps its cases (``drop_halving=False``): they run parcv's Halving.
     """
     marks = [pytest.mark.filterwarnings(rule).mark for rule in _SKLEARN_WARNINGS]
     for mark in getattr(function, "pytestmark", []):
-        if mark.name == "parametrize":
+        if mark.name == "parametrize" and drop_halving:
             names, values = mark.args[0], mark.args[1]
             values = [v for v in values if _is_parcv_case(v)]
             mark = pytest.mark.parametrize(names, values, **mark.kwargs).mark
@@ -151,7 +165,8 @@ def suite_tests(module: ModuleType, excluded: dict[str, str]) -> dict[str, objec
     stale = sorted(set(excluded) - set(tests))
     if stale:
         raise LookupError(f"excluded tests that {module.__name__} does not have: {stale}")
-    return {n: parcv_only(f) for n, f in tests.items() if n not in excluded}
+    drop = not module.__name__.startswith(f"sklearn_{HALVING}_suite")
+    return {n: parcv_only(f, drop_halving=drop) for n, f in tests.items() if n not in excluded}
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from sklearn.metrics import get_scorer_names
 from sklearn.pipeline import Pipeline
 
 from parcv.cli.spec import MISSING, SpecError, check_keys, check_type, close_match
+from parcv.plan.halving import Halving, Hyperband
 from parcv.plan.iterations import Iterations
 from parcv.plan.records import PREDICT_METHODS
 from parcv.plan.selection import Selection
@@ -23,6 +24,8 @@ from parcv.stats.racing import Racing
 
 __all__ = [
     "build_estimator",
+    "build_halving",
+    "build_hyperband",
     "build_iterations",
     "build_racing",
     "build_scheme",
@@ -503,6 +506,75 @@ def build_iterations(search: Mapping[str, Any]) -> Iterations | None:
     except (TypeError, ValueError) as err:
         name = next((k for k in _ITERATION_KEYS if f"Iterations.{k} " in str(err)), "")
         key = f"search.iterations.{name}" if name else "search.iterations"
+        raise SpecError(key, table.get(name, table), allowed, hint=str(err)) from err
+
+
+_HALVING_KEYS = (
+    "resource",
+    "factor",
+    "min_resources",
+    "max_resources",
+    "aggressive_elimination",
+    "random_state",
+)
+
+
+def build_halving(search: Mapping[str, Any], seed: int) -> Halving | None:
+    """Build ``search.halving`` (a table of Halving's options) into a Halving, or None.
+
+    ``random_state`` defaults to the spec's seed, so a resumed run draws the same rows.
+
+    Examples
+    --------
+    >>> halving = build_halving({"halving": {"factor": 2}}, 7)
+    >>> halving.factor, halving.random_state
+    (2, 7)
+    >>> build_halving({}, 0) is None
+    True
+    """
+    table = search.get("halving", MISSING)
+    if table is MISSING:
+        return None
+    allowed = f"a table with any of {', '.join(_HALVING_KEYS)}"
+    if not isinstance(table, Mapping):
+        raise SpecError("search.halving", table, allowed, hint="e.g. halving = { factor = 3 }")
+    check_keys(table, _HALVING_KEYS, "search.halving")
+    try:
+        return Halving(**{"random_state": seed, **table})
+    except (TypeError, ValueError) as err:
+        name = next((k for k in _HALVING_KEYS if str(err).startswith(k)), "")
+        key = f"search.halving.{name}" if name else "search.halving"
+        raise SpecError(key, table.get(name, table), allowed, hint=str(err)) from err
+
+
+_HYPERBAND_KEYS = ("resource", "max_resources", "factor")
+
+
+def build_hyperband(search: Mapping[str, Any]) -> Hyperband | None:
+    """Build ``search.hyperband`` (resource, max_resources, factor) into a Hyperband, or None.
+
+    Examples
+    --------
+    >>> build_hyperband({"hyperband": {"resource": "max_iter", "max_resources": 27}}).brackets()[0]
+    Bracket(index=3, n_candidates=27, min_resources=1)
+    >>> build_hyperband({}) is None
+    True
+    """
+    table = search.get("hyperband", MISSING)
+    if table is MISSING:
+        return None
+    allowed = "a table of resource, max_resources and factor"
+    hint = 'e.g. hyperband = { resource = "max_iter", max_resources = 81 }'
+    if not isinstance(table, Mapping):
+        raise SpecError("search.hyperband", table, allowed, hint=hint)
+    check_keys(table, _HYPERBAND_KEYS, "search.hyperband")
+    if "halving" in search:
+        raise SpecError("search.hyperband", table, "hyperband or halving, not both")
+    try:
+        return Hyperband(**table)
+    except (TypeError, ValueError) as err:
+        name = next((k for k in _HYPERBAND_KEYS if str(err).startswith(k)), "")
+        key = f"search.hyperband.{name}" if name else "search.hyperband"
         raise SpecError(key, table.get(name, table), allowed, hint=str(err)) from err
 
 

@@ -243,6 +243,8 @@ SCHEMA: dict[str, tuple[str, ...]] = {
         "criteria",
         "racing",
         "iterations",
+        "halving",
+        "hyperband",
     ),
     "cv": ("mode", "cv", "inner", "outer"),
     "scoring": (

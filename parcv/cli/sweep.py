@@ -18,6 +18,8 @@ from parcv.api import cross_validate, load, nested_cv, search
 from parcv.cli.backend import make_backend
 from parcv.cli.build import (
     build_estimator,
+    build_halving,
+    build_hyperband,
     build_iterations,
     build_racing,
     build_scheme,
@@ -36,6 +38,7 @@ from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
+from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.store.sqlite import count_reused, read_counts
 
@@ -117,10 +120,13 @@ class Job:
             racing=o.get("racing"), iterations=o.get("iterations"),
         )  # fmt: skip
         if self.spec.mode == "search":
-            return search(self.estimator, self.space, d.X, d.y, cv=o["cv"], **kwargs)
-        return nested_cv(
+            return search(self.estimator, self.space, d.X, d.y, cv=o["cv"],
+                          halving=o.get("halving"), **kwargs)  # fmt: skip
+        nested = nested_cv(
             self.estimator, self.space, d.X, d.y, outer=o["outer"], inner=o["cv"], **kwargs
         )
+        assert isinstance(nested, NestedResult)  # a spec refuses halving in nested CV
+        return nested
 
 
 def build_job(spec: Spec) -> Job:
@@ -166,6 +172,13 @@ def _build_job(spec: Spec) -> Job:
         options["criteria"] = _criteria(spec.table("search"), estimator)
         options["racing"] = build_racing(spec.table("search"))
         options["iterations"] = build_iterations(spec.table("search"))
+        options["halving"] = build_halving(spec.table("search"), seed) or build_hyperband(
+            spec.table("search")
+        )
+        if options["halving"] is not None and spec.mode != "search":
+            key = "halving" if "halving" in spec.table("search") else "hyperband"
+            raise SpecError(f"search.{key}", spec.table("search")[key],
+                            f"{key} in mode 'search' only (not yet in nested CV)")  # fmt: skip
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")
@@ -490,20 +503,24 @@ def run_spec(
             options = _run_options(
                 spec, backend, n_jobs, store, resume=resume, overwrite=overwrite, progress=progress
             )
-            job.run(options)
+            ran = job.run(options)
         except BackendError:
             if new_store:  # a backend that did not start leaves no empty run behind
                 _drop_unused_run(run_dir, created)
             raise
         elapsed = time.perf_counter() - start
         write_private(run_dir / "spec.toml", spec.text)
-        result = load(store)
-        n_resumed = count_reused(store, started)
+        # The store's last run is a halving search's last rung: report the rungs joined.
+        joined = isinstance(ran, (HalvingResult, HyperbandResult))
+        result = ran if joined else load(store)
+        # A halving search's units are its rungs' (the plan counts one full search).
+        n_units = len(result.records) if joined else plan.n_units
+        n_resumed = (
+            sum(r.started < started for r in result.records)
+            if joined
+            else count_reused(store, started)
+        )
         info = run_info(spec, job, where, times=(started, started + elapsed))
         files = write_outputs(run_dir, result, info)
-    logger.info(
-        "run %s: %d units (%d resumed) in %.1f s", run_dir, plan.n_units, n_resumed, elapsed
-    )
-    return RunOutcome(
-        result, run_dir, files, plan.n_units, min(n_resumed, plan.n_units), elapsed, where
-    )
+    logger.info("run %s: %d units (%d resumed) in %.1f s", run_dir, n_units, n_resumed, elapsed)
+    return RunOutcome(result, run_dir, files, n_units, min(n_resumed, n_units), elapsed, where)

@@ -107,9 +107,12 @@ class _Staged:
             staged_name = "staged_predict_proba" if method == "predict_log_proba" else method
             stages = getattr(final, f"staged_{staged_name.removeprefix('staged_')}")
             wanted, at = set(self.checkpoints), {}
+            out: Any = None
             for n, out in enumerate(stages(to_final(X)), start=1):
                 if n in wanted:
                     at[n] = np.log(out) if method == "predict_log_proba" else out
+            for n in wanted - set(at):  # after a model's own early stop: its last stage
+                at[n] = np.log(out) if method == "predict_log_proba" else out
             found = self.cache[(method, id(X))] = (X, at)
         return found[1][t]
 
@@ -156,13 +159,9 @@ class _Grower:
         return f"{head}{sep}{name}"
 
     def _how(self) -> str:
-        final, _ = _split_estimator(self.estimator)
-        if (
-            self.in_step
-            and self.method == "staged"
-            and "warm_start" in final.get_params(deep=False)
-        ):
-            return "warm_start"  # early stopping: grow no stage after the stop
+        # With early stopping a staged model is read from fits ahead (to doubling counts), not
+        # warm-started per checkpoint: each warm-started fit of a boosting model predicts its
+        # training rows through every tree grown so far, a cost quadratic in the count.
         return self.method
 
     @property

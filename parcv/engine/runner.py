@@ -157,7 +157,7 @@ class _Schedule:
         race = self.races[outer]
         dropped = race.advance(self.plan, self.records)
         if dropped:
-            self.pending = deque(u for u in self.pending if not race.rules_out(u))
+            self.pending = deque(u for u in self.pending if not race.rules_out(u, self.plan))
         if outer in self.waiting:
             self.waiting[outer] = race.n_missing(self.plan, self.records)
 
@@ -342,13 +342,21 @@ class _Race:
                 out[c, i] = records[("fit", self.outer, i, int(c))].test_scores[plan.scoring.refit]
         return out
 
-    def rules_out(self, unit: Unit) -> bool:
-        """Whether ``unit`` is a fit this race no longer needs."""
+    def rules_out(self, unit: Unit, plan: Plan) -> bool:
+        """Whether ``unit`` is a fit this race no longer needs.
+
+        An iteration path's unit scores every checkpoint of its point on its
+        fold: it is not needed once the race dropped all of them before it.
+        """
+        kind = kind_of(unit)
         # A fast-CV unit (inner=None) scores every fold at once: no race holds it back.
-        if not kind_of(unit).selects or unit.outer != self.outer or unit.inner is None:
+        if not kind.selects or unit.outer != self.outer or unit.inner is None:
             return False
-        after = self.dropped_after.get(unit.candidate)
-        return after is not None and unit.inner > after
+        candidates = plan.batch_of(unit) if kind.records_as is not None else (unit.candidate,)
+        return all(
+            (after := self.dropped_after.get(c)) is not None and unit.inner > after
+            for c in candidates
+        )
 
     def n_missing(self, plan: Plan, records: Mapping[Key, Record]) -> int:
         """Fit records still needed before this fold's candidate can be selected."""

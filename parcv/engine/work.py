@@ -259,6 +259,11 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = 
     """
     kind, fold, started = kind_of(unit), plan.fold_of(unit), time.time()
     estimator, pairwise = _fresh_estimator(plan, unit.candidate)
+    start = plan.starts.get(unit.key) if plan.starts else None
+    if start is not None:  # continue a fit of the rung before by a warm start: same numbers
+        estimator = copy.deepcopy(start)
+        estimator.set_params(**clone(plan.candidates[unit.candidate].params, safe=False))
+        cache = None
     shared: PrefixFit | None = None
     # Outside the try, as before the fit loops were one: data that cannot be indexed as the
     # estimator needs (a precomputed kernel given as a list) is an input error of the whole
@@ -381,8 +386,8 @@ def _keep_model(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[s
 
 
 def _keep_estimator(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
-    """The fitted estimator of a fit, when the plan asks (``return_estimator``)."""
-    return {"estimator": estimator} if plan.estimators else {}
+    """The fitted estimator of a fit, when the plan asks (``return_estimator``, or a rung's)."""
+    return {"estimator": estimator} if plan.estimators or plan.keep_fitted else {}
 
 
 def _fit_shared(

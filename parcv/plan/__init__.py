@@ -7,6 +7,7 @@ the run (``scoring``), the checked data (``data``), the selection rule
 kinds that says each kind's key, rows, record, order and failure text
 (``kinds``), process-independent
 reprs (``reprs``), the fast-CV decision (``fast_cv``), and ``build_plan`` with
-the plan fingerprint (``build``). The other wings take a ``Plan``, ``Unit``,
+the plan fingerprint (``build``), and successive halving's options, rungs,
+subsampled folds and promotion rule (``halving``). The other wings take a ``Plan``, ``Unit``,
 ``Record``, ``Dataset``, ``Candidate``, ``Fold`` or ``Selection`` from here.
 """

@@ -114,6 +114,15 @@ class Plan:
         With ``iterations``, each point's candidates in checkpoint order.
     path_methods : tuple of str, default=()
         With ``iterations``, how each path is grown (``"staged"``, ...).
+    starts : dict of key to estimator, default={}
+        Fitted estimators that ``fit`` units continue by a warm start instead
+        of fitting from scratch, by the unit's key: a successive-halving rung
+        on an iteration parameter grows the fits of the rung before. Only for
+        growth that equals a fit from scratch bit for bit
+        (:func:`parcv.plan.iterations.warm_start_param`), so no key covers it.
+    keep_fitted : bool, default=False
+        Whether ``fit`` units return their fitted estimators to the driver
+        (for the next rung to continue), without storing them.
     permutations : Permutations or None, default=None
         The permuted targets of a permutation test, whose fits are the
         ``perm`` units. A bias-variance decomposition's ``boot`` units fit
@@ -148,6 +157,8 @@ class Plan:
     iterations: Iterations | None = None
     paths: tuple[tuple[int, ...], ...] = ()
     path_methods: tuple[str, ...] = ()
+    starts: dict[Key, Any] = field(default_factory=dict, repr=False, compare=False)
+    keep_fitted: bool = False
 
     @property
     def n_units(self) -> int:
@@ -301,6 +312,8 @@ def build_plan(
     predictions: Any = False,
     estimators: Any = False,
     iterations: Any = None,
+    starts: dict[Key, Any] | None = None,
+    keep_fitted: bool = False,
 ) -> Plan:
     """Validate everything and materialise the units of a run.
 
@@ -340,6 +353,8 @@ def build_plan(
         :func:`parcv.cross_validate`.
     iterations : Iterations or None, default=None
         Score the iteration parameter as a path, as in :func:`parcv.search`.
+    starts, keep_fitted
+        A halving rung's continued fits (see :class:`Plan`).
 
     Returns
     -------
@@ -455,6 +470,8 @@ def build_plan(
         path_methods=()
         if path is None
         else tuple(path_method(estimator, path, candidates[p[0]].params) for p in paths),
+        starts=dict(starts or {}),
+        keep_fitted=bool(keep_fitted),
     )
 
 
@@ -468,14 +485,16 @@ def _check_path(
     given = {
         name: value for name, value in options.items()
         if value not in (None, False, "auto") and not (name == "fast_cv" and value is False)
+        and not (name == "racing" and iterations.patience is None)
     }  # fmt: skip
     if given:
         name = next(iter(given))
         raise ValueError(
             f"iterations= and {name}={given[name]!r} do not go together: an iteration path "
-            "scores each fold at every checkpoint of one fit (racing drops candidates fold by "
-            "fold; fast CV and BBC-CV, predictions and kept estimators are per fit). "
-            f"Drop {name}= or iterations=."
+            "scores each fold at every checkpoint of one fit (with patience, every fold in "
+            "step, where racing drops candidates fold by fold; fast CV and BBC-CV, "
+            "predictions and kept estimators are per fit). "
+            f"Drop {name}= or iterations= (racing goes with iterations without patience)."
         )
     for c in candidates:  # every model family must grow the path (checked before any fit)
         path_method(estimator, iterations, c.params)

@@ -12,9 +12,12 @@ How a path is grown (``method``):
 
 - ``"staged"``: fit once with the last checkpoint's count, then read each
   checkpoint from ``staged_predict`` / ``staged_decision_function`` /
-  ``staged_predict_proba`` (GradientBoosting*, AdaBoost*).
+  ``staged_predict_proba`` (GradientBoosting*, HistGradientBoosting*,
+  AdaBoost*). A model that stopped early (its own ``n_iter_no_change``) is
+  read at its last stage for the counts after it, as a fit with that count
+  would stop there too.
 - ``"warm_start"``: set ``warm_start=True`` and raise the count checkpoint by
-  checkpoint (forests, HistGradientBoosting, Bagging, GradientBoosting).
+  checkpoint (forests, Bagging, ExtraTrees).
 - ``"booster"``: an xgboost or lightgbm scikit-learn model, fitted once with
   the last count and read with ``iteration_range`` / ``num_iteration``; with
   patience, grown by continuing the booster (``xgb_model=`` / ``init_model=``).
@@ -49,10 +52,17 @@ __all__ = [
     "expand_paths",
     "path_method",
     "path_stopped",
+    "warm_start_param",
     "stop_index",
 ]
 
 METHODS = ("auto", "staged", "warm_start", "booster", "partial_fit")
+
+
+def _counts_stages(model: Any, leaf: str) -> bool:
+    """Whether ``leaf`` counts the stages ``staged_predict`` yields (HGB's is max_iter)."""
+    boosted = (HistGradientBoostingClassifier, HistGradientBoostingRegressor)
+    return leaf == "n_estimators" or (leaf == "max_iter" and isinstance(model, boosted))
 
 
 def _grows(model: Any, leaf: str) -> bool:
@@ -207,7 +217,7 @@ def path_method(estimator: Any, iterations: Iterations, params: dict[str, Any]) 
     pipeline = final is not model
     able = {
         "booster": _is_booster(final) and leaf == "n_estimators",
-        "staged": hasattr(final, "staged_predict") and leaf == "n_estimators",
+        "staged": hasattr(final, "staged_predict") and _counts_stages(final, leaf),
         "warm_start": "warm_start" in final.get_params(deep=False) and _grows(final, leaf),
         "partial_fit": hasattr(final, "partial_fit") and not pipeline,
     }
@@ -316,3 +326,29 @@ def path_stopped(
         if at is not None:
             stopped[list(path[at + 1 :])] = True
     return stopped
+
+
+def warm_start_param(estimator: Any, params: dict[str, Any], param: str) -> str | None:
+    """The ``warm_start`` parameter that grows ``param`` of ``estimator``, or None.
+
+    A model grown by a warm start from ``r`` to ``R`` iterations equals one
+    fitted with ``R`` from scratch (ensembles and HistGradientBoosting: the
+    trees of the first ``r`` are the same, and so are the random draws of
+    the rest), so a halving rung can continue the fits of the rung before.
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from sklearn.linear_model import SGDClassifier
+    >>> warm_start_param(RandomForestRegressor(), {}, "n_estimators")
+    'warm_start'
+    >>> warm_start_param(SGDClassifier(), {}, "max_iter") is None
+    True
+    """
+    model = clone(estimator).set_params(**clone(params, safe=False))
+    final = _final_step(model)
+    leaf = param.rsplit("__", 1)[-1]
+    if "warm_start" not in final.get_params(deep=False) or not _grows(final, leaf):
+        return None
+    head, sep, _ = param.rpartition("__")
+    return f"{head}{sep}warm_start"

@@ -21,11 +21,13 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from parcv.results.compare import candidate_scores
+from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.predictions import predicts_labels
 
 __all__ = [
     "bias_variance_tradeoff",
+    "halving_rungs",
     "iteration_paths",
     "learning_curves",
     "render_plots",
@@ -397,6 +399,61 @@ def iteration_paths(search: SearchResult, *, metric: str | None = None) -> Figur
     return fig
 
 
+def _rung_lines(ax: Any, search: HalvingResult, key: str) -> None:
+    """One halving search on ``ax``: each candidate's mean score per rung it reached."""
+    sign, _ = _shown(key)
+    resource = search.resource
+    paths: dict[str, list[tuple[int, float]]] = {}
+    for k, rung in enumerate(search.rungs):
+        means = np.asarray(rung.cv_results_[f"mean_test_{key}"], dtype=float)
+        for params, mean in zip(rung.cv_results_["params"], means, strict=True):
+            name = repr(sorted((n, v) for n, v in params.items() if n != resource))
+            paths.setdefault(name, []).append((k, sign * mean))
+    last = len(search.rungs) - 1
+    best = search.rungs[-1].cv_results_["params"][search.rungs[-1].best_index_]
+    winner = repr(sorted((n, v) for n, v in best.items() if n != resource))
+    for points in paths.values():
+        x, y = zip(*points, strict=True)
+        reached = x[-1] == last
+        style = dict(color="C0", alpha=0.9, linewidth=1.2) if reached else dict(
+            color="grey", alpha=0.35, linewidth=0.8)  # fmt: skip
+        ax.plot(x, y, "o-", markersize=3, **style)
+    x, y = zip(*paths[winner], strict=True)
+    ax.plot(x[-1], y[-1], "*", color="gold", markeredgecolor="black", markersize=15, zorder=5)
+    ticks = [f"rung {k}\n{n} cand.\n{resource}={r}"
+             for k, (n, r) in enumerate(zip(search.n_candidates_, search.n_resources_,
+                                            strict=True))]  # fmt: skip
+    ax.set_xticks(range(len(search.rungs)), ticks, fontsize=8)
+
+
+def halving_rungs(result: HalvingResult | HyperbandResult, *, metric: str | None = None) -> Figure:
+    """Plot a halving search: each candidate's mean test score in every rung it reached.
+
+    Grey: dropped at a rung; blue: reached the last rung; the star is the
+    winner. A Hyperband search has one panel per bracket (the best one's
+    winner is the search's).
+    """
+    key = "score" if not result.multimetric else (metric or result.refit_metric)
+    _, label = _shown(key)
+    searches = list(result.brackets) if isinstance(result, HyperbandResult) else [result]
+    fig = Figure(figsize=(min(3.2 * len(searches) + 1.5, 14), 4.2), layout="constrained")
+    axes = fig.subplots(1, len(searches), sharey=True, squeeze=False)[0]
+    for j, (ax, search) in enumerate(zip(axes, searches, strict=True)):
+        _rung_lines(ax, search, key)
+        if isinstance(result, HyperbandResult):
+            best = " (best)" if j == result.best_bracket_ else ""
+            ax.set_title(f"bracket {j}{best}", fontsize=9)
+    axes[0].set_ylabel(f"mean test {label}")
+    if isinstance(result, HyperbandResult):
+        title = (f"Hyperband: {len(searches)} brackets of successive halving (grey: dropped; "
+                 "star: a bracket's winner; the best bracket's is selected)")  # fmt: skip
+    else:
+        counts = " → ".join(str(n) for n in result.n_candidates_)
+        title = f"Successive halving: candidates per rung {counts} (grey: dropped; star: selected)"
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
 def selection_frequency(result: NestedResult) -> Figure:
     """Plot how many outer folds selected each candidate."""
     rows = result.stability
@@ -636,6 +693,8 @@ def render_plots(
         figures["race.png"] = race(search, metric=metric)
     if search is not None and search.iterations is not None:
         figures["iteration_paths.png"] = iteration_paths(search, metric=metric)
+    if isinstance(search, (HalvingResult, HyperbandResult)):
+        figures["halving.png"] = halving_rungs(search, metric=metric)
     if isinstance(result, (NestedResult, CVResult)):
         figures["fold_scores.png"] = fold_scores(result, metric=metric)
     return {name: _png(fig) for name, fig in figures.items() if fig is not None}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -31,6 +31,7 @@ __all__ = [
     "raised_error",
     "select_for",
     "build_cv_results",
+    "param_columns",
     "report_fit_failures",
     "resolve_metrics",
     "score_of",
@@ -514,11 +515,24 @@ def _store(
 
 
 def _param_columns(plan: Plan) -> dict[str, Any]:
-    names = sorted({name for c in plan.candidates for name in c.params})
-    n = len(plan.candidates)
+    return param_columns([c.params for c in plan.candidates])
+
+
+def param_columns(params: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``param_*`` columns of ``cv_results_`` for candidates with these parameters.
+
+    Masked arrays, as scikit-learn's: masked where a candidate does not set the name.
+
+    Examples
+    --------
+    >>> param_columns([{"a": 1}, {"b": "x"}])["param_a"].mask.tolist()
+    [False, True]
+    """
+    names = sorted({name for p in params for name in p})
+    n = len(params)
     columns: dict[str, Any] = {}
     for name in names:
-        given = {c.index: c.params[name] for c in plan.candidates if name in c.params}
+        given = {i: p[name] for i, p in enumerate(params) if name in p}
         values = np.ma.MaskedArray(np.empty(n, dtype=_param_dtype(list(given.values()))), mask=True)
         for index, value in given.items():
             values[index] = value

@@ -557,3 +557,20 @@ def test_timeout_and_retry_failed_from_the_spec_and_the_command_line(tmp_path, c
         spec.write_text(hanging + f"[run]\n{bad}\n")
         assert main(run) == 2, bad
         assert f"run.{bad.split()[0]}" in capsys.readouterr().err
+
+
+def test_a_halving_spec_reports_every_rung_and_resumes_them_all(tmp_path, capsys):
+    spec = tmp_path / "halving.toml"
+    spec.write_text(
+        '[data]\nsource = "sklearn:diabetes"\nn_samples = 90\n'
+        '[estimator]\nclass = "sklearn.linear_model.Ridge"\n'
+        "[space]\nalpha = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]\n"
+        "[search]\nhalving = { factor = 3 }\n[cv]\ncv = 3\n"
+    )
+    run = ["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]
+    assert main(run) == 0
+    assert "25 units," in capsys.readouterr().out  # 6 x 3 + 2 x 3 fits and the refit
+    assert main([*run, "--resume"]) == 0
+    assert "25 units, 25 reused from the store" in capsys.readouterr().out
+    saved = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert saved["kind"] == "halving" and saved["n_candidates"] == [6, 2]

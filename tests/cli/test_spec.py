@@ -57,6 +57,12 @@ BAD_SPECS = [
         SEARCH + 'iterations = { param = "max_iter", up_to = 5, pateince = 2 }\n',
         ["search.iterations.pateince", "Did you mean 'patience'"],
     ),
+    (SEARCH + "halving = { factor = 1 }\n", [":10: search.halving.factor = 1", "factor must"]),
+    (SEARCH + "halving = { fctor = 3 }\n", ["search.halving.fctor", "Did you mean 'factor'"]),
+    (
+        SEARCH + 'hyperband = { resource = "n_samples", max_resources = 9 }\n',
+        ["search.hyperband.resource", "resource must name"],
+    ),
     ("[data\nsource = 1\n", ["(toml syntax)", "line 1"]),
     (BASE + "[runn]\nseed = 1\n", ["runn = ", "Did you mean 'run'"]),
     (BASE + "[cv]\noutr = 5\n", [":8: cv.outr = 5", "Did you mean 'outer'"]),
@@ -406,6 +412,46 @@ def test_search_iterations_builds_the_path_that_the_run_scores():
     assert len(result.cv_results_["params"]) == 2 * 4
     assert "n_estimators" in result.best_params_
     assert "path_stopped" in result.cv_results_
+
+
+def test_search_halving_builds_a_halving_search_that_the_run_uses():
+    text = BASE + (
+        "[space]\nalpha = [0.01, 0.1, 1.0, 10.0, 100.0, 1e3]\n[cv]\ninner = 3\n"
+        "[search]\nhalving = { factor = 2, min_resources = 20 }\n"
+    )
+    job = build_job(parse_spec(text))
+    assert job.options["halving"] == parcv.Halving(factor=2, min_resources=20, random_state=0)
+    result = job.run(parcv.RunOptions(backend="serial"))
+    assert isinstance(result, parcv.HalvingResult)
+    assert result.n_resources_ == [20, 40] and result.n_candidates_ == [6, 3]
+    assert "rung 1 (40)" in result.to_text()
+
+
+def test_search_hyperband_runs_brackets_over_the_draws_of_the_space():
+    text = _spec("""\
+        [data]
+        source = "sklearn:breast_cancer"
+        n_samples = 90
+
+        [estimator]
+        class = "sklearn.linear_model.SGDClassifier"
+        params = { tol = "None", random_state = 0 }
+
+        [space]
+        alpha = { loguniform = [1e-4, 1e-1] }
+
+        [search]
+        n_iter = 5
+        hyperband = { resource = "max_iter", max_resources = 9 }
+
+        [cv]
+        cv = 3
+        """)
+    job = build_job(parse_spec(text))
+    assert job.options["halving"] == parcv.Hyperband("max_iter", 9)
+    result = job.run(parcv.RunOptions(backend="serial"))
+    assert isinstance(result, parcv.HyperbandResult)
+    assert [b.n_candidates_[0] for b in result.brackets] == [9, 5, 3]
 
 
 def test_a_cross_validate_spec_asks_for_the_nested_cv_interval():

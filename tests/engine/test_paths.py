@@ -227,7 +227,7 @@ def test_nested_cv_selects_a_point_and_iteration_count_per_outer_fold():
                 X,
                 Y,
                 racing=parcv.Racing(),
-                iterations=parcv.Iterations("n_estimators", 5),
+                iterations=parcv.Iterations("n_estimators", 5, patience=2),
             ),
             "racing",
         ),
@@ -273,3 +273,60 @@ def test_the_report_plots_the_paths_and_says_what_early_stopping_left_unfitted()
     assert len(crosses) == n_stopped
     text = render_report(result, RunInfo("paths"))
     assert f"{int(stopped.sum())} of {stopped.size} (point, count) pairs were never fitted" in text
+
+
+def test_racing_drops_points_of_a_path_search_fold_by_fold_as_a_grid_search_does():
+    model = CountedGB(random_state=0)
+    space = {"max_depth": [1, 3], "learning_rate": [0.001, 0.3]}
+    racing = parcv.Racing(burn_in=2, alpha=0.2)
+    cv = KFold(6, shuffle=True, random_state=0)
+    BUILT.clear()
+    ours = parcv.search(model, space, X, Y, cv=cv, racing=racing, refit=False, backend="serial",
+                        iterations=parcv.Iterations("n_estimators", 10, every=5))  # fmt: skip
+    grid = {**space, "n_estimators": [5, 10]}
+    theirs = parcv.search(model, grid, X, Y, cv=cv, racing=racing, refit=False,
+                          backend="serial")  # fmt: skip
+    order = [theirs.cv_results_["params"].index(p) for p in ours.cv_results_["params"]]
+    dropped = ours.cv_results_["race_eliminated_after"]
+    assert (dropped >= 0).any()
+    np.testing.assert_array_equal(dropped, theirs.cv_results_["race_eliminated_after"][order])
+    np.testing.assert_array_equal(
+        ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"][order]
+    )
+
+
+def test_a_failing_path_fails_at_every_checkpoint_and_the_others_are_kept():
+    from tests.estimators import FaultyForest
+
+    space = {"max_depth": [2, 3]}
+    iterations = parcv.Iterations("n_estimators", 6, every=3)
+    with pytest.warns(parcv.FitFailedWarning):
+        result = parcv.search(FaultyForest(), space, X, Y, cv=CV, iterations=iterations,
+                              error_score=-1.0, refit=False, backend="serial")  # fmt: skip
+    scores = result.cv_results_["mean_test_score"]
+    assert scores[2:].tolist() == [-1.0, -1.0]  # max_depth=3, both counts
+    assert result.cv_results_["n_failed_fits"].tolist() == [0, 0, 3, 3]
+    forest = RandomForestRegressor(random_state=0, n_jobs=1)
+    healthy = parcv.search(forest, {"max_depth": [2]}, X, Y, cv=CV, iterations=iterations,
+                           refit=False, backend="serial")  # fmt: skip
+    np.testing.assert_array_equal(scores[:2], healthy.cv_results_["mean_test_score"])
+    with pytest.raises(ValueError, match="max_depth=3 is not allowed"):
+        parcv.search(FaultyForest(), space, X, Y, cv=CV, iterations=iterations,
+                     error_score="raise", backend="serial")  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_path_past_its_time_limit_costs_its_checkpoints_not_the_sweep(tmp_path):
+    from parcv.engine.backends import LocalBackend
+    from tests.estimators import FaultyForest
+
+    iterations = parcv.Iterations("n_estimators", 6, every=3)
+    store = tmp_path / "paths.sqlite"
+    with pytest.warns(parcv.FitFailedWarning):
+        result = parcv.search(FaultyForest(fault="hang"), {"max_depth": [2, 3]}, X, Y, cv=CV,
+                              iterations=iterations, error_score=-1.0, refit=False,
+                              backend=LocalBackend(n_jobs=2, timeout=3), store=store)  # fmt: skip
+    assert result.cv_results_["mean_test_score"][2:].tolist() == [-1.0, -1.0]
+    assert np.isfinite(result.cv_results_["mean_test_score"][:2]).all()
+    failed = [r for r in result.records if r.status == "failed"]
+    assert len(failed) == 2 * 3 and all("timed out" in r.error.message for r in failed)
