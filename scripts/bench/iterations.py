@@ -239,20 +239,22 @@ def _parcv_fit_time(result: Any, n_splits: int) -> float:
 
 def _parcv(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context, how: str) -> Outcome:
     kwargs: dict[str, Any]
-    top = model.values[-1]
+    top, space = model.values[-1], model.space
     if how == "parcv-early-stop":
         iterations = parcv.Iterations(model.param, top, every=model.every, patience=ctx.patience)
         kwargs = {"iterations": iterations}
     elif how == "parcv-halving":
-        kwargs = {"halving": parcv.Halving(  # type: ignore[attr-defined]
+        kwargs = {"halving": parcv.Halving(
             resource=model.param, factor=3, min_resources=model.values[0],
             max_resources=top, random_state=0)}  # fmt: skip
     else:
-        kwargs = {"halving": parcv.Hyperband(resource=model.param, max_resources=top, factor=3)}  # type: ignore[attr-defined]
+        kwargs = {"halving": parcv.Hyperband(resource=model.param, max_resources=top, factor=3)}
+        # Its brackets draw their own candidates from the same lists, as dask-ml's do.
+        space = parcv.RandomSpace(model.space, n_iter=model.n_candidates, random_state=0)
     inner, backend = ctx.inner, ctx.backend
     wall, result = _timed(
         lambda: parcv.search(
-            model.estimator, model.space, X, y, cv=inner, refit=False, backend=backend, **kwargs
+            model.estimator, space, X, y, cv=inner, refit=False, backend=backend, **kwargs
         ),
     )
     if model.param not in result.best_params_:  # the winner is refitted with its iterations
