@@ -12,7 +12,8 @@ the same outer folds:
   every, patience))``: one path per (fold, candidate), stopped when the mean over folds
   stops improving.
 - ``parcv-halving`` / ``parcv-hyperband``: ``parcv.search(..., halving=parcv.Halving(
-  resource=param, ...))`` / ``parcv.Hyperband(resource=param, ...)``.
+  resource=param, ...))`` / ``parcv.Hyperband(resource=param, ...)`` (whose brackets draw
+  their candidates from a ``parcv.RandomSpace`` of the same lists, as dask-ml's do).
 - ``sklearn-halving``: ``HalvingRandomSearchCV(resource=param)`` over the whole space
   (``n_candidates`` = its size, ``factor=3``).
 - ``dask-ml-hyperband``: ``dask_ml.model_selection.HyperbandSearchCV`` on a local cluster
