@@ -1,4 +1,4 @@
-"""Smoke tests of the benchmarks in scripts/bench/ (nested.py, interval_coverage.py), --quick."""
+"""Smoke tests of the benchmarks in scripts/bench/ (nested.py, iterations.py, ...), --quick."""
 
 from __future__ import annotations
 
@@ -156,3 +156,57 @@ def test_report_size_bench_measures_a_small_run_and_its_report(tmp_path: Path) -
     assert saved["kind"] == "search" and "records" not in saved  # summaries only
     again = _run_script(script, ["--report-only", str(run)], tmp_path).stdout
     assert "run: 101 units;" in again and "parcv report peak RSS (MB)" in again
+
+
+ITERATION_METHODS = [
+    "full-grid",
+    "parcv-early-stop",
+    "parcv-halving",
+    "parcv-hyperband",
+    "sklearn-halving",
+    "dask-ml-hyperband",
+    "optuna-tpe-hyperband",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_iterations_quick_prints_a_row_per_method_for_every_model(tmp_path: Path) -> None:
+    pytest.importorskip("xgboost")  # xgboost and optuna are the optional 'bench' extra
+    pytest.importorskip("optuna")
+    import parcv
+
+    out = tmp_path / "iterations.json"
+    proc = _run_script(SCRIPT.with_name("iterations.py"), ["--quick", "--json", str(out)], tmp_path)
+    report = json.loads(out.read_text())
+    assert [(w["model"], w["data"]) for w in report["results"]] == [
+        ("hgb", "classification"),
+        ("sgd", "classification"),
+        ("xgb", "classification"),
+    ]
+    planned = {"parcv-early-stop": "Iterations", "parcv-halving": "Halving",
+               "parcv-hyperband": "Hyperband"}  # fmt: skip
+    for workload in report["results"]:
+        rows = {row["method"]: row for row in workload["rows"]}
+        assert list(rows) == ITERATION_METHODS
+        for method, row in rows.items():
+            name = (workload["model"], method, row["note"])
+            if method in planned and not hasattr(parcv, planned[method]):
+                assert row["note"] == "not available in this parcv", name
+            elif method == "dask-ml-hyperband" and workload["model"] != "sgd":
+                assert row["note"] == "n/a (needs partial_fit)", name
+            elif method == "dask-ml-hyperband":  # runs, or says why dask-ml cannot here
+                assert row["ran"] or row["note"].startswith(("n/a", "dask-ml not")), name
+            else:
+                assert row["ran"], name
+            if row["ran"]:
+                assert len(row["outer_scores"]) == len(row["winners"]) == 2, name
+                assert 0.0 <= row["outer_score"] <= 1.0 and row["fit_time"] > 0, name
+                assert isinstance(row["tied"], bool), name
+        assert rows["full-grid"]["ratio"] == 1.0 and rows["full-grid"]["tied"] is True
+    lines = proc.stdout.splitlines()
+    assert sum(line.startswith("== ") for line in lines) == 3 + 1  # a table each, a summary
+    for method in ITERATION_METHODS:
+        assert sum(line.startswith(f"{method} ") for line in lines) == 3 + 1, method
+    assert "target 1" in proc.stdout or "targets: no parcv method" in proc.stdout
+    assert set(report["summary"]["methods"]) == set(ITERATION_METHODS)
