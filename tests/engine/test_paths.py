@@ -345,3 +345,13 @@ def test_a_path_past_its_time_limit_costs_its_checkpoints_not_the_sweep(tmp_path
     assert np.isfinite(result.cv_results_["mean_test_score"][:2]).all()
     failed = [r for r in result.records if r.status == "failed"]
     assert len(failed) == 2 * 3 and all("timed out" in r.error.message for r in failed)
+
+
+def test_a_lightgbm_path_equals_gridsearchcv_over_its_rounds():
+    lgb = pytest.importorskip("lightgbm")
+    model = lgb.LGBMRegressor(n_jobs=1, random_state=0, verbose=-1, min_child_samples=5)
+    space = {"num_leaves": [4, 8]}
+    ours = parcv.search(model, space, X, Y, cv=CV, refit=False, backend="serial",
+                        iterations=parcv.Iterations("n_estimators", up_to=12, every=4))  # fmt: skip
+    grid = {**space, "n_estimators": [4, 8, 12]}
+    _same_splits(ours, GridSearchCV(model, grid, cv=CV, refit=False).fit(X, Y), 3)
