@@ -269,12 +269,13 @@ class FitLoggedIterations(FitLogged):
         self.max_iter = max_iter
 
 
-def test_hyperband_brackets_are_dask_mls():
-    dask_hyperband = pytest.importorskip("dask_ml.model_selection._hyperband")
-    for max_resources, factor in [(9, 3), (81, 3), (100, 4), (27, 2)]:
-        ours = Hyperband("max_iter", max_resources, factor=factor).brackets()
-        theirs = dask_hyperband._get_hyperband_params(max_resources, eta=factor)
-        assert {b.index: (b.n_candidates, b.min_resources) for b in ours} == theirs
+def test_hyperband_brackets_are_the_papers_table():
+    # Li et al., "Hyperband", JMLR 18 (2018), Table 1: R = 81, eta = 3; bracket s starts
+    # n_i = 81, 34, 15, 8, 5 configurations with r_i = 1, 3, 9, 27, 81 resources.
+    ours = Hyperband("max_iter", 81, factor=3).brackets()
+    assert {b.index: (b.n_candidates, b.min_resources) for b in ours} == {
+        4: (81, 1), 3: (34, 3), 2: (15, 9), 1: (8, 27), 0: (5, 81),
+    }  # fmt: skip
 
 
 def test_each_hyperband_bracket_is_scikit_learns_random_halving():
