@@ -551,6 +551,22 @@ def _start_cluster(n_jobs: int) -> Any:
     return DaskCluster(n_jobs)
 
 
+def summarize_files(paths: list[str]) -> int:
+    """Print the workloads of several ``--json`` files, then the summary over all of them.
+
+    Each run measures its own workloads side by side; the summary only takes the median of
+    their ratios, as one run over all of them does.
+    """
+    results, methods = [], list(METHODS)
+    for path in paths:
+        with open(path) as f:
+            results += json.load(f)["results"]
+    for result in results:
+        print_workload(result)
+    print_summary(summarize(results, methods), len(results))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
@@ -564,7 +580,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="parcv-early-stop's patience, in checkpoints")  # fmt: skip
     parser.add_argument("--no-dask", action="store_true", help="skip dask-ml")
     parser.add_argument("--json", help="write every measurement to this file")
+    parser.add_argument("--summarize", nargs="+", metavar="JSON",
+                        help="print the tables and the summary over the workloads of these "
+                        "--json files (runs nothing)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.summarize:
+        return summarize_files(args.summarize)
     started = time.perf_counter()
     warnings.simplefilter("ignore")  # convergence warnings of few epochs: the same for all
     methods = ["full-grid", *(args.method or METHODS[1:])]
