@@ -37,11 +37,9 @@ from parcv.engine.work import (
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.iterations import booster_library, stop_index
-from parcv.plan.records import ErrorInfo, Record, Unit
+from parcv.plan.records import PREDICT_METHODS, ErrorInfo, Record, Unit
 
 __all__ = ["run_path_unit"]
-
-_OUTPUTS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
 
 
 class _AtIteration:
@@ -57,7 +55,7 @@ class _AtIteration:
 
     def __getattr__(self, name: str) -> Any:
         fitted = self.__dict__["_fitted"]
-        if name in _OUTPUTS and hasattr(fitted, name):
+        if name in PREDICT_METHODS and hasattr(fitted, name):
 
             def output(X: Any) -> Any:
                 return self._outputs(name, X, self._t)

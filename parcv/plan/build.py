@@ -192,11 +192,6 @@ class Plan:
         groups: tuple[tuple[int, ...], ...] = getattr(self, kind_of(unit).groups)
         return next(b for b in groups if b[0] == unit.candidate)
 
-    def path_of(self, candidate: int) -> int:
-        """Return the index of the path (point of the space) a candidate's checkpoint is on."""
-        n = len(self.paths[0])
-        return candidate // n
-
     def record_units(self, unit: Unit) -> list[Unit]:
         """Return the units of the records a unit makes.
 
