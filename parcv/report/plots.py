@@ -372,7 +372,8 @@ def _draw_curves(
         _mean_se_line(ax, x, mean_se, color, text=text, scattered=scattered)
         if train:  # every line's training curve: dashed, in its colour (one legend entry)
             tlabel = (f"training folds{': ' + key if key else ''}" if one
-                      else "training folds (dashed, in each line's colour)" if i == 0
+                      else "training folds (dashed, in each line's colour)"
+                      if i == len(groups) - 1
                       else "_nolegend_")  # fmt: skip
             _mean_se_line(ax, x, _mean_se(search, f"train_{suffix}", rows),
                           "tab:blue" if one else color, text=tlabel, scattered=scattered,
@@ -469,8 +470,8 @@ def race(search: SearchResult, *, metric: str | None = None) -> Figure:
     dropped = np.asarray(results["race_eliminated_after"])
     order = np.lexsort((-np.nan_to_num(results[f"mean_test_{key}"], nan=-np.inf),
                         -np.where(dropped < 0, n_folds, dropped)))  # fmt: skip
-    labels = [_short(search.candidates[c].label, 30) for c in order]
-    fig = Figure(figsize=(7.2, max(2.6, 1.4 + 0.22 * len(order))), layout="constrained")
+    labels = [_short(search.candidates[c].label, 40) for c in order]
+    fig = Figure(figsize=(8.0, max(2.6, 1.4 + 0.22 * len(order))), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(scores[order]), aspect="auto", cmap="viridis",
                       interpolation="nearest")  # fmt: skip
@@ -635,7 +636,7 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
         title, xlabel = "Test score of each fold", "fold"
     scores = np.asarray(scores, dtype=float)
     folds = np.arange(1, len(scores) + 1)
-    fig = Figure(figsize=(6.4, 4.2), layout="constrained")
+    fig = Figure(figsize=(8.4, 4.2), layout="constrained")
     ax = fig.add_subplot()
     if len(scores) > 1:
         if np.isfinite(est.se):
@@ -650,22 +651,24 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
         ax.set_xticks(folds, ["hold-out test set"])
         xlabel = ""
     ax.set_xlim(0.5, len(scores) + 0.5)
-    ax.margins(y=0.3)  # room above the points for their labels
+    ax.margins(y=0.3)  # room above and below the points for their labels
+    width = max(12, min(28, 100 // len(scores)))  # characters a line: narrower with more folds
     for fold, name in zip(folds, names, strict=False):
         first, last = fold == 1, fold == len(scores)
+        above = fold % 2 == 1  # neighbours' labels alternate above and below: no overlap
         ax.annotate(
-            textwrap.fill(_short(name, 56), 28),
+            textwrap.fill(_short(name, 3 * width), width),
             (fold, scores[fold - 1]),
             textcoords="offset points",
-            xytext=(0, 6),
-            ha="center" if first == last else "left" if first else "right",
-            va="bottom",
+            xytext=(0, 6 if above else -8),
+            ha="center" if first == last else "left" if first else "right" if last else "center",
+            va="bottom" if above else "top",
             fontsize=TEXT_SIZE,
         )
     ax.set(xlabel=xlabel, ylabel=_shown(metric))
     ax.set_title(title, fontsize=TITLE_SIZE)
     ax.grid(alpha=0.3)
-    _legend(ax)
+    _legend(ax, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # beside: never over a label
     return fig
 
 
