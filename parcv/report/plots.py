@@ -297,8 +297,8 @@ def validation_curve(
     fig = Figure(figsize=(width, 4.8), layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     shown = False
-    for ax, (name, (groups, how)) in zip(axes, panels, strict=True):
-        shown |= _draw_curves(ax, search, name, groups, suffix, how=how)
+    for ax, (name, (groups, _, scattered)) in zip(axes, panels, strict=True):
+        shown |= _draw_curves(ax, search, name, groups, suffix, scattered=scattered)
         ax.set_xlabel(name)
         ax.grid(alpha=0.3)
         _legend(ax, loc="best")
@@ -317,13 +317,16 @@ def validation_curve(
     else:
         head = f"Validation curves, one panel per parameter of the model families: {over}"
         fig.suptitle("\n".join([head, *notes]), fontsize=TITLE_SIZE)
+        for ax, (_, (_, how, scattered)) in zip(axes, panels, strict=True):
+            if scattered or "slice" in how:  # what a panel shows, when not all its lines
+                ax.set_title(how, fontsize=TEXT_SIZE)
     return fig
 
 
 def _curve_lines(
     search: SearchResult, name: str, rows: list[int]
-) -> tuple[dict[str, list[int]], str] | None:
-    """The lines of one panel (candidates by slice label) and what the title calls them."""
+) -> tuple[dict[str, list[int]], str, bool] | None:
+    """One panel's lines (candidates by slice label), its title, whether points are scattered."""
     params = search.cv_results_["params"]
     best = search.best_index_
     groups = _curve_groups(params, name, rows)
@@ -349,16 +352,15 @@ def _curve_lines(
         title = "Validation curves, one line per value of the other parameters"
     else:
         title = "Validation curve"
-    return groups, ("scattered:" if scattered else "") + title
+    return groups, title, scattered
 
 
 def _draw_curves(
     ax: Any, search: SearchResult, name: str, groups: dict[str, list[int]], suffix: str, *,
-    how: str,
+    scattered: bool,
 ) -> bool:  # fmt: skip
     """Draw one panel's lines (validation, and training when scored); True if the star is on it."""
     params = search.cv_results_["params"]
-    scattered = how.startswith("scattered:")
     best = search.best_index_
     train = f"mean_train_{suffix}" in search.cv_results_
     all_x = []

@@ -257,3 +257,11 @@ def test_a_search_over_model_families_shows_the_selected_one_whatever_its_parame
     assert len(stars) == 1
     assert stars[0].get_xdata()[0] == best["model__n_neighbors"]
     assert stars[0].get_ydata()[0] == s.cv_results_["mean_test_score"][s.best_index_]
+
+
+def test_scattered_points_say_so_in_the_title():
+    # Every other parameter varies with C (as in a random search): points, not lines.
+    space = [{"C": [c], "tol": [t]} for c, t in ((0.1, 1e-3), (1.0, 1e-4), (10.0, 1e-5))]
+    s = parcv.search(LogisticRegression(), space, X, Y, cv=3, backend="serial")
+    title = validation_curve(s).axes[0].get_title()
+    assert title.startswith("Validation scores (other parameters vary too): mean ± se over 3")
