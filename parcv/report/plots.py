@@ -450,6 +450,7 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
     )
     for ax in (left, right):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.title.set_fontsize(TITLE_SIZE)
         ax.grid(alpha=0.3)
         _legend(ax)
     versus = "tied with" if tied else "vs"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import matplotlib.image
+import matplotlib.text
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.ticker import NullFormatter
@@ -225,7 +226,9 @@ def test_neg_metrics_have_the_same_name_and_sign_in_plots_and_report_text():
     assert ax.get_ylabel().startswith("neg_mean_squared_error")
 
 
-def test_legends_and_labels_on_every_plot_are_at_least_9_points():
+def test_legends_and_labels_on_every_plot_are_at_least_9_points_and_inside_the_figure():
+    from matplotlib.axis import Tick
+
     s = _raced_search(return_train_score=True)
     r = parcv.nested_cv(LogisticRegression(), {"C": [0.01, 1.0]}, X, Y, outer=3, inner=3,
                         backend="serial")  # fmt: skip
@@ -236,6 +239,18 @@ def test_legends_and_labels_on_every_plot_are_at_least_9_points():
             legend = ax.get_legend()
             for text in ([] if legend is None else legend.get_texts()) + ax.texts:
                 assert text.get_fontsize() >= 9, (name, text.get_text())
+        # Titles, axis labels, legends, annotations: inside the figure, before any
+        # bbox_inches="tight" (tick labels beyond the axis limits are never drawn).
+        ticks = {id(t) for tick in fig.findobj(Tick) for t in (tick.label1, tick.label2)}
+        renderer, edge = fig.canvas.get_renderer(), fig.bbox
+        texts = [
+            t for t in fig.findobj(matplotlib.text.Text) if t.get_text() and id(t) not in ticks
+        ]
+        assert texts, name
+        for text in texts:
+            box = text.get_window_extent(renderer)
+            assert edge.x0 - 1 <= box.x0 and box.x1 <= edge.x1 + 1, (name, text.get_text())
+            assert edge.y0 - 1 <= box.y0 and box.y1 <= edge.y1 + 1, (name, text.get_text())
 
 
 def test_a_search_over_model_families_shows_the_selected_one_whatever_its_parameter():
