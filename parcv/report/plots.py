@@ -853,7 +853,8 @@ def figures(
         drawn["learning_curve.png"] = learning_curves(search)
         drawn["bias_variance.png"] = bias_variance_tradeoff(search, param=param)
     if isinstance(result, NestedResult):
-        drawn["selection_frequency.png"] = selection_frequency(result)
+        if len(result.chosen) > 1:  # one outer split (a hold-out test set): one full bar
+            drawn["selection_frequency.png"] = selection_frequency(result)
         drawn["outer_predictions.png"] = outer_predictions(result)
     if search is not None and "race_eliminated_after" in search.cv_results_:
         drawn["race.png"] = race(search, metric=metric)

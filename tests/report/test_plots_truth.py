@@ -185,7 +185,9 @@ def test_a_hold_out_fold_plot_has_no_legend_for_an_undrawn_band_and_labels_insid
         KNeighborsRegressor(), grid, X, X[:, 0] + X[:, 1],
         outer=parcv.ThreeWayHoldOut(0.6, 0.2, 0.2), backend="serial",
     )  # fmt: skip
-    fig = _drawn_figures(r)["fold_scores.png"]
+    drawn = _drawn_figures(r)
+    assert "selection_frequency.png" not in drawn  # one outer split selects once: no bar chart
+    fig = drawn["fold_scores.png"]
     ax = fig.axes[0]
     assert not any("se" in t.split() for t in _legend_texts(ax))
     assert not ax.patches  # no band
