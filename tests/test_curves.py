@@ -367,7 +367,8 @@ def test_search_report_plots_the_curves_and_the_tradeoff(reg_data):
     curve = result.learning_curves[result.best_index_]
     test_line = learning_curves(result).axes[0].lines[0]
     np.testing.assert_allclose(test_line.get_xdata(), curve.train_sizes_abs)
-    np.testing.assert_allclose(test_line.get_ydata(), -curve.test_scores.mean(axis=1))
+    # neg_* scores are plotted as scikit-learn scores them, as the report's text shows them.
+    np.testing.assert_allclose(test_line.get_ydata(), curve.test_scores.mean(axis=1))
     lines = bias_variance_tradeoff(result).axes[0].lines
     np.testing.assert_allclose(lines[0].get_xdata(), [1, 2, 4])
     np.testing.assert_allclose(lines[0].get_ydata(), result.bias_variance.avg_expected_loss)

@@ -13,6 +13,7 @@ import functools
 import io
 import numbers
 import re
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
+from parcv.report.text import num
 from parcv.results.compare import candidate_scores
 from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
@@ -27,6 +29,7 @@ from parcv.results.predictions import predicts_labels
 
 __all__ = [
     "bias_variance_tradeoff",
+    "figures",
     "halving_rungs",
     "iteration_paths",
     "learning_curves",
@@ -41,11 +44,15 @@ __all__ = [
 Result = CVResult | SearchResult | NestedResult
 
 
-def _shown(metric: str) -> tuple[float, str]:
-    """Sign and axis label: ``neg_*`` scores are shown as the (positive) error."""
+def _shown(metric: str) -> str:
+    """The axis label of a metric: its name and sign as scikit-learn scores it, as in the report.
+
+    ``neg_*`` scores stay negated (the report's tables, ``results.json`` and
+    ``cv_results_`` show them so): the label says which way is better.
+    """
     if metric.startswith("neg_"):
-        return -1.0, metric[4:].replace("_", " ") + " (lower is better)"
-    return 1.0, metric.replace("_", " ") + " (higher is better)"
+        return f"{metric} (negated error: higher is better)"
+    return f"{metric} (higher is better)"
 
 
 def _short(label: str, width: int = 38) -> str:
@@ -67,8 +74,8 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _curve_param(search: SearchResult, param: str | None) -> str | None:
-    params = search.cv_results_["params"]
+def _curve_param(params: list[dict[str, Any]], param: str | None) -> str | None:
+    """``param`` if some candidate has a number for it, else the numeric one with most values."""
     if param is not None:
         return param if any(_is_number(p.get(param)) for p in params) else None
     counts = {}
@@ -90,13 +97,14 @@ def _slice_label(text: str) -> str:
     return _short(text, 60)
 
 
-def _curve_groups(search: SearchResult, param: str) -> dict[str, list[int]]:
-    """Candidates with a numeric ``param``, one group per value of the other parameters."""
-    params = search.cv_results_["params"]
+def _curve_groups(
+    params: list[dict[str, Any]], param: str, rows: list[int]
+) -> dict[str, list[int]]:
+    """Candidates of ``rows`` with a numeric ``param``, one group per value of the others."""
     groups: dict[str, list[int]] = {}
-    for c, p in enumerate(params):
-        if _is_number(p.get(param)):
-            groups.setdefault(_others(p, param), []).append(c)
+    for c in rows:
+        if _is_number(params[c].get(param)):
+            groups.setdefault(_others(params[c], param), []).append(c)
     return {k: sorted(v, key=lambda c: params[c][param]) for k, v in groups.items()}
 
 
@@ -137,21 +145,101 @@ def _mean_se_line(
 
 
 def _log_axis(ax: Any, x: Any) -> None:
-    """A log axis for values spanning decades, labelled at the values (no minor labels)."""
-    if not (x.min() > 0 and x.max() / x.min() > 20):
+    """A log axis for values spread geometrically over two decades or more (a logspace grid).
+
+    An evenly spaced grid (``n_neighbors`` 1, 5, ..., 29) stays linear, even
+    when it spans a decade: the axis is log only if every value is positive,
+    the largest is at least :data:`LOG_SPAN` times the smallest, and the
+    distinct values are spaced more evenly on a log scale than on a linear
+    one. A log axis is labelled at the values (no minor labels).
+    """
+    values = np.unique(np.asarray(x, dtype=float))
+    if not _geometric(values):
         return
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(NullFormatter())
-    values = np.unique(x)
     # Label the values themselves when they are few and spread out (a log grid).
     if len(values) <= 10 and np.all(values[1:] / values[:-1] >= 1.5):
         ax.set_xticks(values, [f"{v:g}" for v in values])
+
+
+# A log x axis needs the values to span at least this factor (two decades).
+LOG_SPAN = 100.0
+
+
+def _geometric(values: Any) -> bool:
+    """Whether sorted distinct values are positive, span :data:`LOG_SPAN`, and are log-spaced."""
+    if len(values) < 2 or values[0] <= 0 or values[-1] / values[0] < LOG_SPAN:
+        return False
+
+    def unevenness(v: Any) -> float:  # coefficient of variation of the gaps
+        gaps = np.diff(v)
+        return float(np.std(gaps) / np.mean(gaps))
+
+    return unevenness(np.log(values)) <= unevenness(values)
 
 
 # Slices drawn as lines at most; beyond, only the selected candidate's slice is drawn.
 MAX_LINES = 8
 # Past this many candidates on one line, their ± se is a band rather than error bars.
 DENSE_POINTS = 200
+# Panels of a validation curve at most (one per x parameter: model families).
+MAX_PANELS = 4
+# Font sizes, in points, of every plot: legends and annotations, titles.
+TEXT_SIZE = 9
+TITLE_SIZE = 10
+
+
+def _legend(ax: Any, **kwargs: Any) -> None:
+    """The legend of every plot, in one readable size."""
+    ax.legend(fontsize=TEXT_SIZE, **kwargs)
+
+
+def _panels(search: SearchResult, param: str | None) -> list[tuple[str, list[int]]]:
+    """The x parameter of each panel and its candidates: one panel per family's parameter.
+
+    Candidates with the same parameter names (a model family, or several
+    families sharing a parameter such as ``C``) are plotted against their
+    numeric parameter with most values; families with different ones get a
+    panel each, so the selected candidate is on the plot whatever its family.
+    With ``param``, only the candidates that have it.
+    """
+    params = search.cv_results_["params"]
+    if param is not None:
+        name = _curve_param(params, param)
+        return [] if name is None else [(name, list(range(len(params))))]
+    families: dict[tuple[str, ...], list[int]] = {}
+    for c, p in enumerate(params):
+        families.setdefault(tuple(sorted(p)), []).append(c)
+    panels: dict[str, list[int]] = {}
+    for rows in families.values():
+        name = _curve_param([params[c] for c in rows], None)
+        if name is not None:
+            panels.setdefault(name, []).extend(rows)
+    if len(panels) > MAX_PANELS:  # the largest ones, and always the selected candidate's
+        keep = sorted(panels, key=lambda n: -len(panels[n]))[:MAX_PANELS]
+        mine = next((n for n in panels if search.best_index_ in panels[n]), None)
+        if mine is not None and mine not in keep:
+            keep[-1] = mine
+        panels = {n: panels[n] for n in panels if n in keep}
+    return [(n, sorted(rows)) for n, rows in panels.items()]
+
+
+def _raced_out(search: SearchResult) -> set[int]:
+    """Candidates a race dropped (their mean over all folds is undefined)."""
+    dropped = search.cv_results_.get("race_eliminated_after")
+    return set() if dropped is None else {int(c) for c in np.flatnonzero(np.asarray(dropped) >= 0)}
+
+
+def _raced_note(search: SearchResult, rows: list[int]) -> str:
+    """Which candidates of ``rows`` a race dropped, and after which fold (numbered from 1)."""
+    if not rows:
+        return ""
+    after = np.asarray(search.cv_results_["race_eliminated_after"])[rows] + 1
+    folds = ", ".join(str(k) for k in sorted({int(k) for k in after}))
+    what = "1 candidate" if len(rows) == 1 else f"{len(rows)} candidates"
+    return (f"not drawn: {what} dropped by racing after fold{'s' if ',' in folds else ''} "
+            f"{folds} (race.png)")  # fmt: skip
 
 
 def validation_curve(
@@ -162,16 +250,20 @@ def validation_curve(
     With other parameters in the space (a 2-D grid, model families), each
     value of them is its own line, labelled in the legend (up to
     :data:`MAX_LINES`; beyond, only the selected candidate's slice is drawn
-    and the title names it). The selected candidate is marked with a star,
-    and named in the title when it is not on the plot (another family).
+    and the title names it). Model families with different numeric
+    parameters get a panel each (up to :data:`MAX_PANELS`), so the selected
+    candidate, marked with a star, is on the plot. Candidates a race dropped
+    are not drawn (their mean over all folds is undefined); the title says
+    how many and after which fold.
 
     Parameters
     ----------
     search : SearchResult
-        With ``return_train_score=True`` the training curve of the selected
-        slice is drawn too.
+        With ``return_train_score=True`` the training curve of every line is
+        drawn too (dashed, in the line's colour).
     param : str, default=None
-        Parameter on the x axis; by default the numeric one with most values.
+        Parameter on the x axis (one panel); by default the numeric one with
+        most values in each family.
     metric : str, default=None
         Defaults to the refit metric.
 
@@ -179,77 +271,123 @@ def validation_curve(
     -------
     Figure or None
         None when no numeric parameter takes two values.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> X, y = make_regression(n_samples=40, n_features=2, noise=1.0, random_state=0)
+    >>> grid = {"alpha": [0.01, 0.1, 1.0, 10.0]}
+    >>> r = parcv.search(Ridge(), grid, X, y, cv=3, backend="serial")
+    >>> validation_curve(r).axes[0].get_xscale()
+    'log'
     """
-    name = _curve_param(search, param)
-    if name is None:
-        return None
     metric = metric or search.refit_metric
     suffix = metric if search.multimetric else "score"
+    raced = _raced_out(search)
+    panels = []
+    for name, rows in _panels(search, param):
+        drawn = _curve_lines(search, name, [c for c in rows if c not in raced])
+        if drawn is not None:
+            panels.append((name, drawn))
+    if not panels:
+        return None
+    width = 7.2 if len(panels) == 1 else min(4.4 * len(panels) + 0.8, 15.0)
+    fig = Figure(figsize=(width, 4.8), layout="constrained")
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    shown = False
+    for ax, (name, (groups, _, scattered)) in zip(axes, panels, strict=True):
+        shown |= _draw_curves(ax, search, name, groups, suffix, scattered=scattered)
+        ax.set_xlabel(name)
+        ax.grid(alpha=0.3)
+        _legend(ax, loc="best")
+    axes[0].set_ylabel(_shown(metric))
+    over = (
+        f"mean ± se over {search.n_splits_} folds"
+        if search.n_splits_ > 1
+        else "score on one validation split"
+    )
+    notes = [] if shown else [f"selected: {_short(search.candidates[search.best_index_].label, 60)}"
+                              " (not on this plot)"]  # fmt: skip
+    notes += [_raced_note(search, sorted(raced))] if raced else []
+    if len(panels) == 1:
+        title = panels[0][1][1]
+        axes[0].set_title("\n".join([f"{title}: {over}", *notes]), fontsize=TITLE_SIZE)
+    else:
+        head = f"Validation curves, one panel per parameter of the model families: {over}"
+        fig.suptitle("\n".join([head, *notes]), fontsize=TITLE_SIZE)
+        for ax, (_, (_, how, scattered)) in zip(axes, panels, strict=True):
+            if scattered or "slice" in how:  # what a panel shows, when not all its lines
+                ax.set_title(how, fontsize=TEXT_SIZE)
+    return fig
+
+
+def _curve_lines(
+    search: SearchResult, name: str, rows: list[int]
+) -> tuple[dict[str, list[int]], str, bool] | None:
+    """One panel's lines (candidates by slice label), its title, whether points are scattered."""
     params = search.cv_results_["params"]
     best = search.best_index_
-    groups = _curve_groups(search, name)
-    chosen = (
-        _others(params[best], name) if best in {c for g in groups.values() for c in g} else None
-    )
+    groups = _curve_groups(params, name, rows)
+    chosen = _others(params[best], name) if any(best in g for g in groups.values()) else None
     scattered = all(len(v) == 1 for v in groups.values())
     if scattered:  # every other parameter varies too (random search): points, not lines
         rows = sorted((c for v in groups.values() for c in v), key=lambda c: params[c][name])
-        groups, chosen = {"": rows}, ""
+        groups = {"": rows}
     sliced = len(groups) > MAX_LINES
+    n_slices = len(groups)
     if sliced:
         key = chosen if chosen is not None else max(groups, key=lambda k: len(groups[k]))
         groups = {key: groups[key]}
     groups = {k: v for k, v in groups.items() if len(v) >= 2}
     if not groups:
         return None
-    sign, label = _shown(metric)
-    fig = Figure(figsize=(7.2, 4.8), layout="constrained")
-    ax = fig.add_subplot()
-    colors = [f"C{i}" for i in range(10)]
-    all_x = []
-    for i, (key, rows) in enumerate(groups.items()):
-        x = np.array([params[c][name] for c in rows], dtype=float)
-        all_x.append(x)
-        mean, se = _mean_se(search, f"test_{suffix}", rows)
-        text = f"validation: {key}" if key else "validation (CV test folds)"
-        color = "tab:red" if len(groups) == 1 else colors[i % 10]
-        _mean_se_line(ax, x, (sign * mean, se), color, text=text, scattered=scattered)
-        train = f"mean_train_{suffix}"
-        if train in search.cv_results_ and (key == chosen or len(groups) == 1):
-            tmean, tse = _mean_se(search, f"train_{suffix}", rows)
-            tcolor = "tab:blue" if len(groups) == 1 else color
-            tlabel = f"training folds{': ' + key if key else ''}"
-            _mean_se_line(ax, x, (sign * tmean, tse), tcolor, text=tlabel, scattered=scattered,
-                          train=True)  # fmt: skip
-    where = ""
-    if chosen is not None and chosen in groups:
-        score = float(search.cv_results_[f"mean_test_{suffix}"][best])
-        mark = f"selected: {_short(search.candidates[best].label, 50)}"
-        ax.plot([float(params[best][name])], [sign * score], "*", color="black", markersize=14,
-                label=mark, zorder=5)  # fmt: skip
-    else:
-        where = f"\nselected: {_short(search.candidates[best].label, 60)} (not on this plot)"
-    _log_axis(ax, np.concatenate(all_x))
-    ax.set_xlabel(name)
-    ax.set_ylabel(label)
     if scattered:
         title = "Validation scores (other parameters vary too)"
     elif sliced:
         what = f" at {next(iter(groups))}" if next(iter(groups)) else ""
-        title = f"Validation curve{what} (one slice of {len(_curve_groups(search, name))})"
+        title = f"Validation curve{what} (one slice of {n_slices})"
     elif len(groups) > 1:
         title = "Validation curves, one line per value of the other parameters"
     else:
         title = "Validation curve"
-    over = (
-        f"mean ± se over {search.n_splits_} folds"
-        if search.n_splits_ > 1
-        else "score on one validation split"
-    )
-    ax.set_title(f"{title}: {over}{where}", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    return fig
+    return groups, title, scattered
+
+
+def _draw_curves(
+    ax: Any, search: SearchResult, name: str, groups: dict[str, list[int]], suffix: str, *,
+    scattered: bool,
+) -> bool:  # fmt: skip
+    """Draw one panel's lines (validation, and training when scored); True if the star is on it."""
+    params = search.cv_results_["params"]
+    best = search.best_index_
+    train = f"mean_train_{suffix}" in search.cv_results_
+    all_x = []
+    for i, (key, rows) in enumerate(groups.items()):
+        x = np.array([params[c][name] for c in rows], dtype=float)
+        all_x.append(x)
+        one = len(groups) == 1
+        color = "tab:red" if one else f"C{i % 10}"
+        text = f"validation: {key}" if key else "validation (CV test folds)"
+        mean_se = _mean_se(search, f"test_{suffix}", rows)
+        _mean_se_line(ax, x, mean_se, color, text=text, scattered=scattered)
+        if train:  # every line's training curve: dashed, in its colour (one legend entry)
+            tlabel = (f"training folds{': ' + key if key else ''}" if one
+                      else "training folds (dashed, in each line's colour)"
+                      if i == len(groups) - 1
+                      else "_nolegend_")  # fmt: skip
+            _mean_se_line(ax, x, _mean_se(search, f"train_{suffix}", rows),
+                          "tab:blue" if one else color, text=tlabel, scattered=scattered,
+                          train=True)  # fmt: skip
+    _log_axis(ax, np.concatenate(all_x))
+    if not any(best in rows for rows in groups.values()):
+        return False
+    score = float(search.cv_results_[f"mean_test_{suffix}"][best])
+    mark = f"selected: {_short(search.candidates[best].label, 50)}"
+    ax.plot([float(params[best][name])], [score], "*", color="black", markersize=14,
+            label=mark, zorder=5)  # fmt: skip
+    return True
 
 
 def paired_differences(search: SearchResult, *, metric: str | None = None) -> Figure | None:
@@ -273,12 +411,12 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
     means = np.nan_to_num(np.mean(scores, axis=1), nan=-np.inf)
     best, runner = (int(c) for c in np.argsort(-means, kind="stable")[:2])
     labels = [_short(search.candidates[c].label) for c in (best, runner)]
-    sign, label = _shown(metric)
-    folds = np.arange(scores.shape[1])
+    label = _shown(metric)
+    folds = np.arange(1, scores.shape[1] + 1)  # numbered from 1, as in the race plot
     fig = Figure(figsize=(10, 4.4), layout="constrained")
     left, right = fig.subplots(1, 2)
     for c, text, color in ((best, labels[0], "tab:red"), (runner, labels[1], "tab:blue")):
-        left.plot(folds, sign * scores[c], "o-", color=color, label=text)
+        left.plot(folds, scores[c], "o-", color=color, label=text)
     left.set(xlabel="fold", ylabel=label, title="Score on each test fold")
     diff = scores[best] - scores[runner]
     right.bar(folds, diff, color=np.where(diff >= 0, "tab:green", "tab:gray"))
@@ -289,7 +427,7 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
         linestyle="--",
         label=f"mean difference {np.mean(diff):.3g}",
     )
-    what = "runner-up error - best error" if sign < 0 else "best - runner-up"
+    what = "best - runner-up"
     tied = bool(np.all(np.abs(diff) <= 1e-12 * max(1.0, float(np.nanmax(np.abs(scores))))))
     if tied:
         right.text(
@@ -312,11 +450,12 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
     )
     for ax in (left, right):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.title.set_fontsize(TITLE_SIZE)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        _legend(ax)
     versus = "tied with" if tied else "vs"
     fig.suptitle(
-        f"Best vs runner-up by mean {metric}: {labels[0]} {versus} {labels[1]}", fontsize=10
+        f"Best vs runner-up by mean {metric}: {labels[0]} {versus} {labels[1]}", fontsize=TITLE_SIZE
     )
     return fig
 
@@ -334,8 +473,8 @@ def race(search: SearchResult, *, metric: str | None = None) -> Figure:
     dropped = np.asarray(results["race_eliminated_after"])
     order = np.lexsort((-np.nan_to_num(results[f"mean_test_{key}"], nan=-np.inf),
                         -np.where(dropped < 0, n_folds, dropped)))  # fmt: skip
-    labels = [_short(search.candidates[c].label, 30) for c in order]
-    fig = Figure(figsize=(7.2, max(2.6, 1.4 + 0.22 * len(order))), layout="constrained")
+    labels = [_short(search.candidates[c].label, 40) for c in order]
+    fig = Figure(figsize=(8.0, max(2.6, 1.4 + 0.22 * len(order))), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(scores[order]), aspect="auto", cmap="viridis",
                       interpolation="nearest")  # fmt: skip
@@ -347,7 +486,7 @@ def race(search: SearchResult, *, metric: str | None = None) -> Figure:
     ax.set_xticks(np.arange(n_folds), [str(k + 1) for k in range(n_folds)])
     ax.set_xlabel("CV fold, in the order scored (red bar: dropped after this fold)")
     n_dropped = int((dropped >= 0).sum())
-    ax.set_title(f"Race: {n_dropped} of {len(order)} candidates dropped", fontsize=10)
+    ax.set_title(f"Race: {n_dropped} of {len(order)} candidates dropped", fontsize=TITLE_SIZE)
     return fig
 
 
@@ -363,7 +502,7 @@ def iteration_paths(search: SearchResult, *, metric: str | None = None) -> Figur
     if iterations is None or not search.paths:
         return None
     key = "score" if not search.multimetric else (metric or search.refit_metric)
-    sign, label = _shown(key)
+    label = _shown(key)
     results = search.cv_results_
     means = np.asarray(results[f"mean_test_{key}"], dtype=float)
     stopped = np.asarray(results.get("path_stopped", np.zeros(len(means), dtype=bool)))
@@ -382,11 +521,11 @@ def iteration_paths(search: SearchResult, *, metric: str | None = None) -> Figur
         mean, se = _mean_se(search, f"test_{key}", rows)
         x = x_all[: len(rows)]
         others = _others(search.candidates[rows[0]].params, iterations.param) or "(defaults)"
-        _mean_se_line(ax, x, (sign * mean, se), color, text=others, scattered=False)
+        _mean_se_line(ax, x, (mean, se), color, text=others, scattered=False)
         if len(rows) < len(x_all):
-            ax.plot(x[-1], sign * mean[-1], "x", color="black", markersize=9, mew=2)
+            ax.plot(x[-1], mean[-1], "x", color="black", markersize=9, mew=2)
     best = search.best_index_
-    ax.plot(results["params"][best][iterations.param], sign * means[best], "*", color="gold",
+    ax.plot(results["params"][best][iterations.param], means[best], "*", color="gold",
             markeredgecolor="black", markersize=16, label="selected", zorder=5)  # fmt: skip
     n_stopped = sum(bool(stopped[list(p)].any()) for p in search.paths)
     ax.set_xlabel(f"{iterations.param} (iterations; black cross: stopped early)")
@@ -394,21 +533,20 @@ def iteration_paths(search: SearchResult, *, metric: str | None = None) -> Figur
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     more = "" if len(shown) == len(search.paths) else f"; the best {len(shown)} drawn"
     ax.set_title(f"Iteration paths: {n_stopped} of {len(search.paths)} stopped early{more}",
-                 fontsize=10)  # fmt: skip
-    ax.legend(fontsize=8)
+                 fontsize=TITLE_SIZE)  # fmt: skip
+    _legend(ax)
     return fig
 
 
 def _rung_lines(ax: Any, search: HalvingResult, key: str) -> None:
     """One halving search on ``ax``: each candidate's mean score per rung it reached."""
-    sign, _ = _shown(key)
     resource = search.resource
     paths: dict[str, list[tuple[int, float]]] = {}
     for k, rung in enumerate(search.rungs):
         means = np.asarray(rung.cv_results_[f"mean_test_{key}"], dtype=float)
         for params, mean in zip(rung.cv_results_["params"], means, strict=True):
             name = repr(sorted((n, v) for n, v in params.items() if n != resource))
-            paths.setdefault(name, []).append((k, sign * mean))
+            paths.setdefault(name, []).append((k, mean))
     last = len(search.rungs) - 1
     best = search.rungs[-1].cv_results_["params"][search.rungs[-1].best_index_]
     winner = repr(sorted((n, v) for n, v in best.items() if n != resource))
@@ -423,7 +561,7 @@ def _rung_lines(ax: Any, search: HalvingResult, key: str) -> None:
     ticks = [f"rung {k}\n{n} cand.\n{resource}={r}"
              for k, (n, r) in enumerate(zip(search.n_candidates_, search.n_resources_,
                                             strict=True))]  # fmt: skip
-    ax.set_xticks(range(len(search.rungs)), ticks, fontsize=8)
+    ax.set_xticks(range(len(search.rungs)), ticks, fontsize=TEXT_SIZE)
 
 
 def halving_rungs(result: HalvingResult | HyperbandResult, *, metric: str | None = None) -> Figure:
@@ -434,7 +572,7 @@ def halving_rungs(result: HalvingResult | HyperbandResult, *, metric: str | None
     winner is the search's).
     """
     key = "score" if not result.multimetric else (metric or result.refit_metric)
-    _, label = _shown(key)
+    label = _shown(key)
     searches = list(result.brackets) if isinstance(result, HyperbandResult) else [result]
     fig = Figure(figsize=(min(3.2 * len(searches) + 1.5, 14), 4.2), layout="constrained")
     axes = fig.subplots(1, len(searches), sharey=True, squeeze=False)[0]
@@ -442,7 +580,7 @@ def halving_rungs(result: HalvingResult | HyperbandResult, *, metric: str | None
         _rung_lines(ax, search, key)
         if isinstance(result, HyperbandResult):
             best = " (best)" if j == result.best_bracket_ else ""
-            ax.set_title(f"bracket {j}{best}", fontsize=9)
+            ax.set_title(f"bracket {j}{best}", fontsize=TEXT_SIZE)
     axes[0].set_ylabel(f"mean test {label}")
     if isinstance(result, HyperbandResult):
         title = (f"Hyperband: {len(searches)} brackets of successive halving (grey: dropped; "
@@ -450,7 +588,7 @@ def halving_rungs(result: HalvingResult | HyperbandResult, *, metric: str | None
     else:
         counts = " → ".join(str(n) for n in result.n_candidates_)
         title = f"Successive halving: candidates per rung {counts} (grey: dropped; star: selected)"
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(title, fontsize=TITLE_SIZE)
     return fig
 
 
@@ -467,13 +605,28 @@ def selection_frequency(result: NestedResult) -> Figure:
     ax.set_xlim(0, n)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(f"outer folds that selected it (of {n})")
-    ax.set_title("Selection frequency over outer folds", fontsize=10)
+    ax.set_title("Selection frequency over outer folds", fontsize=TITLE_SIZE)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
 
 def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -> Figure:
-    """Plot the score of each outer fold (nested) or fold (CV) with the mean ± se band."""
+    """Plot the score of each outer fold (nested) or fold (CV) with the mean ± se band.
+
+    With one fold (a hold-out test set) there is no mean or band to draw: the
+    one score alone. Folds are numbered from 1; the candidate each outer fold
+    selected is written at its point, wrapped to stay inside the axes.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> X, y = make_regression(n_samples=40, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.cross_validate(Ridge(), X, y, cv=3, backend="serial")
+    >>> [t.get_text() for t in fold_scores(r).axes[0].get_legend().get_texts()][0]
+    'mean ± se over 3 folds'
+    """
     if isinstance(result, NestedResult):
         metric = metric if metric in result.outer_scores else result.refit_metric
         scores, est = result.outer_scores[metric], result.estimate[metric]
@@ -484,27 +637,41 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
         key = f"test_{metric}" if f"test_{metric}" in result.scores else "test_score"
         scores, est, names = result.scores[key], result.summaries[metric], []
         title, xlabel = "Test score of each fold", "fold"
-    sign, label = _shown(metric)
-    folds = np.arange(len(scores))
-    fig = Figure(figsize=(6.4, 4.2), layout="constrained")
+    scores = np.asarray(scores, dtype=float)
+    folds = np.arange(1, len(scores) + 1)
+    fig = Figure(figsize=(8.4, 4.2), layout="constrained")
     ax = fig.add_subplot()
-    mean, se = sign * est.mean, est.se if np.isfinite(est.se) else 0.0
-    ax.axhspan(mean - se, mean + se, color="tab:red", alpha=0.15, label="mean ± se")
-    ax.axhline(mean, color="tab:red", linestyle="--", label=f"mean {mean:.4g}")
-    ax.plot(folds, sign * scores, "o", color="black", label="test score of the fold")
+    if len(scores) > 1:
+        if np.isfinite(est.se):
+            ax.axhspan(est.mean - est.se, est.mean + est.se, color="tab:red", alpha=0.15,
+                       label=f"mean ± se over {len(scores)} folds")  # fmt: skip
+        ax.axhline(est.mean, color="tab:red", linestyle="--", label=f"mean {num(est.mean)}")
+        ax.plot(folds, scores, "o", color="black", label="test score of the fold")
+        ax.set_xticks(folds)
+    else:  # a hold-out test set: one score, no mean or se
+        title = "Score on the hold-out test set" + (" of the selected candidate" if names else "")
+        ax.plot(folds, scores, "o", color="black", label=f"test score {num(float(scores[0]))}")
+        ax.set_xticks(folds, ["hold-out test set"])
+        xlabel = ""
+    ax.set_xlim(0.5, len(scores) + 0.5)
+    ax.margins(y=0.3)  # room above and below the points for their labels
+    width = max(12, min(28, 100 // len(scores)))  # characters a line: narrower with more folds
     for fold, name in zip(folds, names, strict=False):
+        first, last = fold == 1, fold == len(scores)
+        above = fold % 2 == 1  # neighbours' labels alternate above and below: no overlap
         ax.annotate(
-            _short(name, 28),
-            (fold, sign * scores[fold]),
+            textwrap.fill(_short(name, 3 * width), width),
+            (fold, scores[fold - 1]),
             textcoords="offset points",
-            xytext=(4, 4),
-            fontsize=7,
+            xytext=(0, 6 if above else -8),
+            ha="center" if first == last else "left" if first else "right" if last else "center",
+            va="bottom" if above else "top",
+            fontsize=TEXT_SIZE,
         )
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set(xlabel=xlabel, ylabel=label, title=title)
-    ax.title.set_fontsize(10)
+    ax.set(xlabel=xlabel, ylabel=_shown(metric))
+    ax.set_title(title, fontsize=TITLE_SIZE)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    _legend(ax, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # beside: never over a label
     return fig
 
 
@@ -527,26 +694,26 @@ def outer_predictions(result: NestedResult) -> Figure | None:
         for (i, j), count in np.ndenumerate(matrix):
             dark = count > matrix.max() / 2
             ax.text(j, i, str(count), ha="center", va="center",
-                    color="white" if dark else "black", fontsize=8)  # fmt: skip
+                    color="white" if dark else "black", fontsize=TEXT_SIZE)  # fmt: skip
         ticks = np.arange(labels.size)
         ax.set_xticks(ticks, [_short(str(v), 12) for v in labels])
         ax.set_yticks(ticks, [_short(str(v), 12) for v in labels])
         ax.set(xlabel="predicted label", ylabel="true label")
-        ax.set_title("Pooled confusion matrix of the outer folds", fontsize=10)
+        ax.set_title("Pooled confusion matrix of the outer folds", fontsize=TITLE_SIZE)
         return fig
     predicted = pooled.values.astype(np.float64)
     residuals = np.asarray(pooled.y_true, dtype=np.float64) - predicted
     ax.axhline(0.0, color="tab:red", linestyle="--", linewidth=1)
     ax.plot(predicted, residuals, "o", markersize=3, alpha=0.6, color="black")
     ax.set(xlabel="predicted (outer refit)", ylabel="residual (true - predicted)")
-    ax.set_title("Pooled residuals of the outer folds", fontsize=10)
+    ax.set_title("Pooled residuals of the outer folds", fontsize=TITLE_SIZE)
     ax.grid(alpha=0.3)
     return fig
 
 
-def _band(ax: Any, x: Any, scores: Any, sign: float, style: dict[str, Any]) -> None:
+def _band(ax: Any, x: Any, scores: Any, style: dict[str, Any]) -> None:
     """Mean over folds as a line, ± one standard error as a band."""
-    values = sign * np.asarray(scores, dtype=float)
+    values = np.asarray(scores, dtype=float)
     mean = np.nanmean(values, axis=1)
     k = values.shape[1]
     se = np.nanstd(values, axis=1, ddof=1) / np.sqrt(k) if k > 1 else np.zeros_like(mean)
@@ -574,7 +741,7 @@ def learning_curves(search: SearchResult) -> Figure | None:
     shown = sorted(curves, key=lambda c: (c != search.best_index_, abs(c - search.best_index_)))
     shown = sorted(shown[:MAX_LINES])
     first = curves[shown[0]]
-    sign, label = _shown(first.metric)
+    label = _shown(first.metric)
     fig = Figure(figsize=(7.2, 4.8), layout="constrained")
     ax = fig.add_subplot()
     for i, c in enumerate(shown):
@@ -587,10 +754,9 @@ def learning_curves(search: SearchResult) -> Figure | None:
             ax,
             x,
             curve.test_scores,
-            sign,
             {"color": color, "marker": "o", "label": f"test folds {name}{best}".rstrip()},
         )
-        _band(ax, x, curve.train_scores, sign,
+        _band(ax, x, curve.train_scores,
               {"color": color, "marker": "s", "linestyle": "--",
                "label": f"training rows {name}{best}".rstrip()})  # fmt: skip
     ax.set_xlabel("training-set size (rows)")
@@ -598,9 +764,9 @@ def learning_curves(search: SearchResult) -> Figure | None:
     folds = first.test_scores.shape[1]
     what = "selected candidate" if len(shown) == 1 else f"{len(shown)} candidates"
     ax.set_title(f"Learning curve of the {what}: training vs test, mean ± se over {folds} "
-                 "folds", fontsize=10)  # fmt: skip
+                 "folds", fontsize=TITLE_SIZE)  # fmt: skip
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    _legend(ax, loc="best")
     return fig
 
 
@@ -619,8 +785,8 @@ def bias_variance_tradeoff(search: SearchResult, *, param: str | None = None) ->
     tradeoff = search.bias_variance
     if tradeoff is None:
         return None
-    name = _curve_param(search, param)
     params = tradeoff.params
+    name = _curve_param(params, param)
     rows: list[int] = []
     if name is not None:
         key, best = name, params[search.best_index_]
@@ -645,7 +811,7 @@ def bias_variance_tradeoff(search: SearchResult, *, param: str | None = None) ->
         ax.axvline(where, color="gray", linestyle=":", label="selected by CV")
     if name is None:
         ax.set_xticks(x, [_short(search.candidates[c].label, 20) for c in rows], rotation=30,
-                      fontsize=7, ha="right")  # fmt: skip
+                      fontsize=TEXT_SIZE - 1, ha="right")  # fmt: skip
         ax.set_xlabel("candidate")
     else:
         _log_axis(ax, x)
@@ -653,10 +819,52 @@ def bias_variance_tradeoff(search: SearchResult, *, param: str | None = None) ->
     loss = "squared error" if first.loss == "mse" else "0-1 loss"
     ax.set_ylabel(f"{loss} on the hold-out test set")
     ax.set_title(f"Bias-variance trade-off ({first.n_rounds} bootstrap fits per candidate)",
-                 fontsize=10)  # fmt: skip
+                 fontsize=TITLE_SIZE)  # fmt: skip
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    _legend(ax, loc="best")
     return fig
+
+
+def figures(
+    result: Result, *, param: str | None = None, metric: str | None = None
+) -> dict[str, Figure]:
+    """Every plot that applies to a result, as a matplotlib Figure by file name.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> X, y = make_regression(n_samples=40, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.search(Ridge(), {"alpha": [0.1, 1.0, 10.0]}, X, y, cv=3, backend="serial")
+    >>> sorted(figures(r))
+    ['paired_differences.png', 'validation_curve.png']
+    """
+    drawn: dict[str, Figure | None] = {}
+    search = result if isinstance(result, SearchResult) else getattr(result, "final", None)
+    if search is not None:
+        known = search.metrics
+    else:
+        known = tuple(result.outer_scores if isinstance(result, NestedResult) else result.summaries)
+    metric = metric if metric in known else None
+    if search is not None:
+        drawn["validation_curve.png"] = validation_curve(search, param=param, metric=metric)
+        drawn["paired_differences.png"] = paired_differences(search, metric=metric)
+        drawn["learning_curve.png"] = learning_curves(search)
+        drawn["bias_variance.png"] = bias_variance_tradeoff(search, param=param)
+    if isinstance(result, NestedResult):
+        if len(result.chosen) > 1:  # one outer split (a hold-out test set): one full bar
+            drawn["selection_frequency.png"] = selection_frequency(result)
+        drawn["outer_predictions.png"] = outer_predictions(result)
+    if search is not None and "race_eliminated_after" in search.cv_results_:
+        drawn["race.png"] = race(search, metric=metric)
+    if search is not None and search.iterations is not None:
+        drawn["iteration_paths.png"] = iteration_paths(search, metric=metric)
+    if isinstance(search, (HalvingResult, HyperbandResult)):
+        drawn["halving.png"] = halving_rungs(search, metric=metric)
+    if isinstance(result, (NestedResult, CVResult)):
+        drawn["fold_scores.png"] = fold_scores(result, metric=metric)
+    return {name: fig for name, fig in drawn.items() if fig is not None}
 
 
 def render_plots(
@@ -674,27 +882,4 @@ def render_plots(
     >>> sorted(render_plots(r))
     ['paired_differences.png', 'validation_curve.png']
     """
-    figures: dict[str, Figure | None] = {}
-    search = result if isinstance(result, SearchResult) else getattr(result, "final", None)
-    if search is not None:
-        known = search.metrics
-    else:
-        known = tuple(result.outer_scores if isinstance(result, NestedResult) else result.summaries)
-    metric = metric if metric in known else None
-    if search is not None:
-        figures["validation_curve.png"] = validation_curve(search, param=param, metric=metric)
-        figures["paired_differences.png"] = paired_differences(search, metric=metric)
-        figures["learning_curve.png"] = learning_curves(search)
-        figures["bias_variance.png"] = bias_variance_tradeoff(search, param=param)
-    if isinstance(result, NestedResult):
-        figures["selection_frequency.png"] = selection_frequency(result)
-        figures["outer_predictions.png"] = outer_predictions(result)
-    if search is not None and "race_eliminated_after" in search.cv_results_:
-        figures["race.png"] = race(search, metric=metric)
-    if search is not None and search.iterations is not None:
-        figures["iteration_paths.png"] = iteration_paths(search, metric=metric)
-    if isinstance(search, (HalvingResult, HyperbandResult)):
-        figures["halving.png"] = halving_rungs(search, metric=metric)
-    if isinstance(result, (NestedResult, CVResult)):
-        figures["fold_scores.png"] = fold_scores(result, metric=metric)
-    return {name: _png(fig) for name, fig in figures.items() if fig is not None}
+    return {name: _png(fig) for name, fig in figures(result, param=param, metric=metric).items()}

@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 
 import matplotlib.image
+import matplotlib.text
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.ticker import NullFormatter
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
@@ -92,3 +94,191 @@ def test_a_curve_of_many_candidates_draws_a_band_not_error_bars():
     assert not ax.containers  # no error bars ...
     assert any(isinstance(c, PolyCollection) for c in ax.collections)  # ... a ± se band
     assert any(t.get_text().endswith(", ± se") for t in ax.get_legend().get_texts())
+
+
+def _drawn_figures(result):
+    """Every figure of a result's report (the same ones render_plots saves), drawn."""
+    from parcv.report.plots import figures
+
+    drawn = figures(result)
+    for fig in drawn.values():
+        FigureCanvasAgg(fig).draw()
+    return drawn
+
+
+def _legend_texts(ax):
+    legend = ax.get_legend()
+    return [] if legend is None else [t.get_text() for t in legend.get_texts()]
+
+
+def test_an_evenly_spaced_integer_grid_gets_a_linear_axis_and_a_logspace_grid_a_log_one():
+    from sklearn.neighbors import KNeighborsRegressor
+
+    from parcv.report.plots import _geometric
+
+    even = parcv.search(
+        KNeighborsRegressor(), {"n_neighbors": list(range(1, 30, 4))}, X, X[:, 0], cv=3,
+        backend="serial",
+    )  # fmt: skip
+    assert validation_curve(even).axes[0].get_xscale() == "linear"
+    wide = parcv.search(
+        LogisticRegression(), {"C": [0.01, 0.1, 1.0, 10.0]}, X, Y, cv=3, backend="serial"
+    )
+    assert validation_curve(wide).axes[0].get_xscale() == "log"
+    # The rule: positive, a span of two decades at least, and log-spaced rather than even.
+    assert _geometric(np.logspace(-3, 3, 7)) and _geometric(np.array([0.1, 10.0]))
+    assert not _geometric(np.arange(1.0, 30.0, 4.0))  # 1..29: under two decades
+    assert not _geometric(np.arange(1.0, 1001.0, 111.0))  # 1..1000, evenly spaced
+    assert not _geometric(np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0]))  # one and a half decades
+    assert not _geometric(np.array([0.0, 1.0, 100.0, 10000.0]))  # not all positive
+
+
+def _raced_search(return_train_score=False):
+    from sklearn.dummy import DummyRegressor
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(60, 2)), rng.normal(size=60)
+    grid = {"strategy": ["mean", "constant"], "constant": [100.0, 200.0]}
+    return parcv.search(
+        DummyRegressor(), grid, x, y, cv=5, backend="serial",
+        racing=parcv.Racing(burn_in=3), return_train_score=return_train_score,
+    )  # fmt: skip
+
+
+def test_candidates_dropped_by_racing_are_noted_never_a_bare_legend_entry():
+    s = _raced_search()
+    dropped = np.asarray(s.cv_results_["race_eliminated_after"])
+    # The constant 100 and 200: their last fold run is fold 4 (index 3); the others survive.
+    assert list(dropped) == [-1, 3, -1, 3]
+    ax = validation_curve(s).axes[0]
+    assert not any("strategy='constant'" in t for t in _legend_texts(ax))
+    assert "not drawn: 2 candidates dropped by racing after fold 4 (race.png)" in ax.get_title()
+    for line in ax.get_lines():  # every line drawn has points
+        assert np.isfinite(np.asarray(line.get_ydata(), dtype=float)).any()
+
+
+def test_every_line_of_a_validation_curve_gets_its_training_curve():
+    from matplotlib.container import ErrorbarContainer
+
+    grid = {"C": [0.1, 1.0, 10.0], "class_weight": [None, "balanced"]}
+    s = parcv.search(
+        LogisticRegression(), grid, X, Y, cv=3, backend="serial", return_train_score=True
+    )
+    ax = validation_curve(s).axes[0]
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 4  # validation and training, for each of the 2 lines
+    train = [c for c in bars if c.lines[0].get_linestyle() == "--"]
+    means = np.asarray(s.cv_results_["mean_train_score"])
+    assert sorted(tuple(np.round(c.lines[0].get_ydata(), 12)) for c in train) == sorted(
+        tuple(np.round(means[[i for i, p in enumerate(s.cv_results_["params"])
+                              if p["class_weight"] == w]], 12))
+        for w in (None, "balanced")
+    )  # fmt: skip
+    assert "training folds (dashed, in each line's colour)" in _legend_texts(ax)
+
+
+def test_a_hold_out_fold_plot_has_no_legend_for_an_undrawn_band_and_labels_inside():
+    from sklearn.neighbors import KNeighborsRegressor
+
+    grid = {"n_neighbors": [1, 5, 9], "weights": ["uniform", "distance"]}
+    r = parcv.nested_cv(
+        KNeighborsRegressor(), grid, X, X[:, 0] + X[:, 1],
+        outer=parcv.ThreeWayHoldOut(0.6, 0.2, 0.2), backend="serial",
+    )  # fmt: skip
+    drawn = _drawn_figures(r)
+    assert "selection_frequency.png" not in drawn  # one outer split selects once: no bar chart
+    fig = drawn["fold_scores.png"]
+    ax = fig.axes[0]
+    assert not any("se" in t.split() for t in _legend_texts(ax))
+    assert not ax.patches  # no band
+    assert "hold-out test set" in ax.get_title()
+    box = ax.get_window_extent()
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in ax.texts if t.get_text()]
+    assert labels  # the selected candidate is written at its point ...
+    for text in labels:  # ... inside the axes
+        extent = text.get_window_extent(renderer)
+        assert box.x0 <= extent.x0 and extent.x1 <= box.x1, text.get_text()
+        assert box.y0 <= extent.y0 and extent.y1 <= box.y1, text.get_text()
+
+
+def test_neg_metrics_have_the_same_name_and_sign_in_plots_and_report_text():
+    from sklearn.linear_model import Ridge
+
+    from parcv.report.text import headline
+
+    y = X[:, 0] * 3 + 1
+    s = parcv.search(
+        Ridge(), {"alpha": [0.1, 10.0, 1000.0]}, X, y, cv=3, backend="serial",
+        scoring=["neg_mean_squared_error"], refit="neg_mean_squared_error",
+    )  # fmt: skip
+    # The name the user gave, and scikit-learn's sign, in the report's headline and the plots.
+    assert headline(s)[0].startswith("neg_mean_squared_error: -")
+    ax = validation_curve(s).axes[0]
+    assert ax.get_ylabel().startswith("neg_mean_squared_error")
+    line = ax.containers[0].lines[0]
+    means = s.cv_results_["mean_test_neg_mean_squared_error"]
+    np.testing.assert_allclose(line.get_ydata(), means)
+    assert np.all(np.asarray(line.get_ydata()) < 0)
+    cv = parcv.cross_validate(Ridge(), X, y, cv=3, backend="serial",
+                              scoring=["neg_mean_squared_error"])  # fmt: skip
+    ax = _drawn_figures(cv)["fold_scores.png"].axes[0]
+    mean = headline(cv)[0].split(": ")[1].split(" ± ")[0]
+    assert f"mean {mean}" in _legend_texts(ax)
+    assert ax.get_ylabel().startswith("neg_mean_squared_error")
+
+
+def test_legends_and_labels_on_every_plot_are_at_least_9_points_and_inside_the_figure():
+    from matplotlib.axis import Tick
+
+    s = _raced_search(return_train_score=True)
+    r = parcv.nested_cv(LogisticRegression(), {"C": [0.01, 1.0]}, X, Y, outer=3, inner=3,
+                        backend="serial")  # fmt: skip
+    drawn = {**_drawn_figures(s), **{f"nested {k}": v for k, v in _drawn_figures(r).items()}}
+    assert {"validation_curve.png", "race.png", "nested fold_scores.png"} <= set(drawn)
+    for name, fig in drawn.items():
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            for text in ([] if legend is None else legend.get_texts()) + ax.texts:
+                assert text.get_fontsize() >= 9, (name, text.get_text())
+        # Titles, axis labels, legends, annotations: inside the figure, before any
+        # bbox_inches="tight" (tick labels beyond the axis limits are never drawn).
+        ticks = {id(t) for tick in fig.findobj(Tick) for t in (tick.label1, tick.label2)}
+        renderer, edge = fig.canvas.get_renderer(), fig.bbox
+        texts = [
+            t for t in fig.findobj(matplotlib.text.Text) if t.get_text() and id(t) not in ticks
+        ]
+        assert texts, name
+        for text in texts:
+            box = text.get_window_extent(renderer)
+            assert edge.x0 - 1 <= box.x0 and box.x1 <= edge.x1 + 1, (name, text.get_text())
+            assert edge.y0 - 1 <= box.y0 and box.y1 <= edge.y1 + 1, (name, text.get_text())
+
+
+def test_a_search_over_model_families_shows_the_selected_one_whatever_its_parameter():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, size=(120, 2))
+    y = (x[:, 0] * x[:, 1] > 0).astype(int)  # XOR: no linear model does better than chance
+    pipe = Pipeline([("model", LogisticRegression())])
+    space = [
+        {"model": [LogisticRegression()], "model__C": [0.01, 1.0, 100.0]},
+        {"model": [KNeighborsClassifier()], "model__n_neighbors": [3, 7]},
+    ]
+    s = parcv.search(pipe, space, x, y, cv=3, backend="serial")
+    assert "KNeighbors" in s.candidates[s.best_index_].label
+    fig = validation_curve(s)
+    assert [ax.get_xlabel() for ax in fig.axes] == ["model__C", "model__n_neighbors"]
+    assert "not on this plot" not in (fig.get_suptitle() + fig.axes[0].get_title())
+    best = s.cv_results_["params"][s.best_index_]
+    stars = [ln for ln in fig.axes[1].get_lines() if ln.get_marker() == "*"]
+    assert len(stars) == 1
+    assert stars[0].get_xdata()[0] == best["model__n_neighbors"]
+    assert stars[0].get_ydata()[0] == s.cv_results_["mean_test_score"][s.best_index_]
+
+
+def test_scattered_points_say_so_in_the_title():
+    # Every other parameter varies with C (as in a random search): points, not lines.
+    space = [{"C": [c], "tol": [t]} for c, t in ((0.1, 1e-3), (1.0, 1e-4), (10.0, 1e-5))]
+    s = parcv.search(LogisticRegression(), space, X, Y, cv=3, backend="serial")
+    title = validation_curve(s).axes[0].get_title()
+    assert title.startswith("Validation scores (other parameters vary too): mean ± se over 3")
