@@ -119,41 +119,55 @@ print("  ".join(f"d={d}: {p:.2f}" for d, p in zip(bayes_degrees, posterior, stri
 # %%
 # What each method selects
 # ------------------------
-# Every criterion has its own scale, so we plot each one minus its smallest value (for the
-# evidence, the negative log evidence): the minimum of each curve is its choice.
+# Each method's curve over the degree, on its own scale; the filled marker is its choice.
 cv_mse = -least_squares.cv_results_["mean_test_score"]
+cv_se = np.array([row.se for row in table.rows])
 chosen = {
-    "10-fold CV (MSE)": degrees[int(np.argmin(cv_mse))],
+    "10-fold CV": degrees[int(np.argmin(cv_mse))],
     "AIC": degrees[int(np.argmin(aic))],
     "BIC": degrees[int(np.argmin(bic))],
     "evidence": bayes_degrees[int(np.argmax(log_evidence))],
 }
 for method, d in chosen.items():
-    print(f"{method:<17} selects degree {d}")
+    print(f"{method:<11} selects degree {d}")
 
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
-left.plot(degrees, n_samples * np.log(cv_mse / cv_mse.min()), "o-", label="CV: N log(MSE / min)")
-left.plot(degrees, aic - aic.min(), "s-", label="AIC - min")
-left.plot(degrees, bic - bic.min(), "^-", label="BIC - min")
-left.plot(bayes_degrees, log_evidence.max() - log_evidence, "d-", label="-log evidence - min")
-left.set_ylim(-2, 40)
-left.set_xlabel("polynomial degree d")
-left.set_ylabel("criterion minus its minimum (smaller is better)")
-left.set_title("Each method's curve over the degree")
-left.legend()
+curves = [
+    ("10-fold CV", degrees, cv_mse, "CV mean squared error ± se"),
+    ("AIC", degrees, aic, "AIC (smaller is better)"),
+    ("BIC", degrees, bic, "BIC (smaller is better)"),
+    ("evidence", bayes_degrees, log_evidence, "log evidence (larger is better)"),
+]
+fig, axes = plt.subplots(2, 2, figsize=(9, 6), sharex=True, layout="constrained")
+for ax, (method, ds, values, ylabel), color in zip(
+    axes.flat, curves, ["C0", "C1", "C2", "C3"], strict=True
+):
+    ax.plot(ds, values, "o-", color=color, markerfacecolor="white")
+    if method == "10-fold CV":
+        ax.fill_between(ds, values - cv_se, values + cv_se, color=color, alpha=0.2)
+        ax.set_yscale("log")
+    pick = ds.index(chosen[method])
+    ax.plot(chosen[method], values[pick], "o", color=color, markersize=10)
+    ax.set_title(f"{method}: degree {chosen[method]}")
+    ax.set_ylabel(ylabel)
+for ax in axes[1]:
+    ax.set_xlabel("polynomial degree d")
+plt.show()
 
+# %%
+# The fits the methods select, with the data and the function that generated them:
+fig, ax = plt.subplots(figsize=(7, 4.2), layout="constrained")
 grid = np.linspace(0, 1, 200)[:, np.newaxis]
-right.plot(x, y, "o", color="black", label="data")
-right.plot(grid, np.sin(2 * np.pi * grid), "--", color="grey", label="sin(2πx)")
+ax.plot(x, y, "o", color="black", label="data")
+ax.plot(grid, np.sin(2 * np.pi * grid), "--", color="grey", label="sin(2πx)")
 for d in sorted(set(chosen.values())):
-    methods = ", ".join(m.split(" ")[0] for m, c in chosen.items() if c == d)
+    methods = ", ".join(m for m, c in chosen.items() if c == d)
     fit = polynomial.set_params(polynomialfeatures__degree=d).fit(X, y)
-    right.plot(grid, fit.predict(grid), label=f"degree {d} ({methods})")
-right.set_ylim(-2, 2)
-right.set_xlabel("x")
-right.set_ylabel("y")
-right.set_title("The selected fits")
-right.legend(fontsize=8)
+    ax.plot(grid, fit.predict(grid), label=f"degree {d} ({methods})")
+ax.set_ylim(-2, 2)
+ax.set_xlabel("x")
+ax.set_ylabel("y")
+ax.set_title("The selected least-squares fits")
+ax.legend(fontsize=8)
 plt.show()
 
 # %%
