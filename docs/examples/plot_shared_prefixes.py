@@ -84,7 +84,7 @@ for record in fits:
 means = result.cv_results_["mean_test_score"].reshape(len(grid["logistic__C"]), len(n_components))
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
-left.imshow(reused, cmap="Greys", vmin=0, vmax=1.5, aspect="auto")
+left.imshow(reused, cmap="Greys", vmin=0, vmax=4, aspect="auto")
 for (row, col), value in np.ndenumerate(reused):
     left.text(
         col, row, "reused PCA" if value else "fitted PCA", ha="center", va="center", fontsize=7

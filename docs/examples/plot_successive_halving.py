@@ -73,7 +73,8 @@ print("same winner:", result.best_params_ == reference.best_params_)
 # The rungs
 # ---------
 # Each line is a candidate's mean CV accuracy in every rung it reached: grey lines were
-# dropped, blue ones reached the last rung, and the star is the winner. ``result.rungs[k]``
+# dropped, coloured ones reached the last rung, and the star is the winner. Several
+# candidates of rung 0 share a score, so their dots overlap. ``result.rungs[k]``
 # is rung ``k``'s own search result (its records and folds).
 fig, ax = plt.subplots(figsize=(7.5, 4.5), layout="constrained")
 lines = {}
@@ -83,10 +84,19 @@ for k, rung in enumerate(result.rungs):
     ):
         lines.setdefault((params["C"], params["gamma"]), []).append((k, mean))
 last = len(result.rungs) - 1
-for points in lines.values():
+floor = 0.8  # a few candidates of rung 0 score far lower; they are counted, not drawn
+finalists = 0
+for (C, gamma), points in lines.items():
     x, scores = zip(*points, strict=True)
-    reached = x[-1] == last
-    ax.plot(x, scores, "o-", color="C0" if reached else "grey", alpha=0.9 if reached else 0.4)
+    if x[-1] == last:  # reached the last rung: a colour and a legend entry of its own
+        ax.plot(x, scores, "o-", color=f"C{finalists}", label=f"C={C}, gamma={gamma}")
+        finalists += 1
+    else:
+        ax.plot(x, scores, "o-", color="grey", alpha=0.4)
+n_below = sum(points[0][1] < floor for points in lines.values())
+ax.set_ylim(floor, 1.0)
+ax.text(0.02, 0.03, f"{n_below} candidates of rung 0 below {floor} (not shown)",
+        transform=ax.transAxes, fontsize=8)  # fmt: skip
 winner = lines[(result.best_params_["C"], result.best_params_["gamma"])][-1]
 ax.plot(*winner, "*", color="gold", markeredgecolor="black", markersize=16, label="selected")
 ax.set_xticks(
