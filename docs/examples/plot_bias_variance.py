@@ -72,14 +72,14 @@ ax.axhline(0.09, color="grey", linestyle="--", label="noise variance")
 ax.set_xlabel("max_depth of the tree")
 ax.set_ylabel("squared error on the test set")
 ax.set_title("Bias-variance trade-off (parcv, 50 bootstrap rounds per depth)")
-ax.legend()
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
 plt.show()
 
 # %%
 # Learning curves
 # ---------------
 # For a shallow and a deep tree: the shallow tree's train and test errors meet early at a
-# high level (bias); the deep tree's train error is zero and its test error falls slowly as
+# high level (bias); the deep tree's train error is near zero and its test error falls slowly as
 # rows are added (variance). Each curve is checked against scikit-learn's on the same folds.
 cv = KFold(n_splits=5, shuffle=True, random_state=0)
 sizes = np.linspace(0.1, 1.0, 6)

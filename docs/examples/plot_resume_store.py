@@ -92,7 +92,8 @@ for color, gamma in zip(["C0", "C1"], grown_grid["svc__gamma"], strict=True):
     ax.semilogx(C, mean, "-", color=color, label=f"gamma={gamma!r}")
     for c, m, i in zip(C, mean, rows, strict=True):
         was_stored = grown.candidates[i].label in reused_candidates
-        ax.plot(c, m, "o", color=color, markerfacecolor=color if was_stored else "white")
+        face, layer = (color, 3) if was_stored else ("white", 2)
+        ax.plot(c, m, "o", color=color, markerfacecolor=face, zorder=layer)
 ax.plot([], [], "o", color="grey", label="fits reused from the store")
 ax.plot([], [], "o", color="grey", markerfacecolor="white", label="fits run by the resumed sweep")
 ax.set_xlabel("C")
