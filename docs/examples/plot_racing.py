@@ -32,7 +32,7 @@ model = make_pipeline(StandardScaler(), SVC())
 grid = {"svc__C": [0.1, 1, 10, 100], "svc__gamma": [0.0001, 0.001, 0.01, 0.1, 1]}
 cv = StratifiedKFold(n_splits=10, shuffle=True, random_state=0)
 
-full = parcv.search(model, grid, X, y, cv=cv, backend="local", n_jobs=2)
+full = parcv.search(model, grid, X, y, cv=cv, backend="serial")
 reference = GridSearchCV(model, grid, cv=cv).fit(X, y)
 print("full grid, parcv:        ", full.best_params_, f"{full.best_score_:.4f}")
 print("full grid, scikit-learn: ", reference.best_params_, f"{reference.best_score_:.4f}")
@@ -41,9 +41,10 @@ print("full grid, scikit-learn: ", reference.best_params_, f"{reference.best_sco
 # The race
 # --------
 # The same search with ``racing=parcv.Racing(burn_in=3, alpha=0.05)``: every candidate runs
-# on the first 3 folds, then the losers are dropped fold after fold.
+# on the first 3 folds, then the losers are dropped fold after fold. A decision reads only the
+# folds scored up to it, so every backend and number of workers drops the same candidates.
 raced = parcv.search(
-    model, grid, X, y, cv=cv, racing=parcv.Racing(burn_in=3, alpha=0.05), backend="local", n_jobs=2
+    model, grid, X, y, cv=cv, racing=parcv.Racing(burn_in=3, alpha=0.05), backend="serial"
 )
 print(raced)
 
