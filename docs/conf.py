@@ -59,6 +59,8 @@ html_theme_options = {
     # No external fonts, icons or analytics: the site works offline.
     "icon_links": [],
 }
+# An empty default makes the theme log "Got invalid theme mode" (console.error) on every page.
+html_context = {"default_mode": "auto"}
 html_sidebars = {"index": [], "getting_started": [], "glossary": [], "cli": []}
 
 # -- API reference: autosummary pages from the docstrings, read by numpydoc ------------
