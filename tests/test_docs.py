@@ -188,15 +188,19 @@ def test_the_site_builds_with_warnings_as_errors_and_its_pages_open_cleanly(tmp_
     examples = sorted(p for p in (out / "auto_examples").glob("*.html") if p.name != "index.html")
     guides = sorted(p for p in (out / "user_guide").glob("*.html") if p.name != "index.html")
     assert examples and guides
-    search = (out / "api" / "generated" / "parcv.search.html").read_text(encoding="utf-8")
     # Intersphinx links out, from the committed inventories (no internet needed).
-    assert "https://scikit-learn.org/stable/modules/generated/sklearn." in search
+    api = (out / "api.html").read_text(encoding="utf-8")
+    assert (
+        'href="https://scikit-learn.org/stable/modules/generated/'
+        'sklearn.model_selection.GridSearchCV.html#sklearn.model_selection.GridSearchCV"'
+    ) in api
     shots = keep / "docs-screenshots"
     shots.mkdir(parents=True, exist_ok=True)
     for page in (
         out / "index.html",
         out / "api" / "generated" / "parcv.search.html",
         out / "cli.html",
+        out / "auto_examples" / "index.html",  # the thumbnails
         examples[0],
         guides[0],
     ):

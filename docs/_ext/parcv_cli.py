@@ -242,11 +242,11 @@ def _class_rows(path: str) -> list[list[str]]:
         if not f.init:
             continue
         param = doc.get(f.name)
-        kind = _one_line(param.type) if param else str(f.type)
+        kind = f"``{_one_line(param.type) if param else f.type}``"
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             kind += " (required)"
         meaning = _one_line(" ".join(param.desc)) if param else ""
-        rows.append([f"``{f.name}``", kind.replace("*", r"\*"), meaning])
+        rows.append([f"``{f.name}``", kind, meaning])
     return rows
 
 
