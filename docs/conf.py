@@ -16,6 +16,10 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE / "_ext"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+# sphinx-gallery looks up every name an example uses; scikit-learn's halving searches
+# raise ImportError on that lookup until they are enabled, as an example enables them.
+from sklearn.experimental import enable_halving_search_cv  # noqa: E402, F401
+
 import parcv  # noqa: E402
 
 project = "parcv"
