@@ -118,6 +118,9 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     "show_memory": False,
     "min_reported_time": 5,
+    # Its page of run times needs jQuery, which Sphinx no longer ships: it would throw
+    # "$ is not defined" in the browser. The times are in the build's log.
+    "write_computation_times": False,
 }
 
 # numpydoc's checks of the docstrings, on top of the build's own warnings (-W makes any
