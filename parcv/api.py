@@ -746,6 +746,8 @@ def nested_cv(
     Returns
     -------
     NestedResult or NestedHalvingResult
+        The outer-fold scores and their estimate, what each outer fold selected, and the
+        select-and-refit search on all data (``final``): the model to ship.
 
     Examples
     --------
@@ -915,6 +917,7 @@ def cross_val_predict(
     Returns
     -------
     ndarray of shape (n_samples,) or (n_samples, n_classes)
+        Each sample's prediction by the model fitted on the folds that left it out.
 
     Warns
     -----

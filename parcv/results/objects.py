@@ -426,6 +426,7 @@ class SearchResult(Exportable):
         Returns
         -------
         TestResult
+            The test's statistic and p-value for ``a`` against ``b``.
         """
         return compare_candidates(self, a, b, test, metric=metric, **options)
 
@@ -694,6 +695,7 @@ class NestedResult(Exportable):
         Returns
         -------
         TestResult
+            The test's statistic and p-value for this procedure against ``other``.
 
         Raises
         ------

@@ -43,6 +43,7 @@ __all__ = [
     "holm_best_vs_rest",
 ]
 
+#: The corrections for multiple comparisons :func:`adjust_p_values` takes (None: none).
 CORRECTIONS = ("holm", "bonferroni", None)
 
 PairwiseTest = Callable[..., TestResult]
@@ -196,6 +197,7 @@ def bonferroni_adjust(p_values: ArrayLike) -> NDArray[np.float64]:
     Returns
     -------
     ndarray of shape (n_comparisons,)
+        The adjusted p-values, in the order given.
 
     Raises
     ------
@@ -227,6 +229,7 @@ def adjust_p_values(p_values: ArrayLike, correction: str | None) -> NDArray[np.f
     Returns
     -------
     ndarray of shape (n_comparisons,)
+        The adjusted p-values, in the order given.
 
     Raises
     ------

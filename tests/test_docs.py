@@ -1,0 +1,207 @@
+"""The documentation site: every public name documented, and the site builds and opens cleanly.
+
+The quick test reads docs/api.rst only. The slow one builds the whole site as CI does
+(``sphinx-build -W``, gallery examples run) and opens pages in headless Chromium.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+API = DOCS / "api.rst"
+# The namespaces whose every public name has a place in docs/api.rst.
+NAMESPACES = ("parcv", "parcv.stats", "parcv.criteria", "parcv.bayes", "parcv.gp", "parcv.fastloo")
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr", "--v=0"]
+
+
+def _documented(text: str) -> dict[str, set[str]]:
+    """Names listed in api.rst per module: autosummary entries and ``.. data::`` under
+    each ``.. currentmodule::``, plus any fully qualified ``:class:`` style mention."""
+    found: dict[str, set[str]] = {}
+    module = None
+    for line in text.splitlines():
+        if m := re.match(r"\.\. currentmodule:: ([\w.]+)", line):
+            module = m.group(1)
+        elif module and (m := re.fullmatch(r"   (?:\.\. data:: )?(\w+)", line)):
+            found.setdefault(module, set()).add(m.group(1))
+        elif m := re.match(r"\.\. data:: (\w+)", line):
+            found.setdefault(module or "", set()).add(m.group(1))
+    for qualified in re.findall(r"`(parcv(?:\.\w+)*\.\w+)`", text):
+        module, _, name = qualified.rpartition(".")
+        found.setdefault(module, set()).add(name)
+    return found
+
+
+def test_every_public_name_is_in_the_api_reference():
+    documented = _documented(API.read_text(encoding="utf-8"))
+    missing = []
+    for namespace in NAMESPACES:
+        module = importlib.import_module(namespace)
+        names = getattr(module, "__all__", None) or [
+            n for n in vars(module) if not n.startswith("_")
+        ]
+        missing += [f"{namespace}.{n}" for n in names if n not in documented.get(namespace, ())]
+    assert not missing, (
+        f"public names missing from docs/api.rst: {missing}. List each under the "
+        "`.. currentmodule::` of its namespace, in the autosummary of its group."
+    )
+
+
+def test_the_api_reference_lists_only_names_that_exist():
+    documented = _documented(API.read_text(encoding="utf-8"))
+    stale = [
+        f"{module}.{name}"
+        for module, names in documented.items()
+        if module in NAMESPACES
+        for name in names
+        if not hasattr(importlib.import_module(module), name)
+    ]
+    assert not stale, f"docs/api.rst lists names its module does not have: {stale}"
+
+
+def test_the_api_check_reads_what_it_should():
+    text = """
+.. currentmodule:: parcv
+
+.. autosummary::
+   :toctree: api/generated/
+
+   search
+   nested_cv
+
+.. data:: __version__
+
+.. currentmodule:: parcv.stats
+
+.. autosummary::
+
+   paired_ttest
+
+:class:`parcv.stats.Racing` is the same.
+"""
+    assert _documented(text) == {
+        "parcv": {"search", "nested_cv", "__version__"},
+        "parcv.stats": {"paired_ttest", "Racing"},
+    }
+
+
+class _Images(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sources: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "img":
+            self.sources.append(dict(attrs).get("src") or "")
+
+
+def _console_problems(stderr: str) -> list[str]:
+    """Console lines of a page that are not the theme's own informational logs.
+
+    Chromium logs every console message, whatever its level, as ``INFO:CONSOLE``; the
+    pydata theme logs a few ``[PST]: ...`` notes (e.g. "Changed to auto mode"), which are
+    not errors. Anything else, and any ``Uncaught`` exception, is a problem.
+    """
+    problems = []
+    for line in stderr.splitlines():
+        if "Uncaught" in line:
+            problems.append(line)
+        elif "CONSOLE" in line:
+            message = re.search(r'CONSOLE[^\]]*\] "(.*)", source:', line)
+            text = message.group(1) if message else line
+            if not text.startswith("[PST]") or re.search(r"error|fail", text, re.IGNORECASE):
+                problems.append(line)
+    return problems
+
+
+def test_console_problems_tell_theme_notes_from_errors():
+    note = '[1:1:1126/045525.6:INFO:CONSOLE:1] "[PST]: Changed to auto mode", source: x.js (1)'
+    error = '[1:1:1126/045525.6:INFO:CONSOLE:1] "Uncaught TypeError: x", source: x.js (1)'
+    logged = '[1:1:1126/045525.6:INFO:CONSOLE:1] "[PST] Error setting up", source: x.js (1)'
+    other = '[1:1:1126/045525.6:INFO:CONSOLE:1] "Got invalid theme mode", source: x.js (1)'
+    assert _console_problems(note) == []
+    assert _console_problems("\n".join([note, error, logged, other])) == [error, logged, other]
+
+
+def _open_in_chromium(page: Path, shot: Path) -> None:
+    url = page.as_uri()
+    dom = subprocess.run(
+        [CHROMIUM, *FLAGS, "--dump-dom", url], capture_output=True, text=True, timeout=120
+    )
+    assert dom.returncode == 0, dom.stderr
+    assert not _console_problems(dom.stderr), (page, _console_problems(dom.stderr))
+    assert "</html>" in dom.stdout and 'class="bd-header' in dom.stdout, page  # the navbar
+    images = _Images()
+    images.feed(dom.stdout)
+    for src in images.sources:
+        if src.startswith("data:"):
+            continue
+        parsed = urlparse(src)
+        assert parsed.scheme in ("", "file"), f"{page}: image from the internet: {src}"
+        path = Path(unquote(parsed.path)) if parsed.scheme else page.parent / unquote(parsed.path)
+        assert path.is_file() and path.stat().st_size > 0, f"{page}: broken image {src}"
+    done = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--screenshot={shot}", "--window-size=1300,1800", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium)")
+def test_the_site_builds_with_warnings_as_errors_and_its_pages_open_cleanly(tmp_path):
+    pytest.importorskip("sphinx", reason="sphinx not installed: pip install '.[docs]'")
+    artifacts = os.environ.get("PARCV_ARTIFACTS")
+    keep = Path(artifacts) if artifacts else tmp_path
+    out = keep / "docs-html"
+    shutil.rmtree(out, ignore_errors=True)
+    start = time.perf_counter()
+    build = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+         "-d", str(tmp_path / "doctrees"), str(DOCS), str(out)],
+        capture_output=True, text=True, cwd=ROOT, timeout=1200,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - start
+    assert build.returncode == 0, build.stderr[-5000:]
+    pages = sorted(out.rglob("*.html"))
+    print(f"docs: {len(pages)} HTML pages built in {elapsed:.1f} s into {out}")
+    api_pages = list((out / "api" / "generated").glob("parcv.*.html"))
+    assert len(api_pages) >= 90, len(api_pages)  # one per public name
+    assert len(pages) >= len(api_pages) + 20, len(pages)
+    examples = sorted((out / "auto_examples").glob("plot_*.html"))
+    guides = sorted(p for p in (out / "user_guide").glob("*.html") if p.name != "index.html")
+    assert examples and guides
+    # Intersphinx links out, from the committed inventories (no internet needed).
+    api = (out / "api.html").read_text(encoding="utf-8")
+    assert (
+        'href="https://scikit-learn.org/stable/modules/generated/'
+        'sklearn.model_selection.GridSearchCV.html#sklearn.model_selection.GridSearchCV"'
+    ) in api
+    shots = keep / "docs-screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    for page in (
+        out / "index.html",
+        out / "api" / "generated" / "parcv.search.html",
+        out / "cli.html",
+        out / "auto_examples" / "index.html",  # the thumbnails
+        examples[0],
+        guides[0],
+    ):
+        _open_in_chromium(page, shots / f"{page.relative_to(out).as_posix().replace('/', '_')}.png")
