@@ -115,7 +115,7 @@ sphinx_gallery_conf = {
     "backreferences_dir": "api/generated/backreferences",
     "reference_url": {"parcv": None},
     "remove_config_comments": True,
-    "within_subsection_order": "FileNameSortKey",
+    "within_subsection_order": "gallery_order.GalleryOrder",
     "show_memory": False,
     "min_reported_time": 5,
     # Its page of run times needs jQuery, which Sphinx no longer ships: it would throw

@@ -40,8 +40,8 @@ scikit-learn estimators as one task graph, run serially, on a local process
 pool or on a Dask cluster.
 
 A sweep is a TOML spec file: `parcv init spec.toml` writes a commented
-starter; the README's "Command line" section describes every table and
-examples/*.toml in the source tree holds ready specs. Run `parcv COMMAND -h`
+starter; the documentation's command-line page (docs/cli.rst) describes every
+table and key, and examples/*.toml in the source tree holds ready specs. Run `parcv COMMAND -h`
 for a command's options."""
 EPILOG = (
     "exit codes: 0 ok, 1 run failed, 2 usage or spec error, 130 interrupted "
