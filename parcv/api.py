@@ -709,7 +709,8 @@ def nested_cv(
         Outer scheme. A ``ThreeWayHoldOut`` gives a hold-out test set (its validation
         split is the inner scheme when ``inner=None``).
     inner : int, splitter or None, default=3
-        Inner scheme, applied to each outer-train part (and to all data for A).
+        Inner scheme, applied to each outer-train part (and, with ``refit``,
+        to all data, for the search whose winner is the model to ship).
     refit : bool or str, default=True
         Also select and refit on all data; with several metrics, the metric
         that selects.
