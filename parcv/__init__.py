@@ -5,7 +5,9 @@ select and refit (search on all data) and nested CV, run
 serially or on a local process pool, with scikit-learn's numbers.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here, unlike every other module: it would
+# bind the name ``annotations`` in the package namespace (and so in ``dir(parcv)``), and
+# this module annotates nothing.
 
 from parcv.api import (
     bias_variance,

@@ -305,7 +305,11 @@ def cross_validate(
         ``"neg_log_loss"``; it is not available for metrics that are not
         averages over samples (R^2, ROC AUC, F1), for grouped data, or for
         one model among several (cross-validate the chosen one). The result's
-        ``interval`` (loss scale) comes with ``naive_interval`` beside it.
+        ``interval`` is on the loss scale (e.g. the mean squared error,
+        positive, where ``test_score`` holds its negative) and its estimate
+        is bias-corrected; ``naive_interval`` (also ``interval.naive``) is
+        the usual interval of this run's own folds beside it: the mean fold
+        loss ± z times the standard error of the score summary.
     confidence : float, default=0.9
         Nominal coverage of both intervals.
     ncv_repetitions : int, default=50
@@ -705,7 +709,8 @@ def nested_cv(
         Outer scheme. A ``ThreeWayHoldOut`` gives a hold-out test set (its validation
         split is the inner scheme when ``inner=None``).
     inner : int, splitter or None, default=3
-        Inner scheme, applied to each outer-train part (and to all data for A).
+        Inner scheme, applied to each outer-train part (and, with ``refit``,
+        to all data, for the search whose winner is the model to ship).
     refit : bool or str, default=True
         Also select and refit on all data; with several metrics, the metric
         that selects.

@@ -268,6 +268,26 @@ def test_results_export_to_json_and_dataframe(clf_data, tmp_path):
     assert loaded["final"]["comparisons"]["best"] == table.best
 
 
+def test_dir_of_parcv_shows_the_public_api_and_its_wings_only():
+    # dir(parcv) listed "annotations", the __future__ import of parcv/__init__.py.
+    import types
+
+    shown = {name for name in dir(parcv) if not name.startswith("_")}
+    others = shown - set(parcv.__all__)
+    assert "annotations" not in shown
+    assert all(isinstance(getattr(parcv, name), types.ModuleType) for name in others), others
+    assert set(parcv.__all__) - {"__version__"} <= shown
+
+
+@pytest.mark.parametrize("function", [parcv.cross_validate, parcv.search, parcv.nested_cv])
+def test_docstrings_use_words_not_the_design_notes_labels(function):
+    # nested_cv's said "(and to all data for A)": A is the design notes' name for select
+    # and refit, defined nowhere a user reads.
+    import re
+
+    assert not re.search(r"\b(for|of|in|architecture) [ABC]\b", function.__doc__)
+
+
 def test_public_api_is_pinned():
     assert sorted(parcv.__all__) == sorted(
         [

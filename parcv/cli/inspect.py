@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from parcv.plan.splits import describe_folds
+
 __all__ = ["plan_text"]
 
 
@@ -32,11 +34,12 @@ def _workers(spec: Any) -> tuple[int, float, str]:
 def _folds_text(plan: Any) -> str:
     n_outer = len(plan.outer_folds)
     if not n_outer:
-        return f"{len(plan.inner_folds[None])} folds"
+        folds = plan.inner_folds[None]
+        return f"{len(folds)} folds ({describe_folds(folds)})"
     inner = sorted({len(f) for o, f in plan.inner_folds.items() if o is not None})
     text = f"{n_outer} outer x {'/'.join(map(str, inner))} inner"
     if plan.final:
-        text += f", + {len(plan.inner_folds[None])}-fold search on all data"
+        text += f", + search by {describe_folds(plan.inner_folds[None])} on all data"
     return text
 
 

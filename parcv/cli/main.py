@@ -1,12 +1,16 @@
 """The ``parcv`` command line: run, inspect, report and demo.
 
 Exit codes: 0 ok, 1 the run failed, 2 usage or spec error, 130 interrupted
-(the store keeps every finished unit; the message says how to resume).
+(the store keeps every finished unit, closed; the message says how many and the
+command that resumes). A Ctrl-C once every unit is done and stored loses
+nothing: the run exits 0, saying that ``parcv report DIR`` rebuilds a report it
+cut short.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import logging
 import math
@@ -44,8 +48,8 @@ starter; the documentation's command-line page (docs/cli.rst) describes every
 table and key, and examples/*.toml in the source tree holds ready specs. Run `parcv COMMAND -h`
 for a command's options."""
 EPILOG = (
-    "exit codes: 0 ok, 1 run failed, 2 usage or spec error, 130 interrupted "
-    "(finished units are kept: rerun with --resume)"
+    "exit codes: 0 ok, 1 run failed, 2 usage or spec error, 130 interrupted before every "
+    "unit was done (finished units are kept: rerun with --resume)"
 )
 
 
@@ -290,9 +294,46 @@ def _resume_hint(argv: Sequence[str]) -> str:
     return shlex.join(["parcv", *words, *([] if "--resume" in words else ["--resume"])])
 
 
+def _stored_resume_hint(args: argparse.Namespace, argv: Sequence[str], out: Path) -> str:
+    """The resume command with absolute paths, which works from any directory."""
+    where = str(out.expanduser().resolve())
+    words, rest, spec_seen = [], iter(argv), False
+    for word in rest:
+        if word == "--out":
+            next(rest, None)
+            word = f"--out={where}"
+        elif word.startswith("--out="):
+            word = f"--out={where}"
+        elif word == args.spec and not spec_seen:
+            word, spec_seen = str(Path(word).resolve()), True
+        words += word.split("=", 1) if word.startswith("--out=") else [word]
+    if "--out" not in words:
+        words += ["--out", where]
+    return _resume_hint(words)
+
+
+def _interrupted(out: Path, argv: Sequence[str]) -> int:
+    """Say how far an interrupted run got and the command that finishes it."""
+    from parcv.cli.sweep import stored_units
+
+    store = out / "store.sqlite"
+    if not store.is_file():
+        print(
+            "parcv: interrupted before any unit finished; nothing was stored. Run it again "
+            f"with:\n  {shlex.join(['parcv', *argv])}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    print(
+        f"parcv: interrupted. {stored_units(store)} finished units are kept in {store}. "
+        f"Resume with:\n  {_resume_hint(argv)}",
+        file=sys.stderr,
+    )
+    return EXIT_INTERRUPTED
+
+
 def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from parcv.cli.sweep import default_out, run_spec, stored_units
-    from parcv.errors import RunInterrupted
+    from parcv.cli.sweep import ReportInterrupted, default_out, run_spec, stored_units
     from parcv.report.run_dir import RunInfo, render_summary
 
     if args.dry_run:
@@ -308,16 +349,20 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             progress=False if args.quiet else None,
             connect_timeout=args.connect_timeout,
             announce=lambda message: print(f"parcv: {message}", file=sys.stderr),
+            resume_command=_stored_resume_hint(args, argv, out),
         )
-    except RunInterrupted as err:
-        logging.getLogger(__name__).debug("interrupted: %s", err)
-        store = out / "store.sqlite"
+    except ReportInterrupted:
+        # Nothing is lost: the run is done, only its report may be missing or incomplete.
         print(
-            f"parcv: {stored_units(store)} finished units are kept in {store}. Resume with:\n"
-            f"  {_resume_hint(argv)}",
+            f"parcv: interrupted while writing the report; every unit is done and stored "
+            f"({stored_units(out / 'store.sqlite')} in {out / 'store.sqlite'}). The report may "
+            f"be incomplete: rebuild it with\n  {shlex.join(['parcv', 'report', str(out)])}",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return EXIT_OK
+    except KeyboardInterrupt as err:  # RunInterrupted, or while preparing the run
+        logging.getLogger(__name__).debug("interrupted: %s", err)
+        return _interrupted(out, argv)
     except (sqlite3.OperationalError, OSError) as err:
         if not _disk_full(err):
             raise
@@ -329,12 +374,15 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    if not args.quiet:
-        info = RunInfo.from_dict({"title": spec.name, "mode": spec.mode})
-        resumed = f", {outcome.n_resumed} reused from the store" if outcome.n_resumed else ""
-        print(render_summary(outcome.result, info))
-        print(f"{outcome.n_units} units{resumed}, {outcome.elapsed:.1f} s on {outcome.backend}")
-    print(f"Report: {outcome.run_dir / 'report.md'}")
+    try:
+        if not args.quiet:
+            info = RunInfo.from_dict({"title": spec.name, "mode": spec.mode})
+            resumed = f", {outcome.n_resumed} reused from the store" if outcome.n_resumed else ""
+            print(render_summary(outcome.result, info))
+            print(f"{outcome.n_units} units{resumed}, {outcome.elapsed:.1f} s on {outcome.backend}")
+        print(f"Report: {outcome.run_dir / 'report.md'}")
+    except KeyboardInterrupt:
+        pass  # the run and its report are complete: only this summary was cut short
     return EXIT_OK
 
 
@@ -369,11 +417,22 @@ def _partial_report(run_dir: Path) -> int:
     partial = load(run_dir / "store.sqlite", partial=True)
     if not isinstance(partial, PartialResult):  # it finished meanwhile (run elsewhere)
         raise UsageError(f"the run in {run_dir} has just finished: run parcv report again.")
-    hint = f"parcv run SPEC --out {shlex.quote(str(run_dir))} --resume"
+    hint = _stored_command(run_dir)
     path = write_private(run_dir / "report.md", partial.to_markdown(hint))
     print(f"parcv: {partial.status}")
     print(f"Report of the folds done so far: {path}\nFinish the run with: {hint}")
     return EXIT_OK
+
+
+def _stored_command(run_dir: Path) -> str:
+    """The command that resumes the run in ``run_dir``, as its run recorded it."""
+    from parcv.cli.sweep import RESUME_COMMAND
+
+    try:
+        return (run_dir / RESUME_COMMAND).read_text(encoding="utf-8").strip()
+    except OSError:  # a run of an older parcv: the spec's path was not recorded
+        out = shlex.quote(str(run_dir))
+        return f"parcv run <the spec file of this run> --out {out} --resume"
 
 
 def _cmd_prune(args: argparse.Namespace) -> int:
@@ -468,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         0 on success, 1 when the run failed, 2 for a usage or spec error,
-        130 when interrupted (Ctrl-C).
+        130 when interrupted (Ctrl-C, SIGTERM) before every unit was done.
 
     Examples
     --------
@@ -488,7 +547,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = _parser().parse_args(words)
             _configure_logging(verbose=args.verbose)
             code = _dispatch(args, words)
-            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            # The command has finished: a Ctrl-C now does not change its exit code.
+            with contextlib.suppress(KeyboardInterrupt):
+                sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
             return code
     except BrokenPipeError:
         return _closed_pipe()

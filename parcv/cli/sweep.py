@@ -33,14 +33,14 @@ from parcv.cli.spec import Spec, SpecError, UsageError
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.engine.options import RunOptions
 from parcv.engine.session import count_stored, reuse_message
-from parcv.errors import BackendError
+from parcv.errors import BackendError, RunInterrupted
 from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
 from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
-from parcv.store.sqlite import count_reused, read_counts
+from parcv.store.sqlite import collector_paused, count_reused, never_created, read_counts
 
 __all__ = [
     "Job",
@@ -56,6 +56,19 @@ logger = logging.getLogger(__name__)
 
 Result = CVResult | SearchResult | NestedResult
 STORE = "store.sqlite"
+# The command that resumes a run, kept in its directory for the report of an unfinished run.
+RESUME_COMMAND = "resume-command.txt"
+
+
+class ReportInterrupted(KeyboardInterrupt):
+    """Ctrl-C after every unit of a run was done and stored: only its report is missing.
+
+    Nothing is lost: ``parcv report RUN_DIR`` writes the report from the store.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(str(run_dir))
+        self.run_dir = run_dir
 
 
 # The nested CV interval's options of a cross_validate spec ([scoring] table).
@@ -285,6 +298,7 @@ def _drop_unused_run(run_dir: Path, created: Path | None) -> None:
         return  # finished units are kept for --resume
     for suffix in ("", "-wal", "-shm", "-journal", ".lock"):
         Path(f"{store}{suffix}").unlink(missing_ok=True)
+    (run_dir / RESUME_COMMAND).unlink(missing_ok=True)
     if created is None:
         return
     for folder in (run_dir, *run_dir.parents):
@@ -308,8 +322,24 @@ def private_files() -> Iterator[None]:
 
 
 def stored_units(store: Path) -> int:
-    """Number of records in a store file (0 if there is none)."""
-    return read_counts(store)[0] if store.is_file() else 0
+    """Number of records in a store file (0 if there is none, or its creation was cut short)."""
+    if not store.is_file() or never_created(store):
+        return 0
+    return read_counts(store)[0]
+
+
+def run_complete(store: Path) -> bool:
+    """Whether a store holds every unit of the plan it last ran (False: none, or unfinished)."""
+    from parcv.results.partial import PartialResult
+
+    try:
+        if not stored_units(store):
+            return False
+        with collector_paused():
+            return not isinstance(load(store, partial=True), PartialResult)
+    except Exception as err:  # a store that cannot be read is not a finished run
+        logger.debug("store %s not read as a finished run: %s", store, err)
+        return False
 
 
 def default_out(spec: Spec) -> Path:
@@ -452,6 +482,7 @@ def run_spec(
     progress: bool | None = None,
     connect_timeout: float | None = None,
     announce: Callable[[str], None] | None = None,
+    resume_command: str | None = None,
 ) -> RunOutcome:
     """Run a spec into its run directory and write the report.
 
@@ -467,6 +498,9 @@ def run_spec(
     announce : callable, default=None
         Called before the run with "reusing n of m units; k to compute" when
         ``resume`` finds a store with records.
+    resume_command : str, default=None
+        The command that resumes this run, kept in the run directory
+        (``resume-command.txt``) for the report of an unfinished run.
 
     Returns
     -------
@@ -480,8 +514,13 @@ def run_spec(
     BackendError
         The backend cannot start; a run directory this call created is
         removed again while its store holds no unit.
-    RunInterrupted
-        On Ctrl-C; finished units stay in the store.
+    KeyboardInterrupt
+        On Ctrl-C (:class:`~parcv.errors.RunInterrupted` while units run);
+        finished units stay in the store, closed; a store this call created
+        that holds no unit is removed again, with the directories made for it.
+    ReportInterrupted
+        On Ctrl-C after every unit was done and stored: only the report may be
+        missing or incomplete (``parcv report RUN_DIR`` writes it).
     """
     job = build_job(spec)
     plan, (backend, n_jobs, where) = _check_run(job, connect_timeout)
@@ -499,6 +538,8 @@ def run_spec(
     started = time.time()
     start = time.perf_counter()
     with private_files():
+        if resume_command is not None:
+            write_private(run_dir / RESUME_COMMAND, resume_command + "\n")
         try:
             options = _run_options(
                 spec, backend, n_jobs, store, resume=resume, overwrite=overwrite, progress=progress
@@ -508,19 +549,29 @@ def run_spec(
             if new_store:  # a backend that did not start leaves no empty run behind
                 _drop_unused_run(run_dir, created)
             raise
+        except KeyboardInterrupt as err:
+            # Interrupted while its results were put together: every unit is stored.
+            if not isinstance(err, RunInterrupted) and run_complete(store):
+                raise ReportInterrupted(run_dir) from err
+            if new_store:  # nothing ran: no empty run is left behind
+                _drop_unused_run(run_dir, created)
+            raise
         elapsed = time.perf_counter() - start
-        write_private(run_dir / "spec.toml", spec.text)
-        # The store's last run is a halving search's last rung: report the rungs joined.
-        joined = isinstance(ran, (HalvingResult, HyperbandResult))
-        result = ran if joined else load(store)
-        # A halving search's units are its rungs' (the plan counts one full search).
-        n_units = len(result.records) if joined else plan.n_units
-        n_resumed = (
-            sum(r.started < started for r in result.records)
-            if joined
-            else count_reused(store, started)
-        )
-        info = run_info(spec, job, where, times=(started, started + elapsed))
-        files = write_outputs(run_dir, result, info)
+        try:  # every unit is done and stored: what remains is the report
+            write_private(run_dir / "spec.toml", spec.text)
+            # The store's last run is a halving search's last rung: report the rungs joined.
+            joined = isinstance(ran, (HalvingResult, HyperbandResult))
+            result = ran if joined else load(store)
+            # A halving search's units are its rungs' (the plan counts one full search).
+            n_units = len(result.records) if joined else plan.n_units
+            n_resumed = (
+                sum(r.started < started for r in result.records)
+                if joined
+                else count_reused(store, started)
+            )
+            info = run_info(spec, job, where, times=(started, started + elapsed))
+            files = write_outputs(run_dir, result, info)
+        except KeyboardInterrupt as err:
+            raise ReportInterrupted(run_dir) from err
     logger.info("run %s: %d units (%d resumed) in %.1f s", run_dir, n_units, n_resumed, elapsed)
     return RunOutcome(result, run_dir, files, n_units, min(n_resumed, n_units), elapsed, where)

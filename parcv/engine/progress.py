@@ -1,10 +1,10 @@
-"""A progress bar over units: done / failed / total, rate, ETA and best score so far (tqdm)."""
+"""A progress bar over units: done / failed / total, rate, ETA and best CV score so far (tqdm)."""
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -51,28 +51,46 @@ class Progress:
     initial : int, default=0
         Units already done (resumed from a store).
     metric : str or None, default=None
-        The metric that selects: the bar shows the best mean validation score
-        of a candidate so far (over the fit units finished, all folds pooled).
-        ``neg_*`` scores are shown as the error they are (lower is better).
+        The metric that selects. The bar then shows ``best CV <metric>=...``:
+        the highest mean CV score on all data among the candidates whose every
+        fold is done, written as the report writes scores (6 significant
+        digits; ``neg_*`` metrics as the negated errors they are). Once the
+        search ends it is the CV score the report gives the best candidate
+        (``best_score_``, for nested CV the search on all data's). Fits on an
+        outer fold's training part are not counted: they select for that fold
+        only.
+    n_folds : int or None, default=None
+        The folds of the CV on all data (None: there is none; no best shown).
+    done : iterable of Record, default=()
+        Records already done (resumed from a store), counted for the best.
 
     Examples
     --------
     >>> from parcv.plan.records import Record, Unit
-    >>> bar = Progress(3, enabled=False, metric="accuracy")
-    >>> def rec(c, s):
-    ...     return Record(Unit("fit", None, 0, c), "ok", {"accuracy": s}, {}, 0.0, 0.0, 1, 1)
-    >>> bar.update([rec(0, 0.5), rec(1, 0.75), rec(1, 0.25)])
+    >>> bar = Progress(4, enabled=False, metric="accuracy", n_folds=2)
+    >>> def rec(c, fold, s):
+    ...     return Record(Unit("fit", None, fold, c), "ok", {"accuracy": s}, {}, 0.0, 0.0, 1, 1)
+    >>> bar.update([rec(0, 0, 0.5), rec(1, 0, 0.75), rec(1, 1, 0.25)])
     >>> bar.best
     'accuracy=0.5'
     """
 
     def __init__(
-        self, total: int, enabled: bool, initial: int = 0, metric: str | None = None
+        self,
+        total: int,
+        enabled: bool,
+        initial: int = 0,
+        metric: str | None = None,
+        *,
+        n_folds: int | None = None,
+        done: Iterable[Record] = (),
     ) -> None:
         self.failed = 0
         self._metric = metric
-        self._sums: dict[tuple[Any, int], list[float]] = {}
+        self._n_folds = n_folds
+        self._sums: dict[int, list[float]] = {}
         self.best = ""
+        self._track_best(list(done))
         self._bar: Any = None
         if enabled:
             from tqdm.auto import tqdm
@@ -91,29 +109,30 @@ class Progress:
         self.failed += sum(not r.ok for r in batch)
         self._track_best(batch)
         if self._bar is not None:
-            postfix = {"failed": self.failed} if self.failed else {}
-            if self.best:
-                postfix["best"] = self.best  # type: ignore[assignment]
-            if postfix:
-                self._bar.set_postfix(postfix, refresh=False)
+            said = [f"failed={self.failed}"] if self.failed else []
+            said += [f"best CV {self.best}"] if self.best else []
+            if said:
+                self._bar.set_postfix_str(", ".join(said), refresh=False)
             self._bar.update(len(batch))
 
     def _track_best(self, batch: Sequence[Record]) -> None:
-        """Best mean score of a candidate (per outer fold) over its finished fits."""
-        name = self._metric
-        if name is None:
+        """Best mean CV score on all data of a candidate whose every fold is done."""
+        name, n_folds = self._metric, self._n_folds
+        if name is None or not n_folds:
             return
         for r in batch:
             score = r.test_scores.get(name)
-            if not KINDS[r.unit.kind].selects or not r.ok or score is None or score != score:
+            if (not KINDS[r.unit.kind].selects or r.unit.outer is not None or not r.ok
+                    or score is None or score != score):  # fmt: skip
                 continue
-            acc = self._sums.setdefault((r.unit.outer, r.unit.candidate), [0.0, 0])
-            acc[0] += score
-            acc[1] += 1
-        if self._sums:
-            best = max(total / n for total, n in self._sums.values())
-            shown, what = (-best, name[4:]) if name.startswith("neg_") else (best, name)
-            self.best = f"{what}={shown:.4g}"
+            # A record of every fold at once (fast CV, a path in lockstep) holds their mean.
+            weight = n_folds if r.unit.inner is None else 1
+            acc = self._sums.setdefault(r.unit.candidate, [0.0, 0])
+            acc[0] += score * weight
+            acc[1] += weight
+        complete = [total / n for total, n in self._sums.values() if n >= n_folds]
+        if complete:
+            self.best = f"{name}={max(complete):.6g}"
 
     def close(self) -> None:
         """Close the bar."""

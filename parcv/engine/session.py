@@ -381,7 +381,9 @@ def _execute_unlocked(
             # Failed units run again; a refit is keyed by the candidate it fits, so a refit
             # of a choice the retried fits change is not reused by mistake.
             done = {k: r for k, r in done.items() if r.ok}
-        bar = Progress(plan.n_units, show, initial=len(done), metric=plan.scoring.refit)
+        n_folds = len(plan.inner_folds[None]) if None in plan.inner_folds else None
+        bar = Progress(plan.n_units, show, initial=len(done), metric=plan.scoring.refit,
+                       n_folds=n_folds, done=done.values())  # fmt: skip
         log = FitLog(plan, options.verbose)
 
         def on_batch(batch: list[Record]) -> None:

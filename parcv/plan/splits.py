@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import inspect
+import math
 import numbers
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,7 @@ from sklearn.model_selection import (
 from parcv.errors import warn_at_caller
 from parcv.plan.data import n_rows_of
 
-__all__ = ["Fold", "ThreeWayHoldOut", "materialize_folds", "check_scheme"]
+__all__ = ["Fold", "ThreeWayHoldOut", "check_scheme", "describe_folds", "materialize_folds"]
 
 _GROUP_SPLITTERS = (
     GroupKFold,
@@ -259,6 +260,57 @@ def materialize_folds(
             )
         folds.append(fold)
     return tuple(folds)
+
+
+def describe_folds(folds: Sequence[Fold]) -> str:
+    """Say in words which kind of CV made ``folds``, from the folds alone.
+
+    Parameters
+    ----------
+    folds : sequence of Fold
+        The splits of one CV (of all data, or of an outer fold's training part).
+
+    Returns
+    -------
+    str
+        ``"5-fold CV"`` (test sets partitioning the rows: KFold,
+        StratifiedKFold, GroupKFold...), ``"5-fold CV repeated 2 times"``
+        (RepeatedKFold, RepeatedStratifiedKFold), ``"leave-one-out CV (n
+        folds)"``, ``"leave-p-out CV (m splits)"``, ``"k time-ordered splits
+        (each trains on the rows before it)"`` (TimeSeriesSplit), ``"one
+        train/validation split"``, else ``"k train/validation splits"``
+        (ShuffleSplit, explicit splits).
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import RepeatedKFold
+    >>> pairs = RepeatedKFold(n_splits=3, n_repeats=2, random_state=0).split(np.zeros(9))
+    >>> describe_folds([Fold(train, test) for train, test in pairs])
+    '3-fold CV repeated 2 times'
+    """
+    k = len(folds)
+    if k == 1:
+        return "one train/validation split"
+    if getattr(folds, "leave_one_out", False):  # PartitionFolds: no fold is built to see it
+        return f"leave-one-out CV ({k} folds)"
+    first = folds[0]
+    rows = np.union1d(first.train, first.test)
+    sizes = [len(f.test) for f in folds]
+    repeats = sum(sizes) // len(rows)
+    if sum(sizes) == repeats * len(rows) and repeats >= 1 and k % repeats == 0:
+        per = k // repeats
+        blocks = (np.sort(np.concatenate([f.test for f in folds[r * per : (r + 1) * per]]))
+                  for r in range(repeats))  # fmt: skip
+        if all(np.array_equal(block, rows) for block in blocks):
+            if per == len(rows):
+                return f"leave-one-out CV ({k} folds)"
+            return f"{per}-fold CV" + (f" repeated {repeats} times" if repeats > 1 else "")
+    p = sizes[0]  # leave-p-out is only practical for a small p (and comb() is cheap then)
+    if p <= 3 and all(s == p for s in sizes) and k == math.comb(len(rows), p):
+        return f"leave-{p}-out CV ({k} splits)"
+    if all(f.train.size and f.train.max() < f.test.min() for f in folds):
+        return f"{k} time-ordered splits (each trains on the rows before it)"
+    return f"{k} train/validation splits"
 
 
 def _check_count(

@@ -14,6 +14,7 @@ import numpy as np
 from parcv.plan.kinds import KINDS
 from parcv.plan.records import Key
 from parcv.plan.space import format_params
+from parcv.plan.splits import describe_folds
 from parcv.results.criteria_table import CriteriaTable, method_title
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.predictions import predicts_labels
@@ -272,9 +273,8 @@ def _selection(result: Result, rest: str) -> list[str]:
     search = search_of(result)
     if search is not None:
         s = search.summaries[search.refit_metric][search.best_index_]
-        how = (
-            f"{search.n_splits_}-fold CV" if search.n_splits_ > 1 else "one train/validation split"
-        )
+        # From the folds themselves: RepeatedKFold(5, n_repeats=2) is "5-fold CV repeated 2 times".
+        how = describe_folds(search.splits) if search.splits else f"{search.n_splits_} splits"
         lines += [
             f"Model to ship: **{search.candidates[search.best_index_].label}**, selected "
             f"by {how} on all data ({search.refit_metric} "

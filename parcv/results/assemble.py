@@ -122,6 +122,7 @@ def make_cv_result(plan: Plan, records: Mapping[Key, Record], *, y_true: Any = N
         scores, summaries, _sorted_records(records), summarize_failures(plan, records),
         count_warnings(plan, records), fast_cv=plan.fast_cv, interval=interval,
         naive_interval=naive, interval_note=note,
+        interval_loss="" if plan.interval is None else plan.interval.loss,
         predictions=_search_predictions(plan, records, y_true),
         estimators=_fold_estimators(plan, records),
     )  # fmt: skip
@@ -182,7 +183,11 @@ def _intervals(
                 ),
             )
         losses[fit] = record.folds.test["loss"]
-    return ncv_interval(ncv.assemble(losses), request.confidence), naive, ""
+    # One naive interval per result: the run's own CV's (its estimate is -mean test score,
+    # its se the summary's), not the one ncv_interval computes on its own first random
+    # fold assignment, which differs from it and would leave two "naive" intervals.
+    interval = replace(ncv_interval(ncv.assemble(losses), request.confidence), naive=naive)
+    return interval, naive, ""
 
 
 def _usable(record: Record | None) -> bool:

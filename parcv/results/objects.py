@@ -89,6 +89,14 @@ class FinalModel:
         return self.estimator
 
 
+# The loss the intervals average, as a reader names its mean.
+_LOSS_WORDS = {"0-1 loss": "error rate (mean 0-1 loss)"}
+
+
+def _interval_text(interval: CVInterval) -> str:
+    return f"{interval.estimate:.6g} [{interval.lower:.6g}, {interval.upper:.6g}]"
+
+
 def _notes(fast_cv: bool) -> list[str]:
     return [FAST_CV_NOTE] if fast_cv else []
 
@@ -114,11 +122,22 @@ class CVResult(Exportable, dict[str, Any]):
     fast_cv : bool
         Whether the held-out predictions came from fast CV (see ``notes``).
     interval : CVInterval or None
-        With ``interval="ncv"``: the nested cross-validation interval for the
-        error (loss scale) of the model fitted on these data.
+        With ``interval="ncv"``: the nested cross-validation interval (Bates,
+        Hastie & Tibshirani) for the error of the model fitted on these data.
+        It is on the loss scale (e.g. the mean squared error, positive, lower
+        is better), not the score scale of ``test_score`` (e.g. its negative),
+        and its ``estimate`` is bias-corrected, so it differs a little from
+        the CV mean. ``interval.naive`` is ``naive_interval``.
     naive_interval : CVInterval or None
-        With ``interval="ncv"``: the usual interval, mean ± z se of the CV's
-        fold losses, beside it for comparison (it can cover far too rarely).
+        With ``interval="ncv"``: the usual interval of this run's own CV,
+        beside it for comparison (it can cover far too rarely): the mean of
+        the fold losses ± z times their standard error, i.e. ``-mean ± z se``
+        of the score summary for a ``neg_*`` metric (``1 - mean`` for
+        accuracy). The same object as ``interval.naive``.
+    interval_loss : str
+        The per-sample loss both intervals average (``"squared error"``,
+        ``"absolute error"``, ``"0-1 loss"``, ``"log loss"``); empty without
+        an interval.
     interval_note : str
         Why ``interval`` is None although it was asked for.
     predictions : StoredPredictions or None
@@ -153,6 +172,7 @@ class CVResult(Exportable, dict[str, Any]):
     interval: CVInterval | None = None
     naive_interval: CVInterval | None = None
     interval_note: str = ""
+    interval_loss: str = ""
     predictions: StoredPredictions | None = field(default=None, repr=False)
     estimators: list[Any] | None = field(default=None, repr=False)
     indices: dict[str, tuple[NDArray[np.intp], ...]] | None = field(default=None, repr=False)
@@ -193,22 +213,25 @@ class CVResult(Exportable, dict[str, Any]):
 
     def interval_lines(self) -> list[str]:
         """The nested CV interval first, then the naive one, in words (empty: none asked)."""
-        if self.naive_interval is None:
+        naive, ncv = self.naive_interval, self.interval
+        if naive is None:
             return []
-        lines = []
-        for name, iv in (("nested CV", self.interval), ("naive", self.naive_interval)):
-            if iv is not None:
-                lines.append(f"  error, {name} {iv.confidence:.0%} interval: {iv.estimate:.6g} "
-                             f"[{iv.lower:.6g}, {iv.upper:.6g}]")  # fmt: skip
+        loss = _LOSS_WORDS.get(self.interval_loss, f"mean {self.interval_loss}".strip())
+        lines = [f"  {loss or 'error'} (loss scale, lower is better; not the score above):"]
+        if ncv is not None:
+            lines.append(f"    nested CV {ncv.confidence:.0%} interval: {_interval_text(ncv)} "
+                         "(bias-corrected estimate)")  # fmt: skip
+        lines.append(f"    naive {naive.confidence:.0%} interval: {_interval_text(naive)} "
+                     "(fold losses' mean ± z se)")  # fmt: skip
         return lines + ([f"  {self.interval_note}"] if self.interval_note else [])
 
     def __repr__(self) -> str:
-        """A few lines: the folds, mean ± se per metric, failures if any."""
+        """A few lines: the folds, mean ± se per metric, the intervals, failures if any."""
         n = next(iter(self.summaries.values())).n
         lines = [f"CVResult: {n} folds" + (", fast CV" if self.fast_cv else "")]
         lines += [f"  {name}: {s.mean:.6g} ± {s.se:.3g} (mean ± se)"
                   for name, s in self.summaries.items()]  # fmt: skip
-        return "\n".join([*lines, *_failure_line(self.failures)])
+        return "\n".join([*lines, *self.interval_lines(), *_failure_line(self.failures)])
 
     def to_frame(self) -> Any:
         """Return the fold scores as a pandas DataFrame, one row per fold.
@@ -243,6 +266,7 @@ class CVResult(Exportable, dict[str, Any]):
             "naive_interval": None
             if self.naive_interval is None
             else self.naive_interval.to_dict(),
+            "interval_loss": self.interval_loss,
             "notes": self.notes,
             "scores": self.scores,
             "summaries": self.summaries,

@@ -668,7 +668,9 @@ def ncv_interval(
     CVInterval
         ``method="ncv"``; ``estimate = Err_NCV - bias``; ``lower/upper = estimate -+ z se``;
         ``n_fits = R K (K + 1) / 2``; ``naive``: the per-sample naive interval of
-        repetition 0's plain CV. ``details``: ``err_ncv``, ``err_cv``, ``bias``,
+        repetition 0's plain CV (``cross_validate(interval="ncv")`` puts its
+        own CV's naive interval there instead, so that a result has one).
+        ``details``: ``err_ncv``, ``err_cv``, ``bias``,
         ``mse_hat`` (Algorithm 1's output), ``se_unclipped``, ``se_lower``, ``se_upper``,
         ``inflation`` (``se / se_lower``, ``nestedcv``'s ``sd_infl``), ``sd_inner``,
         ``n_folds``, ``n_repetitions``.

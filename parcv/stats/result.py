@@ -113,6 +113,50 @@ class TestResult:
                 "Pass a probability, or None for tests without a p-value."
             )
 
+    def __repr__(self) -> str:
+        """A short table: the test, the two candidates, the difference, the verdict.
+
+        Examples
+        --------
+        >>> from parcv.stats import paired_ttest
+        >>> print(repr(paired_ttest([0.9, 0.8, 0.85], [0.8, 0.75, 0.8])))
+        TestResult: paired_t, A vs B on 3 paired folds
+          mean difference A - B: 0.06667, 95% interval [-0.005044, 0.1384]
+          statistic 4 (df 2), p-value 0.05719
+          verdict: no significant difference at the 0.05 level
+        """
+        a, b = self.name_a, self.name_b
+        paired = "samples" if self.test.startswith("mcnemar") else "folds"
+        dfs = () if self.df is None else self.df if isinstance(self.df, tuple) else (self.df,)
+        df = ", ".join(f"{d:.4g}" for d in dfs) or None
+        lines = [
+            f"TestResult: {self.test}, {a} vs {b} on {self.n} paired {paired}",
+            f"  mean difference A - B: {self.mean_difference:.4g}, {self.confidence:.0%} "
+            f"interval [{self.ci_low:.4g}, {self.ci_high:.4g}]",
+        ]
+        numbers = [] if self.statistic is None else [f"statistic {self.statistic:.4g}"]
+        numbers[-1:] = [f"{numbers[-1]} (df {df})"] if numbers and df is not None else numbers[-1:]
+        numbers += [] if self.p_value is None else [f"p-value {self.p_value:.4g}"]
+        if numbers:
+            lines.append("  " + ", ".join(numbers))
+        return "\n".join([*lines, f"  verdict: {self._verdict()}"])
+
+    def _verdict(self) -> str:
+        """The decision, the posterior probabilities, or the p-value against 0.05, in words."""
+        a, b = self.name_a, self.name_b
+        if self.decision is not None:
+            return self.decision if self.decision == "undecided" else f"{self.decision} is better"
+        if self.probabilities is not None:
+            p = self.probabilities
+            right, rope, left = (p.get(k, 0.0) for k in ("p_right", "p_rope", "p_left"))
+            return (f"P({a} better) {right:.3g}, practically equivalent {rope:.3g}, "
+                    f"P({b} better) {left:.3g}")  # fmt: skip
+        if self.p_value is None:
+            return "no p-value"
+        if self.p_value >= 0.05:
+            return "no significant difference at the 0.05 level"
+        return f"{a if self.mean_difference > 0 else b} scores higher (p < 0.05)"
+
     def to_dict(self) -> dict[str, JsonValue]:
         """Return the result as a JSON-serializable dict.
 

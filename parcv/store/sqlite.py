@@ -735,14 +735,17 @@ class Store:
         reads the store the switch waits for nothing and is skipped.
         """
         if self.conn is not None:
+            conn, self.conn = self.conn, None
             try:
-                self.conn.execute("PRAGMA busy_timeout=0")
-                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                self.conn.execute("PRAGMA journal_mode=DELETE")
+                conn.execute("PRAGMA busy_timeout=0")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                conn.execute("PRAGMA journal_mode=DELETE")
             except sqlite3.Error:  # a reader holds the WAL: it stays, and stays correct
                 pass
-            self.conn.close()
-            self.conn = None
+            finally:
+                # A second Ctrl-C during the checkpoint still closes the connection, and
+                # SQLite folds the WAL in and removes it when its last connection closes.
+                conn.close()
 
 
 def read_meta(path: Path) -> dict[str, str]:
@@ -1241,6 +1244,27 @@ def open_store(
     fresh = not p.exists() or never_created(p)
     action = "wipe" if fresh else _check_existing(p, meta, overwrite, resume)
     conn = _connect(p, journal)
+    try:
+        _write_plan(conn, p, meta, folds, action=action, partitions=partitions, target=target)
+    except BaseException:
+        # Ctrl-C while the plan is written: the transaction is rolled back; close the
+        # connection now, or its -wal and -shm files outlive the process.
+        conn.close()
+        raise
+    return Store(p, conn, labels, key_of)
+
+
+def _write_plan(
+    conn: sqlite3.Connection,
+    p: Path,
+    meta: dict[str, str],
+    folds: list[tuple[Any, Any, Any, Any]],
+    *,
+    action: str,
+    partitions: dict[int | None, PartitionFolds] | None,
+    target: Any,
+) -> None:
+    """Describe the plan that runs now in the store, in one transaction."""
     os.chmod(p, 0o600)  # results are the user's only
     with conn:
         conn.execute("BEGIN IMMEDIATE")
@@ -1273,7 +1297,6 @@ def open_store(
             "INSERT INTO folds VALUES (?, ?, ?, ?)",
             [(o, i, _index_blob(tr), _index_blob(te)) for o, i, tr, te in folds],
         )
-    return Store(p, conn, labels, key_of)
 
 
 @contextmanager

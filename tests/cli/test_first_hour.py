@@ -71,7 +71,7 @@ def test_a_run_on_a_terminal_shows_a_live_bar_with_the_best_score_and_writes_plo
     code, text = _run_on_a_terminal(["run", str(spec), "--out", str(tmp_path / "run")], tmp_path)
     assert code == 0, text
     assert "7/7" in text  # 6 fits + the final refit: done/total
-    assert "best=accuracy=" in text or "best=score=" in text, text
+    assert "best CV accuracy=" in text or "best CV score=" in text, text
     assert "fit/s" in text or "s/fit" in text
     pngs = sorted(p.name for p in (tmp_path / "run").glob("*.png"))
     assert pngs, "no plots by default"

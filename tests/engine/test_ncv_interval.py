@@ -74,3 +74,23 @@ def test_an_interval_that_cannot_be_had_is_refused_before_any_fit(reg_data, opti
     options = {"cv": 5, **options}
     with pytest.raises(ValueError, match=match):
         parcv.cross_validate(Ridge(), X, y, backend="serial", **options)
+
+
+def test_one_naive_interval_the_runs_own_cv_and_repr_shows_both(reg_data):
+    # A user saw r.naive_interval 3420 [3230, 3610] and r.interval.naive 3415 [3111, 3719]
+    # in one result: the first from the run's folds, the second from the interval's own
+    # first random fold assignment. There is one naive interval: the run's own CV's.
+    X, y = reg_data
+    result = parcv.cross_validate(Ridge(), X, y, cv=5, scoring="neg_mean_squared_error",
+                                  backend="serial", **OPTIONS)  # fmt: skip
+    naive, summary = result.naive_interval, result.summaries["score"]
+    assert result.interval.naive == naive
+    # mean ± z se of the fold losses, with the se printed on the score line.
+    assert naive.estimate == pytest.approx(-summary.mean, rel=1e-12)
+    assert naive.se == pytest.approx(summary.se, rel=1e-12)
+    text = repr(result)
+    for words in ("mean squared error", "loss scale", "bias-corrected", "nested CV 90%",
+                  f"{result.interval.estimate:.6g}", f"{naive.estimate:.6g}",
+                  f"[{naive.lower:.6g}, {naive.upper:.6g}]"):  # fmt: skip
+        assert words in text, (words, text)
+    assert text.index("nested CV") < text.index("naive")

@@ -271,3 +271,21 @@ def test_a_large_search_shows_only_the_closest_competitors_in_the_report(reg_dat
     assert f"... {len(table) - 15} more (farther from the best) in results.json |" in section
     columns = r.to_dict()["comparisons"]["columns"]
     assert sorted(columns["name_b"]) == sorted(t.name_b for t in table)
+
+
+@pytest.mark.parametrize(
+    ("cv", "words"),
+    [(5, "selected by 5-fold CV on all data"),
+     ("repeated", "selected by 5-fold CV repeated 2 times on all data")],
+)  # fmt: skip
+def test_report_names_the_cv_that_selected_as_the_user_set_it(cv, words, tmp_path):
+    # The report said "selected by 10-fold CV" for RepeatedKFold(n_splits=5, n_repeats=2).
+    from sklearn.model_selection import RepeatedKFold
+
+    X, y = make_regression(n_samples=40, n_features=3, noise=5.0, random_state=0)
+    scheme = RepeatedKFold(n_splits=5, n_repeats=2, random_state=0) if cv == "repeated" else cv
+    store = tmp_path / "s.sqlite"
+    r = parcv.search(Ridge(), {"alpha": [0.1, 10.0]}, X, y, cv=scheme, backend="serial",
+                     store=store)  # fmt: skip
+    assert words in render_report(r, RunInfo("repeated"))
+    assert words in render_report(parcv.load(store), RunInfo("repeated"))  # parcv report

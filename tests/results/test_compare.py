@@ -108,3 +108,27 @@ def test_identical_fold_scores_mark_one_row_and_keep_the_table():
     assert "| - | - | - | n/a (identical fold scores) |" in render_report(r, RunInfo("twins"))
     with pytest.raises(ValueError, match="variance of the differences"):
         r.best_vs_rest()  # the strict table still refuses; comparison_table() marks the row
+
+
+def test_repr_of_a_comparison_is_a_short_table(result):
+    # It was a 600-character dataclass dump; the README promises a short table.
+    got = result.compare(0, 2)
+    text = repr(got)
+    lines = text.splitlines()
+    assert len(lines) <= 5 and max(map(len, lines)) <= 100, text
+    assert lines[0] == "TestResult: corrected_t, alpha=0.1 vs alpha=100.0 on 10 paired folds"
+    for shown in (f"{got.mean_difference:.4g}", f"[{got.ci_low:.4g}, {got.ci_high:.4g}]",
+                  f"{got.statistic:.4g}", f"p-value {got.p_value:.4g}", "95%"):  # fmt: skip
+        assert shown in text, (shown, text)
+    assert got.p_value < 0.05 and "alpha=0.1 scores higher (p < 0.05)" in text
+    close = parcv.stats.paired_ttest([0.9, 0.8, 0.85], [0.85, 0.82, 0.84])
+    assert close.p_value > 0.05 and "no significant difference at the 0.05 level" in repr(close)
+    # A Bayesian test says its probabilities, a decision rule its decision.
+    bayes = repr(result.compare(0, 2, test="bayesian_correlated_t", rope=0.01))
+    assert "P(alpha=0.1 better)" in bayes and "practically equivalent" in bayes, bayes
+
+
+@pytest.mark.parametrize("table", ["compare_all", "best_vs_rest"])
+def test_repr_of_comparison_tables_is_short(result, table):
+    text = repr(getattr(result, table)())
+    assert text.startswith("ComparisonTable: ") and len(text.splitlines()) <= 5, text
