@@ -147,7 +147,7 @@ def build_job(spec: Spec) -> Job:
 def _build_job(spec: Spec) -> Job:
     seed = spec.run.seed
     estimator = build_estimator(spec.table("estimator"), "estimator", seed)
-    data = load_data(spec)
+    data = load_data(spec, estimator=estimator)
     cv = spec.table("cv")
     where = {
         "classifier": is_classifier(estimator),
