@@ -331,9 +331,8 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return EXIT_FAILED
     if not args.quiet:
         info = RunInfo.from_dict({"title": spec.name, "mode": spec.mode})
-        resumed = f", {outcome.n_resumed} reused from the store" if outcome.n_resumed else ""
         print(render_summary(outcome.result, info))
-        print(f"{outcome.n_units} units{resumed}, {outcome.elapsed:.1f} s on {outcome.backend}")
+        print(f"{outcome.units_text()}; {outcome.elapsed:.1f} s on {outcome.backend}")
     print(f"Report: {outcome.run_dir / 'report.md'}")
     return EXIT_OK
 

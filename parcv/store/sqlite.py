@@ -47,6 +47,7 @@ __all__ = [
     "mismatch_message",
     "read_counts",
     "read_ckeys",
+    "ReusedCounts",
     "count_reused",
     "prune_store",
     "read_model_entry",
@@ -1028,13 +1029,37 @@ def read_counts(path: Path) -> tuple[int, int]:
         return n_records, conn.execute("SELECT count(*) FROM units").fetchone()[0]
 
 
-def count_reused(path: Path, since: float) -> int:
-    """Number of the current plan's units whose record was computed before ``since``."""
+@dataclass(frozen=True)
+class ReusedCounts:
+    """How the current plan's units got their records, for a run started at ``since``.
+
+    Parameters
+    ----------
+    reused : dict of str to int
+        Units whose record was computed before ``since`` (by an earlier run),
+        by unit kind.
+    computed : int
+        Units whose record was computed since.
+    fitted : int
+        Distinct records among those: identical units of one run share one.
+    """
+
+    reused: dict[str, int]
+    computed: int
+    fitted: int
+
+
+def count_reused(path: Path, since: float) -> ReusedCounts:
+    """Count the current plan's units reused from before ``since`` and computed since."""
+    join = "FROM units u JOIN records r ON r.ckey = u.ckey"
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
-        return int(conn.execute(
-            "SELECT count(*) FROM units u JOIN records r ON r.ckey = u.ckey WHERE r.started < ?",
-            (since,),
-        ).fetchone()[0])  # fmt: skip
+        reused = conn.execute(
+            f"SELECT u.kind, count(*) {join} WHERE r.started < ? GROUP BY u.kind", (since,)
+        ).fetchall()
+        computed, fitted = conn.execute(
+            f"SELECT count(*), count(DISTINCT u.ckey) {join} WHERE r.started >= ?", (since,)
+        ).fetchone()
+    return ReusedCounts({str(k): int(n) for k, n in reused}, int(computed), int(fitted))
 
 
 def read_ckeys(path: Path) -> set[str]:

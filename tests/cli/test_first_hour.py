@@ -279,7 +279,7 @@ def test_resume_reuses_every_unit_and_says_so_in_inspect_and_run(tmp_path, capsy
     assert "6 of this plan's 6 fits are among them" in text
     assert main([*run[:-1], "--resume"]) == 0
     out = capsys.readouterr().out
-    assert "7 units, 7 reused from the store" in out
+    assert "7 units: 7 reused from the store" in out
 
 
 def test_a_directory_parcv_did_not_create_is_refused_unless_overwrite(tmp_path, capsys):
