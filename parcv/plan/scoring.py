@@ -496,6 +496,10 @@ def _classifier_named(estimator: Any) -> str | None:
     return name if final is estimator else f"{type(estimator).__name__} ending in {name}"
 
 
+def _swapped_classifier(estimator: Any, swapped: Mapping[str, Any]) -> str | None:
+    return _classifier_named(clone(estimator).set_params(**swapped))
+
+
 def _first_classifier(estimator: Any, params: Sequence[Mapping[str, Any]]) -> str | None:
     """The estimator, or the first candidate whose swapped-in estimator is a classifier."""
     seen: dict[Any, str | None] = {}
@@ -504,8 +508,7 @@ def _first_classifier(estimator: Any, params: Sequence[Mapping[str, Any]]) -> st
         if not swapped:
             continue
         key = tuple((n, id(v)) for n, v in sorted(swapped.items()))
-        made = partial(lambda s: _classifier_named(clone(estimator).set_params(**s)), swapped)
-        if memo(seen, key, made) is not None:
+        if memo(seen, key, partial(_swapped_classifier, estimator, swapped)) is not None:
             return f"candidate {dict(p)!r}"
     if params and all(any(holds_estimator(v) for v in p.values()) for p in params):
         return None  # every candidate swaps the estimator given for another
