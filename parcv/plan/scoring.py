@@ -385,16 +385,20 @@ def check_metric_target(
     given: Any = None,
     estimator: Any = None,
     params: Sequence[Mapping[str, Any]] = (),
+    selects: bool = False,
 ) -> None:
     """Raise if a metric does not suit ``y`` or the estimator, before any fit.
 
     Scikit-learn's label metrics (accuracy, f1, roc_auc, log_loss, ...) refuse a
     continuous ``y_true`` whatever the predictions, so every fit would run and
     then fail to be scored. The other way round, a regression metric named by
-    the user (``"r2"``, ``"neg_mean_squared_error"``, ...) on a classifier would
-    rank the candidates by the distance between class labels taken as numbers
-    (or fail on labels that are words): it is refused too. A scorer the user
-    built (``make_scorer(mean_absolute_error)``, a callable) is taken as meant.
+    the user (``"r2"``, ``"neg_mean_squared_error"``, ...) on a classifier is
+    refused when the class labels are words (every fit would fail to be
+    scored), or when it selects the candidates (it would rank them by the
+    distance between class labels taken as numbers). Only reported, on labels
+    that are numbers, it is computed, as scikit-learn computes it (its own
+    tests score a classifier by ``r2``). A scorer the user built
+    (``make_scorer(mean_absolute_error)``, a callable) is taken as meant.
 
     Parameters
     ----------
@@ -408,6 +412,9 @@ def check_metric_target(
         label metric on its predictions fails even with class labels as ``y``.
     params : sequence of dict, default=()
         Parameters of every candidate.
+    selects : bool, default=False
+        Whether ``scoring.refit`` selects among candidates (a search), rather
+        than being only reported.
 
     Raises
     ------
@@ -433,7 +440,7 @@ def check_metric_target(
 continuous (y[0] = 0.5): every fit would run and then fail to be scored. Pick a regression \
 metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y.
     """
-    _check_number_metrics(scoring, given, estimator, params)
+    _check_number_metrics(scoring, given, estimator, params, y=y, selects=selects)
     funcs = {n: getattr(s, "_score_func", None) for n, s in scoring.scorers.items()}
     labels: dict[str, Any] = {n: f for n, f in funcs.items() if _takes_labels(f)}
     if not labels or y is None:
@@ -515,11 +522,38 @@ def _first_classifier(estimator: Any, params: Sequence[Mapping[str, Any]]) -> st
     return _classifier_named(estimator)
 
 
+def _first_word(y: Any) -> Any:
+    """The first value of ``y`` that is not a number, if its values are text (else None)."""
+    values = np.asarray(y)
+    if values.dtype.kind not in "OUS":
+        return None
+    for value in values.ravel():
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            return value.item() if isinstance(value, np.generic) else value
+    return None
+
+
 def _check_number_metrics(
-    scoring: Scoring, given: Any, estimator: Any, params: Sequence[Mapping[str, Any]]
+    scoring: Scoring,
+    given: Any,
+    estimator: Any,
+    params: Sequence[Mapping[str, Any]],
+    *,
+    y: Any,
+    selects: bool,
 ) -> None:
-    """Refuse a regression metric, named by the user, on a classifier."""
+    """Refuse a regression metric, named by the user, that would score class labels.
+
+    On labels that are words, every fit would fail to be scored; on labels that
+    are numbers, selecting by it ranks the candidates by the distance between
+    labels. Only reported on numbers, it is computed (as scikit-learn does).
+    """
     metrics = _number_metrics(scoring, given)
+    word = None if y is None else _first_word(y)
+    if word is None:
+        metrics = {n: m for n, m in metrics.items() if selects and n == scoring.refit}
     if not metrics or estimator is None:
         return
     classifier = _first_classifier(estimator, params)
@@ -530,9 +564,14 @@ def _check_number_metrics(
     if scoring.multimetric:
         label = f"scoring metric {name!r}" + ("" if name == metric else f" ({metric!r})")
     func = scoring.scorers[name]._score_func.__name__  # type: ignore[attr-defined]
+    why = (
+        "it would rank the candidates by the distance between class labels taken as numbers"
+        if word is None
+        else f"the class labels of y are words (e.g. {word!r}), so every fit would run and "
+        "then fail to be scored"
+    )
     raise ValueError(
-        f"{label} is a regression metric ({func}), but {classifier} is a classifier: it "
-        "would rank the candidates by the distance between class labels taken as numbers. "
+        f"{label} is a regression metric ({func}), but {classifier} is a classifier: {why}. "
         "Use a classification metric such as 'accuracy', 'balanced_accuracy', 'f1_macro', "
         "'roc_auc_ovr' or 'neg_log_loss' (sklearn.metrics.get_scorer_names() lists them), "
         "or a regressor if y is a quantity. If the classes are ordered numbers whose "

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn import model_selection as ms
-from sklearn.base import BaseEstimator, ClassifierMixin, clone, is_classifier
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 from sklearn.ensemble import VotingClassifier
@@ -72,9 +72,6 @@ def test_refused_up_front_exactly_when_sklearn_scoring_lacks_the_method(name, me
     estimator = ESTIMATORS[name]()
     if lacks:
         with pytest.raises(ValueError, match=f"scoring '{metric}' calls the estimator's"):
-            parcv.cross_validate(estimator, X, Y, cv=3, scoring=metric, backend=GO)
-    elif metric == "r2" and is_classifier(estimator):  # refused for that: tested below
-        with pytest.raises(ValueError, match="scoring 'r2' is a regression metric"):
             parcv.cross_validate(estimator, X, Y, cv=3, scoring=metric, backend=GO)
     else:
         with pytest.raises(Dispatched):
@@ -175,9 +172,6 @@ def test_continuous_y_refused_exactly_when_sklearn_says_continuous(metric):
     if sklearn_refuses:
         with pytest.raises(ValueError, match=f"scoring '{metric}' is a classification metric"):
             parcv.cross_validate(AllMethods(), X, Y_CONT, cv=3, scoring=metric, backend=GO)
-    elif _sklearn_needs_numbers(metric):  # AllMethods is a classifier: refused for that
-        with pytest.raises(ValueError, match=f"scoring '{metric}' is a regression metric"):
-            parcv.cross_validate(AllMethods(), X, Y_CONT, cv=3, scoring=metric, backend=GO)
     else:
         with pytest.raises(Dispatched):
             parcv.cross_validate(AllMethods(), X, Y_CONT, cv=3, scoring=metric, backend=GO)
@@ -218,6 +212,10 @@ def test_a_regression_metric_on_a_classifier_is_refused_before_any_fit(metric):
         assert "SVC is a classifier" in text
         assert "'accuracy'" in text and "'neg_log_loss'" in text  # what to use instead
         assert "make_scorer(" in text  # the way to keep it on purpose
+        assert "would rank the candidates by the distance between class labels" in text
+        # Labels that are words: every fit would fail to be scored, selecting or not.
+        with pytest.raises(ValueError, match=r"class labels of y are words \(e.g. 'yes'\)"):
+            parcv.cross_validate(SVC(), X, Y_WORDS, cv=3, scoring=metric, backend=GO)
     else:  # a classification metric: some may be refused, never as a regression metric
         try:
             parcv.search(SVC(probability=True), grid, X, Y, cv=3, scoring=metric, backend=GO)
@@ -250,7 +248,23 @@ def test_a_regression_metric_is_refused_on_a_pipeline_ending_in_a_classifier_wit
             refit="acc",
         )
     with pytest.raises(ValueError, match="scoring metric 'r2' is a regression metric"):
-        parcv.cross_validate(pipe, X, Y, cv=3, scoring=["accuracy", "r2"], backend=GO)
+        parcv.cross_validate(pipe, X, Y_THREE, cv=3, scoring=["accuracy", "r2"], backend=GO)
+
+
+def test_a_regression_metric_only_reported_on_number_labels_is_computed_as_sklearn_does():
+    # scikit-learn's own test_cross_validate: "It's okay to evaluate regression metrics on
+    # classification too"; for labels 0/1, the squared error is the error rate.
+    cv = KFold(3, shuffle=True, random_state=0)
+    metrics = ["accuracy", "r2", "neg_mean_squared_error"]
+    ours = parcv.cross_validate(SVC(), X, Y, cv=cv, scoring=metrics, backend="serial")
+    theirs = sklearn_cross_validate(SVC(), X, Y, cv=cv, scoring=metrics)
+    for name in metrics:
+        assert ours.scores[f"test_{name}"].tolist() == theirs[f"test_{name}"].tolist()
+    grid = {"C": [0.1, 1.0]}
+    with pytest.raises(Dispatched):  # reported beside the metric that selects
+        parcv.search(SVC(), grid, X, Y, cv=3, scoring=metrics, refit="accuracy", backend=GO)
+    with pytest.raises(ValueError, match="scoring metric 'r2' is a regression metric"):
+        parcv.search(SVC(), grid, X, Y, cv=3, scoring=metrics, refit="r2", backend=GO)
 
 
 def test_a_regression_metric_on_a_regressor_or_a_users_scorer_runs():
