@@ -501,7 +501,12 @@ def run_spec(
     if resume and not overwrite and store.is_file():
         data = check_dataset(job.data.X, job.data.y, job.data.groups)
         n_found, _, n_stored = count_stored(plan, data, store)
-        if n_stored and announce is not None:
+        if n_stored and announce is not None and job.options.get("halving") is not None:
+            # Its rungs fit subsets (or fewer iterations): which are stored is known rung by
+            # rung, not from the full search's plan.
+            announce(f"the store holds {n_stored:,} records; each rung of the search reuses "
+                     "those it needs")  # fmt: skip
+        elif n_stored and announce is not None:
             models = spec.run.save_models and spec.mode != "cross_validate"
             pending = pending_refits(plan, with_model=models)
             announce(reuse_message(n_found, plan.n_units, pending))
