@@ -221,6 +221,10 @@ CASES = {
     # --- scoring ------------------------------------------------------------------------
     "unknown scorer": (lambda: search(scoring="r3"), r"r3"),
     "classification scorer for a regressor": (lambda: search(scoring="accuracy"), r"accuracy"),
+    "regression scorer for a classifier": (
+        lambda: csearch(scoring="neg_mean_squared_error"),
+        r"'neg_mean_squared_error' is a regression metric .*LogisticRegression is a classifier",
+    ),
     "probability scorer for an estimator without predict_proba": (
         lambda: csearch(
             estimator=make_pipeline(StandardScaler(), __import__("sklearn.svm").svm.SVC()),

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from sklearn.base import is_regressor
 
-from parcv.cli.spec import MISSING, Spec, SpecError, check_type
+from parcv.cli.spec import MISSING, Spec, SpecError, UsageError, check_type
 
 __all__ = ["LoadedData", "load_data"]
 
@@ -147,13 +148,84 @@ def _as_numbers(values: list[str]) -> NDArray[Any] | None:
         return None
 
 
-def _csv(path: Path, table: Mapping[str, Any]) -> tuple[Any, Any, Any]:
-    delimiter = check_type(table.get("delimiter", ","), (str,), "data.delimiter", "one character")
+def _first_word(values: list[str]) -> int | None:
+    """Index of the first cell that is neither empty nor a number."""
+    for i, value in enumerate(values):
+        try:
+            float(value) if value.strip() else None
+        except ValueError:
+            return i
+    return None
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """A CSV file's data rows, each with the line it starts on (the header is line 1)."""
+
+    header: list[str]
+    body: list[list[str]]
+    lines: list[int]
+    source: str
+
+    def where(self, row: int, column: str) -> str:
+        return f"{self.source} line {self.lines[row]}, column {column!r}"
+
+
+def _read_rows(path: Path, delimiter: str, source: str) -> _Rows:
+    """Read the rows; blank lines are skipped (as pandas.read_csv skips them)."""
+    rows, lines = [], []
     with path.open(newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh, delimiter=delimiter))
+        reader = csv.reader(fh, delimiter=delimiter)
+        start = 1
+        for row in reader:
+            if row:
+                rows.append(row)
+                lines.append(start)
+            start = reader.line_num + 1  # a quoted cell may span several lines
     if len(rows) < 2:
         raise SpecError("data.source", str(path), "a CSV file with a header row and data rows")
-    header, body = [h.strip() for h in rows[0]], rows[1:]
+    return _Rows([h.strip() for h in rows[0]], rows[1:], lines[1:], source)
+
+
+_FIX = "remove the row or fill the value"
+
+
+def _csv_target(rows: _Rows, name: str, values: list[str], regressor: str | None) -> Any:
+    """The target column: numbers if every cell is one, else class labels (as read).
+
+    A missing target is refused naming its line; so is a cell that is not a
+    number when the estimator is a regressor (its name in ``regressor``).
+    """
+    empty = next((i for i, v in enumerate(values) if not v.strip()), None)
+    if empty is not None:
+        raise UsageError(
+            f"{rows.where(empty, name)}: the cell is empty; every sample needs a target ({_FIX})."
+        )
+    y = _as_numbers(values)
+    if y is not None:
+        bad = np.flatnonzero(~np.isfinite(y))
+        if bad.size:
+            raise UsageError(
+                f"{rows.where(int(bad[0]), name)}: {values[bad[0]]!r} is not a finite number; "
+                f"the target must be one for every sample ({_FIX})."
+            )
+        return y
+    first = _first_word(values)
+    if regressor is not None and first is not None:
+        raise UsageError(
+            f"{rows.where(first, name)}: {values[first]!r} is not a number; the target of a "
+            f"regression must be numeric ({regressor} is a regressor): {_FIX}, or use a "
+            "classifier if the column holds class labels."
+        )
+    return np.array(values)
+
+
+def _csv(
+    path: Path, table: Mapping[str, Any], *, source: str, regressor: str | None
+) -> tuple[Any, Any, Any]:
+    delimiter = check_type(table.get("delimiter", ","), (str,), "data.delimiter", "one character")
+    rows = _read_rows(path, delimiter, source)
+    header, body = rows.header, rows.body
     columns = {
         name: [row[i] if i < len(row) else "" for row in body] for i, name in enumerate(header)
     }
@@ -168,24 +240,28 @@ def _csv(path: Path, table: Mapping[str, Any]) -> tuple[Any, Any, Any]:
     for name in check_type(features, (list,), "data.features", f"a list of columns of {header}"):
         values = _as_numbers(columns[name]) if name in columns else None
         if values is None:
+            first = _first_word(columns[name]) if name in columns else None
+            cell = "" if first is None else (
+                f" Its cell on {source} line {rows.lines[first]} holds {columns[name][first]!r}."
+            )  # fmt: skip
             raise SpecError(
                 "data.features",
                 name,
                 f"numeric columns of {header}",
-                hint="Encode text columns as numbers, or list only numeric ones in data.features.",
+                hint="Encode text columns as numbers, or list only numeric ones in "
+                f"data.features.{cell}",
             )
         X.append(values)
-    target = columns[table["target"]]
-    y = _as_numbers(target)
+    y = _csv_target(rows, table["target"], columns[table["target"]], regressor)
     groups = np.array(columns[table["groups"]]) if "groups" in table else None
-    return np.column_stack(X), (np.array(target) if y is None else y), groups
+    return np.column_stack(X), y, groups
 
 
-def _file(source: str, spec: Spec) -> tuple[Any, Any, Any]:
+def _file(source: str, spec: Spec, regressor: str | None) -> tuple[Any, Any, Any]:
     path = Path(source).expanduser()
     path = path if path.is_absolute() else spec.base_dir / path
-    readers = {".npz": _npz, ".npy": _npy, ".csv": _csv}
-    if path.suffix not in readers:
+    readers = {".npz": _npz, ".npy": _npy}
+    if path.suffix not in (*readers, ".csv"):
         raise SpecError("data.source", source, " or ".join(SOURCES))
     if not path.is_file():
         raise SpecError(
@@ -205,6 +281,8 @@ def _file(source: str, spec: Spec) -> tuple[Any, Any, Any]:
             raise SpecError(
                 f"data.{key}", table[key], f"only {list(allowed)} for a {path.suffix} file"
             )
+    if path.suffix == ".csv":
+        return _csv(path, table, source=source, regressor=regressor)
     return readers[path.suffix](path, table)
 
 
@@ -216,12 +294,26 @@ def _subsample(X: Any, y: Any, groups: Any, n: Any, seed: int) -> tuple[Any, Any
     return X[rows], y[rows], None if groups is None else groups[rows]
 
 
-def load_data(spec: Spec) -> LoadedData:
+def _regressor_name(estimator: Any) -> str | None:
+    """The estimator's class name if it is a regressor (None if not, or not known)."""
+    try:
+        return type(estimator).__name__ if is_regressor(estimator) else None
+    except Exception:  # an estimator without scikit-learn's tags: its own fit decides
+        return None
+
+
+def load_data(spec: Spec, *, estimator: Any = None) -> LoadedData:
     """Load the data a spec names (relative file paths are relative to the spec).
+
+    A CSV file's target column holds numbers if every cell is one, and class
+    labels otherwise. An empty or non-finite target cell, or, for a regressor,
+    a cell that is not a number, is refused naming its line in the file.
 
     Parameters
     ----------
     spec : Spec
+    estimator : estimator object, default=None
+        The spec's estimator, for the target a CSV file must hold.
 
     Returns
     -------
@@ -231,6 +323,8 @@ def load_data(spec: Spec) -> LoadedData:
     ------
     SpecError
         An unknown source, a missing file or column, a non-numeric feature.
+    UsageError
+        A CSV target cell that is missing, or not a number for a regressor.
 
     Examples
     --------
@@ -253,7 +347,7 @@ def load_data(spec: Spec) -> LoadedData:
             if "groups" in table:
                 raise SpecError("data.groups", table["groups"], "groups only from a file column")
         else:
-            X, y, groups = _file(source, spec)
+            X, y, groups = _file(source, spec, _regressor_name(estimator))
         X, y = np.asarray(X), np.asarray(y)
         if "n_samples" in table:
             X, y, groups = _subsample(X, y, groups, table["n_samples"], spec.run.seed)

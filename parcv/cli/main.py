@@ -377,9 +377,8 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     try:
         if not args.quiet:
             info = RunInfo.from_dict({"title": spec.name, "mode": spec.mode})
-            resumed = f", {outcome.n_resumed} reused from the store" if outcome.n_resumed else ""
             print(render_summary(outcome.result, info))
-            print(f"{outcome.n_units} units{resumed}, {outcome.elapsed:.1f} s on {outcome.backend}")
+            print(f"{outcome.units_text()}; {outcome.elapsed:.1f} s on {outcome.backend}")
         print(f"Report: {outcome.run_dir / 'report.md'}")
     except KeyboardInterrupt:
         pass  # the run and its report are complete: only this summary was cut short

@@ -32,7 +32,7 @@ from parcv.cli.data_sources import LoadedData, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.engine.options import RunOptions
-from parcv.engine.session import count_stored, reuse_message
+from parcv.engine.session import count_stored, pending_refits, reuse_message, units_message
 from parcv.errors import BackendError, RunInterrupted
 from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
@@ -40,7 +40,13 @@ from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
 from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
-from parcv.store.sqlite import collector_paused, count_reused, never_created, read_counts
+from parcv.store.sqlite import (
+    ReusedCounts,
+    collector_paused,
+    count_reused,
+    never_created,
+    read_counts,
+)
 
 __all__ = [
     "Job",
@@ -160,7 +166,7 @@ def build_job(spec: Spec) -> Job:
 def _build_job(spec: Spec) -> Job:
     seed = spec.run.seed
     estimator = build_estimator(spec.table("estimator"), "estimator", seed)
-    data = load_data(spec)
+    data = load_data(spec, estimator=estimator)
     cv = spec.table("cv")
     where = {
         "classifier": is_classifier(estimator),
@@ -242,6 +248,13 @@ class RunOutcome:
     n_resumed: int
     elapsed: float
     backend: str
+    counts: ReusedCounts | None = None
+
+    def units_text(self) -> str:
+        """How the units got their records: reused from the store, computed, shared."""
+        computed = self.n_units - self.n_resumed
+        counts = self.counts or ReusedCounts({"fit": self.n_resumed}, computed, computed)
+        return units_message(self.n_units, counts)
 
 
 def prepare_run_dir(path: str | Path) -> Path:
@@ -533,8 +546,15 @@ def run_spec(
     if resume and not overwrite and store.is_file():
         data = check_dataset(job.data.X, job.data.y, job.data.groups)
         n_found, _, n_stored = count_stored(plan, data, store)
-        if n_stored and announce is not None:
-            announce(reuse_message(n_found, plan.n_units))
+        if n_stored and announce is not None and job.options.get("halving") is not None:
+            # Its rungs fit subsets (or fewer iterations): which are stored is known rung by
+            # rung, not from the full search's plan.
+            announce(f"the store holds {n_stored:,} records; each rung of the search reuses "
+                     "those it needs")  # fmt: skip
+        elif n_stored and announce is not None:
+            models = spec.run.save_models and spec.mode != "cross_validate"
+            pending = pending_refits(plan, with_model=models)
+            announce(reuse_message(n_found, plan.n_units, pending))
     started = time.time()
     start = time.perf_counter()
     with private_files():
@@ -564,14 +584,16 @@ def run_spec(
             result = ran if joined else load(store)
             # A halving search's units are its rungs' (the plan counts one full search).
             n_units = len(result.records) if joined else plan.n_units
+            counts = None if joined else count_reused(store, started)
             n_resumed = (
                 sum(r.started < started for r in result.records)
-                if joined
-                else count_reused(store, started)
+                if counts is None
+                else sum(counts.reused.values())
             )
             info = run_info(spec, job, where, times=(started, started + elapsed))
             files = write_outputs(run_dir, result, info)
         except KeyboardInterrupt as err:
             raise ReportInterrupted(run_dir) from err
     logger.info("run %s: %d units (%d resumed) in %.1f s", run_dir, n_units, n_resumed, elapsed)
-    return RunOutcome(result, run_dir, files, n_units, min(n_resumed, n_units), elapsed, where)
+    return RunOutcome(result, run_dir, files, n_units, min(n_resumed, n_units), elapsed, where,
+                      counts)  # fmt: skip

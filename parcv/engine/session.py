@@ -46,6 +46,7 @@ from parcv.results.partial import missing_parts
 from parcv.stats.racing import Racing
 from parcv.store.lock import lock_store
 from parcv.store.sqlite import (
+    ReusedCounts,
     Store,
     check_store,
     check_store_to_read,
@@ -68,7 +69,9 @@ __all__ = [
     "missing_keys",
     "load_saved_model",
     "plan_meta",
+    "pending_refits",
     "reuse_message",
+    "units_message",
 ]
 
 _log = logging.getLogger("parcv")
@@ -290,15 +293,72 @@ def _open(
                       partitions=_plan_partitions(plan), target=target, **options)  # fmt: skip
 
 
-def reuse_message(n_reused: int, n_units: int) -> str:
-    """Say how much of a plan a store already holds.
+def _refits(n: int) -> str:
+    return f"refit{'s' * (n != 1)}"
+
+
+def reuse_message(n_reused: int, n_units: int, n_pending: int = 0) -> str:
+    """Say how much of a plan a store already holds, before the run.
+
+    ``n_pending`` refits fit the candidate their fits choose: whether the
+    store holds them is known only once the fits are in, so they are counted
+    apart, neither reused nor to compute.
 
     Examples
     --------
     >>> reuse_message(840, 1000)
     'reusing 840 of 1,000 units; 160 to compute'
+    >>> reuse_message(216, 258, 6)
+    'reusing 216 of 258 units; 36 to compute, and 6 refits of the chosen candidates, \
+reused if the store holds them'
     """
-    return f"reusing {n_reused:,} of {n_units:,} units; {n_units - n_reused:,} to compute"
+    to_compute = n_units - n_reused - n_pending
+    text = f"reusing {n_reused:,} of {n_units:,} units; {to_compute:,} to compute"
+    if n_pending:
+        them = "them" if n_pending != 1 else "it"
+        each = "s" if n_pending != 1 else ""
+        text += (
+            f", and {n_pending:,} {_refits(n_pending)} of the chosen candidate{each}, reused if "
+            f"the store holds {them}"
+        )
+    return text
+
+
+def pending_refits(plan: Plan, *, with_model: bool) -> int:
+    """Units a store may hold only for the candidate chosen: refits (and a saved final).
+
+    A final model is reused only with its saved model (``with_model``).
+    """
+    return len(plan.refit_outers) + int(plan.final and with_model)
+
+
+def units_message(n_units: int, counts: ReusedCounts) -> str:
+    """Say, after a run, how its units got their records (as :func:`reuse_message` did).
+
+    Examples
+    --------
+    >>> from parcv.store.sqlite import ReusedCounts
+    >>> units_message(258, ReusedCounts({"fit": 216, "refit": 5, "final": 1}, 36, 36))
+    '258 units: 222 reused from the store (including 6 refits of chosen candidates), 36 computed'
+    >>> units_message(10, ReusedCounts({}, 10, 7))
+    '10 units computed (3 of them identical to another unit, fitted once)'
+    """
+    n_reused = sum(counts.reused.values())
+    n_refits = sum(n for k, n in counts.reused.items() if k in KINDS and KINDS[k].after_fits)
+    computed = n_units - n_reused
+    if n_reused:
+        whose = "a chosen candidate" if n_refits == 1 else "chosen candidates"
+        refits = f" (including {n_refits:,} {_refits(n_refits)} of {whose})"
+        text = (
+            f"{n_units:,} units: {n_reused:,} reused from the store"
+            f"{refits if n_refits else ''}, {computed:,} computed"
+        )
+    else:
+        text = f"{n_units:,} units computed"
+    shared = counts.computed - counts.fitted
+    if shared > 0:
+        text += f" ({shared:,} of them identical to another unit, fitted once)"
+    return text
 
 
 def count_stored(plan: Plan, data: Dataset, store: str | Path) -> tuple[int, int, int]:
@@ -375,12 +435,13 @@ def _execute_unlocked(
         # and unpickle that (digest-checked) only when this run asks for models.
         reuse = _reuse(st, plan, keys, with_model=save_models)
         done = reuse.done
-        if reuse.n_stored:
-            _log.info("%s", reuse_message(len(done), plan.n_units))
         if options.retry_failed and not all(r.ok for r in done.values()):
             # Failed units run again; a refit is keyed by the candidate it fits, so a refit
             # of a choice the retried fits change is not reused by mistake.
             done = {k: r for k, r in done.items() if r.ok}
+        if reuse.n_stored:
+            pending = 0 if plan.estimators else pending_refits(plan, with_model=save_models)
+            _log.info("%s", reuse_message(len(done), plan.n_units, pending))
         n_folds = len(plan.inner_folds[None]) if None in plan.inner_folds else None
         bar = Progress(plan.n_units, show, initial=len(done), metric=plan.scoring.refit,
                        n_folds=n_folds, done=done.values())  # fmt: skip

@@ -386,7 +386,8 @@ def build_plan(
     selects = len(candidates) > 1 or bool(refit)
     score_spec: Scoring = check_scoring_spec(estimator, scoring, refit, selects=selects)
     params = [c.params for c in candidates]
-    check_metric_target(score_spec, data.y, given=scoring, estimator=estimator, params=params)
+    check_metric_target(score_spec, data.y, given=scoring, estimator=estimator, params=params,
+                        selects=selects)  # fmt: skip
     check_response_methods(estimator, params, score_spec, each=error == "raise", given=scoring)
     request = check_criteria(criteria, estimator)
     race = check_racing(racing, fast_cv)

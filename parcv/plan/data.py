@@ -451,14 +451,7 @@ def _check_y_for(estimator: Any, y: Any, name: str) -> None:
             "sklearn.multioutput.MultiOutputRegressor / MultiOutputClassifier)."
         )
     if is_regressor(estimator) and y_arr.dtype.kind in "OUS":
-        try:
-            y_arr.astype(float)
-        except (TypeError, ValueError):
-            first = y_arr.ravel()[0]
-            raise ValueError(
-                f"y holds non-numeric values (e.g. {first!r}), but {name} is a regressor and "
-                "needs numbers. Use a classifier for class labels, or convert y to float."
-            ) from None
+        _check_numbers(y_arr, name)
     # scikit-learn's classifiers all refuse a continuous target (check_classification_targets).
     if not is_classifier(estimator):
         return
@@ -478,6 +471,27 @@ def _check_y_for(estimator: Any, y: Any, name: str) -> None:
             f"y holds a single class {first!r}; {name} needs at least two classes to learn. "
             "Check the target column, or pass data with more than one class."
         )
+
+
+def _check_numbers(y: Any, name: str) -> None:
+    """Refuse a target of text for a regressor, naming the first value that is not a number."""
+    try:
+        y.astype(float)
+    except (TypeError, ValueError):
+        pass
+    else:
+        return  # numbers written as text: the regressor's own validation converts them
+    for index, value in np.ndenumerate(y):
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            where = index[0] if y.ndim == 1 else index
+            shown = value.item() if isinstance(value, np.generic) else value
+            raise ValueError(
+                f"y[{where}] = {shown!r} is not a number, and {name} is a regressor: its target "
+                "must be numeric. Fix or drop that sample, or use a classifier if y holds "
+                "class labels."
+            ) from None
 
 
 def _check_unsupervised(final: Any, name: str) -> None:

@@ -9,7 +9,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone, is_regressor
+from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.metrics import check_scoring, get_scorer, get_scorer_names
 from sklearn.utils.multiclass import type_of_target
 
@@ -385,12 +385,20 @@ def check_metric_target(
     given: Any = None,
     estimator: Any = None,
     params: Sequence[Mapping[str, Any]] = (),
+    selects: bool = False,
 ) -> None:
-    """Raise if a classification metric would score a continuous ``y``, before any fit.
+    """Raise if a metric does not suit ``y`` or the estimator, before any fit.
 
     Scikit-learn's label metrics (accuracy, f1, roc_auc, log_loss, ...) refuse a
     continuous ``y_true`` whatever the predictions, so every fit would run and
-    then fail to be scored.
+    then fail to be scored. The other way round, a regression metric named by
+    the user (``"r2"``, ``"neg_mean_squared_error"``, ...) on a classifier is
+    refused when the class labels are words (every fit would fail to be
+    scored), or when it selects the candidates (it would rank them by the
+    distance between class labels taken as numbers). Only reported, on labels
+    that are numbers, it is computed, as scikit-learn computes it (its own
+    tests score a classifier by ``r2``). A scorer the user built
+    (``make_scorer(mean_absolute_error)``, a callable) is taken as meant.
 
     Parameters
     ----------
@@ -404,11 +412,15 @@ def check_metric_target(
         label metric on its predictions fails even with class labels as ``y``.
     params : sequence of dict, default=()
         Parameters of every candidate.
+    selects : bool, default=False
+        Whether ``scoring.refit`` selects among candidates (a search), rather
+        than being only reported.
 
     Raises
     ------
     ValueError
-        Naming the metric, a continuous value of ``y`` and the fix.
+        Naming the metric, a continuous value of ``y`` (or the classifier) and
+        the fix.
 
     Warns
     -----
@@ -428,6 +440,7 @@ def check_metric_target(
 continuous (y[0] = 0.5): every fit would run and then fail to be scored. Pick a regression \
 metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y.
     """
+    _check_number_metrics(scoring, given, estimator, params, y=y, selects=selects)
     funcs = {n: getattr(s, "_score_func", None) for n, s in scoring.scorers.items()}
     labels: dict[str, Any] = {n: f for n, f in funcs.items() if _takes_labels(f)}
     if not labels or y is None:
@@ -448,6 +461,122 @@ metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y.
         f"{_label(scoring, name, given)} is a classification metric ({func.__name__}), but y is "
         f"{kind} (y[0] = {first!r}): every fit would run and then fail to be scored. Pick a "
         "regression metric such as 'r2' or 'neg_mean_squared_error', or pass class labels as y."
+    )
+
+
+# Where scikit-learn's regression metrics live: each compares y_true and the predictions
+# as numbers (its scorers convert both to float). Exactly the scorers of the "Regression"
+# table of scikit-learn's scoring names; a test finds them by behaviour, not by module.
+_NUMBER_METRICS = "sklearn.metrics._regression"
+
+
+def _number_metrics(scoring: Scoring, given: Any) -> dict[str, str]:
+    """The metrics named by a string of the user's that are regression metrics: name -> str."""
+    if isinstance(given, str):
+        named = {"score": given}
+    elif isinstance(given, (list, tuple)):
+        named = {n: n for n in given if isinstance(n, str)}
+    elif isinstance(given, Mapping):
+        named = {str(n): v for n, v in given.items() if isinstance(v, str)}
+    else:
+        return {}
+    return {
+        name: spec for name, spec in named.items()
+        if name in scoring.scorers
+        and getattr(getattr(scoring.scorers[name], "_score_func", None), "__module__", None)
+        == _NUMBER_METRICS
+    }  # fmt: skip
+
+
+def _classifier_named(estimator: Any) -> str | None:
+    """How to name ``estimator`` if it is a classifier (a pipeline by its last step)."""
+    try:
+        classifier = is_classifier(estimator)
+    except Exception:  # an estimator without scikit-learn's tags: not known to be one
+        return None
+    if not classifier:
+        return None
+    final = estimator
+    while getattr(final, "steps", None):
+        final = final.steps[-1][1]
+    name = type(final).__name__
+    return name if final is estimator else f"{type(estimator).__name__} ending in {name}"
+
+
+def _swapped_classifier(estimator: Any, swapped: Mapping[str, Any]) -> str | None:
+    return _classifier_named(clone(estimator).set_params(**swapped))
+
+
+def _first_classifier(estimator: Any, params: Sequence[Mapping[str, Any]]) -> str | None:
+    """The estimator, or the first candidate whose swapped-in estimator is a classifier."""
+    seen: dict[Any, str | None] = {}
+    for p in params:
+        swapped = {n: v for n, v in p.items() if holds_estimator(v)}
+        if not swapped:
+            continue
+        key = tuple((n, id(v)) for n, v in sorted(swapped.items()))
+        if memo(seen, key, partial(_swapped_classifier, estimator, swapped)) is not None:
+            return f"candidate {dict(p)!r}"
+    if params and all(any(holds_estimator(v) for v in p.values()) for p in params):
+        return None  # every candidate swaps the estimator given for another
+    return _classifier_named(estimator)
+
+
+def _first_word(y: Any) -> Any:
+    """The first value of ``y`` that is not a number, if its values are text (else None)."""
+    values = np.asarray(y)
+    if values.dtype.kind not in "OUS":
+        return None
+    for value in values.ravel():
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            return value.item() if isinstance(value, np.generic) else value
+    return None
+
+
+def _check_number_metrics(
+    scoring: Scoring,
+    given: Any,
+    estimator: Any,
+    params: Sequence[Mapping[str, Any]],
+    *,
+    y: Any,
+    selects: bool,
+) -> None:
+    """Refuse a regression metric, named by the user, that would score class labels.
+
+    On labels that are words, every fit would fail to be scored; on labels that
+    are numbers, selecting by it ranks the candidates by the distance between
+    labels. Only reported on numbers, it is computed (as scikit-learn does).
+    """
+    metrics = _number_metrics(scoring, given)
+    word = None if y is None else _first_word(y)
+    if word is None:
+        metrics = {n: m for n, m in metrics.items() if selects and n == scoring.refit}
+    if not metrics or estimator is None:
+        return
+    classifier = _first_classifier(estimator, params)
+    if classifier is None:
+        return
+    name, metric = next(iter(metrics.items()))
+    label = f"scoring {metric!r}"
+    if scoring.multimetric:
+        label = f"scoring metric {name!r}" + ("" if name == metric else f" ({metric!r})")
+    func = scoring.scorers[name]._score_func.__name__  # type: ignore[attr-defined]
+    why = (
+        "it would rank the candidates by the distance between class labels taken as numbers"
+        if word is None
+        else f"the class labels of y are words (e.g. {word!r}), so every fit would run and "
+        "then fail to be scored"
+    )
+    raise ValueError(
+        f"{label} is a regression metric ({func}), but {classifier} is a classifier: {why}. "
+        "Use a classification metric such as 'accuracy', 'balanced_accuracy', 'f1_macro', "
+        "'roc_auc_ovr' or 'neg_log_loss' (sklearn.metrics.get_scorer_names() lists them), "
+        "or a regressor if y is a quantity. If the classes are ordered numbers whose "
+        "distance you mean to score, pass your own scorer, e.g. "
+        "make_scorer(mean_absolute_error, greater_is_better=False)."
     )
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "mismatch_message",
     "read_counts",
     "read_ckeys",
+    "ReusedCounts",
     "count_reused",
     "prune_store",
     "read_model_entry",
@@ -235,11 +236,55 @@ def _description(meta: dict[str, str]) -> dict[str, Any]:
     return described if isinstance(described, dict) else {}
 
 
-def _short(key: str, value: Any) -> str:
+def _shown(key: str, value: Any) -> str:
     if key == "candidates" and isinstance(value, list):  # ids and indices say nothing
         value = [c.get("params") if isinstance(c, dict) else c for c in value]
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return repr(value)
+
+
+# How much of two long descriptions is shown: some shared text before the first place
+# they differ, the differing part, and some shared text after it.
+_WIDTH, _BEFORE, _PART, _AFTER = 80, 40, 40, 20
+
+
+def _shared(a: str, b: str) -> int:
+    """Length of the text ``a`` and ``b`` start with."""
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+def contrast(old: str, new: str) -> tuple[str, str]:
+    """Two texts, cut around their first difference if either is long.
+
+    Each side shows the shared text just before the first differing character,
+    its own differing part and a little of the shared text after it, so two
+    long descriptions that differ late are not cut at the same point.
+
+    Examples
+    --------
+    >>> old = "{'alpha': [0.1, 1.0, 10.0], 'fit_intercept': [True, False], 'solver': ['svd']}"
+    >>> contrast(old, old.replace("svd", "cholesky"))
+    ("..._intercept': [True, False], 'solver': ['svd']}", \
+"..._intercept': [True, False], 'solver': ['cholesky']}")
+    >>> contrast("[1, 2]", "[1, 3]")
+    ('[1, 2]', '[1, 3]')
+    """
+    if len(old) <= _WIDTH and len(new) <= _WIDTH:
+        return old, new
+    prefix = _shared(old, new)
+    suffix = min(_shared(old[::-1], new[::-1]), min(len(old), len(new)) - prefix)
+    start = max(0, prefix - _BEFORE)
+
+    def cut(text: str) -> str:
+        end = len(text) - suffix
+        part, after = text[prefix:end], text[end : end + _AFTER]
+        if len(part) > _PART:
+            part, after = part[:_PART], ""
+        more = "..." if end + len(after) < len(text) else ""
+        return ("..." if start else "") + text[start:prefix] + part + after + more
+
+    return cut(old), cut(new)
 
 
 def changed_choice(old: dict[str, str], new: dict[str, str]) -> str:
@@ -262,7 +307,7 @@ def _differences(
     found = []
     for key, name in described.items():
         if key in before and before.get(key) != after.get(key):
-            stored, now = _short(key, before[key]), _short(key, after.get(key))
+            stored, now = contrast(_shown(key, before[key]), _shown(key, after.get(key)))
             found.append(f"{name} (stored {stored}, now {now})")
     if old.get("parcv_version") != new.get("parcv_version"):
         version_then, version_now = old.get("parcv_version"), new.get("parcv_version")
@@ -987,13 +1032,37 @@ def read_counts(path: Path) -> tuple[int, int]:
         return n_records, conn.execute("SELECT count(*) FROM units").fetchone()[0]
 
 
-def count_reused(path: Path, since: float) -> int:
-    """Number of the current plan's units whose record was computed before ``since``."""
+@dataclass(frozen=True)
+class ReusedCounts:
+    """How the current plan's units got their records, for a run started at ``since``.
+
+    Parameters
+    ----------
+    reused : dict of str to int
+        Units whose record was computed before ``since`` (by an earlier run),
+        by unit kind.
+    computed : int
+        Units whose record was computed since.
+    fitted : int
+        Distinct records among those: identical units of one run share one.
+    """
+
+    reused: dict[str, int]
+    computed: int
+    fitted: int
+
+
+def count_reused(path: Path, since: float) -> ReusedCounts:
+    """Count the current plan's units reused from before ``since`` and computed since."""
+    join = "FROM units u JOIN records r ON r.ckey = u.ckey"
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
-        return int(conn.execute(
-            "SELECT count(*) FROM units u JOIN records r ON r.ckey = u.ckey WHERE r.started < ?",
-            (since,),
-        ).fetchone()[0])  # fmt: skip
+        reused = conn.execute(
+            f"SELECT u.kind, count(*) {join} WHERE r.started < ? GROUP BY u.kind", (since,)
+        ).fetchall()
+        computed, fitted = conn.execute(
+            f"SELECT count(*), count(DISTINCT u.ckey) {join} WHERE r.started >= ?", (since,)
+        ).fetchone()
+    return ReusedCounts({str(k): int(n) for k, n in reused}, int(computed), int(fitted))
 
 
 def read_ckeys(path: Path) -> set[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import sqlite3
 import stat
@@ -237,23 +238,69 @@ def test_resumed_count_is_what_the_run_did_not_redo(tmp_path, capsys):
     # The model is saved by default: nothing is redone on resume.
     assert main([*run, "--resume"]) == 0
     captured = capsys.readouterr()
-    assert "parcv: reusing 6 of 7 units; 1 to compute" in captured.err
-    assert "7 units, 7 reused from the store" in captured.out
+    reusing = "reusing 6 of 7 units; 0 to compute, and 1 refit of the chosen candidate, reused "
+    assert f"parcv: {reusing}if the store holds it" in captured.err
+    assert "7 units: 7 reused from the store (including 1 refit of a chosen candidate), 0 " in (
+        captured.out
+    )
     # Another selection: the fits are kept; the final refit is redone only if another
     # candidate is chosen (one_se may pick alpha=10.0, or keep alpha=0.1 when it is alone).
     spec.write_text(TINY + '[search]\nselection = "one_se"\ncomplexity = "alpha"\n')
     assert main([*run, "--resume"]) == 0
     text = capsys.readouterr().out
     same = "model to ship: alpha=0.1 " in text
-    assert f"7 units, {7 if same else 6} reused from the store" in text
+    assert f"7 units: {7 if same else 6} reused from the store" in text
     # A grown grid: the old candidate's fits are reused, the new one's computed.
     spec.write_text(TINY.replace("[0.1, 10.0]", "[0.1, 10.0, 30.0]"))
     assert main([*run, "--resume"]) == 0
-    assert "reusing 6 of 10 units; 4 to compute" in capsys.readouterr().err
+    assert "reusing 6 of 10 units; 3 to compute, and 1 refit of" in capsys.readouterr().err
     # Without --resume an edited spec is refused, with the hint.
     spec.write_text(TINY.replace("[0.1, 10.0]", "[0.1, 20.0]"))
     assert main(run) == 2
     assert "Or pass resume=True (--resume) to reuse" in capsys.readouterr().err
+
+
+START = re.compile(
+    r"parcv: reusing (\d+) of (\d+) units; (\d+) to compute"
+    r"(?:, and (\d+) refits? of the chosen candidates?, reused if the store holds (?:it|them))?"
+)
+END = re.compile(
+    r"(\d+) units: (\d+) reused from the store"
+    r"(?: \(including (\d+) refits? of (?:a )?chosen candidates?\))?, (\d+) computed"
+)
+
+
+def test_a_resumed_run_says_the_same_counts_at_its_start_and_at_its_end(tmp_path, capsys):
+    spec = tmp_path / "nested.toml"
+    nested = TINY.replace("cv = 3", "outer = 3\ninner = 3")
+    spec.write_text(nested)
+    run = ["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]
+    assert main(run) == 0
+    capsys.readouterr()
+    # A grown grid: the new candidate is never chosen, so the stored refits are reused.
+    spec.write_text(nested.replace("[0.1, 10.0]", "[0.1, 10.0, 1e6]"))
+    assert main([*run, "--resume"]) == 0
+    captured = capsys.readouterr()
+    start, end = START.search(captured.err), END.search(captured.out)
+    assert start and end, (captured.err, captured.out)
+    found, n_units, to_compute, pending = (int(g or 0) for g in start.groups())
+    n_end, reused, refits_reused, computed = (int(g or 0) for g in end.groups())
+    assert n_units == n_end == 3 * 3 * 3 + 3 * 3 + 3 + 1  # nested fits, all-data fits, refits
+    assert (found, to_compute, pending) == (18 + 6, 12, 4)  # 3 outer refits and the final
+    assert refits_reused == 4  # the same candidates are chosen: every refit is reused
+    assert reused == found + refits_reused and computed == n_units - reused
+    assert computed == to_compute + pending - refits_reused
+
+
+def test_identical_units_of_one_run_are_counted_as_fitted_once(tmp_path, capsys):
+    spec = tmp_path / "twice.toml"
+    families = TINY.replace("[space]\nalpha = [0.1, 10.0]", "[[space]]\nalpha = [0.1]\n"
+                            "[[space]]\nalpha = [0.1, 10.0]")  # fmt: skip
+    spec.write_text(families)
+    assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]) == 0
+    out = capsys.readouterr().out
+    # 3 candidates x 3 folds and the final refit; alpha=0.1's 3 fits are listed twice.
+    assert "10 units computed (3 of them identical to another unit, fitted once)" in out
 
 
 def test_prune_drops_the_units_the_last_run_did_not_use(tmp_path, capsys):
@@ -569,8 +616,12 @@ def test_a_halving_spec_reports_every_rung_and_resumes_them_all(tmp_path, capsys
     )
     run = ["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]
     assert main(run) == 0
-    assert "25 units," in capsys.readouterr().out  # 6 x 3 + 2 x 3 fits and the refit
+    assert "25 units computed;" in capsys.readouterr().out  # 6 x 3 + 2 x 3 fits and the refit
     assert main([*run, "--resume"]) == 0
-    assert "25 units, 25 reused from the store" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "25 units: 25 reused from the store" in captured.out
+    # Not the full search's plan's count ("reusing 0 of 19 units"): the rungs' records.
+    assert "parcv: the store holds 25 records; each rung of the search reuses" in captured.err
+    assert "reusing" not in captured.err
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["kind"] == "halving" and saved["n_candidates"] == [6, 2]

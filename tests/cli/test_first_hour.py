@@ -151,6 +151,30 @@ def test_a_candidate_whose_every_fit_fails_prints_its_first_error_on_the_termina
     assert "\n  first error: ValueError: " in out
 
 
+def test_a_regression_metric_on_a_classifier_is_a_spec_error_before_any_fit(tmp_path, capsys):
+    from sklearn.datasets import load_iris
+
+    iris = load_iris()
+    rows = [",".join(["a", "b", "c", "d", "species"])]
+    names = iris.target_names[iris.target]
+    rows += [",".join([*map(str, x), t]) for x, t in zip(iris.data, names, strict=True)]
+    (tmp_path / "iris.csv").write_text("\n".join(rows) + "\n")
+    spec = tmp_path / "spec.toml"
+    text = SMALL.replace('source = "sklearn:breast_cancer"\nn_samples = 120',
+                         'source = "iris.csv"\ntarget = "species"')  # fmt: skip
+    text = text.replace("sklearn.linear_model.LogisticRegression", "sklearn.svm.SVC")
+    text = text.replace("params = { max_iter = 5000 }", "")
+    spec.write_text(text + '\n[scoring]\nmetrics = ["neg_mean_squared_error"]\n')
+    assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert "Traceback" not in err and "Scoring failed" not in err
+    assert "'neg_mean_squared_error' is a regression metric" in err
+    assert "SVC is a classifier" in err and "'accuracy'" in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "run").exists()  # nothing ran, nothing was kept
+
+
 def _parcv(*args, cwd, timeout=120, **kw):
     return subprocess.run(
         [sys.executable, "-m", "parcv.cli", *args],
@@ -255,7 +279,7 @@ def test_resume_reuses_every_unit_and_says_so_in_inspect_and_run(tmp_path, capsy
     assert "6 of this plan's 6 fits are among them" in text
     assert main([*run[:-1], "--resume"]) == 0
     out = capsys.readouterr().out
-    assert "7 units, 7 reused from the store" in out
+    assert "7 units: 7 reused from the store" in out
 
 
 def test_a_directory_parcv_did_not_create_is_refused_unless_overwrite(tmp_path, capsys):

@@ -22,7 +22,7 @@ from parcv.cli import main
 from parcv.cli.build import build_estimator, build_scheme, build_scoring, build_space
 from parcv.cli.data_sources import load_data
 from parcv.cli.spec import SpecError, find_line, load_spec, override_run, override_table, parse_spec
-from parcv.cli.sweep import build_job
+from parcv.cli.sweep import UsageError, build_job
 from parcv.criteria.tasks import CriteriaRequest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -343,6 +343,82 @@ def test_csv_npz_npy_sources_and_subsampling(tmp_path):
     )
     with pytest.raises(SpecError, match=r"s:4: data.features = 'g'.*numeric"):
         load_data(bad)
+
+
+def _csv_spec(tmp_path, rows, *, target="y", estimator="sklearn.linear_model.Ridge", extra=""):
+    (tmp_path / "data.csv").write_text("\n".join(rows) + "\n")
+    text = f'[data]\nsource = "data.csv"\ntarget = "{target}"\n{extra}'
+    text += f'[estimator]\nclass = "{estimator}"\n[cv]\ncv = 3\n[run]\nbackend = "serial"\n'
+    (tmp_path / "spec.toml").write_text(text)
+    return load_spec(tmp_path / "spec.toml")
+
+
+NUMBERS = ["x1,x2,y"] + [f"{i / 7:.4f},{i % 5},{1.3 + i / 11:.4f}" for i in range(30)]
+
+
+def _with_cell(rows, line, value):
+    """``rows`` with the last cell of the row on ``line`` (1-based, the header is line 1)."""
+    edited = list(rows)
+    edited[line - 1] = edited[line - 1].rsplit(",", 1)[0] + f",{value}"
+    return edited
+
+
+def test_a_csv_target_cell_that_is_not_a_number_is_named_by_its_line(tmp_path, capsys):
+    rows = _with_cell(_with_cell(NUMBERS, 17, "NA"), 21, "?")
+    spec = _csv_spec(tmp_path, rows)
+    with pytest.raises(UsageError) as info:
+        build_job(spec)
+    text = str(info.value)
+    assert text.startswith("data.csv line 17, column 'y': 'NA' is not a number;"), text
+    assert "Ridge is a regressor" in text and "remove the row or fill the value" in text
+    assert main(["run", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "data.csv line 17, column 'y': 'NA' is not a number" in err
+    assert "Traceback" not in err and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("cell", ["", "  ", "nan", "inf"])
+def test_a_missing_or_infinite_csv_target_is_named_by_its_line(tmp_path, cell):
+    with pytest.raises(UsageError) as info:
+        build_job(_csv_spec(tmp_path, _with_cell(NUMBERS, 9, cell)))
+    said = "the cell is empty" if not cell.strip() else f"{cell!r} is not a finite number"
+    assert str(info.value).startswith(f"data.csv line 9, column 'y': {said}; "), info.value
+
+
+def test_an_empty_class_cell_is_refused_naming_its_line_not_made_a_class(tmp_path):
+    labels = ["x1,x2,label"] + [f"{i},{i % 3},{'yes' if i % 2 else 'no'}" for i in range(20)]
+    logistic = "sklearn.linear_model.LogisticRegression"
+    with pytest.raises(UsageError) as info:
+        build_job(_csv_spec(tmp_path, _with_cell(labels, 6, ""), target="label",
+                            estimator=logistic))  # fmt: skip
+    text = str(info.value)
+    assert text.startswith("data.csv line 6, column 'label': the cell is empty;"), text
+    assert "remove the row or fill the value" in text
+    # Words are class labels, as before (the type of the column is unchanged).
+    job = build_job(_csv_spec(tmp_path, labels, target="label", estimator=logistic))
+    assert sorted(set(job.data.y)) == ["no", "yes"]
+
+
+def test_csv_lines_count_as_an_editor_shows_them(tmp_path):
+    # A quoted cell spanning two lines, and a blank line (skipped, as pandas skips it).
+    rows = ["g,x1,y", '"a', 'b",1.0,2.0', "c,2.0,3.0", "", "d,3.0,NA", "e,4.0,5.0"]
+    with pytest.raises(UsageError, match=r"^data.csv line 6, column 'y': 'NA' is not a number"):
+        build_job(_csv_spec(tmp_path, rows, extra='groups = "g"\n'))
+    data = build_job(
+        _csv_spec(tmp_path, [*rows[:5], "d,3.0,4.0", rows[6]], extra='groups = "g"\n')
+    ).data
+    assert data.y.tolist() == [2.0, 3.0, 4.0, 5.0] and data.groups.tolist() == [
+        "a\nb",
+        "c",
+        "d",
+        "e",
+    ]
+
+
+def test_a_csv_feature_that_is_not_a_number_names_its_line(tmp_path):
+    rows = [*NUMBERS[:12], "0.5,NA,1.0", *NUMBERS[13:]]
+    with pytest.raises(SpecError, match=r"data.features = 'x2'.* data.csv line 13 holds 'NA'"):
+        build_job(_csv_spec(tmp_path, rows))
 
 
 def test_sklearn_generators_and_python_callables():

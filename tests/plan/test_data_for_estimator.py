@@ -43,6 +43,13 @@ REFUSED = {
     "single class": (LogisticRegression(), X, np.zeros(30, int), r"single class 0"),
     "continuous y": (LogisticRegression(), X, Y, r"y is continuous .* is a classifier"),
     "NaN before a scaler": (make_pipeline(Ridge()), _with(np.nan), Y, r"X holds NaN"),
+    # Numbers read as text, one of them not a number: that one is named, not the first.
+    "a word among numbers in y": (
+        Ridge(),
+        X,
+        np.array([*(f"{v:.4f}" for v in Y[:7]), "NA", *(f"{v:.4f}" for v in Y[8:])]),
+        r"y\[7\] = 'NA' is not a number, and Ridge is a regressor",
+    ),
 }
 
 

@@ -177,6 +177,121 @@ def test_continuous_y_refused_exactly_when_sklearn_says_continuous(metric):
             parcv.cross_validate(AllMethods(), X, Y_CONT, cv=3, scoring=metric, backend=GO)
 
 
+Y_WORDS = np.array(["no", "yes"])[Y]
+Y_THREE = np.array(["a", "b", "c"])[np.arange(len(X)) % 3]
+
+
+def _sklearn_needs_numbers(metric):
+    """Reference: scikit-learn's scorer refuses class labels that are words, as numbers.
+
+    A regression metric converts y to float; every other scorer takes words as labels
+    (or fails for another reason, such as a missing pos_label).
+    """
+    numbers = ("could not convert string to float", "is not compatible with arrays of bytes")
+    refused = []
+    for y in (Y_WORDS, Y_THREE):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                get_scorer(metric)(LogisticRegression().fit(X, y), X, y)
+            refused.append(False)
+        except ValueError as err:
+            refused.append(any(s in str(err) for s in numbers))
+    return all(refused)
+
+
+@pytest.mark.parametrize("metric", sorted(get_scorer_names()))
+def test_a_regression_metric_on_a_classifier_is_refused_before_any_fit(metric):
+    """Refused exactly for the scorers scikit-learn computes on class labels as numbers."""
+    grid = {"C": [0.1, 1.0]}
+    if _sklearn_needs_numbers(metric):
+        with pytest.raises(ValueError) as info:
+            parcv.search(SVC(), grid, X, Y, cv=3, scoring=metric, backend=GO)
+        text = str(info.value)
+        assert text.startswith(f"scoring '{metric}' is a regression metric (")
+        assert "SVC is a classifier" in text
+        assert "'accuracy'" in text and "'neg_log_loss'" in text  # what to use instead
+        assert "make_scorer(" in text  # the way to keep it on purpose
+        assert "would rank the candidates by the distance between class labels" in text
+        # Labels that are words: every fit would fail to be scored, selecting or not.
+        with pytest.raises(ValueError, match=r"class labels of y are words \(e.g. 'yes'\)"):
+            parcv.cross_validate(SVC(), X, Y_WORDS, cv=3, scoring=metric, backend=GO)
+    else:  # a classification metric: some may be refused, never as a regression metric
+        try:
+            parcv.search(SVC(probability=True), grid, X, Y, cv=3, scoring=metric, backend=GO)
+        except Dispatched:
+            pass
+        except ValueError as err:
+            assert "regression metric" not in str(err)
+
+
+def test_the_reference_finds_sklearns_regression_scorers():
+    """The behavioural reference above is not vacuous: it finds the documented ones."""
+    found = {m for m in get_scorer_names() if _sklearn_needs_numbers(m)}
+    assert {"r2", "neg_mean_squared_error", "neg_mean_absolute_error", "neg_max_error",
+            "explained_variance", "neg_mean_poisson_deviance"} <= found  # fmt: skip
+    assert not found & {"accuracy", "f1_macro", "roc_auc", "neg_log_loss", "adjusted_rand_score"}
+
+
+def test_a_regression_metric_is_refused_on_a_pipeline_ending_in_a_classifier_with_words():
+    pipe = Pipeline([("scale", StandardScaler()), ("svc", SVC())])
+    words = r"scoring metric 'mse' \('neg_mean_squared_error'\) is a regression metric "
+    with pytest.raises(ValueError, match=words + ".*Pipeline ending in SVC is a classifier"):
+        parcv.search(
+            pipe,
+            {"svc__C": [1.0]},
+            X,
+            Y_THREE,
+            cv=3,
+            backend=GO,
+            scoring={"acc": "accuracy", "mse": "neg_mean_squared_error"},
+            refit="acc",
+        )
+    with pytest.raises(ValueError, match="scoring metric 'r2' is a regression metric"):
+        parcv.cross_validate(pipe, X, Y_THREE, cv=3, scoring=["accuracy", "r2"], backend=GO)
+
+
+def test_a_regression_metric_only_reported_on_number_labels_is_computed_as_sklearn_does():
+    # scikit-learn's own test_cross_validate: "It's okay to evaluate regression metrics on
+    # classification too"; for labels 0/1, the squared error is the error rate.
+    cv = KFold(3, shuffle=True, random_state=0)
+    metrics = ["accuracy", "r2", "neg_mean_squared_error"]
+    ours = parcv.cross_validate(SVC(), X, Y, cv=cv, scoring=metrics, backend="serial")
+    theirs = sklearn_cross_validate(SVC(), X, Y, cv=cv, scoring=metrics)
+    for name in metrics:
+        assert ours.scores[f"test_{name}"].tolist() == theirs[f"test_{name}"].tolist()
+    grid = {"C": [0.1, 1.0]}
+    with pytest.raises(Dispatched):  # reported beside the metric that selects
+        parcv.search(SVC(), grid, X, Y, cv=3, scoring=metrics, refit="accuracy", backend=GO)
+    with pytest.raises(ValueError, match="scoring metric 'r2' is a regression metric"):
+        parcv.search(SVC(), grid, X, Y, cv=3, scoring=metrics, refit="r2", backend=GO)
+
+
+def test_a_regression_metric_on_a_regressor_or_a_users_scorer_runs():
+    with pytest.raises(Dispatched):
+        parcv.search(Ridge(), {"alpha": [1.0]}, X, Y_CONT, cv=3, scoring="r2", backend=GO)
+    # Built by the user on purpose (e.g. ordered classes): not second-guessed.
+    from sklearn.metrics import mean_absolute_error
+
+    mae = make_scorer(mean_absolute_error, greater_is_better=False)
+    with pytest.raises(Dispatched):
+        parcv.search(SVC(), {"C": [1.0]}, X, Y, cv=3, scoring=mae, backend=GO)
+    with pytest.raises(Dispatched):
+        parcv.search(SVC(), {"C": [1.0]}, X, Y, cv=3, scoring={"mae": mae}, refit="mae",
+                     backend=GO)  # fmt: skip
+
+
+def test_a_regression_metric_names_the_classifier_among_model_families():
+    pipe = Pipeline([("scale", StandardScaler()), ("model", Ridge())])
+    space = [{"model": [Ridge()], "model__alpha": [1.0]}, {"model": [SVC()], "model__C": [1.0]}]
+    with pytest.raises(ValueError, match=r"candidate \{'model': SVC\(\), 'model__C': 1.0\}"
+                       r" is a classifier"):  # fmt: skip
+        parcv.search(pipe, space, X, Y, cv=3, scoring="r2", backend=GO)
+    regressors = [{"model": [Ridge()]}, {"model": [Ridge(alpha=2.0)]}]
+    with pytest.raises(Dispatched):
+        parcv.search(pipe, regressors, X, Y_CONT, cv=3, scoring="r2", backend=GO)
+
+
 def test_class_labels_as_floats_are_not_continuous():
     with pytest.raises(Dispatched):
         parcv.cross_validate(

@@ -118,6 +118,33 @@ def _file_state(path: Path) -> tuple[int, dict]:
     return len(records), meta
 
 
+def _stored_and_now(message: str, name: str) -> tuple[str, str]:
+    """The two sides of ``name (stored A, now B)`` in a mismatch message."""
+    part = message.split(f"{name} (stored ", 1)[1]
+    stored, rest = part.split(", now ", 1)
+    return stored, rest.split(")", 1)[0]
+
+
+def test_a_mismatch_shows_where_two_long_spaces_differ(tmp_path):
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = sweep_data()
+    pipe = Pipeline([("scale", StandardScaler()), ("model", Ridge())])
+    grid = {"model__alpha": [0.1, 1.0, 10.0], "model__fit_intercept": [True, False],
+            "model__solver": ["auto", "svd"]}  # fmt: skip
+    store = tmp_path / "run.sqlite"
+    parcv.search(pipe, grid, X, y, cv=3, backend="serial", store=store)
+    edited = {**grid, "model__solver": ["auto", "cholesky"]}  # the last values of the space
+    with pytest.raises(parcv.PlanMismatchError) as info:
+        parcv.search(pipe, edited, X, y, cv=3, backend="serial", store=store)
+    stored, now = _stored_and_now(str(info.value), "space")
+    assert stored != now  # not both cut at the same point before the difference
+    assert "'model__solver': 'svd'" in stored and "'model__solver': 'cholesky'" in now
+    assert "'model__alpha': " in stored and "'model__alpha': " in now  # context before it
+    assert len(stored) <= 120 and len(now) <= 120
+
+
 def test_a_different_plan_is_refused_and_the_store_is_untouched(tmp_path):
     X, y = sweep_data()
     store = tmp_path / "run.sqlite"
