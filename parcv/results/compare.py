@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from parcv.plan.kinds import KINDS
 from parcv.plan.record_table import RecordList
 from parcv.plan.records import Record, Unit
+from parcv.plan.splits import Fold
 from parcv.results.predictions import OutOfFold, no_predictions
 from parcv.stats import (
     ComparisonTable,
@@ -147,6 +148,8 @@ def compare_candidates(
     """
     if test == "mcnemar":
         return _mcnemar_candidates(result, a, b, **options)
+    if test in ("5x2cv_t", "5x2cv_f"):
+        _check_five_by_two_folds(result.splits, test)
     scores = candidate_scores(result, metric)
     i, j = _index(result, a), _index(result, b)
     labels = [c.label for c in result.candidates]
@@ -165,6 +168,28 @@ def _pooled(result: SearchResult, candidate: int, what: str) -> OutOfFold:
     if result.predictions is None:
         raise no_predictions(what)
     return result.predictions.pooled(candidate, "predict")
+
+
+def _check_five_by_two_folds(splits: Sequence[Fold], test: str) -> None:
+    """Refuse a 5x2cv test on folds that are not 5 repeats of 2-fold CV, before any test.
+
+    The test's variance estimate assumes that the two folds of each repeat swap train and
+    test rows; on other folds it returns a number that means nothing.
+    """
+    pairs = [splits[i : i + 2] for i in range(0, len(splits), 2)]
+    swapped = len(splits) == 10 and all(
+        np.array_equal(np.sort(first.test), np.sort(second.train))
+        and np.array_equal(np.sort(first.train), np.sort(second.test))
+        for first, second in pairs
+    )
+    if not swapped:
+        raise ValueError(
+            f"test={test!r} needs the search's folds to be 5 repeats of 2-fold CV, each "
+            "repeat's second fold the first one's train and test rows swapped; this search "
+            f"has {len(splits)} folds that are not. Search with "
+            "cv=RepeatedKFold(n_splits=2, n_repeats=5) (or RepeatedStratifiedKFold), or use "
+            "test='corrected_t', which is made for other designs."
+        )
 
 
 def _mcnemar_candidates(
@@ -211,6 +236,8 @@ def compare_all_candidates(
     **options: Any,
 ) -> ComparisonTable:
     """Every pair of candidates, p-values adjusted by ``correction`` (Holm by default)."""
+    if test in ("5x2cv_t", "5x2cv_f"):
+        _check_five_by_two_folds(result.splits, test)
     scores = candidate_scores(result, metric)
     named = {c.label: scores[c.index] for c in result.candidates}
     sizes = _fold_sizes(result.records, None)
@@ -226,6 +253,8 @@ def best_vs_rest(
     **options: Any,
 ) -> ComparisonTable:
     """The best-mean candidate against each other one, adjusted by ``correction``."""
+    if test in ("5x2cv_t", "5x2cv_f"):
+        _check_five_by_two_folds(result.splits, test)
     scores = candidate_scores(result, metric)
     names = [c.label for c in result.candidates]
     sizes = _fold_sizes(result.records, None)

@@ -38,6 +38,23 @@ def test_compare_uses_the_folds_of_the_search(result):
     assert by_id.p_value == got.p_value
 
 
+@pytest.mark.parametrize("test", ["5x2cv_t", "5x2cv_f"])
+def test_a_5x2cv_test_runs_on_5_repeats_of_2_fold_cv_and_is_refused_on_other_folds(result, test):
+    # On 10 folds of RepeatedKFold(5, 2) the test would return a number that means nothing.
+    with pytest.raises(ValueError, match=r"5 repeats of 2-fold CV.*has 10 folds"):
+        result.compare(0, 2, test=test)
+    with pytest.raises(ValueError, match="RepeatedKFold"):
+        result.compare_all(test=test)
+    with pytest.raises(ValueError, match="RepeatedKFold"):
+        result.best_vs_rest(test=test)
+    cv = RepeatedKFold(n_splits=2, n_repeats=5, random_state=0)
+    five_by_two = parcv.search(Ridge(), GRID, X, Y, cv=cv, backend="serial")
+    scores = np.array([five_by_two.cv_results_[f"split{i}_test_score"] for i in range(10)]).T
+    want = parcv.stats.TESTS[test](scores[0], scores[2])
+    got = five_by_two.compare(0, 2, test=test)
+    assert (got.statistic, got.p_value) == (want.statistic, want.p_value)
+
+
 def test_compare_all_and_json_table(result):
     table = result.compare_all("paired_t")
     assert [(r.name_a, r.name_b) for r in table] == [
