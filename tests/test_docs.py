@@ -19,14 +19,13 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
+from tests.browser import CHROMIUM, console_problems, dump_dom, screenshot
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 API = DOCS / "api.rst"
 # The namespaces whose every public name has a place in docs/api.rst.
 NAMESPACES = ("parcv", "parcv.stats", "parcv.criteria", "parcv.bayes", "parcv.gp", "parcv.fastloo")
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr", "--v=0"]
 
 
 def _documented(text: str) -> dict[str, set[str]]:
@@ -110,41 +109,20 @@ class _Images(HTMLParser):
             self.sources.append(dict(attrs).get("src") or "")
 
 
-def _console_problems(stderr: str) -> list[str]:
-    """Console lines of a page that are not the theme's own informational logs.
-
-    Chromium logs every console message, whatever its level, as ``INFO:CONSOLE``; the
-    pydata theme logs a few ``[PST]: ...`` notes (e.g. "Changed to auto mode"), which are
-    not errors. Anything else, and any ``Uncaught`` exception, is a problem.
-    """
-    problems = []
-    for line in stderr.splitlines():
-        if "Uncaught" in line:
-            problems.append(line)
-        elif "CONSOLE" in line:
-            message = re.search(r'CONSOLE[^\]]*\] "(.*)", source:', line)
-            text = message.group(1) if message else line
-            if not text.startswith("[PST]") or re.search(r"error|fail", text, re.IGNORECASE):
-                problems.append(line)
-    return problems
-
-
 def test_console_problems_tell_theme_notes_from_errors():
     note = '[1:1:1126/045525.6:INFO:CONSOLE:1] "[PST]: Changed to auto mode", source: x.js (1)'
     error = '[1:1:1126/045525.6:INFO:CONSOLE:1] "Uncaught TypeError: x", source: x.js (1)'
     logged = '[1:1:1126/045525.6:INFO:CONSOLE:1] "[PST] Error setting up", source: x.js (1)'
     other = '[1:1:1126/045525.6:INFO:CONSOLE:1] "Got invalid theme mode", source: x.js (1)'
-    assert _console_problems(note) == []
-    assert _console_problems("\n".join([note, error, logged, other])) == [error, logged, other]
+    assert console_problems(note) == []
+    assert console_problems("\n".join([note, error, logged, other])) == [error, logged, other]
 
 
 def _open_in_chromium(page: Path, shot: Path) -> None:
     url = page.as_uri()
-    dom = subprocess.run(
-        [CHROMIUM, *FLAGS, "--dump-dom", url], capture_output=True, text=True, timeout=120
-    )
+    dom = dump_dom(url)
     assert dom.returncode == 0, dom.stderr
-    assert not _console_problems(dom.stderr), (page, _console_problems(dom.stderr))
+    assert not console_problems(dom.stderr), (page, console_problems(dom.stderr))
     assert "</html>" in dom.stdout and 'class="bd-header' in dom.stdout, page  # the navbar
     images = _Images()
     images.feed(dom.stdout)
@@ -155,12 +133,7 @@ def _open_in_chromium(page: Path, shot: Path) -> None:
         assert parsed.scheme in ("", "file"), f"{page}: image from the internet: {src}"
         path = Path(unquote(parsed.path)) if parsed.scheme else page.parent / unquote(parsed.path)
         assert path.is_file() and path.stat().st_size > 0, f"{page}: broken image {src}"
-    done = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--screenshot={shot}", "--window-size=1300,1800", url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = screenshot(url, shot, "1300,1800")
     assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr
 
 

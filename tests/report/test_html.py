@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
 import pytest
 from sklearn.datasets import make_regression
@@ -13,9 +11,7 @@ from sklearn.linear_model import Ridge
 import parcv
 from parcv.report.run_dir import RunInfo, write_outputs
 from parcv.report.text import num, small
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr", "--v=0"]
+from tests.browser import CHROMIUM, console_problems, dump_dom, screenshot
 
 
 def _result():
@@ -45,18 +41,11 @@ def test_report_html_loads_without_errors_in_headless_chromium(tmp_path):
     write_outputs(tmp_path, _result(), RunInfo("ridge", mode="nested"))
     url = (tmp_path / "report.html").as_uri()
     shot = tmp_path / "shot.png"
-    dom = subprocess.run(
-        [CHROMIUM, *FLAGS, "--dump-dom", url], capture_output=True, text=True, timeout=120
-    )
+    dom = dump_dom(url)
     assert dom.returncode == 0, dom.stderr
-    assert "Uncaught" not in dom.stderr and "CONSOLE" not in dom.stderr, dom.stderr
+    assert not console_problems(dom.stderr), dom.stderr
     assert 'class="headline"' in dom.stdout
     assert dom.stdout.count("<img ") == 4
     assert dom.stdout.count('class="sortable"') >= 3
-    done = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--screenshot={shot}", "--window-size=1200,2000", url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = screenshot(url, shot, "1200,2000")
     assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr
