@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -355,8 +356,11 @@ def _option_cell(action: argparse.Action) -> str:
 def _help_cell(action: argparse.Action) -> str:
     text = (action.help or "").replace("%(default)s", str(action.default))
     text = text.replace("*", r"\*").replace("`", "``").replace("````", "``")
+    # An address in a help text is an example, not a link.
+    text = re.sub(r"\b(tcp|tls|inproc)://\S+?(?=[,;)]?(\s|$))", r"``\g<0>``", text)
     if action.choices and action.option_strings:
-        text += f" One of {_quote(action.choices)}."
+        text = text.rstrip()
+        text += ("" if text.endswith((".", ":")) else ".") + f" One of {_quote(action.choices)}."
     return text
 
 
