@@ -181,5 +181,8 @@ def test_the_site_builds_with_warnings_as_errors_and_its_pages_open_cleanly(tmp_
         out / "auto_examples" / "index.html",  # the thumbnails
         examples[0],
         guides[0],
+        out / "theory.html",
     ):
         _open_in_chromium(page, shots / f"{page.relative_to(out).as_posix().replace('/', '_')}.png")
+    # The formulas are typeset by the MathJax the site carries, with no internet.
+    assert dump_dom((out / "theory.html").as_uri()).stdout.count("<mjx-container") > 50
