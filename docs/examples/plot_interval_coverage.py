@@ -42,22 +42,28 @@ def draw(n, rng):
     return X, X @ beta + rng.normal(scale=noise, size=n)
 
 
-rng = np.random.default_rng(0)
-X, y = draw(n_samples, rng)
-result = parcv.cross_validate(
-    LinearRegression(),
-    X,
-    y,
-    cv=5,
-    scoring="neg_mean_squared_error",
-    interval="ncv",
-    confidence=0.9,
-    ncv_repetitions=10,
-    backend="serial",
-)
-naive, ncv = result.naive_interval, result.interval
-X_new, y_new = draw(20_000, rng)
-true_error = mean_squared_error(y_new, LinearRegression().fit(X, y).predict(X_new))
+def intervals(seed):
+    """One data set: its naive and NCV intervals, and its fitted model's true error."""
+    rng = np.random.default_rng(seed)
+    X, y = draw(n_samples, rng)
+    result = parcv.cross_validate(
+        LinearRegression(),
+        X,
+        y,
+        cv=5,
+        scoring="neg_mean_squared_error",
+        interval="ncv",
+        confidence=0.9,
+        ncv_repetitions=10,
+        backend="serial",
+    )
+    X_new, y_new = draw(20_000, rng)  # a large fresh sample: the true error
+    model = LinearRegression().fit(X, y)
+    true_error = mean_squared_error(y_new, model.predict(X_new))
+    return result.naive_interval, result.interval, true_error
+
+
+naive, ncv, true_error = intervals(0)
 print(f"true error of the fitted model: {true_error:.3f}")
 print(f"naive interval: {naive.estimate:.3f}  [{naive.lower:.3f}, {naive.upper:.3f}]")
 print(
@@ -77,22 +83,7 @@ print(
 n_datasets = 30
 rows = []
 for seed in range(n_datasets):
-    rng = np.random.default_rng(seed)
-    X, y = draw(n_samples, rng)
-    result = parcv.cross_validate(
-        LinearRegression(),
-        X,
-        y,
-        cv=5,
-        scoring="neg_mean_squared_error",
-        interval="ncv",
-        confidence=0.9,
-        ncv_repetitions=10,
-        backend="serial",
-    )
-    X_new, y_new = draw(20_000, rng)
-    true_error = mean_squared_error(y_new, LinearRegression().fit(X, y).predict(X_new))
-    naive, ncv = result.naive_interval, result.interval
+    naive, ncv, true_error = intervals(seed)
     rows.append((true_error, naive.lower, naive.upper, ncv.lower, ncv.upper))
 rows = np.array(rows)
 true_error = rows[:, 0]
