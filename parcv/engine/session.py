@@ -327,8 +327,11 @@ reused if the store holds them'
 def pending_refits(plan: Plan, *, with_model: bool) -> int:
     """Units a store may hold only for the candidate chosen: refits (and a saved final).
 
-    A final model is reused only with its saved model (``with_model``).
+    A final model is reused only with its saved model (``with_model``). A plan that
+    returns its fitted estimators reuses nothing (see ``_reuse``), so none is pending.
     """
+    if plan.estimators:
+        return 0
     return len(plan.refit_outers) + int(plan.final and with_model)
 
 
@@ -440,7 +443,7 @@ def _execute_unlocked(
             # of a choice the retried fits change is not reused by mistake.
             done = {k: r for k, r in done.items() if r.ok}
         if reuse.n_stored:
-            pending = 0 if plan.estimators else pending_refits(plan, with_model=save_models)
+            pending = pending_refits(plan, with_model=save_models)
             _log.info("%s", reuse_message(len(done), plan.n_units, pending))
         n_folds = len(plan.inner_folds[None]) if None in plan.inner_folds else None
         bar = Progress(plan.n_units, show, initial=len(done), metric=plan.scoring.refit,
