@@ -1,0 +1,356 @@
+"""The strategy seam: a search proposes rounds of units from the rounds it has finished.
+
+A search (one inner CV: on all data, or on one outer fold's training rows)
+runs in rounds. Before each round the driver hands the search's *proposer*
+the finished rounds so far and a seed; the proposer returns the next
+:class:`Round` (candidates x folds x resource, in one or more :class:`Part`)
+or ``None`` when it is done, and finally names the winner with
+:meth:`Proposer.choose`. Because a proposal reads only finished rounds, every
+backend and number of workers proposes the same rounds; because a round is
+plain data (with its ``decision``), the run stores it, ``parcv.load`` rebuilds
+the whole result from the store and ``parcv inspect`` can print the schedule.
+
+This is the whole contract, as scikit-learn's ``BaseSearchCV._run_search``
+or Optuna's ask and tell: a new strategy is one class with ``start`` (and
+``schedule`` for ``inspect``), plus its test. Grid and random search are one
+round (:class:`OneRound`); successive halving, Hyperband, early stopping and
+Optuna's samplers live beside this module.
+
+A part's units are ordinary content-keyed units: a unit some earlier round,
+another search or another run already computed is read back, never fitted
+twice, and a part whose inputs did not change is read back whole on resume.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "Choice",
+    "FinishedPart",
+    "FinishedRound",
+    "OneRound",
+    "Part",
+    "Proposer",
+    "Round",
+    "RoundBound",
+    "Schedule",
+    "SearchContext",
+    "Strategy",
+    "best_of",
+    "round_seed",
+]
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """What a search knows before its first round.
+
+    Parameters
+    ----------
+    candidates : tuple of dict
+        The points of the space (a grid, or a random space's draws), as
+        ``set_params`` takes them; empty for a space a sampler proposes from.
+    space : object
+        The space as the user gave it (a grid, a ``RandomSpace``, or a dict of
+        distributions for a sampler).
+    estimator : estimator object
+        The unfitted estimator (read, never fitted, by a strategy).
+    n_samples : int
+        Rows the search splits (all rows, or an outer fold's training rows).
+    n_splits : int
+        Folds of its CV.
+    n_classes : int or None
+        Classes of ``y`` for a classifier, else None.
+    metric : str
+        The refit metric: its mean test score (greater is better) decides.
+    key : int or None, default=None
+        The outer fold whose training rows it searches; None: all data.
+    """
+
+    candidates: tuple[dict[str, Any], ...]
+    space: Any
+    estimator: Any
+    n_samples: int
+    n_splits: int
+    n_classes: int | None
+    metric: str
+    key: int | None = None
+
+
+@dataclass(frozen=True)
+class Part:
+    """One search of a round: candidates scored by CV on the search's folds at one resource.
+
+    Parameters
+    ----------
+    candidates : tuple of dict
+        Parameters set on the estimator, one dict per candidate (a resource
+        parameter such as ``n_estimators`` included).
+    ids : tuple of int
+        The strategy's name for each candidate (its point of the space, its
+        trial number): rows of different rounds with one id are one point.
+    n_rows : int or None, default=None
+        Subsample every fold to ``n_rows`` rows in all, as scikit-learn's
+        halving searches do (``int(n_rows / n_samples * len(rows))`` of each
+        fold's train and test rows); None: the folds' own rows.
+    resource : int or None, default=None
+        The part's resource (rows or iterations), as reports show it.
+    window : tuple of int or None, default=None
+        With an iteration path (``Iterations``), the checkpoints this part
+        records for each candidate (a candidate is then a point of the space
+        without the iteration parameter); None: every checkpoint.
+    label : str, default=""
+        What to call the part in reports and messages, e.g. ``"bracket 2"``.
+    """
+
+    candidates: tuple[dict[str, Any], ...]
+    ids: tuple[int, ...]
+    n_rows: int | None = None
+    resource: int | None = None
+    window: tuple[int, ...] | None = None
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.candidates) != len(self.ids):
+            raise ValueError(
+                f"a Part needs one id per candidate; got {len(self.candidates)} candidates and "
+                f"{len(self.ids)} ids. Give each candidate the strategy's name for it."
+            )
+        if not self.candidates:
+            raise ValueError("a Part needs at least one candidate; propose None to stop instead.")
+
+
+@dataclass(frozen=True)
+class Round:
+    """The next round of a search: its parts and the decision that made them.
+
+    Parameters
+    ----------
+    parts : tuple of Part
+        Run together; the next proposal waits for all of them.
+    decision : dict, default={}
+        JSON-ready: what the strategy decided from the rounds before (the
+        candidates it kept, the paths it stopped, a sampler's proposals). It is
+        stored with the run and shown by ``inspect`` and the report.
+    """
+
+    parts: tuple[Part, ...]
+    decision: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.parts:
+            raise ValueError("a Round needs at least one Part; propose None to stop instead.")
+
+
+@dataclass(frozen=True)
+class FinishedPart:
+    """A part's scores, as its proposer reads them.
+
+    Rows are the candidates of the part as scored: one per candidate, or per
+    (candidate, checkpoint) of its ``window``.
+
+    Parameters
+    ----------
+    part : Part
+    params : tuple of dict
+        Each row's parameters (a checkpoint's count included).
+    ids : tuple of int
+        Each row's candidate id (``part.ids`` of its candidate).
+    scores : ndarray of shape (n_rows, n_splits)
+        Test score of the refit metric on each fold; NaN where the fold was
+        not run (a race dropped the row) or its fit failed with a NaN
+        ``error_score``.
+    means : ndarray of shape (n_rows,)
+        The rows' ``mean_test_<metric>`` as ``cv_results_`` holds it.
+    dropped : ndarray of bool of shape (n_rows,)
+        Rows a race dropped before their last fold.
+    """
+
+    part: Part
+    params: tuple[dict[str, Any], ...]
+    ids: tuple[int, ...]
+    scores: NDArray[np.float64]
+    means: NDArray[np.float64]
+    dropped: NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class FinishedRound:
+    """A round whose every part has finished."""
+
+    round: Round
+    parts: tuple[FinishedPart, ...]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The winner of a search: row ``row`` of part ``part`` of round ``round``."""
+
+    round: int
+    part: int
+    row: int
+
+
+@dataclass(frozen=True)
+class RoundBound:
+    """One round as ``inspect`` shows it before anything runs.
+
+    Parameters
+    ----------
+    n_candidates : int
+        Candidates of the round (at most, for an adaptive strategy).
+    n_units : int
+        Fit units of the round (at most), over the search's folds.
+    text : str
+        What the round is, e.g. ``"rung 1: 9 candidates x 3 folds, n_estimators=27"``.
+    """
+
+    n_candidates: int
+    n_units: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A search's rounds before they run: exact for a fixed strategy, a bound otherwise."""
+
+    rounds: tuple[RoundBound, ...]
+    exact: bool
+
+    @property
+    def n_units(self) -> int:
+        """Fit units of every round (at most, unless ``exact``)."""
+        return sum(r.n_units for r in self.rounds)
+
+
+@runtime_checkable
+class Proposer(Protocol):
+    """The state of one search: proposes its rounds and names its winner."""
+
+    def propose(
+        self, history: Sequence[FinishedRound], seed: np.random.SeedSequence
+    ) -> Round | None:
+        """Return the next round from the finished ones (in order), or None when done."""
+        ...
+
+    def choose(self, history: Sequence[FinishedRound]) -> Choice:
+        """Return the winner once :meth:`propose` returned None."""
+        ...
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """A search strategy: starts one proposer per search (per outer fold, and on all data).
+
+    ``name`` says what the strategy is in messages and the store; ``config``
+    is its settings as JSON-ready data (stored with the run, part of what a
+    resume compares).
+    """
+
+    name: str
+
+    def config(self) -> dict[str, Any]:
+        """Return the strategy's settings as JSON-ready data."""
+        ...
+
+    def start(self, context: SearchContext) -> Proposer:
+        """Return a fresh proposer for one search."""
+        ...
+
+    def schedule(self, context: SearchContext) -> Schedule:
+        """Return the rounds ``inspect`` shows: exact, or a bound."""
+        ...
+
+
+def round_seed(entropy: int, key: int | None, index: int) -> np.random.SeedSequence:
+    """The seed of round ``index`` of the search on outer fold ``key`` (None: all data).
+
+    Spawned from one ``SeedSequence`` per run, so two runs with different
+    seeds never share a draw and a search's rounds draw independently.
+
+    Examples
+    --------
+    >>> a, b = round_seed(0, None, 0), round_seed(0, None, 1)
+    >>> bool(a.generate_state(1)[0] != b.generate_state(1)[0])
+    True
+    >>> round_seed(0, 3, 1).spawn_key
+    (4, 1)
+    """
+    search = 0 if key is None else int(key) + 1
+    return np.random.SeedSequence(entropy, spawn_key=(search, int(index)))
+
+
+def best_of(finished: FinishedPart) -> int:
+    """The row with the highest mean score, the first on ties; NaN ranks last.
+
+    Examples
+    --------
+    >>> part = Part(({"a": 1}, {"a": 2}), (0, 1))
+    >>> done = FinishedPart(part, part.candidates, part.ids, np.zeros((2, 1)),
+    ...                     np.array([0.5, 0.7]), np.zeros(2, dtype=bool))
+    >>> best_of(done)
+    1
+    """
+    means = np.asarray(finished.means, dtype=np.float64)
+    if np.isnan(means).all():
+        return 0
+    return int(np.nanargmax(means))
+
+
+@dataclass(frozen=True)
+class _OneRoundProposer:
+    context: SearchContext
+
+    def propose(
+        self, history: Sequence[FinishedRound], seed: np.random.SeedSequence
+    ) -> Round | None:
+        if history:
+            return None
+        ids = tuple(range(len(self.context.candidates)))
+        return Round((Part(self.context.candidates, ids),), {"candidates": len(ids)})
+
+    def choose(self, history: Sequence[FinishedRound]) -> Choice:
+        return Choice(0, 0, best_of(history[0].parts[0]))
+
+
+@dataclass(frozen=True)
+class OneRound:
+    """Grid or random search: every candidate on every fold, in one round.
+
+    The plan of that round is the search itself (with its selection rule,
+    criteria, racing and refit); the driver runs it as one graph.
+
+    Examples
+    --------
+    >>> ctx = SearchContext(({"a": 1}, {"a": 2}), None, None, 10, 5, None, "score")
+    >>> OneRound().schedule(ctx).n_units
+    10
+    """
+
+    name: str = "grid"
+
+    def config(self) -> dict[str, Any]:
+        """Return the strategy's settings (none)."""
+        return {"name": self.name}
+
+    def start(self, context: SearchContext) -> Proposer:
+        """Return the proposer of one round of every candidate."""
+        return _OneRoundProposer(context)
+
+    def schedule(self, context: SearchContext) -> Schedule:
+        """Return the one round: every candidate on every fold."""
+        n = len(context.candidates)
+        text = f"{n} candidates x {context.n_splits} folds"
+        return Schedule((RoundBound(n, n * context.n_splits, text),), exact=True)
+
+
+def finite_mean(values: NDArray[np.float64]) -> float:
+    """The mean of the values, NaN if any is NaN (as ``cv_results_`` means are)."""
+    return math.nan if np.isnan(values).any() else float(np.mean(values))
