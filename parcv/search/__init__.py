@@ -1,6 +1,6 @@
-"""The search wing: it owns the strategies that decide which units a search runs, by round.
+"""The search wing: strategies that decide which units a search runs, round after round.
 
-A strategy (``strategy``) is the one seam every search goes through: grid and
+It owns the strategies. A strategy (``strategy``) is the one seam every search goes through: grid and
 random search are one round; successive halving, Hyperband, early stopping on
 iteration paths and Optuna's samplers propose their rounds from the finished
 rounds before them. Strategies are pure: they read scores and a seed and
