@@ -21,7 +21,7 @@ from parcv.plan.records import Key, Record, Unit
 from parcv.results.aggregate import failure_details, raised_error, select_for
 from parcv.stats.racing import Racing, race_step
 
-__all__ = ["estimate_chunks", "run_plan"]
+__all__ = ["Driver", "estimate_chunks", "run_plan", "start_schedule"]
 
 
 def _independent(unit: Unit) -> bool:
@@ -458,73 +458,158 @@ class _FirstWave:
         )
 
 
-def _chain_refits(
-    schedule: _Schedule,
-    chain: Callable[[int | None, list[Hashable], tuple[Record, ...]], Hashable],
-    in_flight: Mapping[Hashable, tuple[Unit, ...]],
-) -> Iterator[tuple[Hashable, int | None]]:
-    """Chain the refits of the folds whose last fits are out; yield (ticket, outer fold)."""
-    for outer in schedule.chainable():
-        fits = [t for t, units in in_flight.items()
-                if any(_selects(u) and u.outer == outer for u in units)]  # fmt: skip
-        if len(fits) <= _CHAIN_AFTER:
-            yield chain(outer, fits, schedule.chain(outer)), outer
+@dataclass
+class _Entry:
+    """One plan the driver runs: its schedule and its first-wave check."""
+
+    plan: Plan
+    schedule: _Schedule
+    first_wave: _FirstWave
+    speculate: bool
 
 
-def _drive(
-    plan: Plan, executor: Executor, schedule: _Schedule, speculate: bool
-) -> Iterator[list[Record]]:
-    sizer = _ChunkSizer(executor.chunk_seconds, executor.n_workers)
-    in_flight: dict[Hashable, tuple[Unit, ...]] = {}
-    guesses: set[Hashable] = set()  # tickets of speculative and chained refits
-    chains: dict[Hashable, int | None] = {}  # ticket of a chained refit: its outer fold
-    # An executor that can chain a refit to its fold's fits (Dask) saves the driver's round trip.
-    chain = getattr(executor, "submit_refit", None)
-    first_wave = _FirstWave(plan)
-    while schedule.pending or schedule.ready or set(in_flight) - guesses or schedule.needed:
-        # Re-read: workers of a batch-queue cluster arrive while the run goes on.
-        sizer.n_workers = executor.n_workers
-        while schedule.pending and sizer.room(executor, len(in_flight)) > 0:
-            chunk = schedule.next_chunk(sizer.size(len(schedule.pending)))
-            if not chunk:
-                break  # a race holds the rest back until its next decision
-            in_flight[executor.submit(chunk)] = chunk
-        if chain is not None:
-            for ticket, outer in _chain_refits(schedule, chain, in_flight):
-                in_flight[ticket], chains[ticket] = (), outer
-                guesses.add(ticket)
-        idle = executor.n_workers - len(in_flight)
-        if speculate and not schedule.pending and idle > 0:
-            for unit in schedule.speculate(idle):
-                ticket = executor.submit((unit,))
-                in_flight[ticket] = (unit,)
-                guesses.add(ticket)
-        batches = [schedule.ready[:]] if schedule.ready else []
-        schedule.ready.clear()
-        if not batches:
-            for ticket, records in executor.wait():
-                del in_flight[ticket]
-                if ticket in chains:
-                    guesses.discard(ticket)
-                    schedule.chain_finished(chains.pop(ticket), records)
+class Driver:
+    """Run the units of several plans on one open executor, as their records arrive.
+
+    Plans are added while others run (a strategy's next round, an outer fold's
+    refit): each keeps its own schedule (dependency order, races, refits,
+    speculation, the first-wave check), and chunks never mix plans. Plan ``0``
+    is the plan the executor was opened with; the others are shipped with
+    ``executor.add_plan``. The chunk sizer and the executor's room are shared,
+    so the workers take the units of every plan in the order the plans came.
+    """
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self.entries: dict[int, _Entry] = {}
+        self.sizer = _ChunkSizer(executor.chunk_seconds, executor.n_workers)
+        self.in_flight: dict[Hashable, tuple[int, tuple[Unit, ...]]] = {}
+        self.guesses: set[Hashable] = set()  # tickets of speculative and chained refits
+        self.chains: dict[Hashable, int | None] = {}  # a chained refit's ticket: its outer fold
+        # An executor that can chain a refit to its fold's fits (Dask) saves a round trip.
+        self._chain = getattr(executor, "submit_refit", None)
+
+    def add(self, pid: int, plan: Plan, schedule: _Schedule) -> None:
+        """Run ``plan`` (already shipped to the executor as ``pid``) from ``schedule`` on."""
+        speculate = not plan.fast_cv and self.executor.n_workers > 1
+        self.entries[pid] = _Entry(plan, schedule, _FirstWave(plan), speculate)
+
+    def _out(self, pid: int) -> bool:
+        return any(p == pid and t not in self.guesses for t, (p, _) in self.in_flight.items())
+
+    def complete(self, pid: int) -> bool:
+        """Whether every record of plan ``pid`` is in (nothing pending, waiting or out)."""
+        s = self.entries[pid].schedule
+        return not (s.pending or s.ready or s.waiting or s.needed or self._out(pid))
+
+    @property
+    def busy(self) -> bool:
+        """Whether any plan still has units to send, records to come or refits to await."""
+        return any(
+            e.schedule.pending or e.schedule.ready or e.schedule.needed
+            for e in self.entries.values()
+        ) or bool(set(self.in_flight) - self.guesses)
+
+    def _submit(self, pid: int, units: tuple[Unit, ...]) -> Hashable:
+        # Plan 0 is the one the executor was opened with: an executor of one plan suffices.
+        return self.executor.submit(units) if pid == 0 else self.executor.submit(units, plan=pid)
+
+    def _fill(self) -> None:
+        """Send chunks while the executor has room, from the plans in the order they came."""
+        self.sizer.n_workers = self.executor.n_workers  # a batch queue's workers arrive late
+        for pid, entry in self.entries.items():
+            schedule = entry.schedule
+            while schedule.pending and self.sizer.room(self.executor, len(self.in_flight)) > 0:
+                chunk = schedule.next_chunk(self.sizer.size(len(schedule.pending)))
+                if not chunk:
+                    break  # a race holds the rest back until its next decision
+                self.in_flight[self._submit(pid, chunk)] = (pid, chunk)
+
+    def _chain_refits(self) -> None:
+        """Chain the refits of the folds whose last fits are out (Dask)."""
+        if self._chain is None:
+            return
+        for pid, entry in self.entries.items():
+            for outer in entry.schedule.chainable():
+                fits = [t for t, (p, units) in self.in_flight.items() if p == pid
+                        and any(_selects(u) and u.outer == outer for u in units)]  # fmt: skip
+                if len(fits) > _CHAIN_AFTER:
                     continue
-                if ticket in guesses:
-                    guesses.discard(ticket)
-                    for record in records:
-                        schedule.speculated(record)
-                    continue
-                sizer.observe(records)
-                batches.append(records)
-        for records in batches:
-            records = schedule.with_twins(records)
-            error = _check(plan, records) or first_wave.check(records)
+                known = entry.schedule.chain(outer)
+                args = (outer, fits, known)
+                ticket = self._chain(*args) if pid == 0 else self._chain(*args, plan=pid)
+                self.in_flight[ticket], self.chains[ticket] = (pid, ()), outer
+                self.guesses.add(ticket)
+
+    def _speculate(self) -> None:
+        idle = self.executor.n_workers - len(self.in_flight)
+        for pid, entry in self.entries.items():
+            if idle <= 0 or not entry.speculate or entry.schedule.pending:
+                continue
+            for unit in entry.schedule.speculate(idle):
+                ticket = self._submit(pid, (unit,))
+                self.in_flight[ticket] = (pid, (unit,))
+                self.guesses.add(ticket)
+                idle -= 1
+
+    def _arrived(self) -> list[tuple[int, list[Record]]]:
+        """Records ready without running anything, or else the chunks that finish next."""
+        ready = [(pid, e.schedule.ready[:]) for pid, e in self.entries.items() if e.schedule.ready]
+        for _, entry in self.entries.items():
+            entry.schedule.ready.clear()
+        if ready:
+            return ready
+        batches = []
+        for ticket, records in self.executor.wait():
+            pid, _ = self.in_flight.pop(ticket)
+            schedule = self.entries[pid].schedule
+            if ticket in self.chains:
+                self.guesses.discard(ticket)
+                schedule.chain_finished(self.chains.pop(ticket), records)
+                continue
+            if ticket in self.guesses:
+                self.guesses.discard(ticket)
+                for record in records:
+                    schedule.speculated(record)
+                continue
+            self.sizer.observe(records)
+            batches.append((pid, records))
+        return batches
+
+    def step(self) -> Iterator[tuple[int, list[Record]]]:
+        """Send what there is room for, wait, and yield each plan's new records to store.
+
+        Raises the error that stops the run (``error_score="raise"``, a failure
+        every candidate shares) after yielding the good records of its batch.
+        """
+        self._fill()
+        self._chain_refits()
+        self._speculate()
+        for pid, records in self._arrived():
+            entry = self.entries[pid]
+            records = entry.schedule.with_twins(records)
+            error = _check(entry.plan, records) or entry.first_wave.check(records)
             if error is not None:
-                yield [r for r in records if r.ok]
+                yield pid, [r for r in records if r.ok]
                 raise error
-            yield first_wave.release(records)
+            yield pid, entry.first_wave.release(records)
             for record in records:
-                schedule.done(record)
-    yield first_wave.release([], last=True)
+                entry.schedule.done(record)
+
+    def finish(self, pid: int) -> list[Record]:
+        """The records plan ``pid`` held back while its first fits might all fail alike."""
+        return self.entries[pid].first_wave.release([], last=True)
+
+
+def start_schedule(
+    plan: Plan,
+    *,
+    done: Mapping[Key, Record] | None = None,
+    reuse: Callable[[Unit], Record | None] | None = None,
+    twins: Mapping[Key, tuple[Unit, ...]] | None = None,
+) -> _Schedule:
+    """The schedule of a plan whose records ``done`` are already known (see :func:`run_plan`)."""
+    return _Schedule(plan, dict(done or {}), reuse=reuse, twins=twins or {})
 
 
 def run_plan(
@@ -573,10 +658,15 @@ def run_plan(
         When a requested criterion is undefined for the estimator (raised at
         the first ``criteria`` record, whatever ``error_score`` says).
     """
-    schedule = _Schedule(plan, dict(done or {}), reuse=reuse, twins=twins or {})
+    schedule = start_schedule(plan, done=done, reuse=reuse, twins=twins)
     with backend.open(plan, data) as executor:
-        speculate = not plan.fast_cv and executor.n_workers > 1
-        for batch in _drive(plan, executor, schedule, speculate):
-            if on_batch is not None and batch:
-                on_batch(batch)
+        driver = Driver(executor)
+        driver.add(0, plan, schedule)
+        while driver.busy:
+            for _, batch in driver.step():
+                if on_batch is not None and batch:
+                    on_batch(batch)
+        held = driver.finish(0)
+        if on_batch is not None and held:
+            on_batch(held)
     return schedule.records

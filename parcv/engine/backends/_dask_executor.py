@@ -52,13 +52,22 @@ class _Guard:
 
 
 def _run_chunk(
-    payload: _Payload, units: tuple[Unit, ...], threads: int | None, guard: _Guard | None = None
+    payload: _Payload,
+    units: tuple[Unit, ...],
+    threads: int | None,
+    guard: _Guard | None = None,
+    plan: Plan | None = None,
 ) -> list[Record]:
-    """Run one chunk on a worker, BLAS/OpenMP threads capped; guarded if ``guard``."""
+    """Run one chunk on a worker, BLAS/OpenMP threads capped; guarded if ``guard``.
+
+    ``plan``: a plan added to the run (a strategy's round), else the payload's own.
+    """
     from parcv.engine.backends._threads import cap_threads
     from parcv.engine.work import run_units
 
     cap_threads(threads)
+    if plan is not None:
+        payload = _Payload(plan, payload.data)
     if guard is None:
         return run_units(payload.plan, payload.data, units)
     from distributed import get_worker
@@ -80,6 +89,7 @@ def _run_refit(
     threads: int | None,
     guard: _Guard | None,
     *chunks: list[Record],
+    plan: Plan | None = None,
 ) -> list[Record]:
     """Select the candidate of ``outer`` from its fits, then refit it (a chained refit).
 
@@ -89,6 +99,8 @@ def _run_refit(
     """
     from parcv.results.aggregate import select_for
 
+    if plan is not None:
+        payload = _Payload(plan, payload.data)
     records = {r.key: r for r in known}
     fits = (r for chunk in chunks for r in chunk if KINDS[r.unit.kind].selects)
     records.update((r.key, r) for r in fits if r.unit.outer == outer)
@@ -142,6 +154,10 @@ class _DaskExecutor:
         self._resends: dict[int, int] = {}
         self._outbox: list[tuple[int, tuple[Unit, ...]]] = []  # submitted, not yet sent
         self._chains: list[tuple[int, int | None, list[Hashable], tuple[Record, ...]]] = []
+        # Plans added to the run, scattered each once (None: the payload's own, plan 0),
+        # and each ticket's plan id.
+        self._plans: list[Any] = [None]
+        self._plan_of: dict[int, int] = {}
         self._chained: set[int] = set()  # tickets of chained refits
         # Filled from dask's callback thread with each future that stopped pending.
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -185,14 +201,33 @@ class _DaskExecutor:
     def _count_threads(self) -> int:
         return int(sum(self._threads_per_worker().values()))
 
-    def submit(self, units: tuple[Unit, ...]) -> Hashable:
+    def add_plan(self, plan: Plan) -> int:
+        """Scatter another plan of the run (its data is the payload's); return its id."""
+        timeout = math.inf if self._timeout is None else self._timeout
+        try:
+            [future] = self._client.scatter([plan.for_workers()], broadcast=self._broadcast,
+                                            hash=False, timeout=timeout)  # fmt: skip
+        except (TimeoutError, asyncio.TimeoutError) as err:
+            raise BackendError(self._no_workers_message()) from err
+        except Exception as err:
+            raise _failure(f"cannot send a plan to the workers of {self._where}", err) from err
+        self._plans.append(future)
+        return len(self._plans) - 1
+
+    def submit(self, units: tuple[Unit, ...], plan: int = 0) -> Hashable:
         # Sent at the next wait(), together: one graph update per priority, not one per chunk.
         self._count += 1
         self._outbox.append((self._count, units))
+        if plan:
+            self._plan_of[self._count] = plan
         return self._count
 
     def submit_refit(
-        self, outer: int | None, after: list[Hashable], known: tuple[Record, ...]
+        self,
+        outer: int | None,
+        after: list[Hashable],
+        known: tuple[Record, ...],
+        plan: int = 0,
     ) -> Hashable:
         """Refit the candidate of ``outer`` as a task depending on the chunks ``after``.
 
@@ -203,6 +238,8 @@ class _DaskExecutor:
         """
         self._count += 1
         self._chains.append((self._count, outer, after, known))
+        if plan:
+            self._plan_of[self._count] = plan
         return self._count
 
     def _flush(self) -> None:
@@ -225,6 +262,7 @@ class _DaskExecutor:
         try:
             future = self._client.submit(
                 _run_refit, self._payload, outer, known, self._threads, self._guard_all, *deps,
+                plan=self._plans[self._plan_of.get(ticket, 0)],
                 key=f"parcv-{kind}-{uuid.uuid4().hex}", priority=1, pure=False,
             )  # fmt: skip
         except Exception as err:
@@ -257,6 +295,7 @@ class _DaskExecutor:
                 chunks,
                 [self._threads] * n,
                 guards,
+                [self._plans[self._plan_of.get(ticket, 0)] for ticket, _ in sent],
                 key=keys,
                 priority=priority,
                 pure=False,
@@ -292,6 +331,7 @@ class _DaskExecutor:
             if records is not None:  # None: lost with its data, and sent again
                 ticket = self._futures.pop(future)[0]
                 self._chained.discard(ticket)
+                self._plan_of.pop(ticket, None)
                 yield ticket, records
         if error is not None:
             raise error
@@ -365,6 +405,6 @@ class _DaskExecutor:
         """Cancel what still runs and free the scattered data."""
         try:
             self.cancel()
-            self._client.cancel([self._payload])
+            self._client.cancel([self._payload, *(p for p in self._plans if p is not None)])
         except Exception as err:  # the scheduler may be gone already
             logger.debug("ignored while closing the Dask executor: %r", err)

@@ -24,6 +24,8 @@ __all__ = [
 class Executor(Protocol):
     """An open backend: accepts chunks and returns their records as they finish.
 
+    It runs the units of the plan it was opened with (plan ``0``) and of the
+    plans added since (:meth:`add_plan`), all on the data it was opened with.
     ``n_workers`` sizes how much work the driver keeps in flight: ``depth``
     chunks per worker (2 when an executor does not say); ``chunk_seconds``
     is the target duration of one chunk (larger where per-task overhead is
@@ -33,8 +35,16 @@ class Executor(Protocol):
     n_workers: int
     chunk_seconds: float
 
-    def submit(self, units: tuple[Unit, ...]) -> Hashable:
-        """Start running a chunk; return a ticket."""
+    def submit(self, units: tuple[Unit, ...], plan: int = 0) -> Hashable:
+        """Start running a chunk of plan ``plan`` (0: the one opened with); return a ticket."""
+        ...
+
+    def add_plan(self, plan: Plan) -> int:
+        """Ship another plan to the workers (its data is the open one's); return its id.
+
+        A strategy's rounds and an outer fold's refit run as plans added to the open
+        executor, so the data crosses to the workers once for the whole run.
+        """
         ...
 
     def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:

@@ -88,13 +88,20 @@ class _ScaledExecutor:
         self.n_workers = max(n_workers, inner.n_workers)
         self.chunk_seconds = inner.chunk_seconds
 
-    def submit(self, units: tuple[Unit, ...]) -> Hashable:
-        return self._inner.submit(units)
+    def submit(self, units: tuple[Unit, ...], plan: int = 0) -> Hashable:
+        return self._inner.submit(units, plan)
+
+    def add_plan(self, plan: Plan) -> int:
+        return self._inner.add_plan(plan)
 
     def submit_refit(
-        self, outer: int | None, after: list[Hashable], known: tuple[Record, ...]
+        self,
+        outer: int | None,
+        after: list[Hashable],
+        known: tuple[Record, ...],
+        plan: int = 0,
     ) -> Hashable:
-        chain: Hashable = self._inner.submit_refit(outer, after, known)  # type: ignore[attr-defined]
+        chain: Hashable = self._inner.submit_refit(outer, after, known, plan)  # type: ignore[attr-defined]
         return chain
 
     def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:

@@ -29,8 +29,10 @@ from parcv.plan.records import ErrorInfo, Record, Unit
 
 __all__ = ["LocalBackend", "check_n_jobs", "remove_stale_payloads"]
 
-# Per worker process: the last payload it loaded, so each worker reads the data once per run.
+# Per worker process: the last payload it loaded, so each worker reads the data once per run,
+# and the plans added to that run (a strategy's rounds), each read once.
 _LOADED: dict[str, tuple[Plan, Dataset]] = {}
+_PLANS: dict[str, Plan] = {}
 
 
 def _load_payload(path: str, threads: int | None) -> tuple[Plan, Dataset]:
@@ -42,9 +44,19 @@ def _load_payload(path: str, threads: int | None) -> tuple[Plan, Dataset]:
 
         cap_threads(threads)
         _LOADED.clear()
+        _PLANS.clear()
         stored = joblib.load(path, mmap_mode="r")
         _LOADED[path] = (cloudpickle.loads(stored["plan"]), stored["data"])
     return _LOADED[path]
+
+
+def _load_plan(path: str) -> Plan:
+    """A plan added to the run (written beside its payload), read once per worker."""
+    if path not in _PLANS:
+        import cloudpickle
+
+        _PLANS[path] = cloudpickle.loads(Path(path).read_bytes())
+    return _PLANS[path]
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -62,11 +74,17 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _run_chunk(
-    path: str, units: tuple[Unit, ...], threads: int | None, timeout: float | None = None
+    path: str,
+    units: tuple[Unit, ...],
+    threads: int | None,
+    timeout: float | None = None,
+    plan_path: str | None = None,
 ) -> list[Record]:
     from parcv.engine.work import run_units
 
     plan, data = _load_payload(path, threads)
+    if plan_path is not None:
+        plan = _load_plan(plan_path)
     if timeout is None:
         return run_units(plan, data, units)
     records: list[Record] = []
@@ -168,7 +186,7 @@ def check_n_jobs(n_jobs: Any) -> int:
 class _Faults:
     """How the executor meets units that kill or hang their worker."""
 
-    plan: Plan
+    plans: list[Plan]  # by plan id: the one opened with, then those added
     restart: Any  # () -> a fresh pool
     timeout: float | None
     max_crashes: int
@@ -206,22 +224,36 @@ class _LocalExecutor:
         self._faults = faults
         self.n_workers = n_workers
         self._futures: dict[Future[list[Record]], int] = {}
-        self._chunks: dict[int, tuple[Unit, ...]] = {}
+        self._chunks: dict[int, tuple[int, tuple[Unit, ...]]] = {}  # ticket: plan id, units
+        self._plan_paths: list[str | None] = [None]  # by plan id; None: the payload's own
         # Finished futures, in the order they finished: one blocking get per wait instead
         # of concurrent.futures.wait's waiter on every future in flight (up to 2 x workers).
         self._done: queue.SimpleQueue[Future[list[Record]]] = queue.SimpleQueue()
         self._count = 0
 
-    def submit(self, units: tuple[Unit, ...]) -> Hashable:
+    def add_plan(self, plan: Plan) -> int:
+        """Write another plan beside the payload; workers read it with its first chunk."""
+        pid = len(self._plan_paths)
+        path = Path(self._path).with_name(f"plan-{pid}.pkl")
+        path.write_bytes(pickled_for_workers(plan))
+        self._plan_paths.append(str(path))
+        self._faults.plans.append(plan)
+        return pid
+
+    def _send(self, units: tuple[Unit, ...], plan: int) -> Future[list[Record]]:
+        return self._pool.submit(  # type: ignore[no-any-return]
+            _run_chunk, self._path, units, self._threads, self._faults.timeout,
+            self._plan_paths[plan],
+        )  # fmt: skip
+
+    def submit(self, units: tuple[Unit, ...], plan: int = 0) -> Hashable:
         self._count += 1
         try:
-            future = self._pool.submit(
-                _run_chunk, self._path, units, self._threads, self._faults.timeout
-            )
+            future = self._send(units, plan)
         except Exception as err:  # the pool broke (a worker died)
             raise BackendError(f"the local process pool cannot take work: {err}") from err
         self._futures[future] = self._count
-        self._chunks[self._count] = units
+        self._chunks[self._count] = (plan, units)
         future.add_done_callback(self._done.put)
         return self._count
 
@@ -237,11 +269,11 @@ class _LocalExecutor:
 
         for future in self._finished():
             ticket = self._futures.pop(future)
-            units = self._chunks.pop(ticket)
+            chunk = self._chunks.pop(ticket)
             try:
                 records = future.result()
             except BrokenProcessPool:  # a worker died: loky fails every chunk in flight
-                yield from self._recover({ticket: units})
+                yield from self._recover({ticket: chunk})
                 return
             except Exception as err:
                 raise BackendError(
@@ -251,24 +283,24 @@ class _LocalExecutor:
             yield ticket, records
 
     def _recover(
-        self, lost: dict[int, tuple[Unit, ...]]
+        self, lost: dict[int, tuple[int, tuple[Unit, ...]]]
     ) -> Iterator[tuple[Hashable, list[Record]]]:
         """Keep the chunks that finished, rerun every other unit alone on a fresh pool."""
         finished = {}
         for future, ticket in self._futures.items():
-            units = self._chunks.pop(ticket)
+            chunk = self._chunks.pop(ticket)
             if future.done() and not future.cancelled() and future.exception() is None:
                 finished[ticket] = future.result()
             else:
-                lost[ticket] = units
+                lost[ticket] = chunk
         self._futures.clear()
         self._done = queue.SimpleQueue()  # the dead futures' callbacks fill the old one
         self._pool = self._faults.restart()
         yield from finished.items()
-        for ticket, units in lost.items():
-            yield ticket, [r for unit in units for r in self._isolate(unit)]
+        for ticket, (plan, units) in lost.items():
+            yield ticket, [r for unit in units for r in self._isolate(unit, plan)]
 
-    def _isolate(self, unit: Unit) -> list[Record]:
+    def _isolate(self, unit: Unit, plan: int) -> list[Record]:
         """Run one unit alone until it returns, or record what killed its worker."""
         from concurrent.futures.process import BrokenProcessPool
 
@@ -276,8 +308,7 @@ class _LocalExecutor:
 
         faults = self._faults
         for tries in range(1, faults.max_crashes + 1):
-            future = self._pool.submit(_run_chunk, self._path, (unit,), self._threads,
-                                       faults.timeout)  # fmt: skip
+            future = self._send((unit,), plan)
             try:
                 return list(future.result())
             except BrokenProcessPool as err:
@@ -285,7 +316,7 @@ class _LocalExecutor:
                 cause = _death_cause(err, faults.timeout, tries)
                 if cause.type == "TimedOut":  # it would only time out again
                     break
-        return lost_unit_records(faults.plan, unit, cause, "local pool")
+        return lost_unit_records(faults.plans[plan], unit, cause, "local pool")
 
     def cancel(self) -> None:
         for future in self._futures:
@@ -365,7 +396,7 @@ class LocalBackend:
                 _drop_pool(kill=True)
                 return _pool(n_workers, self.idle_timeout)
 
-            faults = _Faults(plan, restart, self.timeout, self.max_crashes)
+            faults = _Faults([plan], restart, self.timeout, self.max_crashes)
             executor = _LocalExecutor(pool, path, n_workers, self.threads, faults)
             try:
                 yield executor

@@ -22,18 +22,23 @@ class _SerialExecutor:
     chunk_seconds = 0.0
 
     def __init__(self, plan: Plan, data: Dataset) -> None:
-        self._plan, self._data = plan, data
-        self._queue: deque[tuple[int, tuple[Unit, ...]]] = deque()
+        self._plans, self._data = [plan], data
+        self._queue: deque[tuple[int, int, tuple[Unit, ...]]] = deque()
         self._count = 0
 
-    def submit(self, units: tuple[Unit, ...]) -> Hashable:
+    def add_plan(self, plan: Plan) -> int:
+        """Take another plan's units from now on; return its id."""
+        self._plans.append(plan)
+        return len(self._plans) - 1
+
+    def submit(self, units: tuple[Unit, ...], plan: int = 0) -> Hashable:
         self._count += 1
-        self._queue.append((self._count, units))
+        self._queue.append((self._count, plan, units))
         return self._count
 
     def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
-        ticket, units = self._queue.popleft()
-        yield ticket, run_units(self._plan, self._data, units)
+        ticket, plan, units = self._queue.popleft()
+        yield ticket, run_units(self._plans[plan], self._data, units)
 
     def cancel(self) -> None:
         self._queue.clear()
