@@ -51,7 +51,9 @@ __all__ = [
     "count_reused",
     "prune_store",
     "read_model_entry",
+    "read_rounds",
     "read_target",
+    "RoundRow",
 ]
 
 
@@ -336,7 +338,13 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
     )
 
 
-# Schema 4 (this version) has the tables of schema 3; its content keys are tokens of the
+# Schema 5 (this version) describes a run of several plans: a strategy's rounds and the
+# refits after them are plans 1, 2, ... beside plan 0, the plan the run started with. Its
+# plan tables (folds, partitions, units) carry the plan id ``pid`` and ``rounds`` says
+# which search, round and part each later plan is, with its description and the decision
+# that made it, so ``load`` rebuilds every round. Its records are those of schema 4: a run
+# adds to a schema-4 store, remaking only the plan tables, which every run rewrites.
+# Schema 4 has the tables of schema 3; its content keys are tokens of the
 # exact values (parcv.plan.tokens). Schema 3 keyed units by a repr that numpy elides past
 # 1,000 entries and that names a closure without its captured values, so two different
 # candidates could share a key: ``load`` and ``parcv report`` read it, a run refuses to add
@@ -352,14 +360,15 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
 # Schema 2 (the releases before) kept the same records as text and JSON: ``load`` and
 # ``parcv report`` read it, a run refuses to add to it. Schema 1 (parcv 0.1.0) kept records
 # by graph key: read by ``load``, refused by a run.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS folds (
-    outer INTEGER, inner INTEGER, train BLOB NOT NULL, test BLOB NOT NULL);
+    outer INTEGER, inner INTEGER, train BLOB NOT NULL, test BLOB NOT NULL,
+    pid INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS partitions (
     outer INTEGER, rows BLOB NOT NULL, tests BLOB NOT NULL, offsets BLOB NOT NULL,
-    leave_one_out INTEGER NOT NULL);
+    leave_one_out INTEGER NOT NULL, pid INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS labels (
     id INTEGER PRIMARY KEY, candidate_id TEXT NOT NULL, params TEXT NOT NULL,
     UNIQUE (candidate_id, params));
@@ -374,8 +383,12 @@ CREATE TABLE IF NOT EXISTS records (
     warnings TEXT NOT NULL, worker INTEGER NOT NULL, started REAL NOT NULL,
     finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS units (
-    key TEXT PRIMARY KEY, ckey BLOB NOT NULL, kind TEXT NOT NULL, outer INTEGER,
-    inner INTEGER, candidate INTEGER NOT NULL) WITHOUT ROWID;
+    pid INTEGER NOT NULL DEFAULT 0, key TEXT NOT NULL, ckey BLOB NOT NULL, kind TEXT NOT NULL,
+    outer INTEGER, inner INTEGER, candidate INTEGER NOT NULL,
+    PRIMARY KEY (pid, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rounds (
+    pid INTEGER PRIMARY KEY, search TEXT NOT NULL, round INTEGER NOT NULL,
+    part INTEGER NOT NULL, plan TEXT NOT NULL, decision TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS models (
     ckey BLOB PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS predictions (
@@ -387,8 +400,10 @@ CREATE TABLE IF NOT EXISTS target (
 """
 _TABLES = (
     "meta", "folds", "partitions", "labels", "workers", "metrics", "records", "units", "models",
-    "predictions", "target",
+    "predictions", "target", "rounds",
 )  # fmt: skip
+# The tables that describe the run that wrote last (its plans), rewritten by every run.
+_PLAN_TABLES = ("meta", "folds", "partitions", "units", "target", "rounds")
 
 _COLUMNS = (
     "ckey, kind, outer, inner, candidate, label, status, metrics, test_scores, "
@@ -519,9 +534,12 @@ def _row(record: Record, ckey: str, ids: tuple[int, int, int]) -> tuple[Any, ...
     )
 
 
-def _unit_row(record: Record, ckey: str) -> tuple[Any, ...]:
+def _unit_row(record: Record, ckey: str, pid: int) -> tuple[Any, ...]:
     u = record.unit
-    return (key_text(record.key), ckey_blob(ckey), u.kind, u.outer, u.inner, u.candidate)
+    return (pid, key_text(record.key), ckey_blob(ckey), u.kind, u.outer, u.inner, u.candidate)
+
+
+_UNITS_INSERT = "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
 def _scores(text: str) -> dict[str, float]:
@@ -619,13 +637,38 @@ def _no_key(unit: Unit) -> str:
     raise ValueError(f"a store opened without content keys cannot add {unit!r}")
 
 
+@dataclass(frozen=True)
+class RoundRow:
+    """A plan of a run after its first: a strategy's round part, or an outer fold's refit.
+
+    Parameters
+    ----------
+    search : str
+        Which search it belongs to, as JSON (``"null"``: all data; ``"3"``: outer fold 3).
+    round, part : int
+        Its round of that search and its part in the round (-1: a refit after the search).
+    plan : str
+        The plan's description (JSON), as the meta table's ``plan`` describes plan 0.
+    decision : str
+        The decision that made the round (JSON), as the strategy gave it.
+    """
+
+    search: str
+    round: int
+    part: int
+    plan: str
+    decision: str
+
+
 @dataclass
 class Store:
     """An open store: the driver appends records in batches, one transaction each.
 
     Use :func:`open_store`; ``Store(None)`` is the in-memory store of a
     throw-away call (nothing persists). ``key_of`` gives a record's content
-    key; ``labels`` the candidate id and parameters JSON written with it.
+    key; ``labels`` the candidate id and parameters JSON written with it: of
+    plan 0, the plan the store was opened with; the plans added to the run
+    (:meth:`add_plan`) have their own.
     """
 
     path: Path | None
@@ -633,6 +676,35 @@ class Store:
     labels: tuple[tuple[str, str], ...] = ()
     key_of: Callable[[Unit], str] = _no_key
     _ids: dict[tuple[str, Any], int] = field(default_factory=dict, repr=False)
+    _plans: dict[int, tuple[tuple[tuple[str, str], ...], Callable[[Unit], str]]] = field(
+        default_factory=dict, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        self._plans[0] = (self.labels, self.key_of)
+
+    def add_plan(
+        self,
+        pid: int,
+        *,
+        labels: tuple[tuple[str, str], ...],
+        key_of: Callable[[Unit], str],
+        folds: list[tuple[Any, Any, Any, Any]],
+        partitions: dict[int | None, PartitionFolds] | None = None,
+        round: RoundRow | None = None,
+    ) -> None:
+        """Describe another plan of the run (``pid`` > 0): its folds and its round."""
+        self._plans[pid] = (labels, key_of)
+        if self.conn is None:
+            return
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            _insert_folds(self.conn, folds, partitions, pid)
+            if round is not None:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?, ?, ?)",
+                    (pid, round.search, round.round, round.part, round.plan, round.decision),
+                )
 
     def _id(self, conn: sqlite3.Connection, table: str, value: Any) -> int:
         """The id of a label, worker or metric-name list, inserted when new (in a transaction)."""
@@ -650,38 +722,41 @@ class Store:
         self._ids[(table, value)] = int(row[0])
         return int(row[0])
 
-    def _row_ids(self, conn: sqlite3.Connection, record: Record) -> tuple[int, int, int]:
+    def _row_ids(self, conn: sqlite3.Connection, record: Record, pid: int) -> tuple[int, int, int]:
         names = (tuple(record.test_scores), tuple(record.train_scores))
         return (
-            self._id(conn, "labels", self.labels[record.unit.candidate]),
+            self._id(conn, "labels", self._plans[pid][0][record.unit.candidate]),
             self._id(conn, "metrics", names),
             self._id(conn, "workers", record.worker),
         )
 
-    def add(self, records: Iterable[Record]) -> None:
-        """Commit a batch of records (by content key) and this plan's units, in one transaction."""
+    def add(self, records: Iterable[Record], pid: int = 0) -> None:
+        """Commit a batch of records (by content key) and plan ``pid``'s units, in one go."""
         if self.conn is None:
             return
         records = list(records)
-        ckeys = [self.key_of(r.unit) for r in records]
+        key_of = self._plans[pid][1]
+        ckeys = [key_of(r.unit) for r in records]
         try:
-            self._add(self.conn, records, ckeys)
+            self._add(self.conn, records, ckeys, pid)
         except BaseException:
             self._ids.clear()  # ids inserted by the rolled-back transaction do not exist
             raise
 
-    def _add(self, conn: sqlite3.Connection, records: list[Record], ckeys: list[str]) -> None:
+    def _add(
+        self, conn: sqlite3.Connection, records: list[Record], ckeys: list[str], pid: int
+    ) -> None:
         with conn:  # BEGIN ... COMMIT, or ROLLBACK on error
             conn.execute("BEGIN IMMEDIATE")
-            rows = [_row(r, k, self._row_ids(conn, r)) for r, k in zip(records, ckeys, strict=True)]
+            rows = [_row(r, k, self._row_ids(conn, r, pid))
+                    for r, k in zip(records, ckeys, strict=True)]  # fmt: skip
             conn.executemany(
                 f"INSERT OR REPLACE INTO records ({_COLUMNS}) VALUES "
                 f"({', '.join('?' * _N_COLUMNS)})",
                 rows,
             )
             conn.executemany(
-                "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?)",
-                [_unit_row(r, k) for r, k in zip(records, ckeys, strict=True)],
+                _UNITS_INSERT, [_unit_row(r, k, pid) for r, k in zip(records, ckeys, strict=True)]
             )
             conn.executemany(
                 f"INSERT OR REPLACE INTO predictions (ckey, method, {ARRAY_COLUMNS}) "
@@ -694,15 +769,15 @@ class Store:
                 ],
             )
 
-    def claim(self, records: Iterable[Record]) -> None:
-        """Mark stored records (reused, relabelled) as units of this plan."""
+    def claim(self, records: Iterable[Record], pid: int = 0) -> None:
+        """Mark stored records (reused, relabelled) as units of plan ``pid``."""
         if self.conn is None:
             return
+        key_of = self._plans[pid][1]
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.executemany(
-                "INSERT OR REPLACE INTO units VALUES (?, ?, ?, ?, ?, ?)",
-                [_unit_row(r, self.key_of(r.unit)) for r in records],
+                _UNITS_INSERT, [_unit_row(r, key_of(r.unit), pid) for r in records]
             )
 
     def stored(self, ckeys: Iterable[str]) -> dict[str, Record]:
@@ -766,9 +841,16 @@ class Store:
                 "INSERT OR REPLACE INTO models VALUES (?, ?, ?)", (ckey_blob(ckey), file, sha256)
             )
 
-    def records(self) -> MutableMapping[Key, Record]:
-        """Every record of the current plan by graph key."""
-        return {} if self.path is None else read_records(self.path)
+    def records(self, pid: int = 0) -> MutableMapping[Key, Record]:
+        """Every record of plan ``pid`` of the current run, by graph key."""
+        return {} if self.path is None else read_records(self.path, pid)
+
+    def n_units(self) -> int:
+        """Units of the current run (of every plan) whose record is stored."""
+        if self.conn is None:
+            return 0
+        query = "SELECT count(*) FROM units u JOIN records r ON r.ckey = u.ckey"
+        return int(self.conn.execute(query).fetchone()[0])
 
     def close(self) -> None:
         """Close the connection; leave no ``-wal`` / ``-shm`` file behind when it can.
@@ -881,17 +963,19 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_records(path: Path) -> MutableMapping[Key, Record]:
-    """Read every record of the store's current plan by graph key, read-only.
+def read_records(path: Path, pid: int = 0) -> MutableMapping[Key, Record]:
+    """Read every record of plan ``pid`` of the store's current run by graph key, read-only.
 
-    A store of schema 3 gives a :class:`~parcv.plan.record_table.RecordTable`:
-    its rows read as columns, each record built when looked up.
+    Plan 0 is the plan the run started with; a strategy's rounds and refits
+    are the plans after it (:func:`read_rounds`). A store of schema 3 gives a
+    :class:`~parcv.plan.record_table.RecordTable`: its rows read as columns,
+    each record built when looked up.
     """
     with collector_paused():
-        return _read_records(path)
+        return _read_records(path, pid)
 
 
-def _read_records(path: Path) -> MutableMapping[Key, Record]:
+def _read_records(path: Path, pid: int = 0) -> MutableMapping[Key, Record]:
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
         try:
             if _is_schema_1(conn):
@@ -904,7 +988,8 @@ def _read_records(path: Path) -> MutableMapping[Key, Record]:
                 rows = conn.execute(f"SELECT {columns} FROM records").fetchall()
                 return {r.key: r for r in _records(path, rows, None)}
             names = None if _is_schema_2(conn) else _Names.read(conn)
-            rows, units = _unit_rows(conn, _V2_COLUMNS if names is None else _UNIT_COLUMNS)
+            columns = _V2_COLUMNS if names is None else _UNIT_COLUMNS
+            rows, units = _unit_rows(conn, columns, pid)
         except sqlite3.DatabaseError as err:
             raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
         kept = _read_predictions(conn, path)
@@ -991,15 +1076,29 @@ def _packed_scores(blobs: list[Any], names: list[str]) -> NDArray[np.float64]:
     return np.frombuffer(b"".join(blobs), dtype="<f8").reshape(len(blobs), len(names))
 
 
-def _unit_rows(conn: sqlite3.Connection, columns: str) -> tuple[list[Any], list[Unit]]:
-    """The record rows of the current plan's units, and those units.
+def _of_plan(conn: sqlite3.Connection, table: str, pid: int) -> tuple[str, tuple[int, ...]]:
+    """The WHERE clause and its parameters that pick plan ``pid``'s rows of ``table``.
+
+    A store written before plans had ids (schema 4 and older) holds plan 0 only.
+    """
+    if _has_column(conn, table, "pid"):
+        return " WHERE pid = ?", (pid,)
+    return ("", ()) if pid == 0 else (" WHERE 0", ())
+
+
+def _unit_rows(
+    conn: sqlite3.Connection, columns: str, pid: int = 0
+) -> tuple[list[Any], list[Unit]]:
+    """The record rows of plan ``pid``'s units, and those units.
 
     Two scans in key order, joined by a dict: a third faster than SQL's join,
     which looks each unit's record up in the records tree.
     """
     stored = {row[0]: row for row in conn.execute(f"SELECT {columns} FROM records")}
     rows, units = [], []
-    for ckey, *unit in conn.execute("SELECT ckey, kind, outer, inner, candidate FROM units"):
+    where, args = _of_plan(conn, "units", pid)
+    query = f"SELECT ckey, kind, outer, inner, candidate FROM units{where}"
+    for ckey, *unit in conn.execute(query, args):
         row = stored.get(ckey)
         if row is not None:
             rows.append(row)
@@ -1147,10 +1246,14 @@ def never_created(path: Path) -> bool:
         return False  # not SQLite, or damaged: refused with its own message
 
 
-def read_folds(path: Path) -> list[tuple[int | None, int | None, np.ndarray, np.ndarray]]:
-    """Read the fold index arrays, in the order they were written."""
+def read_folds(
+    path: Path, pid: int = 0
+) -> list[tuple[int | None, int | None, np.ndarray, np.ndarray]]:
+    """Read the fold index arrays of plan ``pid``, in the order they were written."""
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
-        rows = conn.execute("SELECT outer, inner, train, test FROM folds ORDER BY rowid").fetchall()
+        where, args = _of_plan(conn, "folds", pid)
+        query = f"SELECT outer, inner, train, test FROM folds{where} ORDER BY rowid"
+        rows = conn.execute(query, args).fetchall()
     return [
         (
             o,
@@ -1162,19 +1265,33 @@ def read_folds(path: Path) -> list[tuple[int | None, int | None, np.ndarray, np.
     ]
 
 
-def read_partitions(path: Path) -> dict[int | None, PartitionFolds]:
-    """Read the compact (leave-one-out) fold sets, by outer fold."""
+def read_partitions(path: Path, pid: int = 0) -> dict[int | None, PartitionFolds]:
+    """Read the compact (leave-one-out) fold sets of plan ``pid``, by outer fold."""
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
-        if not conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'partitions'"
-        ).fetchone():
+        if not _has_table(conn, "partitions"):
             return {}
-        rows = conn.execute("SELECT outer, rows, tests, offsets, leave_one_out FROM partitions "
-                            "ORDER BY rowid").fetchall()  # fmt: skip
+        where, args = _of_plan(conn, "partitions", pid)
+        rows = conn.execute(f"SELECT outer, rows, tests, offsets, leave_one_out FROM partitions"
+                            f"{where} ORDER BY rowid", args).fetchall()  # fmt: skip
     return {
         o: PartitionFolds(_blob_index(r), _blob_index(t), _blob_index(off), bool(loo))
         for o, r, t, off, loo in rows
     }
+
+
+def read_rounds(path: Path) -> dict[int, RoundRow]:
+    """Read the plans a run added after its first (a strategy's rounds, refits), by plan id."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        if not _has_table(conn, "rounds"):
+            return {}
+        try:
+            rows = conn.execute(
+                "SELECT pid, search, round, part, plan, decision FROM rounds ORDER BY pid"
+            ).fetchall()
+        except sqlite3.DatabaseError as err:
+            raise StoreDamagedError(_damaged(path, f"its rounds cannot be read ({err})")) from err
+    return {int(pid): RoundRow(str(s), int(r), int(p), str(plan), str(d))
+            for pid, s, r, p, plan, d in rows}  # fmt: skip
 
 
 def _blob_index(blob: bytes) -> np.ndarray:
@@ -1340,11 +1457,16 @@ def _write_plan(
         if action == "wipe":
             for table in _TABLES:
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
+        elif _has_table(conn, "units") and not _has_column(conn, "units", "pid"):
+            # Schema 4: its plan tables have no plan ids. They describe only the run that
+            # wrote last, which this run replaces anyway: made again in schema 5.
+            for table in ("folds", "partitions", "units"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _SCHEMA.strip().split(";"):
             if statement.strip():
                 conn.execute(statement)
-        # The store now describes this plan: its folds, its units (claimed as reused or run).
-        for table in ("meta", "folds", "partitions", "units", "target"):
+        # The store now describes this run: its folds, its units (claimed as reused or run).
+        for table in _PLAN_TABLES:
             conn.execute(f"DELETE FROM {table}")
         if target is not None:  # None: an unsupervised run has no target to store
             # A sparse y (multilabel indicator) is stored as the dense labels it holds.
@@ -1354,18 +1476,28 @@ def _write_plan(
                 encode_array(dense),
             )
         conn.executemany(
-            "INSERT INTO partitions VALUES (?, ?, ?, ?, ?)",
-            [(o, _index_blob(p.rows), _index_blob(p.tests), _index_blob(p.offsets),
-              int(p.leave_one_out)) for o, p in (partitions or {}).items()],
-        )  # fmt: skip
-        conn.executemany(
             "INSERT INTO meta VALUES (?, ?)",
             sorted({**meta, "schema": SCHEMA_VERSION}.items()),
         )
-        conn.executemany(
-            "INSERT INTO folds VALUES (?, ?, ?, ?)",
-            [(o, i, _index_blob(tr), _index_blob(te)) for o, i, tr, te in folds],
-        )
+        _insert_folds(conn, folds, partitions, 0)
+
+
+def _insert_folds(
+    conn: sqlite3.Connection,
+    folds: list[tuple[Any, Any, Any, Any]],
+    partitions: dict[int | None, PartitionFolds] | None,
+    pid: int,
+) -> None:
+    """Write a plan's fold index arrays (in a transaction of the caller's)."""
+    conn.executemany(
+        "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?)",
+        [(o, _index_blob(p.rows), _index_blob(p.tests), _index_blob(p.offsets),
+          int(p.leave_one_out), pid) for o, p in (partitions or {}).items()],
+    )  # fmt: skip
+    conn.executemany(
+        "INSERT INTO folds VALUES (?, ?, ?, ?, ?)",
+        [(o, i, _index_blob(tr), _index_blob(te), pid) for o, i, tr, te in folds],
+    )
 
 
 @contextmanager

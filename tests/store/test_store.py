@@ -367,7 +367,12 @@ def _as_schema_2(store: Path) -> None:
             rest[8] = workers[rest[8]]  # after fit_time .. warnings
             rows.append((ckey.hex(), kind, outer, inner, cand, *labels[label], status, *scores,
                          *rest))  # fmt: skip
-        units = [(k, c.hex(), *u) for k, c, *u in conn.execute("SELECT * FROM units")]
+        units = [
+            (k, c.hex(), *u)
+            for k, c, *u in conn.execute(
+                "SELECT key, ckey, kind, outer, inner, candidate FROM units"
+            )
+        ]
         models = [(c.hex(), f, d) for c, f, d in conn.execute("SELECT * FROM models")]
         for table in ("records", "units", "models", "labels", "workers", "metrics"):
             conn.execute(f"DROP TABLE {table}")
