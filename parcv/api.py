@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Callable
@@ -13,8 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from sklearn.base import clone, is_classifier
-from sklearn.utils import _safe_indexing
+from sklearn.base import is_classifier
 
 from parcv.engine.options import (
     FinalRunKeywords,
@@ -24,6 +22,7 @@ from parcv.engine.options import (
     takes_run_options,
 )
 from parcv.engine.progress import VERBOSE_LOG, verbose_output
+from parcv.engine.rounds import execute_rounds, load_rounds, plan_rounds
 from parcv.engine.session import execute_plan, expected_keys, load_run, missing_keys
 from parcv.errors import ParcvError, warn_at_caller
 from parcv.plan.build import Plan, build_plan, check_predictions
@@ -39,19 +38,8 @@ from parcv.plan.curves import (
     plan_validation_curve,
 )
 from parcv.plan.data import Dataset, check_dataset
-from parcv.plan.halving import (
-    Halving,
-    HalvingSchedule,
-    Hyperband,
-    check_constant_splits,
-    check_resource,
-    plan_schedule,
-    promote,
-    resolve_resources,
-    subsample_folds,
-    with_resource,
-)
-from parcv.plan.iterations import Iterations, warm_start_param
+from parcv.plan.halving import Halving, Hyperband
+from parcv.plan.iterations import Iterations
 from parcv.plan.records import SPARSE_PREFIX, Key, Record
 from parcv.plan.routing import (
     RoutedParams,
@@ -63,8 +51,7 @@ from parcv.plan.routing import (
 )
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.selection import Selection
-from parcv.plan.space import RandomSpace, check_space
-from parcv.plan.splits import check_scheme, materialize_folds
+from parcv.plan.space import check_space
 from parcv.results.aggregate import report_fit_failures
 from parcv.results.assemble import (
     fold_indices,
@@ -83,16 +70,12 @@ from parcv.results.curves import (
     make_permutation_test,
     make_validation_curve,
 )
-from parcv.results.halving import (
-    HalvingResult,
-    HyperbandResult,
-    NestedHalvingResult,
-    make_halving_result,
-    make_hyperband_result,
-    make_nested_halving_result,
-)
+from parcv.results.halving import NestedHalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult, make_partial_result
+from parcv.results.rounds import make_rounds_result
+from parcv.search.check import check_strategy
+from parcv.search.strategy import Strategy
 from parcv.stats.racing import Racing
 from parcv.store.sqlite import check_store_to_read, read_meta, read_target
 
@@ -481,6 +464,7 @@ def search(
     bias_variance: Any = None,
     iterations: Iterations | None = None,
     halving: Halving | Hyperband | None = None,
+    strategy: Any = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
 ) -> SearchResult:
@@ -607,16 +591,27 @@ def search(
         :class:`Hyperband` runs several such searches (brackets) on an
         iteration parameter, each over its own draws of ``space`` (a
         :class:`RandomSpace`), and returns a :class:`HyperbandResult`.
-        :func:`load` of such a store rebuilds the last search it ran (the last
-        rung): rerun the call with ``resume=True`` to get the whole result
-        back without fitting.
+        The same as ``strategy=Halving(...)``.
+    strategy : Halving, Hyperband, Sampler or a strategy, default=None
+        How the search chooses which units run, round after round: each round
+        is proposed from the rounds finished before it (so every backend runs
+        the same), its decision stored with the run (so :func:`load` rebuilds
+        the whole result, every rung and bracket), and it starts as soon as
+        the records it reads are in. ``None`` scores every candidate on every
+        fold in one round (grid or random search). :class:`Halving` and
+        :class:`Hyperband` as ``halving=``; ``iterations=Iterations(...,
+        patience=...)`` is early stopping. Any object with ``start``,
+        ``schedule``, ``config`` and a ``name`` is a strategy (see
+        :mod:`parcv.search.strategy`).
     %(run_options)s
 
     Returns
     -------
     SearchResult
         ``cv_results_``, ``best_params_``, ``best_score_``, ``best_estimator_``
-        (a :class:`HalvingResult` with ``halving``).
+        (a :class:`HalvingResult` with ``halving``, a :class:`HyperbandResult`
+        with Hyperband; with another strategy a column ``round`` says which
+        round scored each row).
 
     Examples
     --------
@@ -628,19 +623,26 @@ def search(
     {'alpha': 0.1}
     """
     run = check_run_options(options, run_options, caller="search", final_model=True)
-    if halving is not None:
-        return _halving_search(
-            estimator, space, (X, y, groups), halving, run,
-            dict(cv=cv, scoring=scoring, refit=refit, fit_params=fit_params, params=params,
-                 return_train_score=return_train_score, error_score=error_score,
-                 fast_cv=fast_cv, return_predictions=return_predictions, racing=racing),
-            unsupported=dict(selection=None if selection == Selection() else selection,
-                             criteria=criteria, bbc=bbc,
-                             learning_curve=learning_curve, bias_variance=bias_variance,
-                             iterations=iterations),
-        )  # fmt: skip
+    adaptive = check_strategy(strategy, halving=halving, iterations=iterations)
+    if adaptive is not None:
+        _check_strategy_options(adaptive, dict(
+            selection=None if selection in (None, Selection()) else selection,
+            criteria=criteria, bbc=bbc, learning_curve=learning_curve,
+            bias_variance=bias_variance, return_predictions=return_predictions,
+            fast_cv=None if fast_cv in ("auto", False) else fast_cv,
+            iterations=None if iterations is None or iterations.patience is not None
+            else iterations,
+            racing=None if getattr(adaptive, "races", True) else racing,
+        ))  # fmt: skip
     data = _search_data("search", estimator, (X, y, groups), fit_params=fit_params,
                         params=params, cv=cv, scoring=scoring)  # fmt: skip
+    if adaptive is not None:
+        return _in_rounds(  # type: ignore[no-any-return]
+            "search", estimator, space, data, adaptive,
+            dict(cv=cv, scoring=scoring, refit=refit, error_score=error_score,
+                 return_train_score=return_train_score, racing=racing),
+            run,
+        )  # fmt: skip
     extras = _plan_search_extras(
         estimator, space, (X, y, data.groups, data.fit_params or None),
         dict(cv=cv, scoring=scoring, refit=refit, error_score=error_score),
@@ -687,6 +689,7 @@ def nested_cv(
     return_predictions: Any = False,
     iterations: Iterations | None = None,
     halving: Halving | Hyperband | None = None,
+    strategy: Any = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
 ) -> NestedResult | NestedHalvingResult:
@@ -744,8 +747,11 @@ def nested_cv(
         unit per outer fold); with ``refit``, the halving search on all data
         gives the model to ship (a :class:`Hyperband` likewise). Returns a
         :class:`NestedHalvingResult`.
-        Not with ``fit_params``, ``params``, ``racing``, ``criteria``,
-        ``bbc``, ``selection`` or ``return_predictions``.
+        Not with ``criteria``, ``bbc``, ``selection`` or ``return_predictions``.
+    strategy : Halving, Hyperband, Sampler or a strategy, default=None
+        As in :func:`search`: every outer fold's search and the search on all
+        data run their rounds side by side, each round as soon as the records
+        it reads are in. Returns a :class:`NestedHalvingResult`.
     %(run_options)s
 
     Returns
@@ -764,20 +770,30 @@ def nested_cv(
     (3, [0, 0, 0])
     """
     run = check_run_options(options, run_options, caller="nested_cv", final_model=True)
-    if halving is not None:
-        _check_halving_options(halving, dict(
-            selection=None if selection == Selection() else selection, criteria=criteria,
-            racing=racing, bbc=bbc, fit_params=fit_params, params=params,
-            return_predictions=return_predictions, iterations=iterations,
+    adaptive = check_strategy(strategy, halving=halving, iterations=iterations)
+    if adaptive is not None:
+        _check_strategy_options(adaptive, dict(
+            selection=None if selection in (None, Selection()) else selection,
+            criteria=criteria, bbc=bbc, return_predictions=return_predictions,
+            fast_cv=None if fast_cv in ("auto", False) else fast_cv,
+            iterations=None if iterations is None or iterations.patience is not None
+            else iterations,
+            racing=None if getattr(adaptive, "races", True) else racing,
         ))  # fmt: skip
-        return _nested_halving(
-            estimator, space, (X, y, groups), halving, run,
-            dict(scoring=scoring, refit=refit, return_train_score=return_train_score,
-                 error_score=error_score, fast_cv=fast_cv),
-            outer=outer, inner=inner,
-        )  # fmt: skip
+        if inner is None:
+            raise ValueError(
+                f"nested_cv with {adaptive.name} needs an inner CV scheme; got inner=None. "
+                "Pass e.g. inner=3."
+            )
     data = _search_data("nested_cv", estimator, (X, y, groups), fit_params=fit_params,
                         params=params, cv=outer, scoring=scoring)  # fmt: skip
+    if adaptive is not None:
+        return _in_rounds(  # type: ignore[no-any-return]
+            "nested_cv", estimator, space, data, adaptive,
+            dict(cv=inner, outer=outer, scoring=scoring, refit=refit, error_score=error_score,
+                 return_train_score=return_train_score, racing=racing),
+            run,
+        )  # fmt: skip
     plan, records = _run(
         "nested_cv",
         estimator,
@@ -844,6 +860,11 @@ def load(
     >>> load(path).best_params_ == r.best_params_
     True
     """
+    path = check_store_to_read(store)
+    meta = read_meta(path)
+    if "strategy" in meta and meta.get("kind") in ("search", "nested_cv"):
+        base, searches, config = load_rounds(path, meta, load_models=load_models)
+        return make_rounds_result(meta["kind"], base, searches, config)  # type: ignore[return-value]
     kind, plan, records = load_run(store, load_models=load_models and not partial,
                                    partial=partial)  # fmt: skip
     missing = missing_keys(plan, records) if partial else []
@@ -1473,293 +1494,31 @@ def _run_search_extras(
     return replace(result, learning_curves=curves, bias_variance=decomposition)
 
 
-# Successive halving: each rung is one ordinary search, decided on finished rungs only.
+# Searches in rounds: any strategy (halving, Hyperband, early stopping, a sampler) on one driver.
 
 
-def _search_halving(
-    estimator: Any,
-    space: Any,
-    arrays: tuple[Any, Any, Any],
-    halving: Halving,
-    run: RunOptions,
-    search_options: dict[str, Any],
-    *,
-    unsupported: dict[str, Any],
-) -> HalvingResult:
-    """Run the rungs of a halving search, each a search on the engine, and join them.
-
-    Everything is checked before the first fit; each rung's units are content-keyed
-    in ``run.store``, so a resumed search recomputes no finished rung.
-    """
-    _check_halving_options(halving, unsupported)
-    cv = search_options["cv"]
-    data = _search_data("search", estimator, arrays, fit_params=search_options["fit_params"],
-                        params=search_options["params"], cv=cv,
-                        scoring=search_options["scoring"])  # fmt: skip
-    candidates = [dict(c.params) for c in check_space(space)]
-    check_resource(halving, estimator, candidates)
-    splitter = check_scheme(cv, data.y, classifier=is_classifier(estimator))
-    check_constant_splits(splitter)
-    folds = materialize_folds(splitter, data.X, data.y, data.groups, params=data.split_params)
-    n_classes = len(np.unique(data.y)) if is_classifier(estimator) else None
-    low, high = resolve_resources(halving, n_samples=data.n_samples, n_splits=len(folds),
-                                  n_classes=n_classes)  # fmt: skip
-    schedule = plan_schedule(halving, len(candidates), low, high)
-    seed = halving.random_state
-    if seed is None and halving.resource == "n_samples":
-        seed = np.random.RandomState(draw_seed())  # as scikit-learn's None: fresh rows
-    _log_schedule(run, schedule, halving)
-    grows = _grows_by_warm_start(estimator, candidates, halving)
-    rungs: list[SearchResult] = []
-    starts: dict[Key, Any] = {}
-    for itr, n_resources in enumerate(schedule.n_resources):
-        last = itr == schedule.n_iterations - 1
-        _log_lines(run, ["-" * 10, f"iter: {itr}", f"n_candidates: {len(candidates)}",
-                         f"n_resources: {n_resources}"])  # fmt: skip
-        rung_cv = (
-            subsample_folds(folds, n_resources, data.n_samples, seed)
-            if halving.resource == "n_samples"
-            else [(f.train, f.test) for f in folds]
-        )
-        rung_space = [{k: [v] for k, v in c.items()}
-                      for c in with_resource(candidates, halving, n_resources)]  # fmt: skip
-        options = run if itr == 0 or run.store is None else replace(run, resume=True,
-                                                                     overwrite=False)  # fmt: skip
-        result = _rung_search(
-            estimator, rung_space, arrays, options,
-            {**search_options, "cv": rung_cv,
-             "refit": search_options["refit"] if last else False},
-            starts=starts, keep_fitted=grows is not None and not last,
-        )  # fmt: skip
-        rungs.append(result)
-        means = np.array(result.cv_results_[_promoting_key(result, search_options["refit"])])
-        raced = result.cv_results_.get("race_eliminated_after")
-        if raced is not None:  # a candidate the rung's race dropped ranks below every other
-            means[np.asarray(raced) >= 0] = np.nan
-        kept = promote(means, math.ceil(len(candidates) / halving.factor))
-        candidates = [candidates[i] for i in kept]
-        starts = {} if grows is None else _continued(result, kept, grows)
-    return make_halving_result(rungs, schedule, halving.resource)
-
-
-def _rung_search(
-    estimator: Any,
-    space: Any,
-    arrays: tuple[Any, Any, Any],
-    run: RunOptions,
-    search_options: dict[str, Any],
-    *,
-    starts: dict[Key, Any],
-    keep_fitted: bool,
-) -> SearchResult:
-    """One rung: :func:`search`'s graph, whose fits may continue the rung before's."""
-    # search()'s defaults for what a caller (nested CV's halving) does not give.
-    o = {"fit_params": None, "params": None, "scoring": None, "error_score": math.nan,
-         "return_train_score": False, "fast_cv": "auto", "return_predictions": False,
-         **search_options}  # fmt: skip
-    data = _search_data("search", estimator, arrays, fit_params=o["fit_params"],
-                        params=o["params"], cv=o["cv"], scoring=o["scoring"])  # fmt: skip
-    plan, records = _run(
-        "search", estimator, space, data,
-        dict(inner=o["cv"], scoring=o["scoring"], refit=o["refit"], error_score=o["error_score"],
-             return_train_score=o["return_train_score"], fast_cv=o["fast_cv"],
-             predictions=o["return_predictions"], racing=o.get("racing"), starts=starts,
-             keep_fitted=keep_fitted),
-        run,
-    )  # fmt: skip
-    return make_search_result(plan, records, y_true=_target(plan, arrays[1]))
-
-
-def _grows_by_warm_start(
-    estimator: Any, candidates: list[dict[str, Any]], halving: Halving
-) -> str | None:
-    """The warm_start parameter that continues every candidate's fits on the resource, or None.
-
-    Only where a warm start grows the model a fit from scratch would make
-    (ensembles, HistGradientBoosting): then a promoted candidate's fits at
-    ``factor x r`` continue its fits at ``r``, with the same numbers.
-    """
-    if halving.resource == "n_samples":
-        return None
-    names = {warm_start_param(estimator, c, halving.resource) for c in candidates or [{}]}
-    return names.pop() if len(names) == 1 and None not in names else None
-
-
-def _continued(result: SearchResult, kept: Any, warm_start: str) -> dict[Key, Any]:
-    """The next rung's starts: each kept candidate's fitted estimators, set to warm start.
-
-    Keyed by the next rung's fit keys (its candidates are the kept ones, in
-    order). A fit read back from a store has no estimator: that one starts
-    from scratch, with the same numbers.
-    """
-    fitted = {r.key: r.estimator for r in result.records if r.estimator is not None}
-    starts: dict[Key, Any] = {}
-    for new, old in enumerate(kept):
-        for i in range(result.n_splits_):
-            model = fitted.get(("fit", None, i, int(old)))
-            if model is not None:
-                starts[("fit", None, i, new)] = _warm(model, warm_start)
-    return starts
-
-
-def _warm(model: Any, warm_start: str) -> Any:
-    """A copy of a fitted model set to grow by a warm start (fitted state kept)."""
-    copied = copy.deepcopy(model)
-    copied.set_params(**{warm_start: True})
-    return copied
-
-
-def _log_schedule(run: RunOptions, schedule: HalvingSchedule, halving: Halving) -> None:
-    """scikit-learn's verbose lines about the rungs, logged (see :func:`verbose_output`)."""
-    _log_lines(run, [
-        f"n_iterations: {schedule.n_iterations}",
-        f"n_required_iterations: {schedule.n_required_iterations}",
-        f"n_possible_iterations: {schedule.n_possible_iterations}",
-        f"min_resources_: {schedule.min_resources}",
-        f"max_resources_: {schedule.max_resources}",
-        f"aggressive_elimination: {halving.aggressive_elimination}",
-        f"factor: {halving.factor}",
-    ])  # fmt: skip
-
-
-def _log_lines(run: RunOptions, lines: list[str]) -> None:
-    with verbose_output(run.verbose):
-        for line in lines:
-            VERBOSE_LOG.info("%s", line)
-
-
-def _promoting_key(result: SearchResult, refit: Any) -> str:
-    """The column that promotes: the refit metric's mean test score."""
-    if not result.multimetric:
-        return "mean_test_score"
-    return f"mean_test_{refit if isinstance(refit, str) else result.refit_metric}"
-
-
-def _halving_search(
-    estimator: Any,
-    space: Any,
-    arrays: tuple[Any, Any, Any],
-    halving: Any,
-    run: RunOptions,
-    search_options: dict[str, Any],
-    *,
-    unsupported: dict[str, Any],
-) -> HalvingResult | HyperbandResult:
-    """A halving or a Hyperband search, as ``halving`` says."""
-    if isinstance(halving, Hyperband):
-        return _search_hyperband(estimator, space, arrays, halving, run, search_options,
-                                 unsupported=unsupported)  # fmt: skip
-    return _search_halving(estimator, space, arrays, halving, run, search_options,
-                           unsupported=unsupported)  # fmt: skip
-
-
-def _check_halving_options(halving: Any, unsupported: dict[str, Any]) -> None:
-    """Refuse what a halving search does not do, before anything runs."""
-    if not isinstance(halving, (Halving, Hyperband)):
-        raise TypeError(
-            f"halving must be a parcv.Halving or a parcv.Hyperband; got {halving!r}. Pass "
-            "e.g. halving=parcv.Halving(factor=3)."
-        )
+def _check_strategy_options(strategy: Strategy, unsupported: dict[str, Any]) -> None:
+    """Refuse what a search in rounds does not do, before anything runs."""
     given = sorted(name for name, value in unsupported.items()
                    if value is not None and value is not False)  # fmt: skip
     if given:
         raise ValueError(
-            f"halving does not combine with {', '.join(given)}; got "
+            f"{strategy.name} does not combine with {', '.join(given)}; got "
             f"{', '.join(f'{n}={unsupported[n]!r}' for n in given)}. Drop them, or search "
-            "without halving."
+            f"without {strategy.name}."
         )
 
 
-def _nested_halving(
+def _in_rounds(
+    kind: str,
     estimator: Any,
     space: Any,
-    arrays: tuple[Any, Any, Any],
-    halving: Halving | Hyperband,
+    data: Dataset,
+    strategy: Strategy,
+    o: dict[str, Any],
     run: RunOptions,
-    search_options: dict[str, Any],
-    *,
-    outer: Any,
-    inner: Any,
-) -> NestedHalvingResult:
-    """Nested CV of a halving search: one halving search per outer fold, then one outer unit.
-
-    Every search and outer unit shares ``run.store``: the first call opens it as the
-    user asked, the others reuse what it holds, so a resumed run redoes nothing finished.
-    """
-    X, y, groups = arrays
-    if inner is None:
-        raise ValueError(
-            "nested_cv with halving needs an inner CV scheme; got inner=None. Pass e.g. inner=3."
-        )
-    splitter = check_scheme(outer, y, classifier=is_classifier(estimator), where="outer")
-    folds = materialize_folds(splitter, X, y, groups, where="outer")
-    later = run if run.store is None else replace(run, resume=True, overwrite=False)
-    first, quiet = replace(run, save_models=False), replace(later, save_models=False)
-    inner_results, outer_results = [], []
-    for o, fold in enumerate(folds):
-        rows = (
-            _safe_rows(X, fold.train),
-            _safe_rows(y, fold.train),
-            _safe_rows(groups, fold.train),
-        )
-        found = _halving_search(
-            estimator, space, rows, halving, first if o == 0 else quiet,
-            dict(search_options, cv=inner, refit=False, fit_params=None, params=None),
-            unsupported={},
-        )  # fmt: skip
-        chosen = clone(estimator).set_params(**found.best_params_)
-        scored = cross_validate(
-            chosen, X, y, cv=[(fold.train, fold.test)], groups=groups,
-            scoring=search_options["scoring"],
-            error_score=search_options["error_score"], options=quiet,
-        )  # fmt: skip
-        inner_results.append(found)
-        outer_results.append(scored)
-    final = None
-    if search_options["refit"] is not False:
-        final = _halving_search(estimator, space, arrays, halving, later,
-                                dict(search_options, cv=inner, fit_params=None, params=None),
-                                unsupported={})  # fmt: skip
-    return make_nested_halving_result(inner_results, outer_results, final)
-
-
-def _safe_rows(values: Any, rows: NDArray[np.intp]) -> Any:
-    """The rows of X, y or groups (None stays None)."""
-    return None if values is None else _safe_indexing(values, rows)
-
-
-def _search_hyperband(
-    estimator: Any,
-    space: Any,
-    arrays: tuple[Any, Any, Any],
-    hyperband: Hyperband,
-    run: RunOptions,
-    search_options: dict[str, Any],
-    *,
-    unsupported: dict[str, Any],
-) -> HyperbandResult:
-    """Run Hyperband's brackets, each a halving search over its own draws, and join them.
-
-    Bracket ``s`` draws its candidates with seed ``space.random_state + s``: fixed by
-    the call, so a resumed run draws the same ones and reuses every finished rung.
-    """
-    _check_halving_options(Halving(), unsupported)
-    if not isinstance(space, RandomSpace):
-        raise TypeError(
-            f"Hyperband draws each bracket's candidates from a RandomSpace; got space="
-            f"{space!r}. Pass e.g. space=parcv.RandomSpace({{'alpha': loguniform(1e-3, 1e3)}}, "
-            "random_state=0) (its n_iter is not used: each bracket sets its own)."
-        )
-    check_resource(Halving(resource=hyperband.resource, max_resources=1), estimator,
-                   [dict(c.params) for c in check_space(space)])  # fmt: skip
-    later = run if run.store is None else replace(run, resume=True, overwrite=False)
-    results = []
-    brackets = hyperband.brackets()
-    for b, bracket in enumerate(brackets):
-        drawn = replace(space, n_iter=bracket.n_candidates,
-                        random_state=space.random_state + bracket.index)  # fmt: skip
-        results.append(_search_halving(estimator, drawn, arrays, hyperband.halving(bracket),
-                                       run if b == 0 else later, search_options,
-                                       unsupported={}))  # fmt: skip
-    ids = [bracket.index for bracket in brackets]
-    return make_hyperband_result(results, ids, hyperband.max_resources)
+) -> Any:
+    """Run a search (or nested CV) whose strategy proposes its units round by round."""
+    job, _ = plan_rounds(kind, estimator, space, data, strategy, o)
+    runs = execute_rounds(job, data, kind, run)
+    return make_rounds_result(kind, job.base, runs, job.config)

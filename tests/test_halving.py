@@ -14,6 +14,7 @@ from sklearn.model_selection import HalvingRandomSearchCV as SkHalvingRandom
 from sklearn.model_selection import KFold, StratifiedKFold
 
 import parcv
+from parcv.search.halving import bracket_seeds
 from parcv import Halving, Hyperband
 from parcv.plan.halving import plan_schedule, promote
 from tests.estimators import FIT_LOG, FitLogged, logged_fits
@@ -288,10 +289,12 @@ def test_each_hyperband_bracket_is_scikit_learns_random_halving():
                         halving=Hyperband("max_iter", 9))  # fmt: skip
     assert isinstance(ours, parcv.HyperbandResult)
     assert [b.n_candidates_[0] for b in ours.brackets] == [9, 5, 3]
-    for bracket, s, first in zip(ours.brackets, [2, 1, 0], [1, 3, 9], strict=True):
+    # Each bracket draws with its own seed, spawned from the space's (SeedSequence.spawn).
+    seeds = bracket_seeds(5, 3)
+    for bracket, seed, first in zip(ours.brackets, seeds, [1, 3, 9], strict=True):
         theirs = SkHalvingRandom(sgd, distributions, n_candidates=bracket.n_candidates_[0],
                                  resource="max_iter", min_resources=first, max_resources=9,
-                                 cv=CV, random_state=5 + s).fit(X, Y)  # fmt: skip
+                                 cv=CV, random_state=seed).fit(X, Y)  # fmt: skip
         _same_search(bracket, theirs)
     best = int(np.argmax([b.best_score_ for b in ours.brackets]))
     assert ours.best_params_ == ours.brackets[best].best_params_

@@ -16,7 +16,18 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-WINGS = ("plan", "search", "engine", "store", "results", "stats", "criteria", "fastcv", "report", "cli")
+WINGS = (
+    "plan",
+    "search",
+    "engine",
+    "store",
+    "results",
+    "stats",
+    "criteria",
+    "fastcv",
+    "report",
+    "cli",
+)
 LINT = [str(Path(sys.executable).parent / "lint-imports")]
 
 

@@ -38,7 +38,6 @@ from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
-from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.store.sqlite import (
     ReusedCounts,
@@ -423,6 +422,12 @@ def run_info(
     )
 
 
+def _stops_early(job: Any) -> bool:
+    """Whether a job's search stops its iteration paths early (a search in rounds)."""
+    iterations = job.options.get("iterations")
+    return iterations is not None and getattr(iterations, "patience", None) is not None
+
+
 def _check_run(job: Job, connect_timeout: float | None) -> tuple[Plan, tuple[Any, Any, str]]:
     """The plan and the backend of a job: bad data or options are usage errors."""
     spec = job.spec
@@ -564,7 +569,7 @@ def run_spec(
             options = _run_options(
                 spec, backend, n_jobs, store, resume=resume, overwrite=overwrite, progress=progress
             )
-            ran = job.run(options)
+            job.run(options)
         except BackendError:
             if new_store:  # a backend that did not start leaves no empty run behind
                 _drop_unused_run(run_dir, created)
@@ -579,17 +584,13 @@ def run_spec(
         elapsed = time.perf_counter() - start
         try:  # every unit is done and stored: what remains is the report
             write_private(run_dir / "spec.toml", spec.text)
-            # The store's last run is a halving search's last rung: report the rungs joined.
-            joined = isinstance(ran, (HalvingResult, HyperbandResult))
-            result = ran if joined else load(store)
-            # A halving search's units are its rungs' (the plan counts one full search).
-            n_units = len(result.records) if joined else plan.n_units
-            counts = None if joined else count_reused(store, started)
-            n_resumed = (
-                sum(r.started < started for r in result.records)
-                if counts is None
-                else sum(counts.reused.values())
-            )
+            result = load(store)
+            counts = count_reused(store, started)
+            # A search in rounds runs the units its strategy proposed (and its refits), not
+            # the full search's plan: count them in the store.
+            rounds = job.options.get("halving") is not None or _stops_early(job)
+            n_units = sum(counts.reused.values()) + counts.computed if rounds else plan.n_units
+            n_resumed = sum(counts.reused.values())
             info = run_info(spec, job, where, times=(started, started + elapsed))
             files = write_outputs(run_dir, result, info)
         except KeyboardInterrupt as err:

@@ -62,6 +62,8 @@ from parcv.store.sqlite import (
 )
 
 __all__ = [
+    "final_model",
+    "plan_from_store",
     "count_stored",
     "execute_plan",
     "expected_keys",
@@ -238,8 +240,8 @@ def _twins(graph: dict[Key, str], plan: Plan) -> dict[Key, tuple[Unit, ...]]:
     return {k: tuple(v) for k, v in twins.items()}
 
 
-def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool) -> Reuse:
-    """Find this plan's units among the store's records, by content key."""
+def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool, pid: int = 0) -> Reuse:
+    """Find plan ``pid``'s units among the store's records, by content key."""
     graph = keys.graph_keys(plan)
     twins = _twins(graph, plan)
     if st.path is None or st.n_records() == 0 or plan.estimators:
@@ -253,8 +255,8 @@ def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool) -> Reu
         if record is not None:
             done[key] = record
     # A failure rescored with this run's error_score is written back; the rest only claimed.
-    st.add(r for r in done.values() if not r.ok or r.score_errors)
-    st.claim(r for r in done.values() if r.ok and not r.score_errors)
+    st.add((r for r in done.values() if not r.ok or r.score_errors), pid)
+    st.claim((r for r in done.values() if r.ok and not r.score_errors), pid)
 
     def lookup(unit: Unit) -> Record | None:
         ckey = keys.key(unit)
@@ -287,7 +289,7 @@ def _open(
     if store is None:  # nothing persists: no fingerprint, description or fold blobs needed
         return open_store(None, {}, [], labels=())
     labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
-    meta = plan_meta(plan, kind, fingerprint(plan, data))
+    meta = options.pop("meta", None) or plan_meta(plan, kind, fingerprint(plan, data))
     target = data.y if plan.predictions else None
     return open_store(store, meta, _plan_folds(plan), labels=labels, key_of=keys.key,
                       partitions=_plan_partitions(plan), target=target, **options)  # fmt: skip
@@ -472,24 +474,29 @@ def _execute_unlocked(
 
 
 def _interrupt_message(store: str | Path | None, stored: Mapping[Key, Record], plan: Plan) -> str:
+    return _interrupt_text(store, len(stored), plan.n_units - len(stored))
+
+
+def _interrupt_text(store: str | Path | None, n_stored: int, n_missing: int | None) -> str:
+    """Say what an interrupted run kept, and how to finish it (``n_missing``: if known)."""
     if store is None:
         return (
             "Interrupted. Nothing was kept (store=None): pass store='run.sqlite' to keep "
             "finished fits and resume later."
         )
-    missing = plan.n_units - len(stored)
+    rest = "the rest" if n_missing is None else f"the {n_missing} missing"
     return (
-        f"Interrupted. {len(stored)} finished units are safe in {str(store)!r}; "
-        f"run the same call again with resume=True to compute only the {missing} missing."
+        f"Interrupted. {n_stored} finished units are safe in {str(store)!r}; "
+        f"run the same call again with resume=True to compute only {rest}."
     )
 
 
-def _save_final(st: Store, record: Record) -> None:
+def _save_final(st: Store, record: Record, pid: int = 0) -> None:
     """Write the final model beside the store and record its digest (skip if it is that one)."""
     import joblib
 
     assert st.path is not None  # save_models needs a store path (checked above)
-    ckey = st.key_of(record.unit)
+    ckey = st.key(record.unit, pid)
     if _has_model(st, ckey):
         return  # the reused final's own model: already saved and recorded
     folder = _models_dir(st.path)
@@ -502,25 +509,25 @@ def _save_final(st: Store, record: Record) -> None:
 
 
 def _folds_from_store(
-    path: Path,
+    path: Path, pid: int = 0
 ) -> tuple[dict[int, Fold], dict[int | None, Sequence[Fold]]]:
     outer: dict[int, Fold] = {}
     inner: dict[int | None, list[Fold]] = {}
-    for o, i, train, test in read_folds(path):
+    for o, i, train, test in read_folds(path, pid):
         if i is None:
             outer[o] = Fold(train, test)  # type: ignore[index]
         else:
             inner.setdefault(o, []).append(Fold(train, test))
     inner_folds: dict[int | None, Sequence[Fold]] = {o: tuple(f) for o, f in inner.items()}
-    inner_folds.update(read_partitions(path))
+    inner_folds.update(read_partitions(path, pid))
     # Keep the order the plan had: all data first, then outer folds.
     order = sorted(inner_folds, key=lambda o: -1 if o is None else o)
     return outer, {o: inner_folds[o] for o in order}
 
 
-def _plan_from_store(meta: dict[str, str], path: Path) -> Plan:
+def _plan_from_store(meta: dict[str, str], path: Path, pid: int = 0) -> Plan:
     desc = json.loads(meta["plan"])
-    outer, inner = _folds_from_store(path)
+    outer, inner = _folds_from_store(path, pid)
     candidates = tuple(Candidate(c["index"], c["params"]) for c in desc["candidates"])
     batches = tuple(tuple(b) for b in desc.get("batches", ()))
     names = desc.get("criteria")
@@ -559,10 +566,13 @@ def _plan_from_store(meta: dict[str, str], path: Path) -> Plan:
     )
 
 
-def _plan_from_store_checked(meta: dict[str, str], path: Path) -> Plan:
-    """The plan view of a store, or StoreDamagedError saying what in it is wrong."""
+def plan_from_store(meta: dict[str, str], path: Path, pid: int = 0) -> Plan:
+    """The view of plan ``pid`` of a store, or StoreDamagedError saying what in it is wrong.
+
+    ``meta["plan"]`` is the plan's description (the meta table's for plan 0).
+    """
     try:
-        return _plan_from_store(meta, path)
+        return _plan_from_store(meta, path, pid)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as err:
         what = (
             f"missing entry {err}" if isinstance(err, KeyError) else f"{type(err).__name__}: {err}"
@@ -634,21 +644,25 @@ def load_run(
             "it holds). It was left unchanged. Restore it from a copy, or run again with "
             "overwrite=True (--overwrite) to recompute every unit."
         )
-    plan = _plan_from_store_checked(meta, path)
+    plan = plan_from_store(meta, path)
     if not partial:
         check_complete(path, plan, records)
     if load_models:
         _check_saved_model(path, meta["kind"], plan)
     final = records.get(("final",))
     if final is not None:
-        try:
-            model = FinalModel(load_saved_model(path)) if load_models else _lazy_model(path)
-        except ModelNotAvailableError as err:
-            if load_models:
-                raise ValueError(f"load_models=True, but {err}") from err
-            model = FinalModel(reason=str(err))
-        records[("final",)] = replace(final, estimator=model)
+        records[("final",)] = replace(final, estimator=final_model(path, load_models=load_models))
     return meta["kind"], plan, records
+
+
+def final_model(path: Path, *, load_models: bool) -> FinalModel:
+    """The final model of a store's run: loaded now, lazily, or why there is none."""
+    try:
+        return FinalModel(load_saved_model(path)) if load_models else _lazy_model(path)
+    except ModelNotAvailableError as err:
+        if load_models:
+            raise ValueError(f"load_models=True, but {err}") from err
+        return FinalModel(reason=str(err))
 
 
 def _lazy_model(path: Path) -> FinalModel:

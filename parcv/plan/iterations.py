@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -102,6 +102,10 @@ class Iterations:
         How the path is grown (see the module's text); ``"auto"`` picks the
         first the estimator supports in the order booster, staged, warm start,
         partial_fit.
+    window : tuple of int or None, default=None
+        Set by parcv, not by a user: the checkpoints one round of early
+        stopping scores (a part of :attr:`checkpoints` as ``up_to`` and
+        ``every`` give them); None: all of them.
 
     Examples
     --------
@@ -115,6 +119,7 @@ class Iterations:
     patience: int | None = None
     tol: float = 0.0
     method: str = "auto"
+    window: tuple[int, ...] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.param, str) or not self.param:
@@ -148,14 +153,27 @@ class Iterations:
             raise ValueError(
                 f"Iterations.method must be one of {list(METHODS)!r}; got {self.method!r}."
             )
+        if self.window is not None:
+            window = tuple(int(t) for t in self.window)
+            if not window or not set(window) <= set(self.all_checkpoints):
+                raise ValueError(
+                    f"Iterations.window must be some of the checkpoints "
+                    f"{self.all_checkpoints!r}; got {self.window!r}."
+                )
+            object.__setattr__(self, "window", tuple(sorted(window)))
 
     @property
-    def checkpoints(self) -> tuple[int, ...]:
-        """The iteration counts scored, ascending: every ``every``-th and ``up_to``."""
+    def all_checkpoints(self) -> tuple[int, ...]:
+        """Every iteration count of the path, ascending: every ``every``-th and ``up_to``."""
         counts = list(range(self.every, self.up_to + 1, self.every))
         if counts[-1] != self.up_to:
             counts.append(self.up_to)
         return tuple(counts)
+
+    @property
+    def checkpoints(self) -> tuple[int, ...]:
+        """The iteration counts scored, ascending: the ``window``'s, or every one."""
+        return self.all_checkpoints if self.window is None else self.window
 
 
 def check_iterations(iterations: Any) -> Iterations | None:
@@ -179,7 +197,7 @@ def check_iterations(iterations: Any) -> Iterations | None:
     )
 
 
-_FIELDS = "param, up_to, every, patience, tol, method"
+_FIELDS = "param, up_to, every, patience, tol, method"  # window is parcv's own
 
 
 def _final_step(estimator: Any) -> Any:

@@ -243,8 +243,11 @@ def select_for(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> 
     put in their place (:func:`report_fit_failures` names them). When every
     candidate's mean score is NaN but some fit succeeded, the first candidate
     is selected, as scikit-learn's ``GridSearchCV`` does (its ``cv_results_``
-    show the NaN, and a ``UserWarning`` says so).
+    show the NaN, and a ``UserWarning`` says so). A plan of one candidate and
+    no inner fold (the refit of a winner a strategy chose) selects it.
     """
+    if len(plan.candidates) == 1 and not plan.inner_folds[outer]:
+        return 0
     scores = fold_scores(plan, records, outer, plan.scoring.refit)
     excluded = failed_everywhere(plan, records, outer)
     scores[excluded] = np.nan

@@ -72,6 +72,9 @@ class SearchContext:
         The refit metric: its mean test score (greater is better) decides.
     key : int or None, default=None
         The outer fold whose training rows it searches; None: all data.
+    cv : object, default=None
+        Its CV scheme as the user gave it (an int, a splitter), for the checks
+        a strategy makes of it.
     """
 
     candidates: tuple[dict[str, Any], ...]
@@ -82,6 +85,7 @@ class SearchContext:
     n_classes: int | None
     metric: str
     key: int | None = None
+    cv: Any = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,18 @@ class Part:
         without the iteration parameter); None: every checkpoint.
     label : str, default=""
         What to call the part in reports and messages, e.g. ``"bracket 2"``.
+    grows : str or None, default=None
+        The resource parameter (``n_estimators``) whose fits the next round may
+        continue by a warm start: the part keeps its fitted estimators (in
+        memory, never stored) when ``keep_fitted``, and a part with
+        ``continues`` grows them.
+    continues : tuple of int or None, default=None
+        Each candidate's fits continue those of row ``continues[j]`` of the
+        part of the round before with the same label, where that equals a fit
+        from scratch (:mod:`parcv.plan.shortcuts`); elsewhere they are fitted
+        from scratch, with the numbers of a plain fit either way.
+    keep_fitted : bool, default=False
+        See ``grows``.
     """
 
     candidates: tuple[dict[str, Any], ...]
@@ -116,6 +132,9 @@ class Part:
     resource: int | None = None
     window: tuple[int, ...] | None = None
     label: str = ""
+    grows: str | None = None
+    continues: tuple[int, ...] | None = None
+    keep_fitted: bool = False
 
     def __post_init__(self) -> None:
         if len(self.candidates) != len(self.ids):
@@ -254,7 +273,10 @@ class Strategy(Protocol):
     resume compares).
     """
 
-    name: str
+    @property
+    def name(self) -> str:
+        """What the strategy is called in messages and the store."""
+        ...
 
     def config(self) -> dict[str, Any]:
         """Return the strategy's settings as JSON-ready data."""

@@ -18,7 +18,7 @@ import sqlite3
 import struct
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -706,6 +706,10 @@ class Store:
                     (pid, round.search, round.round, round.part, round.plan, round.decision),
                 )
 
+    def key(self, unit: Unit, pid: int = 0) -> str:
+        """The content key of a unit of plan ``pid``."""
+        return self._plans[pid][1](unit)
+
     def _id(self, conn: sqlite3.Connection, table: str, value: Any) -> int:
         """The id of a label, worker or metric-name list, inserted when new (in a transaction)."""
         found = self._ids.get((table, value))
@@ -830,6 +834,14 @@ class Store:
         for file in files:
             (Path(f"{self.path}.models") / file).unlink(missing_ok=True)
         return cursor.rowcount
+
+    def set_meta(self, items: Mapping[str, str]) -> None:
+        """Add (or replace) entries of the meta table: what a run learnt as it went."""
+        if self.conn is None:
+            return
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", items.items())
 
     def record_model(self, ckey: str, file: str, sha256: str) -> None:
         """Record the saved model file of a unit with its digest."""

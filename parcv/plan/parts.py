@@ -1,0 +1,196 @@
+"""A strategy's rounds as plans: each part of a round, and the refit after a search.
+
+A search that runs in rounds (successive halving, early stopping, a sampler)
+starts from a *base plan*: the folds of every search (the inner folds of each
+outer fold, and of all data) and the options every round shares (scoring,
+error_score, racing, ...), with no units. Each part a strategy proposes is
+then an ordinary search plan of its own: its candidates on the search's folds
+(subsampled for a rows resource), built and checked by :func:`build_plan`.
+After a search, its winner is refitted by a plan of one candidate: on the
+outer fold's training rows and scored on its test rows (nested CV), or on all
+data (the model to ship). Those refits are units of the same kinds, with the
+same content keys, as the refits of a one-round nested CV: a store shares them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from parcv.plan.build import Plan, build_plan
+from parcv.plan.data import Dataset
+from parcv.plan.halving import subsample_folds
+from parcv.plan.iterations import Iterations, warm_start_param
+from parcv.plan.records import Key, Record
+from parcv.plan.shortcuts import exact_continuation
+from parcv.plan.space import Candidate
+
+__all__ = [
+    "PartBuilder",
+    "RoundOptions",
+    "base_plan",
+    "continued",
+    "refit_plan",
+    "search_rows",
+]
+
+
+@dataclass(frozen=True)
+class RoundOptions:
+    """What every part plan of a run shares: the search's options, as ``build_plan`` takes them.
+
+    Parameters
+    ----------
+    scoring : object
+        As :func:`parcv.search`'s ``scoring``.
+    refit : bool or str
+        The refit metric's name with several metrics (or True).
+    error_score : "raise" or float
+    return_train_score : bool
+    racing : Racing or None
+        Each part races its candidates over its folds.
+    iterations : Iterations or None
+        Each part scores its candidates as iteration paths (at its ``window``).
+    predictions : tuple of str
+        Test-fold outputs every fit keeps.
+    subsample_seed : int, RandomState or None, default=None
+        Seed of the subsamples of a rows resource (scikit-learn's halving
+        ``random_state``): an int draws every fold alike; a RandomState is
+        copied per search and consumed fold after fold, part after part.
+    """
+
+    scoring: Any
+    refit: Any
+    error_score: Any
+    return_train_score: bool
+    racing: Any = None
+    iterations: Iterations | None = None
+    predictions: Any = False
+    subsample_seed: Any = None
+
+
+def base_plan(
+    estimator: Any, space: Any, data: Dataset, *, inner: Any, outer: Any, options: RoundOptions
+) -> Plan:
+    """The plan of a run in rounds before its first round: every search's folds, no units.
+
+    Its candidates are the space's (none for a sampler's distributions); its
+    folds are those of the searches: ``inner_folds[None]`` (all data) and
+    ``inner_folds[o]`` per outer fold ``o``. It is what the store describes as
+    the run's plan (``parcv inspect``, the fingerprint) and what the workers
+    receive first.
+    """
+    plan = build_plan(
+        estimator, space, data, inner=inner, outer=outer, scoring=options.scoring,
+        refit=options.refit, error_score=options.error_score,
+        return_train_score=options.return_train_score, final=True, fast_cv=False,
+        predictions=options.predictions,
+    )  # fmt: skip
+    return replace(plan, units=(), refit_outers=(), final=False)
+
+
+def search_rows(base: Plan, key: int | None) -> int:
+    """Rows the search on outer fold ``key`` (None: all data) splits."""
+    return int(base.rows_of(key).size)
+
+
+@dataclass
+class PartBuilder:
+    """Builds the part plans of one search, in the order its rounds are proposed.
+
+    A RandomState subsample seed is copied per search (as scikit-learn's nested
+    idiom clones a search, and its ``random_state``, per outer fold) and then
+    consumed part after part, so every backend draws the same rows.
+    """
+
+    estimator: Any
+    data: Dataset
+    base: Plan
+    key: int | None
+    options: RoundOptions
+    _seed: Any = None
+
+    def __post_init__(self) -> None:
+        self._seed = copy.deepcopy(self.options.subsample_seed)
+
+    def build(
+        self,
+        candidates: tuple[dict[str, Any], ...],
+        *,
+        n_rows: int | None = None,
+        window: tuple[int, ...] | None = None,
+        starts: dict[Key, Any] | None = None,
+        keep_fitted: bool = False,
+    ) -> Plan:
+        """The plan of one part: ``candidates`` on this search's folds.
+
+        ``starts`` are fitted estimators its fits continue (see :func:`continued`);
+        ``keep_fitted`` keeps its own for the next part to continue.
+        """
+        folds = self.base.inner_folds[self.key]
+        if n_rows is None:
+            cv = [(f.train, f.test) for f in folds]
+        else:
+            cv = subsample_folds(folds, n_rows, search_rows(self.base, self.key), self._seed)
+        iterations = self.options.iterations
+        if iterations is not None:
+            iterations = replace(iterations, patience=None, window=window)
+        o = self.options
+        return build_plan(
+            self.estimator, [{k: [v] for k, v in c.items()} for c in candidates], self.data,
+            inner=cv, scoring=o.scoring, refit=o.refit, final=False,
+            error_score=o.error_score, return_train_score=o.return_train_score,
+            racing=o.racing, iterations=iterations, predictions=o.predictions,
+            fast_cv=False, starts=starts, keep_fitted=keep_fitted,
+        )  # fmt: skip
+
+
+def continued(
+    previous: Plan,
+    records: Mapping[Key, Record],
+    continues: Sequence[int],
+    resource: str,
+) -> dict[Key, Any]:
+    """The starts of a part whose row ``j`` continues row ``continues[j]`` of ``previous``.
+
+    Each kept fit of the previous part (its estimator, returned with
+    ``keep_fitted``) is copied and set to grow by a warm start; a fit read back
+    from a store has no estimator and starts from scratch, with the same
+    numbers. Only where the growth equals a fit from scratch: the row's
+    estimator must grow ``resource`` by a warm start (:func:`warm_start_param`)
+    and the shortcut table must say it is exact (:func:`exact_continuation`);
+    otherwise the row has no start.
+    """
+    starts: dict[Key, Any] = {}
+    n_folds = len(previous.inner_folds[None])
+    for new, old in enumerate(continues):
+        params = previous.candidates[old].params
+        warm = warm_start_param(previous.estimator, params, resource)
+        if warm is None or not exact_continuation(previous.estimator, params, resource):
+            continue
+        for i in range(n_folds):
+            record = records.get(("fit", None, i, int(old)))
+            if record is not None and record.estimator is not None:
+                model = copy.deepcopy(record.estimator)
+                model.set_params(**{warm: True})
+                starts[("fit", None, i, new)] = model
+    return starts
+
+
+def refit_plan(base: Plan, key: int | None, params: dict[str, Any]) -> Plan:
+    """The refit of a search's winner: on outer fold ``key``'s rows, or on all data (None).
+
+    One candidate and no inner CV: the plan selects it without fits, and its
+    ``refit`` (scored on the outer fold's test rows) or ``final`` unit is keyed
+    as a one-round nested CV's refit of the same candidate on the same rows.
+    """
+    candidates = (Candidate(0, dict(params)),)
+    if key is None:
+        return replace(base, candidates=candidates, outer_folds=(), inner_folds={None: ()},
+                       units=(), refit_outers=(), final=True, prefixes=(), iterations=None,
+                       paths=(), path_methods=())  # fmt: skip
+    return replace(base, candidates=candidates, inner_folds={key: ()}, units=(),
+                   refit_outers=(key,), final=False, prefixes=(), iterations=None, paths=(),
+                   path_methods=())  # fmt: skip

@@ -1,0 +1,403 @@
+"""Results of a search run in rounds: what a strategy reads of a part, and the whole result.
+
+Every part of a round is an ordinary search plan with its records; this module
+reads them two ways. :func:`finished_part` gives a strategy the scores it
+decides on (the same means ``cv_results_`` shows). :func:`make_rounds_result`
+joins the parts of a search as its strategy says: the rungs of successive
+halving into a :class:`~parcv.results.halving.HalvingResult`, Hyperband's
+brackets into a :class:`~parcv.results.halving.HyperbandResult`, or every
+part on the same folds (a sampler's trials, early stopping's windows) into one
+:class:`~parcv.results.objects.SearchResult`; a nested run adds the outer
+folds' refits. A run and ``parcv.load`` of its store call the same functions
+on the same parts, so they return equal results.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from parcv.plan.build import Plan
+from parcv.plan.iterations import Iterations, expand_paths
+from parcv.plan.records import Key, Record, Unit
+from parcv.plan.space import Candidate
+from parcv.results.aggregate import fold_scores, race_mask
+from parcv.results.assemble import make_search_result
+from parcv.results.halving import (
+    HyperbandResult,
+    NestedHalvingResult,
+    make_halving_result,
+    make_hyperband_result,
+    make_nested_halving_result,
+)
+from parcv.results.objects import CVResult, FinalModel, SearchResult
+from parcv.search.strategy import Choice, FinishedPart, FinishedRound, Part, Round
+
+__all__ = [
+    "PartRun",
+    "SearchRun",
+    "finished_part",
+    "finished_rounds",
+    "make_rounds_result",
+]
+
+
+@dataclass
+class PartRun:
+    """One part plan of a run, with its records (graph keys of the part's own plan).
+
+    ``round`` is -1 for the refit after a search (``part`` -1 too).
+    """
+
+    pid: int
+    key: int | None
+    round: int
+    part: int
+    plan: Plan
+    records: dict[Key, Record]
+    proposal: Part | None = None
+    decision: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SearchRun:
+    """Everything one search of a run did: its rounds' parts, its winner and its refit."""
+
+    key: int | None
+    parts: list[PartRun] = field(default_factory=list)
+    choice: Choice | None = None
+    refit: PartRun | None = None
+
+    def rounds(self) -> list[list[PartRun]]:
+        """The parts by round, in order."""
+        out: list[list[PartRun]] = []
+        for run in self.parts:
+            while len(out) <= run.round:
+                out.append([])
+            out[run.round].append(run)
+        return out
+
+
+def _row_ids(plan: Plan, part: Part) -> tuple[int, ...]:
+    """Each candidate row's id: its path's point for an iteration path, else its own."""
+    if not plan.paths:
+        return part.ids
+    ids = [0] * len(plan.candidates)
+    for p, path in enumerate(plan.paths):
+        for c in path:
+            ids[c] = part.ids[p]
+    return tuple(ids)
+
+
+def _quiet_search(plan: Plan, records: Mapping[Key, Record]) -> SearchResult:
+    """The part's SearchResult, its warnings left to the whole result (said once)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return make_search_result(plan, records)
+
+
+def finished_part(part: Part, plan: Plan, records: Mapping[Key, Record]) -> FinishedPart:
+    """What a strategy reads of a part once every record of it is in.
+
+    Parameters
+    ----------
+    part : Part
+        The part as the strategy proposed it.
+    plan : Plan
+        Its plan.
+    records : mapping of key to Record
+        Its records.
+
+    Returns
+    -------
+    FinishedPart
+        The refit metric's fold scores (NaN where a race never ran a fold) and
+        the means ``cv_results_`` shows.
+    """
+    result = _quiet_search(plan, records)
+    metric = plan.scoring.refit
+    suffix = plan.scoring.suffix(metric)
+    means = np.asarray(result.cv_results_[f"mean_test_{suffix}"], dtype=np.float64)
+    raced = result.cv_results_.get("race_eliminated_after")
+    dropped = np.zeros(len(means), dtype=bool) if raced is None else np.asarray(raced) >= 0
+    return FinishedPart(
+        part=part,
+        params=tuple(dict(c.params) for c in plan.candidates),
+        ids=_row_ids(plan, part),
+        scores=fold_scores(plan, records, None, metric),
+        means=means,
+        dropped=dropped,
+    )
+
+
+def finished_rounds(search: SearchRun) -> list[FinishedRound]:
+    """The finished rounds of a search, as its proposer read them."""
+    out = []
+    for parts in search.rounds():
+        proposals = tuple(r.proposal for r in parts)
+        if any(p is None for p in proposals):
+            raise ValueError("a part run without its proposal cannot be read as a round")
+        round_ = Round(proposals, dict(parts[0].decision))  # type: ignore[arg-type]
+        done = tuple(finished_part(r.proposal, r.plan, r.records) for r in parts)  # type: ignore[arg-type]
+        out.append(FinishedRound(round_, done))
+    return out
+
+
+def _final_model(search: SearchRun) -> FinalModel | None:
+    """The search's refitted winner (with ``refit``), as a result's final model."""
+    refit = search.refit
+    if refit is None or search.key is not None:
+        return None
+    final = refit.records.get(("final",))
+    if final is None:
+        return None
+    if isinstance(final.estimator, FinalModel):
+        return final.estimator
+    return FinalModel(estimator=final.estimator, reason="")
+
+
+def _with_final(result: SearchResult, search: SearchRun) -> SearchResult:
+    model = _final_model(search)
+    return result if model is None else replace(result, final_model=model)
+
+
+def _part_result(run: PartRun) -> SearchResult:
+    return _quiet_search(run.plan, run.records)
+
+
+def _halving(search: SearchRun, parts: Sequence[PartRun], config: Mapping[str, Any]) -> Any:
+    """The rungs of one halving search (or one Hyperband bracket) as a HalvingResult."""
+    from parcv.plan.halving import HalvingSchedule
+
+    rungs = [_part_result(r) for r in parts]
+    decision = parts[0].decision
+    label = parts[0].proposal.label if parts[0].proposal is not None else ""
+    first = dict(decision.get("schedules", {}).get(label) or decision.get("schedule", {}))
+    schedule = HalvingSchedule(
+        n_resources=tuple(int(r.proposal.resource or 0) for r in parts),  # type: ignore[union-attr]
+        n_candidates=tuple(len(r.plan.candidates) for r in parts),
+        min_resources=int(first.get("min_resources", 0)),
+        max_resources=int(first.get("max_resources", 0)),
+        n_required_iterations=int(first.get("n_required_iterations", len(parts))),
+        n_possible_iterations=int(first.get("n_possible_iterations", len(parts))),
+        n_remaining_candidates=int(first.get("n_remaining_candidates", 0)),
+    )
+    joined = make_halving_result(rungs, schedule, str(config.get("resource", "n_samples")))
+    planned = first.get("n_iterations")
+    if planned is not None:
+        joined = replace(joined, n_iterations_=int(planned))
+    return joined
+
+
+def _brackets(search: SearchRun) -> dict[str, list[PartRun]]:
+    """The parts of a Hyperband search by bracket (their label), in round order."""
+    out: dict[str, list[PartRun]] = {}
+    for run in search.parts:
+        out.setdefault(run.proposal.label if run.proposal else "", []).append(run)
+    return out
+
+
+def _search_result(search: SearchRun, config: Mapping[str, Any], base: Plan) -> SearchResult:
+    """One search's result, joined as its strategy says (``config["joins"]``)."""
+    joins = config.get("joins", "table")
+    choice = search.choice
+    if choice is None:
+        raise ValueError("a search without a winner cannot make a result")
+    if joins == "rungs":
+        result: SearchResult = _halving(search, search.parts, config)
+        last = search.parts[-1]
+        offset = sum(len(r.plan.candidates) for r in search.parts[:-1])
+        result = _best(result, offset + choice.row, _part_result(last))
+    elif joins == "brackets":
+        result = _hyperband(search, config, choice)
+    else:
+        result = _table(search, base, config, choice)
+    return _with_final(result, search)
+
+
+def _best(result: Any, best: int, chosen: SearchResult) -> Any:
+    """``result`` with ``best`` (a row of its ``cv_results_``) as the winner."""
+    params = result.cv_results_["params"]
+    metric = chosen.refit_metric
+    suffix = metric if chosen.multimetric else "score"
+    return replace(
+        result,
+        best_index_=best,
+        best_params_=dict(params[best]),
+        best_score_=float(result.cv_results_[f"mean_test_{suffix}"][best]),
+    )
+
+
+def _hyperband(search: SearchRun, config: Mapping[str, Any], choice: Choice) -> HyperbandResult:
+    by_bracket = _brackets(search)
+    brackets = [_halving(search, parts, config) for parts in by_bracket.values()]
+    ids = [int(parts[0].proposal.label.rsplit(" ", 1)[-1]) for parts in by_bracket.values()]  # type: ignore[union-attr]
+    result = make_hyperband_result(brackets, ids, int(config.get("max_resources", 0)))
+    chosen_run = search.rounds()[choice.round][choice.part]
+    label = chosen_run.proposal.label  # type: ignore[union-attr]
+    b = list(by_bracket).index(label)
+    rung = by_bracket[label].index(chosen_run)
+    offset = sum(len(x.candidates) for x in brackets[:b])
+    offset += sum(len(r.plan.candidates) for r in by_bracket[label][:rung])
+    joined: HyperbandResult = _best(replace(result, best_bracket_=ids[b]), offset + choice.row,
+                                    brackets[b])  # fmt: skip
+    return joined
+
+
+def _table(
+    search: SearchRun, base: Plan, config: Mapping[str, Any], choice: Choice
+) -> SearchResult:
+    """Every part of a search on the same folds, as one search over all their rows.
+
+    Early stopping's windows fill the (point, checkpoint) rows of the full path
+    (checkpoints never run read as NaN, as a path that stopped); a sampler's
+    trials are rows in the order they were asked. A fold a part's race dropped
+    is left out, as that part's own result leaves it out.
+    """
+    first = search.parts[0].plan
+    iterations = _iterations_of(config)
+    rows: list[dict[str, Any]] = []
+    index: dict[tuple[int, Any], int] = {}
+    paths: tuple[tuple[int, ...], ...] = ()
+    if iterations is not None and base.candidates:
+        cands, paths = expand_paths(base.candidates, iterations)
+        rows = [dict(c.params) for c in cands]
+        for p, path in enumerate(paths):
+            for c in path:
+                index[(p, cands[c].params[iterations.param])] = c
+    records: dict[Key, Record] = {}
+    where: dict[tuple[int, int], int] = {}  # (part number, its row): row of the table
+    for n, run in enumerate(search.parts):
+        ids = _row_ids(run.plan, run.proposal)  # type: ignore[arg-type]
+        for c, candidate in enumerate(run.plan.candidates):
+            if iterations is not None and paths:
+                row = index[(ids[c], candidate.params[iterations.param])]
+            else:
+                row = len(rows)
+                rows.append(dict(candidate.params))
+            where[(n, c)] = row
+        ran = race_mask(run.plan, run.records, None)
+        for record in run.records.values():
+            unit = record.unit
+            if unit.kind != "fit" or unit.inner is None:
+                continue
+            if ran is not None and not ran[unit.candidate, unit.inner]:
+                continue
+            row = where[(n, unit.candidate)]
+            new = Unit("fit", None, unit.inner, row)
+            records[new.key] = replace(record, unit=new)
+    view = replace(
+        first,
+        candidates=tuple(Candidate(i, p) for i, p in enumerate(rows)),
+        units=tuple(Unit("fit", None, i, c) for c in range(len(rows))
+                    for i in range(len(first.inner_folds[None]))),
+        racing=None,
+        iterations=iterations if paths else None,
+        paths=paths,
+        path_methods=first.path_methods[:1] * len(paths) if paths else (),
+        prefixes=(),
+    )  # fmt: skip
+    result = _quiet_search(view, _after_stops(view, records))
+    best = where[(_part_number(search, choice), choice.row)]
+    result = _best(result, best, result)
+    assert isinstance(result, SearchResult)
+    rounds = np.full(len(rows), -1, dtype=np.int64)
+    for (n, _), row in where.items():
+        rounds[row] = search.parts[n].round
+    cv_results = {"round": rounds, **result.cv_results_}
+    return replace(result, cv_results_=cv_results)
+
+
+def _iterations_of(config: Mapping[str, Any]) -> Iterations | None:
+    """The iteration path of an early-stopping strategy, from its ``config()``."""
+    if "param" not in config or "up_to" not in config:
+        return None
+    return Iterations(config["param"], config["up_to"], config.get("every", 1),
+                      config.get("patience"), config.get("tol", 0.0),
+                      config.get("method", "auto"))  # fmt: skip
+
+
+def _after_stops(view: Plan, records: dict[Key, Record]) -> dict[Key, Record]:
+    """The records without the checkpoints after each path's stop (a round scores a window).
+
+    A round fits each path to its window's last count; the checkpoints after the
+    stop it finds are left out, as a path grown in step stops scoring there.
+    """
+    if view.iterations is None or view.iterations.patience is None:
+        return records
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = make_search_result(view, records).cv_results_
+    stopped = np.asarray(results["path_stopped"], dtype=bool)
+    return {k: r for k, r in records.items() if not stopped[r.unit.candidate]}
+
+
+def _part_number(search: SearchRun, choice: Choice) -> int:
+    """The place among ``search.parts`` of the part a choice names."""
+    for n, run in enumerate(search.parts):
+        if run.round == choice.round and run.part == choice.part:
+            return n
+    raise ValueError(f"no part {choice.part} in round {choice.round} of the search")
+
+
+def _outer_cv(search: SearchRun, base: Plan) -> CVResult:
+    """The refit of an outer fold's winner, as the CVResult of one split (its outer score)."""
+    from parcv.results.assemble import make_cv_result
+
+    refit = search.refit
+    if refit is None or search.key is None:
+        raise ValueError("an outer fold's search has no refit")
+    record = refit.records[("refit", search.key)]
+    unit = Unit("fit", None, 0, 0)
+    fold = base.outer_folds[search.key]
+    view = replace(
+        base,
+        candidates=refit.plan.candidates,
+        outer_folds=(),
+        inner_folds={None: (fold,)},
+        units=(unit,),
+        refit_outers=(),
+        final=False,
+        racing=None,
+        iterations=None,
+        paths=(),
+        path_methods=(),
+        prefixes=(),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return make_cv_result(view, {unit.key: replace(record, unit=unit)})
+
+
+def make_rounds_result(
+    kind: str, base: Plan, searches: Sequence[SearchRun], config: Mapping[str, Any]
+) -> SearchResult | NestedHalvingResult:
+    """The result of a run in rounds, from its searches' parts and refits.
+
+    Parameters
+    ----------
+    kind : {"search", "nested_cv"}
+    base : Plan
+        The run's base plan (its folds and options; see :mod:`parcv.plan.parts`).
+    searches : sequence of SearchRun
+        Each outer fold's search (nested CV) and the search on all data.
+    config : mapping
+        The strategy's ``config()``: how its parts join (``"joins"``) and the
+        options that shape the result (the resource, Hyperband's largest one).
+
+    Returns
+    -------
+    SearchResult, HalvingResult, HyperbandResult or NestedHalvingResult
+    """
+    by_key = {s.key: s for s in searches}
+    if kind == "search":
+        return _search_result(by_key[None], config, base)
+    outer = sorted(k for k in by_key if k is not None)
+    inner = [_search_result(by_key[o], config, base) for o in outer]
+    scored = [_outer_cv(by_key[o], base) for o in outer]
+    final = None if None not in by_key else _search_result(by_key[None], config, base)
+    return make_nested_halving_result(inner, scored, final)
