@@ -864,7 +864,7 @@ def load(
     meta = read_meta(path)
     if "strategy" in meta and meta.get("kind") in ("search", "nested_cv"):
         base, searches, config = load_rounds(path, meta, load_models=load_models)
-        return make_rounds_result(meta["kind"], base, searches, config)  # type: ignore[return-value]
+        return make_rounds_result(meta["kind"], base, searches, config)
     kind, plan, records = load_run(store, load_models=load_models and not partial,
                                    partial=partial)  # fmt: skip
     missing = missing_keys(plan, records) if partial else []

@@ -91,6 +91,29 @@ def _store_text(store: Path, plan: Any, job: Any) -> str:
     )
 
 
+def _rounds_lines(job: Any) -> tuple[list[str], str] | None:
+    """The rounds of a search in rounds, per search, and its units line (None: one round)."""
+    schedules = job.schedules()
+    if schedules is None:
+        return None
+    strategy = job.strategy()
+    exact = all(s.exact for s in schedules.values())
+    lines = [f"strategy   {strategy.name}: {'its rounds, exactly' if exact else 'a bound'}"]
+    for key, schedule in schedules.items():
+        where = "all data" if key is None else f"outer fold {key}"
+        for r in schedule.rounds:
+            lines.append(f"rounds     {where}: {r.text}")
+    n_fit = sum(s.n_units for s in schedules.values())
+    n_refit = len(schedules) - int(None in schedules and job.options.get("refit") is False)
+    total = n_fit + n_refit
+    units = (
+        f"units      {n_fit} fits + {n_refit} refit(s) = {total}"
+        if exact
+        else f"units      at most {n_fit} fits + {n_refit} refit(s) = {total}"
+    )
+    return lines, units
+
+
 def plan_text(spec: Any, out: Path, probe: bool) -> str:
     """What ``parcv inspect`` prints: the plan of a spec, its work and its store."""
     from parcv.cli.sweep import build_job
@@ -98,6 +121,7 @@ def plan_text(spec: Any, out: Path, probe: bool) -> str:
     job = build_job(spec)
     plan = job.plan()
     n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
+    rounds = _rounds_lines(job)
     labels = [c.label for c in plan.candidates]
     shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
     rows = sum(len(plan.fold_of(u).train) for u in plan.units)
@@ -110,7 +134,10 @@ def plan_text(spec: Any, out: Path, probe: bool) -> str:
             f"candidates {len(labels)}: {shown}",
             f"folds      {_folds_text(plan)}",
             *_criteria_lines(plan),
-            f"units      {n_fit} fits + {n_refit} refit(s) = {plan.n_units}",
+            *([] if rounds is None else rounds[0]),
+            f"units      {n_fit} fits + {n_refit} refit(s) = {plan.n_units}"
+            if rounds is None
+            else rounds[1],
             f"work       {rows:,} training rows over all fits ({rows // max(n_fit, 1):,} per fit)",
             *_work_lines(spec, job, plan, probe),
             f"store      {store}: {_store_text(store, plan, job)}",

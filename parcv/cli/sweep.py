@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -32,13 +33,17 @@ from parcv.cli.data_sources import LoadedData, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.engine.options import RunOptions
+from parcv.engine.rounds import plan_rounds
 from parcv.engine.session import count_stored, pending_refits, reuse_message, units_message
 from parcv.errors import BackendError, RunInterrupted
 from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
+from parcv.results.halving import NestedHalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.search.check import check_strategy
+from parcv.search.strategy import Schedule, Strategy
 from parcv.store.sqlite import (
     ReusedCounts,
     collector_paused,
@@ -59,7 +64,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Result = CVResult | SearchResult | NestedResult
+Result = CVResult | SearchResult | NestedResult | NestedHalvingResult
 STORE = "store.sqlite"
 # The command that resumes a run, kept in its directory for the report of an unfinished run.
 RESUME_COMMAND = "resume-command.txt"
@@ -118,6 +123,31 @@ class Job:
             **common,
         )
 
+    def strategy(self) -> Strategy | None:
+        """The strategy of a search in rounds (halving, Hyperband, early stopping), or None."""
+        o = self.options
+        if self.spec.mode == "cross_validate":
+            return None
+        return check_strategy(o.get("strategy"), halving=o.get("halving"),
+                              iterations=o.get("iterations"))  # fmt: skip
+
+    def schedules(self) -> dict[int | None, Schedule] | None:
+        """Each search's rounds before anything runs (None: one round, see :meth:`plan`).
+
+        Exact for a fixed strategy (halving, Hyperband), a bound for an adaptive one.
+        """
+        strategy = self.strategy()
+        if strategy is None:
+            return None
+        o, data = self.options, check_dataset(self.data.X, self.data.y, self.data.groups)
+        kind = "search" if self.spec.mode == "search" else "nested_cv"
+        options = {"refit": o.get("refit", True), "scoring": o.get("scoring"),
+                   "error_score": o.get("error_score", math.nan),
+                   "return_train_score": o.get("return_train_score", False),
+                   "racing": o.get("racing"), "cv": o["cv"], "outer": o.get("outer")}  # fmt: skip
+        _, contexts = plan_rounds(kind, self.estimator, self.space, data, strategy, options)
+        return {k: strategy.schedule(c) for k, c in contexts.items()}
+
     def run(self, options: RunOptions) -> Result:
         """Run the API call of the spec's mode as ``options`` say (backend, store, ...)."""
         o, d = dict(self.options), self.data
@@ -140,11 +170,8 @@ class Job:
         if self.spec.mode == "search":
             return search(self.estimator, self.space, d.X, d.y, cv=o["cv"],
                           halving=o.get("halving"), **kwargs)  # fmt: skip
-        nested = nested_cv(
-            self.estimator, self.space, d.X, d.y, outer=o["outer"], inner=o["cv"], **kwargs
-        )
-        assert isinstance(nested, NestedResult)  # a spec refuses halving in nested CV
-        return nested
+        return nested_cv(self.estimator, self.space, d.X, d.y, outer=o["outer"], inner=o["cv"],
+                         halving=o.get("halving"), **kwargs)  # fmt: skip
 
 
 def build_job(spec: Spec) -> Job:
@@ -193,10 +220,6 @@ def _build_job(spec: Spec) -> Job:
         options["halving"] = build_halving(spec.table("search"), seed) or build_hyperband(
             spec.table("search")
         )
-        if options["halving"] is not None and spec.mode != "search":
-            key = "halving" if "halving" in spec.table("search") else "hyperband"
-            raise SpecError(f"search.{key}", spec.table("search")[key],
-                            f"{key} in mode 'search' only (not yet in nested CV)")  # fmt: skip
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")

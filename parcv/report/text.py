@@ -235,21 +235,46 @@ def _intervals(result: CVResult) -> list[str]:
     return [f"Error of the model (loss scale, {level} intervals):", "", *rows, "", why, tail, ""]
 
 
+def _where(search: SearchResult) -> tuple[str, list[str]] | None:
+    """The column that says where a row was scored, for a search in rounds (None: one round).
+
+    A candidate appears once per rung it reached (halving), per bracket
+    (Hyperband) or per round: the column tells the rows apart.
+    """
+    results = search.cv_results_
+    if "iter" in results and "n_resources" in results:
+        brackets = results.get("bracket")
+        cells = [
+            ("" if brackets is None else f"bracket {brackets[r]}, ")
+            + f"rung {results['iter'][r]} ({results['n_resources'][r]})"
+            for r in range(len(search.candidates))
+        ]
+        return "scored in (resource)", cells
+    if "round" in results:
+        return "round", [str(r) for r in results["round"]]
+    return None
+
+
 def _ranking(search: SearchResult, rest: str, limit: int = 15) -> list[str]:
     metric = search.refit_metric
     suffix = metric if search.multimetric else "score"
     ranks = search.cv_results_[f"rank_test_{suffix}"]
     order = sorted(range(len(search.candidates)), key=lambda c: (ranks[c], c))
     one = search.n_splits_ == 1  # one validation split: a score per candidate, no se
+    where = _where(search)
     head = f"| rank | {metric} |" if one else f"| rank | {metric} mean | ± se |"
-    lines = [f"{head} candidate |", "| ---: | ---: |" + ("" if one else " ---: |") + " --- |"]
+    head += "" if where is None else f" {where[0]} |"
+    lines = [f"{head} candidate |", "| ---: | ---: |" + ("" if one else " ---: |")
+             + ("" if where is None else " --- |") + " --- |"]  # fmt: skip
     for c in order[:limit]:
         s = search.summaries[metric][c]
         mark = " **(selected)**" if c == search.best_index_ else ""
         score = num(s.mean) if one else f"{num(s.mean)} | {small(s.se)}"
-        lines.append(f"| {ranks[c]} | {score} | {search.candidates[c].label}{mark} |")
+        at = "" if where is None else f" {where[1][c]} |"
+        lines.append(f"| {ranks[c]} | {score} |{at} {search.candidates[c].label}{mark} |")
     if len(order) > limit:
         gap = "| | |" if one else "| | | |"
+        gap += "" if where is None else " |"
         lines.append(f"{gap} ... {len(order) - limit} more {rest} |")
     return lines
 

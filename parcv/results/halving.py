@@ -8,14 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from parcv.plan.halving import HalvingSchedule
 from parcv.plan.space import Candidate
 from parcv.results.aggregate import FailureSummary, param_columns
-from parcv.results.export import Exportable
-from parcv.results.objects import CVResult, SearchResult
-from parcv.results.summary import ScoreSummary, rank_means, summarize_scores
+from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.results.summary import rank_means, selection_stability, summarize_scores
 
 __all__ = [
     "HalvingResult",
@@ -351,15 +349,18 @@ def make_hyperband_result(
 
 
 @dataclass(frozen=True, repr=False)
-class NestedHalvingResult(Exportable):
-    """Nested CV of a halving search: the estimate of the whole procedure, and the model.
+class NestedHalvingResult(NestedResult):
+    """Nested CV of a search in rounds (halving, Hyperband, a sampler): a :class:`NestedResult`.
 
-    For each outer fold, a halving search on the outer-train rows chose
-    ``chosen_params[o]`` (``inner[o]``), which was fitted on those rows and
-    scored on the outer-test rows (``outer[o]``, one unit each);
-    ``outer_scores`` holds those scores per metric and ``estimate`` their
-    summary. ``final`` is the halving search on all data (with ``refit``):
-    the model to ship.
+    For each outer fold, the search (its strategy's rounds) on the outer-train
+    rows chose ``chosen_params[o]`` (``inner[o]``, the whole search's result),
+    which was fitted on those rows and scored on the outer-test rows
+    (``outer[o]``, one unit each); ``outer_scores`` holds those scores per
+    metric, ``estimate`` their summary, and the comparisons and report read it
+    as any nested CV's. The outer folds' searches have no common table of
+    candidates: ``chosen[o]`` numbers the distinct winners (``stability``'s
+    candidates), and ``inner[o].best_index_`` is the winner's row in its own
+    search. ``final`` is the search on all data (with ``refit``): the model to ship.
 
     Examples
     --------
@@ -373,53 +374,33 @@ class NestedHalvingResult(Exportable):
     ((3,), {'alpha': 0.01})
     """
 
-    outer_scores: dict[str, NDArray[np.float64]]
-    estimate: dict[str, ScoreSummary]
-    chosen_params: list[dict[str, Any]]
-    inner: tuple[SearchResult, ...] = field(repr=False)
-    outer: tuple[CVResult, ...] = field(repr=False)
-    final: SearchResult | None
-    refit_metric: str
-
-    def __repr__(self) -> str:
-        return self.to_text()
-
-    def to_text(self) -> str:
-        """A few lines: the estimate per metric and each outer fold's choice."""
-        lines = [f"nested CV of a halving search: {len(self.outer)} outer folds"]
-        for name, summary in self.estimate.items():
-            lines.append(f"  {name}: {summary.mean:.6g} ± {summary.se:.3g} (se)")
-        for o, params in enumerate(self.chosen_params):
-            lines.append(f"  outer fold {o}: {params}")
-        return "\n".join(lines)
+    inner: tuple[SearchResult, ...] = field(default=(), repr=False)
+    outer: tuple[CVResult, ...] = field(default=(), repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary: outer scores, estimate, choices and the final search."""
-        return {
-            "kind": "nested_halving",
-            "outer_scores": self.outer_scores,
-            "estimate": self.estimate,
-            "chosen_params": self.chosen_params,
-            "refit_metric": self.refit_metric,
-            "final": None if self.final is None else self.final.to_dict(),
-        }
+        """JSON-ready summary: the nested CV's, with each outer fold's search."""
+        return {**super().to_dict(), "kind": "nested_halving",
+                "inner": [r.to_dict() for r in self.inner]}  # fmt: skip
 
 
 def make_nested_halving_result(
     inner: Sequence[SearchResult],
     outer: Sequence[CVResult],
     final: SearchResult | None,
+    outer_folds_digest: str = "",
 ) -> NestedHalvingResult:
-    """Join each outer fold's halving search and outer score into one result.
+    """Join each outer fold's search in rounds and outer score into one result.
 
     Parameters
     ----------
-    inner : sequence of HalvingResult or HyperbandResult
-        The search on each outer-train part.
+    inner : sequence of SearchResult
+        The search on each outer-train part (a HalvingResult, HyperbandResult ...).
     outer : sequence of CVResult
         The chosen candidate fitted on each outer-train part, scored on its test part.
-    final : HalvingResult, HyperbandResult or None
+    final : SearchResult or None
         The search on all data.
+    outer_folds_digest : str, default=""
+        Token of the outer folds (two results are compared fold by fold only when equal).
 
     Returns
     -------
@@ -427,12 +408,24 @@ def make_nested_halving_result(
     """
     names = [k.removeprefix("test_") for k in outer[0].scores if k.startswith("test_")]
     scores = {name: np.array([float(r.scores["test_" + name][0]) for r in outer]) for name in names}
+    parts = [*inner, *([] if final is None else [final])]
+    records = [r for part in parts for r in part.records] + [r for o in outer for r in o.records]
+    labels = [r.candidates[r.best_index_].label for r in inner]
+    distinct = list(dict.fromkeys(labels))  # one candidate however many folds chose it
+    chosen = [distinct.index(x) for x in labels]
     return NestedHalvingResult(
         outer_scores=scores,
         estimate={name: summarize_scores(values) for name, values in scores.items()},
+        chosen=chosen,
         chosen_params=[dict(r.best_params_) for r in inner],
-        inner=tuple(inner),
-        outer=tuple(outer),
+        stability=selection_stability(chosen, distinct),
+        inner_cv_results=[r.cv_results_ for r in inner],
         final=final,
         refit_metric=inner[0].refit_metric,
+        records=records,
+        failures=_joined_failures(parts),
+        warning_counts=_joined_warnings(parts),
+        outer_folds_digest=outer_folds_digest,
+        inner=tuple(inner),
+        outer=tuple(outer),
     )

@@ -25,6 +25,7 @@ from parcv.plan.build import Plan
 from parcv.plan.iterations import Iterations, expand_paths
 from parcv.plan.records import Key, Record, Unit
 from parcv.plan.space import Candidate
+from parcv.plan.tokens import token_hex
 from parcv.results.aggregate import fold_scores, race_mask
 from parcv.results.assemble import make_search_result
 from parcv.results.halving import (
@@ -400,4 +401,5 @@ def make_rounds_result(
     inner = [_search_result(by_key[o], config, base) for o in outer]
     scored = [_outer_cv(by_key[o], base) for o in outer]
     final = None if None not in by_key else _search_result(by_key[None], config, base)
-    return make_nested_halving_result(inner, scored, final)
+    digest = token_hex([(fold.train, fold.test) for fold in base.outer_folds])
+    return make_nested_halving_result(inner, scored, final, digest)
