@@ -64,7 +64,14 @@ from parcv.search.strategy import (
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
 
-__all__ = ["SAMPLERS", "OptunaSpace", "Sampler", "check_optuna_space", "import_optuna"]
+__all__ = [
+    "SAMPLERS",
+    "OptunaSpace",
+    "Sampler",
+    "check_optuna_space",
+    "import_optuna",
+    "rebuild_study",
+]
 
 #: The samplers a name gives (``Sampler("tpe", ...)``, ``kind = "tpe"`` in a spec).
 SAMPLERS: dict[str, str] = {
@@ -327,6 +334,55 @@ def check_optuna_space(space: Any) -> OptunaSpace:
         if values is not None:
             choices[name] = values
     return OptunaSpace(distributions, choices)
+
+
+def rebuild_study(params: Sequence[Mapping[str, Any]], values: Any, *, space: Any) -> Any:
+    """Rebuild an Optuna study from a search's trials, for Optuna's tools (importance, plots).
+
+    Parameters
+    ----------
+    params : list of dict
+        Each trial's parameters; keys outside ``space`` (an iteration count
+        an iteration path added) are left out.
+    values : array-like of shape (n_trials,)
+        Each trial's mean test score; a NaN trial is added as failed.
+    space : dict
+        The space the trials were drawn from (see :func:`check_optuna_space`).
+
+    Returns
+    -------
+    optuna.Study
+        In memory, maximized, one finished trial per row, in order.
+
+    Examples
+    --------
+    >>> study = rebuild_study([{"a": 1}, {"a": 2}, {"a": 3}], [0.5, 0.7, float("nan")],
+    ...                       space={"a": [1, 2, 3]})
+    >>> study.best_trial.params, [t.state.name for t in study.trials]
+    ({'a': 2}, ['COMPLETE', 'COMPLETE', 'FAIL'])
+    """
+    optuna = import_optuna()
+    converted = check_optuna_space(space)
+    distributions = dict(converted.distributions)
+    scores = np.asarray(values, dtype=np.float64)
+    if scores.shape != (len(params),):
+        raise ValueError(
+            f"values must hold one mean score per trial; got shape {scores.shape} for "
+            f"{len(params)} trials. Pass the trials' params and their mean scores, in order."
+        )
+    State = optuna.trial.TrialState
+    trials = [
+        optuna.trial.create_trial(
+            params=converted.encode(p),
+            distributions=distributions,
+            value=float(v) if np.isfinite(v) else None,
+            state=State.COMPLETE if np.isfinite(v) else State.FAIL,
+        )
+        for p, v in zip(params, scores, strict=True)
+    ]
+    study = _new_study(optuna, optuna.samplers.RandomSampler(seed=0))
+    study.add_trials(trials)
+    return study
 
 
 # ---------------------------------------------------------------- the strategy

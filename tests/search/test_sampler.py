@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 import sys
 import warnings
 from typing import Any, cast
@@ -427,3 +428,14 @@ def test_parts_need_one_id_per_candidate():
     # The seam's own guard: a proposal's ids are its trial numbers.
     with pytest.raises(ValueError, match="one id per candidate"):
         Part(({"a": 1},), (0, 1))
+
+
+def test_importing_the_search_wing_leaves_the_search_function_in_place():
+    # parcv/search/ (the wing) and parcv.search (the function) share a name: loading the
+    # wing's package for the first time after `import parcv` would rebind parcv.search to it.
+    code = (
+        "import parcv, parcv.report.plots\n"
+        "from parcv.search.sampler import Sampler\n"
+        "assert callable(parcv.search), parcv.search\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
