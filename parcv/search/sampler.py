@@ -89,6 +89,9 @@ _NEEDS: dict[str, tuple[str, str]] = {
     "CmaEsSampler": ("cmaes", "pip install 'parcv[optuna]' (or pip install cmaes)"),
 }
 
+# Samplers that call study.stop() when exhausted: Optuna refuses it outside study.optimize.
+_REFUSED = frozenset({"GridSampler", "BruteForceSampler"})
+
 
 def import_optuna() -> ModuleType:
     """Import Optuna, or say how to install it.
@@ -421,15 +424,23 @@ def _sampler_class(optuna: ModuleType, kind: str) -> type:
 
 
 def _check_count(name: str, value: Any, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= 1; got {value!r}. {what}")
+    if value < 1:
         raise ValueError(f"{name} must be an int >= 1; got {value!r}. {what}")
 
 
-def _draws_alike(optuna: ModuleType, sampler: Any) -> bool:
-    """Whether two copies of the sampler draw the same first trial (False: unseeded)."""
-    space = {"x": optuna.distributions.FloatDistribution(0.0, 1.0)}
-    draws = [_new_study(optuna, copy.deepcopy(sampler)).ask(space).params["x"] for _ in range(2)]
-    return bool(draws[0] == draws[1])
+def _check_seeded(optuna: ModuleType, sampler: Any, space: OptunaSpace) -> None:
+    """Refuse a sampler whose copies draw different first trials (an unseeded random state)."""
+    distributions = dict(space.distributions)
+    draws = [_new_study(optuna, copy.deepcopy(sampler)).ask(distributions).params for _ in "ab"]
+    if draws[0] != draws[1]:
+        name = type(sampler).__name__
+        raise ValueError(
+            f"sampler={name}() draws from an unseeded random state: its trials would change "
+            "from run to run and a resume could not replay them. Seed it: "
+            f"{name}(seed=0), or pass the name with a seed: Sampler('tpe', ..., seed=0)."
+        )
 
 
 @dataclass(frozen=True)
@@ -510,16 +521,25 @@ class Sampler:
         _check_count("n_trials", self.n_trials, "Ask for at least one trial.")
         _check_count("batch", self.batch, "Ask at least one trial per round (1: sequential).")
         if self.seed is not None and (
-            isinstance(self.seed, bool)
-            or not isinstance(self.seed, (int, np.integer))
-            or not 0 <= self.seed < 2**32
+            isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer))
         ):
+            raise TypeError(
+                f"seed must be an int in [0, 2**32) or None; got {self.seed!r}. "
+                "Pass e.g. seed=0, or None to draw it from the run's seed."
+            )
+        if self.seed is not None and not 0 <= self.seed < 2**32:
             raise ValueError(
                 f"seed must be an int in [0, 2**32) or None; got {self.seed!r}. "
                 "Pass e.g. seed=0, or None to draw it from the run's seed."
             )
         if isinstance(self.sampler, str):
             object.__setattr__(self, "_prototype", self._built(optuna, self.seed or 0))
+        elif type(self.sampler).__name__ in _REFUSED:
+            raise TypeError(
+                f"sampler={type(self.sampler).__name__} stops its study once its points run out, "
+                "which Optuna allows only inside study.optimize, not through ask and tell. "
+                "Search a grid with parcv.search(estimator, grid, ...): every point in one round."
+            )
         elif isinstance(self.sampler, optuna.samplers.BaseSampler):
             self._check_instance(optuna)
             object.__setattr__(self, "_prototype", copy.deepcopy(self.sampler))
@@ -542,13 +562,6 @@ class Sampler:
                 f"seed and options configure a sampler given by name; got seed={self.seed!r}, "
                 f"options={self.options!r} with the instance {type(self.sampler).__name__}. "
                 f"Give them to its constructor instead: {type(self.sampler).__name__}(seed=0, ...)."
-            )
-        if not _draws_alike(optuna, self.sampler):
-            name = type(self.sampler).__name__
-            raise ValueError(
-                f"sampler={name}() draws from an unseeded random state: its trials would change "
-                "from run to run and a resume could not replay them. Seed it: "
-                f"{name}(seed=0), or pass the name with a seed: Sampler('tpe', ..., seed=0)."
             )
 
     def _built(self, optuna: ModuleType, seed: int) -> Any:
@@ -650,6 +663,8 @@ class Sampler:
         """Return a fresh proposer (its own study) for one search."""
         space = check_optuna_space(context.space)
         _check_names(space, context.estimator)
+        if not isinstance(self.sampler, str):
+            _check_seeded(import_optuna(), self._prototype, space)
         return _StudyProposer(self, space)
 
     def schedule(self, context: SearchContext) -> Schedule:
@@ -668,7 +683,7 @@ class Sampler:
             rounds.append(RoundBound(n, n * context.n_splits, text))
         return Schedule(tuple(rounds), exact=False)
 
-    def trial_seed(self, seed: np.random.SeedSequence) -> int:
+    def sampler_seed(self, seed: np.random.SeedSequence) -> int:
         """The seed of a named sampler built with ``seed=None``, from a round's seed.
 
         Every round of one search gives the same (the round index, the last
@@ -680,7 +695,7 @@ class Sampler:
     def new_sampler(self, seed: np.random.SeedSequence) -> Any:
         """A fresh copy of the sampler for one search."""
         if isinstance(self.sampler, str) and self.seed is None:
-            return self._built(import_optuna(), self.trial_seed(seed))
+            return self._built(import_optuna(), self.sampler_seed(seed))
         return copy.deepcopy(self._prototype)
 
 

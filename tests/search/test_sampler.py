@@ -70,12 +70,12 @@ def finish(part, estimator, *, error_score=np.nan):
     return FinishedPart(part, part.candidates, part.ids, scores, means, dropped)
 
 
-def drive(strategy, space, estimator, *, entropy=0, finish=finish):
+def drive(strategy, space, estimator, *, entropy=0, key=None, finish=finish):
     """Run a strategy's rounds to the end; return them and the chosen row's parameters."""
     context = SearchContext((), space, estimator, len(X), len(FOLDS), None, "score")
     proposer = strategy.start(context)
     history: list[FinishedRound] = []
-    while (nxt := proposer.propose(history, round_seed(entropy, None, len(history)))) is not None:
+    while (nxt := proposer.propose(history, round_seed(entropy, key, len(history)))) is not None:
         history.append(FinishedRound(nxt, tuple(finish(p, estimator) for p in nxt.parts)))
     choice = proposer.choose(history)
     return history, choice, history[choice.round].parts[choice.part].params[choice.row]
@@ -233,6 +233,18 @@ def test_a_fresh_proposer_handed_the_history_replays_it():
         strategy.start(context).propose(other, round_seed(7, None, len(other)))
 
 
+def test_each_outer_fold_draws_its_own_trials_unless_the_seed_is_fixed():
+    space = {"alpha": stats.loguniform(1e-3, 1e3)}
+    drawn = Sampler("random", n_trials=3, seed=None)
+    fixed = Sampler("random", n_trials=3, seed=0)
+    by_key = {k: trials_of(drive(drawn, space, Ridge(), key=k)[0]) for k in (None, 0, 1)}
+    assert by_key[None] != by_key[0] != by_key[1]
+    # A fixed seed draws the same trials in every search, as RandomizedSearchCV's int seed.
+    assert trials_of(drive(fixed, space, Ridge(), key=0)[0]) == trials_of(
+        drive(fixed, space, Ridge(), key=1)[0]
+    )
+
+
 def test_a_dropped_trial_is_pruned_and_never_chosen():
     def raced(part, estimator):
         done = finish(part, estimator)
@@ -367,10 +379,10 @@ def test_unknown_parameter_names_are_refused_when_a_search_starts():
     ("kwargs", "error", "match"),
     [
         ({"sampler": "tpe", "n_trials": 0}, ValueError, "n_trials must be an int >= 1; got 0"),
-        ({"sampler": "tpe", "n_trials": True}, ValueError, "n_trials must be an int >= 1"),
+        ({"sampler": "tpe", "n_trials": True}, TypeError, "n_trials must be an int >= 1"),
         ({"sampler": "tpe", "n_trials": 5, "batch": 0}, ValueError, "batch must be an int >= 1"),
         ({"sampler": "tpe", "n_trials": 5, "seed": -1}, ValueError, r"seed must be an int in"),
-        ({"sampler": "tpe", "n_trials": 5, "seed": 0.5}, ValueError, r"seed must be an int in"),
+        ({"sampler": "tpe", "n_trials": 5, "seed": 0.5}, TypeError, r"seed must be an int in"),
         ({"sampler": "bayes", "n_trials": 5}, ValueError, r"one of \['cmaes', 'gp', 'qmc'"),
         ({"sampler": 3, "n_trials": 5}, TypeError, "or an optuna sampler instance; got 3"),
         ({"sampler": "tpe", "n_trials": 5, "options": {"seed": 1}}, ValueError,
@@ -385,8 +397,20 @@ def test_bad_arguments_are_refused_before_any_trial(kwargs, error, match):
 def test_an_instance_takes_no_seed_and_must_be_seeded():
     with pytest.raises(ValueError, match=r"Give them to its constructor instead: TPESampler"):
         Sampler(optuna.samplers.TPESampler(seed=0), n_trials=5, seed=0)
+    unseeded = Sampler(optuna.samplers.TPESampler(), n_trials=5)
+    context = SearchContext((), SPACE, KNN, len(X), len(FOLDS), None, "score")
     with pytest.raises(ValueError, match=r"unseeded random state.*TPESampler\(seed=0\)"):
-        Sampler(optuna.samplers.TPESampler(), n_trials=5)
+        unseeded.start(context)
+
+
+def test_samplers_that_stop_their_study_are_refused_with_the_grid_search_as_the_fix():
+    # Optuna's GridSampler calls study.stop() once its grid is done: outside
+    # study.optimize that raises, so ask and tell cannot run it to its end.
+    grid = optuna.samplers.GridSampler({"alpha": [1.0, 2.0]}, seed=0)
+    with pytest.raises(
+        TypeError, match=r"GridSampler stops its study.*parcv.search\(estimator, grid"
+    ):
+        Sampler(grid, n_trials=2)
 
 
 def test_the_instance_is_copied_so_later_use_changes_nothing():
