@@ -476,8 +476,8 @@ class Sampler:
     Raises
     ------
     ImportError
-        If Optuna is not installed (``pip install 'parcv[optuna]'``), or GP is
-        asked for without PyTorch.
+        If Optuna is not installed (``pip install 'parcv[optuna]'``), or a
+        sampler lacks the package it imports (GP: PyTorch; CMA-ES: cmaes).
     TypeError, ValueError
         For a sampler, count, seed or option of the wrong type or value, and
         for an instance that draws from an unseeded random state (its trials
@@ -541,7 +541,7 @@ class Sampler:
                 "Search a grid with parcv.search(estimator, grid, ...): every point in one round."
             )
         elif isinstance(self.sampler, optuna.samplers.BaseSampler):
-            self._check_instance(optuna)
+            self._check_instance()
             object.__setattr__(self, "_prototype", copy.deepcopy(self.sampler))
         else:
             raise TypeError(
@@ -556,7 +556,7 @@ class Sampler:
                 f"installed. Install it with {needs[1]}, or pick another sampler."
             )
 
-    def _check_instance(self, optuna: ModuleType) -> None:
+    def _check_instance(self) -> None:
         if self.seed is not None or self.options:
             raise ValueError(
                 f"seed and options configure a sampler given by name; got seed={self.seed!r}, "
