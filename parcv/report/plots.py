@@ -26,6 +26,7 @@ from parcv.results.compare import candidate_scores
 from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.predictions import predicts_labels
+from parcv.search.sampler import import_optuna, rebuild_study
 
 __all__ = [
     "bias_variance_tradeoff",
@@ -39,6 +40,8 @@ __all__ = [
     "selection_frequency",
     "fold_scores",
     "outer_predictions",
+    "param_importances",
+    "sampler_trials",
 ]
 
 Result = CVResult | SearchResult | NestedResult
@@ -883,3 +886,115 @@ def render_plots(
     ['paired_differences.png', 'validation_curve.png']
     """
     return {name: _png(fig) for name, fig in figures(result, param=param, metric=metric).items()}
+
+
+def sampler_trials(
+    values: Any, *, metric: str = "score", sampler: str = "", batch: int = 1
+) -> Figure:
+    """Plot a model-based search: each trial's mean test score and the best so far.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_trials,)
+        Each trial's mean test score, in trial order; NaN for a trial that
+        failed or that a race dropped (counted in the title, not drawn).
+    metric : str, default="score"
+        The refit metric, for the axis label.
+    sampler : str, default=""
+        The sampler's name for the title, e.g. ``"TPESampler"``.
+    batch : int, default=1
+        Trials per round: with more than one, thin lines separate the rounds.
+
+    Returns
+    -------
+    Figure
+
+    Examples
+    --------
+    >>> fig = sampler_trials([0.8, float("nan"), 0.85, 0.83], sampler="TPESampler", batch=2)
+    >>> [round(float(v), 2) for v in fig.axes[0].lines[0].get_ydata()]
+    [0.8, 0.8, 0.85, 0.85]
+    """
+    y = np.asarray(values, dtype=float)
+    x = np.arange(len(y))
+    best = np.maximum.accumulate(np.where(np.isnan(y), -np.inf, y))
+    best = np.where(np.isneginf(best), np.nan, best)
+    fig = Figure(figsize=(6.4, 4.0), layout="constrained")
+    ax = fig.add_subplot()
+    ax.step(x, best, where="post", color="C1", linewidth=1.5, label="best so far")
+    ok = ~np.isnan(y)
+    ax.plot(x[ok], y[ok], "o", color="C0", markersize=4, alpha=0.8, label="trial")
+    if ok.any():
+        top = int(np.nanargmax(y))  # the first of equal means, as the study's best trial
+        ax.plot(top, y[top], "*", color="gold", markeredgecolor="black", markersize=15,
+                zorder=5, label=f"selected: trial {top}")  # fmt: skip
+    if batch > 1:
+        for edge in range(batch, len(y), batch):
+            ax.axvline(edge - 0.5, color="grey", alpha=0.25, linewidth=0.8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("trial" + (f" (rounds of {batch})" if batch > 1 else ""))
+    ax.set_ylabel(f"mean test {_shown(metric)}")
+    missing = int((~ok).sum())
+    note = f"; {missing} failed or dropped" if missing else ""
+    name = f"{sampler}: " if sampler else ""
+    ax.set_title(f"{name}mean test score by trial ({len(y)} trials{note})", fontsize=TITLE_SIZE)
+    ax.grid(alpha=0.3)
+    _legend(ax, loc="lower right")
+    return fig
+
+
+def param_importances(
+    params: Any, values: Any, *, space: Any, metric: str = "score", seed: int = 0
+) -> Figure | None:
+    """Plot each parameter's importance by Optuna's fANOVA evaluator, from the trials.
+
+    A study is rebuilt from the trials (their parameters and mean scores) and
+    ``optuna.importance.get_param_importances`` with
+    ``FanovaImportanceEvaluator(seed=seed)`` computes the share of the score's
+    variance each parameter explains.
+
+    Parameters
+    ----------
+    params : list of dict
+        Each trial's parameters (keys outside ``space`` are left out).
+    values : array-like of shape (n_trials,)
+        Each trial's mean test score; NaN for failed or dropped trials (left out).
+    space : dict
+        The sampler's space, as :func:`parcv.search.sampler.check_optuna_space` takes it.
+    metric : str, default="score"
+        The refit metric, for the title.
+    seed : int, default=0
+        The evaluator's seed (its random forest).
+
+    Returns
+    -------
+    Figure or None
+        None with fewer than two scored trials (nothing to explain).
+
+    Examples
+    --------
+    >>> space = {"a": [1, 2, 3], "b": [0.0, 1.0]}
+    >>> params = [{"a": a, "b": b} for a in (1, 2, 3) for b in (0.0, 1.0)]
+    >>> fig = param_importances(params, [p["a"] + 0.01 * p["b"] for p in params], space=space)
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['a', 'b']
+    """
+    optuna = import_optuna()
+    study = rebuild_study(params, values, space=space)
+    n_scored = sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
+    if n_scored < 2:
+        return None
+    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=seed)
+    importances = optuna.importance.get_param_importances(study, evaluator=evaluator)
+    names = list(importances)
+    fig = Figure(figsize=(6.4, max(2.4, 1.2 + 0.45 * len(names))), layout="constrained")
+    ax = fig.add_subplot()
+    ax.barh(np.arange(len(names)), [importances[n] for n in names], color="tab:blue")
+    ax.set_yticks(np.arange(len(names)), [_short(n) for n in names])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(f"share of the variance of mean test {metric} (fANOVA)")
+    ax.set_title(f"Parameter importance ({n_scored} scored trials; Optuna's fANOVA)",
+                 fontsize=TITLE_SIZE)  # fmt: skip
+    ax.grid(axis="x", alpha=0.3)
+    return fig

@@ -1,0 +1,879 @@
+"""Model-based search: Optuna's samplers (TPE, CMA-ES, GP, QMC, random) as a strategy.
+
+:class:`Sampler` runs an Optuna study through its ask-and-tell interface, one
+round at a time: each round asks ``batch`` trials, proposes them as one
+:class:`~parcv.search.strategy.Part` (the trial numbers are the ids), and when
+the round has finished tells every trial its mean CV score (the refit
+metric's ``mean_test_*``, maximized). The proposer keeps the study as its state
+and rebuilds it from the finished rounds when it is handed more than it has
+seen, so its proposals are a function of the sampler, its seed and the
+finished rounds: every backend and worker count proposes the same trials.
+
+With ``batch=1`` the trials, their values and the best trial equal Optuna's
+own ``study.optimize`` with the same sampler and seed on an objective that
+returns scikit-learn's ``cross_val_score(...).mean()`` on the same folds; a NaN
+mean is told as a failed trial (as ``optimize`` does for an objective that
+returns NaN), a trial a race dropped as pruned.
+
+Optuna is an optional extra (``pip install 'parcv[optuna]'``), imported only
+when a sampler is asked for.
+
+Batches (several trials asked before any is told) are what Optuna calls batch
+optimization; how each sampler spreads a batch:
+
+- TPE: with ``constant_liar=True`` (the default from Optuna 5.0; parcv sets it
+  for ``"tpe"`` with ``batch > 1`` on older versions) the trials still running
+  count as the worst, so a batch does not repeat one point. It has no effect
+  with ``batch=1`` (a trial never sees itself running).
+- CMA-ES: a batch is part of one generation (``popsize``); the search
+  distribution is updated once a generation is told.
+- GP: from Optuna 5.0 running trials take part in the acquisition (a
+  constant liar); before, a batch may hold near-duplicates.
+- QMC and random: independent of the values, so a batch is the same points
+  as sequential asks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib.util
+import inspect
+import math
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from parcv.plan.tokens import token_hex
+from parcv.search.strategy import (
+    Choice,
+    FinishedPart,
+    FinishedRound,
+    Part,
+    Proposer,
+    Round,
+    RoundBound,
+    Schedule,
+    SearchContext,
+)
+
+if TYPE_CHECKING:
+    from optuna.distributions import BaseDistribution
+
+__all__ = [
+    "SAMPLERS",
+    "OptunaSpace",
+    "Sampler",
+    "check_optuna_space",
+    "import_optuna",
+    "rebuild_study",
+]
+
+#: The samplers a name gives (``Sampler("tpe", ...)``, ``kind = "tpe"`` in a spec).
+SAMPLERS: dict[str, str] = {
+    "tpe": "TPESampler",
+    "cmaes": "CmaEsSampler",
+    "gp": "GPSampler",
+    "qmc": "QMCSampler",
+    "random": "RandomSampler",
+}
+
+
+# Samplers that import a package of their own when they first sample, and how to install it.
+_NEEDS: dict[str, tuple[str, str]] = {
+    "GPSampler": ("torch", "pip install torch (the CPU build is enough)"),
+    "CmaEsSampler": ("cmaes", "pip install 'parcv[optuna]' (or pip install cmaes)"),
+}
+
+# Samplers that call study.stop() when exhausted: Optuna refuses it outside study.optimize.
+_REFUSED = frozenset({"GridSampler", "BruteForceSampler"})
+
+
+def import_optuna() -> ModuleType:
+    """Import Optuna, or say how to install it.
+
+    Returns
+    -------
+    module
+        The ``optuna`` package.
+
+    Raises
+    ------
+    ImportError
+        If Optuna is not installed.
+
+    Examples
+    --------
+    >>> import_optuna().__name__
+    'optuna'
+    """
+    try:
+        import optuna
+    except ImportError as err:
+        raise ImportError(
+            "parcv.Sampler runs Optuna's samplers, and Optuna is not installed. "
+            "Install it with: pip install 'parcv[optuna]' (or pip install optuna)."
+        ) from err
+    return optuna
+
+
+# ---------------------------------------------------------------- the space
+
+
+@dataclass(frozen=True)
+class OptunaSpace:
+    """A search space as Optuna's distributions.
+
+    Parameters
+    ----------
+    distributions : dict of str to optuna.distributions.BaseDistribution
+        One distribution per parameter, in the space's order (the order the
+        trials suggest them in).
+    choices : dict of str to tuple
+        Lists whose values Optuna cannot hold (an estimator, a tuple): their
+        categorical distribution holds the indices ``0..n-1`` and
+        :meth:`decode` gives the values. Optuna samples a categorical by index,
+        so the draws are the same.
+    """
+
+    distributions: Mapping[str, BaseDistribution]
+    choices: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    def decode(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Return a trial's parameters as ``set_params`` takes them, in the space's order."""
+        return {
+            name: self.choices[name][params[name]] if name in self.choices else params[name]
+            for name in self.distributions
+        }
+
+    def encode(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Return parameters as the study holds them (the inverse of :meth:`decode`)."""
+        encoded = {}
+        for name in self.distributions:
+            value = params[name]
+            if name in self.choices:
+                value = next(i for i, v in enumerate(self.choices[name]) if _same(v, value))
+            encoded[name] = value
+        return encoded
+
+
+def _same(a: Any, b: Any) -> bool:
+    """One value of a list, or an equal copy of it (an estimator rebuilt from a store)."""
+    return a is b or (type(a) is type(b) and repr(a) == repr(b))
+
+
+def _scipy_name(value: Any) -> str:
+    return str(getattr(getattr(value, "dist", None), "name", type(value).__name__))
+
+
+def _loc_scale(value: Any) -> tuple[float, float]:
+    """A frozen scipy.stats distribution's ``loc`` and ``scale`` (after its shape arguments)."""
+    n_shapes = int(value.dist.numargs)
+    args, kwds = tuple(value.args), dict(value.kwds)
+    loc = args[n_shapes] if len(args) > n_shapes else kwds.get("loc", 0.0)
+    scale = args[n_shapes + 1] if len(args) > n_shapes + 1 else kwds.get("scale", 1.0)
+    return float(loc), float(scale)
+
+
+def _from_uniform(optuna: ModuleType, name: str, value: Any) -> BaseDistribution:
+    low, high = (float(v) for v in value.support())
+    return optuna.distributions.FloatDistribution(low, high)  # type: ignore[no-any-return]
+
+
+def _from_loguniform(optuna: ModuleType, name: str, value: Any) -> BaseDistribution:
+    loc, _ = _loc_scale(value)
+    if loc != 0.0:
+        raise ValueError(
+            f"space[{name!r}] is {_scipy_name(value)} with loc={loc!r}: shifted, it is no longer "
+            "log-uniform, and Optuna has no distribution for it. Drop loc (give the bounds as "
+            f"loguniform(low, high)), or pass an optuna.distributions.FloatDistribution."
+        )
+    low, high = (float(v) for v in value.support())
+    return optuna.distributions.FloatDistribution(low, high, log=True)  # type: ignore[no-any-return]
+
+
+def _from_randint(optuna: ModuleType, name: str, value: Any) -> BaseDistribution:
+    low, high = (int(v) for v in value.support())  # randint(low, high): high excluded
+    return optuna.distributions.IntDistribution(low, high)  # type: ignore[no-any-return]
+
+
+# scipy.stats distributions an Optuna distribution equals, by scipy's name for them.
+_SCIPY: dict[str, Any] = {
+    "uniform": _from_uniform,
+    "loguniform": _from_loguniform,
+    "reciprocal": _from_loguniform,
+    "randint": _from_randint,
+}
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python scalar it equals; anything else as is."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _categorical(optuna: ModuleType, name: str, values: Any) -> tuple[Any, tuple[Any, ...] | None]:
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(
+                f"space[{name!r}] must be a 1-D list or array of values; got an array of shape "
+                f"{values.shape}. Pass a 1-D array such as np.logspace(-2, 2, 5)."
+            )
+        values = values.tolist()
+    values = [_plain(v) for v in values]
+    if not values:
+        raise ValueError(
+            f"space[{name!r}] is an empty list: a trial could not set it. Give at least one "
+            "value, or remove the parameter from the space."
+        )
+    Categorical = optuna.distributions.CategoricalDistribution
+    if all(v is None or isinstance(v, (bool, int, float, str)) for v in values):
+        return Categorical(tuple(values)), None
+    # Optuna stores only None, bool, int, float and str; it samples a categorical by its
+    # index, so indices draw the same trials and decode() gives the values back.
+    return Categorical(tuple(range(len(values)))), tuple(values)
+
+
+def _distribution(
+    optuna: ModuleType, name: str, value: Any
+) -> tuple[BaseDistribution, tuple[Any, ...] | None]:
+    """One entry of the space as an Optuna distribution (and the values of an encoded list)."""
+    if isinstance(value, optuna.distributions.BaseDistribution):
+        return value, None
+    if hasattr(value, "rvs"):
+        kind = _scipy_name(value)
+        if not hasattr(value, "dist"):
+            raise TypeError(
+                f"space[{name!r}] is the scipy.stats distribution {kind} without its "
+                f"parameters; freeze it with its bounds, e.g. {kind}(0, 1)."
+            )
+        if kind not in _SCIPY:
+            raise ValueError(
+                f"space[{name!r}] is scipy.stats.{kind}{tuple(value.args)!r}, which Optuna's "
+                "samplers cannot draw from: they need a bounded uniform, log-uniform or "
+                f"integer range, or a list. Use one of scipy.stats.{', '.join(sorted(_SCIPY))}, "
+                "an optuna.distributions.FloatDistribution(low, high, log=...) / "
+                "IntDistribution(low, high), or a list of values."
+            )
+        return _SCIPY[kind](optuna, name, value), None
+    if isinstance(value, (list, tuple, range, np.ndarray)):
+        return _categorical(optuna, name, value)
+    raise TypeError(
+        f"space[{name!r}] must be a list of values, a scipy.stats distribution or an "
+        f"optuna.distributions distribution; got {value!r} (of type {type(value).__name__}). "
+        f"Wrap a single value in a list: {{{name!r}: [{value!r}]}}."
+    )
+
+
+def check_optuna_space(space: Any) -> OptunaSpace:
+    """Convert a search space to Optuna's distributions, or say why it cannot be.
+
+    Parameters
+    ----------
+    space : dict
+        Parameter name to an ``optuna.distributions`` distribution, a
+        ``scipy.stats`` distribution or a list of values (as
+        ``RandomizedSearchCV``'s ``param_distributions``). Lists become
+        ``CategoricalDistribution``; ``uniform(loc, scale)`` a
+        ``FloatDistribution(loc, loc + scale)``; ``loguniform(a, b)`` a
+        ``FloatDistribution(a, b, log=True)``; ``randint(low, high)`` an
+        ``IntDistribution(low, high - 1)``.
+
+    Returns
+    -------
+    OptunaSpace
+
+    Raises
+    ------
+    TypeError
+        If the space is not one dict, or a value is of no accepted type.
+    ValueError
+        If the space is empty, or a distribution has no Optuna equivalent.
+
+    Examples
+    --------
+    >>> from scipy.stats import loguniform, randint
+    >>> space = check_optuna_space({"alpha": loguniform(1e-3, 1e3), "k": randint(1, 5),
+    ...                             "fit_intercept": [True, False]})
+    >>> for name, d in space.distributions.items():
+    ...     print(name, d)
+    alpha FloatDistribution(high=1000.0, log=True, low=0.001, step=None)
+    k IntDistribution(high=4, log=False, low=1, step=1)
+    fit_intercept CategoricalDistribution(choices=(True, False))
+    """
+    optuna = import_optuna()
+    if hasattr(space, "distributions") and hasattr(space, "n_iter"):
+        raise TypeError(
+            "a Sampler proposes its own trials; got a RandomSpace, which draws n_iter "
+            "candidates. Pass its distributions as the space (space=random_space.distributions) "
+            "and the number of trials as Sampler(n_trials=...)."
+        )
+    if isinstance(space, Sequence) and not isinstance(space, str):
+        raise TypeError(
+            f"a Sampler searches one space, a dict; got a list of {len(space)} spaces. "
+            "Merge them into one dict (a categorical parameter can choose between estimators: "
+            "{'model': [Ridge(), Lasso()]}), or search each with its own Sampler."
+        )
+    if not isinstance(space, Mapping):
+        raise TypeError(
+            "space must be a dict of parameter name to a list, a scipy.stats distribution or an "
+            f"optuna distribution; got {space!r}. For example: {{'alpha': loguniform(1e-3, 1e3)}}."
+        )
+    if not space:
+        raise ValueError(
+            "space must name at least one parameter for a Sampler to search; got {}. "
+            "Pass e.g. {'alpha': loguniform(1e-3, 1e3)}, or use parcv.cross_validate to score "
+            "the estimator as it is."
+        )
+    distributions: dict[str, BaseDistribution] = {}
+    choices: dict[str, tuple[Any, ...]] = {}
+    for name, value in space.items():
+        if not isinstance(name, str):
+            raise TypeError(f"space's keys must be parameter names (str); got {name!r}.")
+        distributions[name], values = _distribution(optuna, name, value)
+        if values is not None:
+            choices[name] = values
+    return OptunaSpace(distributions, choices)
+
+
+def rebuild_study(params: Sequence[Mapping[str, Any]], values: Any, *, space: Any) -> Any:
+    """Rebuild an Optuna study from a search's trials, for Optuna's tools (importance, plots).
+
+    Parameters
+    ----------
+    params : list of dict
+        Each trial's parameters; keys outside ``space`` (an iteration count
+        an iteration path added) are left out.
+    values : array-like of shape (n_trials,)
+        Each trial's mean test score; a NaN trial is added as failed.
+    space : dict
+        The space the trials were drawn from (see :func:`check_optuna_space`).
+
+    Returns
+    -------
+    optuna.Study
+        In memory, maximized, one finished trial per row, in order.
+
+    Examples
+    --------
+    >>> study = rebuild_study([{"a": 1}, {"a": 2}, {"a": 3}], [0.5, 0.7, float("nan")],
+    ...                       space={"a": [1, 2, 3]})
+    >>> study.best_trial.params, [t.state.name for t in study.trials]
+    ({'a': 2}, ['COMPLETE', 'COMPLETE', 'FAIL'])
+    """
+    optuna = import_optuna()
+    converted = check_optuna_space(space)
+    distributions = dict(converted.distributions)
+    scores = np.asarray(values, dtype=np.float64)
+    if scores.shape != (len(params),):
+        raise ValueError(
+            f"values must hold one mean score per trial; got shape {scores.shape} for "
+            f"{len(params)} trials. Pass the trials' params and their mean scores, in order."
+        )
+    State = optuna.trial.TrialState
+    trials = [
+        optuna.trial.create_trial(
+            params=converted.encode(p),
+            distributions=distributions,
+            value=float(v) if np.isfinite(v) else None,
+            state=State.COMPLETE if np.isfinite(v) else State.FAIL,
+        )
+        for p, v in zip(params, scores, strict=True)
+    ]
+    study = _new_study(optuna, optuna.samplers.RandomSampler(seed=0))
+    study.add_trials(trials)
+    return study
+
+
+# ---------------------------------------------------------------- the strategy
+
+
+@contextlib.contextmanager
+def _quiet(optuna: ModuleType) -> Iterator[None]:
+    """Keep Optuna's INFO lines (a study created, a trial finished) out of parcv's output."""
+    level = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(max(level, optuna.logging.WARNING))
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(level)
+
+
+def _new_study(optuna: ModuleType, sampler: Any) -> Any:
+    with _quiet(optuna):
+        return optuna.create_study(direction="maximize", sampler=sampler)
+
+
+def _json_ready(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    return repr(value)
+
+
+def _sampler_class(optuna: ModuleType, kind: str) -> type:
+    return getattr(optuna.samplers, SAMPLERS[kind])  # type: ignore[no-any-return]
+
+
+def _check_count(name: str, value: Any, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= 1; got {value!r}. {what}")
+    if value < 1:
+        raise ValueError(f"{name} must be an int >= 1; got {value!r}. {what}")
+
+
+def _check_seeded(optuna: ModuleType, sampler: Any, space: OptunaSpace) -> None:
+    """Refuse a sampler whose copies draw different first trials (an unseeded random state)."""
+    distributions = dict(space.distributions)
+    draws = [_new_study(optuna, copy.deepcopy(sampler)).ask(distributions).params for _ in "ab"]
+    if draws[0] != draws[1]:
+        name = type(sampler).__name__
+        raise ValueError(
+            f"sampler={name}() draws from an unseeded random state: its trials would change "
+            "from run to run and a resume could not replay them. Seed it: "
+            f"{name}(seed=0), or pass the name with a seed: Sampler('tpe', ..., seed=0)."
+        )
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """Model-based search with an Optuna sampler: ask a batch of trials, run their folds, tell.
+
+    Each round asks ``batch`` trials of an Optuna study, runs every trial's
+    folds as units, and tells each trial its mean CV score of the refit
+    metric (maximized); the search stops after ``n_trials`` trials and its
+    winner is the study's best trial. With ``batch=1`` the trials equal
+    Optuna's own ``study.optimize`` with the same sampler and seed on an
+    objective returning ``cross_val_score(...).mean()`` on the same folds;
+    larger batches run their trials' folds in parallel (see the module's
+    notes on how each sampler spreads a batch).
+
+    Parameters
+    ----------
+    sampler : {"tpe", "cmaes", "gp", "qmc", "random"} or optuna.samplers.BaseSampler
+        A name builds that Optuna sampler with ``seed`` and ``options``; an
+        instance is used as given (a copy per search), with its own seed.
+    n_trials : int
+        Trials of each search (of each outer fold's, in nested CV).
+    batch : int, default=1
+        Trials asked per round, run in parallel before any is told.
+    seed : int or None, default=None
+        The seed of a sampler given by name. None: drawn from the run's seed,
+        a different one for each outer fold. Not with an instance (seed it:
+        ``TPESampler(seed=0)``).
+    options : dict or None, default=None
+        Further arguments of a named sampler's constructor, e.g.
+        ``{"n_startup_trials": 5}`` for TPE.
+
+    Raises
+    ------
+    ImportError
+        If Optuna is not installed (``pip install 'parcv[optuna]'``), or a
+        sampler lacks the package it imports (GP: PyTorch; CMA-ES: cmaes).
+    TypeError, ValueError
+        For a sampler, count, seed or option of the wrong type or value, and
+        for an instance that draws from an unseeded random state (its trials
+        would change from run to run and a resume could not replay them).
+
+    See Also
+    --------
+    parcv.search.strategy.Strategy : the contract it implements.
+
+    Notes
+    -----
+    The space (``SearchContext.space``) is converted by
+    :func:`check_optuna_space`. A trial whose mean is NaN (a fit failed with
+    ``error_score=np.nan``) is told as failed; a trial a race dropped as
+    pruned, with its running mean over the folds it was scored on as
+    intermediate values. Optuna's pruners are not supported: they need a
+    round to run a subset of a trial's folds.
+
+    Examples
+    --------
+    >>> strategy = Sampler("tpe", n_trials=20, batch=4, seed=0)
+    >>> context = SearchContext((), {"alpha": [0.1, 1.0]}, None, 100, 5, None, "score")
+    >>> [r.n_units for r in strategy.schedule(context).rounds]
+    [20, 20, 20, 20, 20]
+    >>> proposer = strategy.start(context)
+    >>> first = proposer.propose([], np.random.SeedSequence(0))
+    >>> first.parts[0].ids
+    (0, 1, 2, 3)
+    """
+
+    sampler: Any
+    n_trials: int
+    batch: int = 1
+    seed: int | None = None
+    options: Mapping[str, Any] | None = None
+    name: str = field(default="sampler", init=False)
+    _prototype: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        optuna = import_optuna()
+        _check_count("n_trials", self.n_trials, "Ask for at least one trial.")
+        _check_count("batch", self.batch, "Ask at least one trial per round (1: sequential).")
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer))
+        ):
+            raise TypeError(
+                f"seed must be an int in [0, 2**32) or None; got {self.seed!r}. "
+                "Pass e.g. seed=0, or None to draw it from the run's seed."
+            )
+        if self.seed is not None and not 0 <= self.seed < 2**32:
+            raise ValueError(
+                f"seed must be an int in [0, 2**32) or None; got {self.seed!r}. "
+                "Pass e.g. seed=0, or None to draw it from the run's seed."
+            )
+        if isinstance(self.sampler, str):
+            object.__setattr__(self, "_prototype", self._built(optuna, self.seed or 0))
+        elif type(self.sampler).__name__ in _REFUSED:
+            raise TypeError(
+                f"sampler={type(self.sampler).__name__} stops its study once its points run out, "
+                "which Optuna allows only inside study.optimize, not through ask and tell. "
+                "Search a grid with parcv.search(estimator, grid, ...): every point in one round."
+            )
+        elif isinstance(self.sampler, optuna.samplers.BaseSampler):
+            self._check_instance()
+            object.__setattr__(self, "_prototype", copy.deepcopy(self.sampler))
+        else:
+            raise TypeError(
+                f"sampler must be one of {sorted(SAMPLERS)} or an optuna sampler instance; got "
+                f"{self.sampler!r}. For example Sampler('tpe', n_trials=50, seed=0) or "
+                "Sampler(optuna.samplers.TPESampler(seed=0), n_trials=50)."
+            )
+        needs = _NEEDS.get(type(self._prototype).__name__)
+        if needs is not None and importlib.util.find_spec(needs[0]) is None:
+            raise ImportError(
+                f"Optuna's {type(self._prototype).__name__} needs {needs[0]}, which is not "
+                f"installed. Install it with {needs[1]}, or pick another sampler."
+            )
+
+    def _check_instance(self) -> None:
+        if self.seed is not None or self.options:
+            raise ValueError(
+                f"seed and options configure a sampler given by name; got seed={self.seed!r}, "
+                f"options={self.options!r} with the instance {type(self.sampler).__name__}. "
+                f"Give them to its constructor instead: {type(self.sampler).__name__}(seed=0, ...)."
+            )
+
+    def _built(self, optuna: ModuleType, seed: int) -> Any:
+        """The named sampler with ``seed`` and the options."""
+        if self.sampler not in SAMPLERS:
+            raise ValueError(
+                f"sampler must be one of {sorted(SAMPLERS)} or an optuna sampler instance; got "
+                f"{self.sampler!r}. Pass e.g. sampler='tpe'."
+            )
+        cls = _sampler_class(optuna, self.sampler)
+        options = dict(self.options or {})
+        accepted = set(inspect.signature(cls).parameters) - {"seed"}
+        unknown = sorted(set(options) - accepted)
+        if unknown:
+            raise ValueError(
+                f"options {unknown} are not arguments of optuna's {cls.__name__}; its arguments "
+                f"are {sorted(accepted)} (the seed is Sampler's seed=). Fix the option's name."
+            )
+        if self.sampler == "tpe" and self.batch > 1:
+            # Older Optuna leaves it off (and calls it experimental): a batch would draw
+            # its trials from one unchanged model.
+            options.setdefault("constant_liar", True)
+        with _ignore_experimental(optuna):
+            # parcv pins a named sampler's behaviour by its own tests (QMC is "experimental").
+            return cls(seed=seed, **options)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Sampler:
+        """Build a sampler strategy from a spec's table.
+
+        Parameters
+        ----------
+        config : dict
+            ``kind`` (a name of :data:`SAMPLERS`) and ``n_trials``; optional
+            ``batch`` and ``seed``; any other key is an argument of the
+            Optuna sampler's constructor (e.g. ``n_startup_trials``).
+
+        Returns
+        -------
+        Sampler
+
+        Examples
+        --------
+        >>> s = Sampler.from_config({"kind": "tpe", "seed": 0, "n_trials": 60, "batch": 8})
+        >>> (s.sampler, s.seed, s.n_trials, s.batch)
+        ('tpe', 0, 60, 8)
+        """
+        if not isinstance(config, Mapping):
+            raise TypeError(
+                f"sampler must be a table such as {{kind = 'tpe', n_trials = 60}}; got {config!r}."
+            )
+        missing = [key for key in ("kind", "n_trials") if key not in config]
+        if missing:
+            raise ValueError(
+                f"the sampler table needs {missing}; got {dict(config)!r}. For example: "
+                "sampler = {kind = 'tpe', seed = 0, n_trials = 60, batch = 8}."
+            )
+        if not isinstance(config["kind"], str):
+            raise TypeError(
+                f"sampler.kind must be one of {sorted(SAMPLERS)}; got {config['kind']!r}."
+            )
+        options = {
+            k: v for k, v in config.items() if k not in ("kind", "n_trials", "batch", "seed")
+        }
+        return cls(
+            config["kind"],
+            n_trials=config["n_trials"],
+            batch=config.get("batch", 1),
+            seed=config.get("seed"),
+            options=options or None,
+        )
+
+    def config(self) -> dict[str, Any]:
+        """Return the settings as JSON-ready data (what a resume compares).
+
+        ``token`` identifies the sampler exactly (its class, arguments and
+        random state), ``optuna`` the version that draws the trials.
+
+        Examples
+        --------
+        >>> c = Sampler("random", n_trials=10, seed=3).config()
+        >>> (c["sampler"], c["seed"], c["n_trials"], c["batch"])
+        ('RandomSampler', 3, 10, 1)
+        """
+        optuna = import_optuna()
+        return {
+            "name": self.name,
+            "sampler": type(self._prototype).__name__,
+            "kind": self.sampler if isinstance(self.sampler, str) else None,
+            "options": _json_ready(dict(self.options or {})),
+            "seed": None if self.seed is None else int(self.seed),
+            "n_trials": int(self.n_trials),
+            "batch": int(self.batch),
+            "optuna": str(optuna.__version__),
+            "token": token_hex(self._prototype),
+        }
+
+    def start(self, context: SearchContext) -> Proposer:
+        """Return a fresh proposer (its own study) for one search."""
+        space = check_optuna_space(context.space)
+        _check_names(space, context.estimator)
+        if not isinstance(self.sampler, str):
+            _check_seeded(import_optuna(), self._prototype, space)
+        return _StudyProposer(self, space)
+
+    def schedule(self, context: SearchContext) -> Schedule:
+        """Return the rounds: ``batch`` trials each (the last the rest), all folds of each.
+
+        A bound: the trials are proposed as the rounds before them finish, and a
+        race may drop some of a trial's folds.
+        """
+        check_optuna_space(context.space)
+        label = type(self._prototype).__name__
+        rounds = []
+        for index, first in enumerate(range(0, self.n_trials, self.batch)):
+            n = min(self.batch, self.n_trials - first)
+            after = "" if index == 0 else f", proposed after round {index - 1}"
+            text = f"round {index}: {n} {label} trials x {context.n_splits} folds{after}"
+            rounds.append(RoundBound(n, n * context.n_splits, text))
+        return Schedule(tuple(rounds), exact=False)
+
+    def sampler_seed(self, seed: np.random.SeedSequence) -> int:
+        """The seed of a named sampler built with ``seed=None``, from a round's seed.
+
+        Every round of one search gives the same (the round index, the last
+        entry of ``spawn_key`` as ``round_seed`` makes it, is left out).
+        """
+        search = np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key)[:-1])
+        return int(search.generate_state(1)[0])
+
+    def new_sampler(self, seed: np.random.SeedSequence) -> Any:
+        """A fresh copy of the sampler for one search."""
+        if isinstance(self.sampler, str) and self.seed is None:
+            return self._built(import_optuna(), self.sampler_seed(seed))
+        return copy.deepcopy(self._prototype)
+
+
+@contextlib.contextmanager
+def _ignore_experimental(optuna: ModuleType) -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        yield
+
+
+def _check_names(space: OptunaSpace, estimator: Any) -> None:
+    if not hasattr(estimator, "get_params"):
+        return
+    valid = estimator.get_params(deep=True)
+    unknown = [name for name in space.distributions if name not in valid]
+    if unknown:
+        raise ValueError(
+            f"space names {unknown}, which {type(estimator).__name__} does not have; its "
+            f"parameters are {sorted(valid)}. Fix the names (a pipeline's are 'step__param')."
+        )
+
+
+# ---------------------------------------------------------------- the proposer
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What a trial is told: state, value and the row of the part that gave the value."""
+
+    number: int
+    state: str  # "COMPLETE", "FAIL" or "PRUNED"
+    value: float
+    row: int
+    steps: tuple[float, ...] = ()  # a dropped trial's running means, fold by fold
+
+
+def _outcomes(finished: FinishedPart) -> list[_Outcome]:
+    """One outcome per trial of the part, in trial order (the order they are told in)."""
+    ids = np.asarray(finished.ids)
+    means = np.asarray(finished.means, dtype=np.float64)
+    dropped = np.asarray(finished.dropped, dtype=bool)
+    outcomes = []
+    for number in finished.part.ids:
+        rows = np.flatnonzero(ids == number)
+        if rows.size == 0:
+            raise ValueError(
+                f"the finished part has no row of trial {number}: its ids are "
+                f"{tuple(finished.ids)}. A finished part must score every candidate it proposed."
+            )
+        kept = rows[~dropped[rows]]
+        if kept.size == 0:
+            scores = np.asarray(finished.scores[rows[0]], dtype=np.float64)
+            done = scores[: int(np.argmax(np.isnan(scores)))] if np.isnan(scores).any() else scores
+            steps = tuple(float(v) for v in np.cumsum(done) / np.arange(1, done.size + 1))
+            outcomes.append(_Outcome(int(number), "PRUNED", math.nan, int(rows[0]), steps))
+        elif np.isnan(means[kept]).all():
+            outcomes.append(_Outcome(int(number), "FAIL", math.nan, int(kept[0])))
+        else:
+            best = int(kept[np.nanargmax(means[kept])])  # the first of equal means
+            outcomes.append(_Outcome(int(number), "COMPLETE", float(means[best]), best))
+    return outcomes
+
+
+def _told(outcomes: Sequence[_Outcome]) -> list[dict[str, Any]]:
+    return [
+        {
+            "trial": o.number,
+            "state": o.state,
+            "value": _json_ready(o.value) if o.state == "COMPLETE" else None,
+        }
+        for o in outcomes
+    ]
+
+
+class _StudyProposer:
+    """One search's study: asks a round of trials, tells the finished ones."""
+
+    def __init__(self, strategy: Sampler, space: OptunaSpace) -> None:
+        self._strategy = strategy
+        self._space = space
+        self._optuna = import_optuna()
+        self._study: Any = None  # made at the first proposal (a seed may come from the run)
+        self._rounds: list[Round] = []
+        self._trials: list[list[Any]] = []
+        self._n_told = 0
+        self._last_told: list[dict[str, Any]] = []
+
+    def propose(
+        self, history: Sequence[FinishedRound], seed: np.random.SeedSequence
+    ) -> Round | None:
+        """Tell the rounds not yet told, then ask the next ``batch`` trials (None when done)."""
+        if len(history) == len(self._rounds) - 1:  # asked again before the round finished
+            self._check_same(history)
+            return self._rounds[-1]
+        self._catch_up(history, seed)
+        if sum(len(t) for t in self._trials) >= self._strategy.n_trials:
+            return None
+        return self._ask(seed)
+
+    def choose(self, history: Sequence[FinishedRound]) -> Choice:
+        """The study's best trial: the first complete one with the highest value."""
+        best: tuple[float, int, int] | None = None
+        for index, finished in enumerate(history):
+            for outcome in _outcomes(_one_part(finished)):
+                if outcome.state == "COMPLETE" and (best is None or outcome.value > best[0]):
+                    best = (outcome.value, index, outcome.row)
+        return Choice(0, 0, 0) if best is None else Choice(best[1], 0, best[2])
+
+    def _check_same(self, history: Sequence[FinishedRound]) -> None:
+        for index, finished in enumerate(history):
+            if finished.round.parts[0].ids != self._rounds[index].parts[0].ids:
+                raise ValueError(
+                    f"history[{index}] is not the round this sampler proposed (trials "
+                    f"{finished.round.parts[0].ids}, not {self._rounds[index].parts[0].ids}). "
+                    "Hand a proposer the rounds it proposed, in order; start a fresh one to replay."
+                )
+
+    def _catch_up(self, history: Sequence[FinishedRound], seed: np.random.SeedSequence) -> None:
+        """Ask (replaying) and tell every finished round this study has not told yet."""
+        if len(history) < len(self._rounds):
+            raise ValueError(
+                f"got {len(history)} finished rounds after proposing {len(self._rounds)}: a "
+                "proposer reads the rounds it proposed, in order. Start a fresh one to replay."
+            )
+        self._check_same(history[: len(self._rounds)])
+        for index in range(self._n_told, len(history)):
+            finished = history[index]
+            if index == len(self._rounds):
+                replayed = self._ask(seed)
+                if dict(replayed.decision) != dict(finished.round.decision) or (
+                    replayed.parts[0].ids != finished.round.parts[0].ids
+                ):
+                    raise ValueError(
+                        f"history[{index}] is not the round this sampler proposes there: its "
+                        "sampler, seed or space differ. Hand a proposer only its own rounds."
+                    )
+            self._tell(index, _one_part(finished))
+
+    def _ask(self, seed: np.random.SeedSequence) -> Round:
+        if self._study is None:
+            self._study = _new_study(self._optuna, self._strategy.new_sampler(seed))
+        asked = sum(len(t) for t in self._trials)
+        n = min(self._strategy.batch, self._strategy.n_trials - asked)
+        distributions = dict(self._space.distributions)
+        trials = [self._study.ask(distributions) for _ in range(n)]
+        ids = tuple(int(t.number) for t in trials)
+        candidates = tuple(self._space.decode(t.params) for t in trials)
+        label = f"trial {ids[0]}" if n == 1 else f"trials {ids[0]}-{ids[-1]}"
+        decision = {
+            "sampler": type(self._study.sampler).__name__,
+            "trials": list(ids),
+            "params": [_json_ready(dict(t.params)) for t in trials],
+            "told": self._last_told,
+        }
+        self._trials.append(trials)
+        self._rounds.append(Round((Part(candidates, ids, label=label),), decision))
+        return self._rounds[-1]
+
+    def _tell(self, index: int, finished: FinishedPart) -> None:
+        State = self._optuna.trial.TrialState
+        outcomes = _outcomes(finished)
+        for trial, outcome in zip(self._trials[index], outcomes, strict=True):
+            if outcome.state == "COMPLETE":
+                self._study.tell(trial, outcome.value)
+            elif outcome.state == "FAIL":
+                self._study.tell(trial, state=State.FAIL)
+            else:
+                for step, value in enumerate(outcome.steps, start=1):
+                    trial.report(value, step)
+                self._study.tell(trial, state=State.PRUNED)
+        self._n_told = index + 1
+        self._last_told = _told(outcomes)
+
+
+def _one_part(finished: FinishedRound) -> FinishedPart:
+    if len(finished.parts) != 1:
+        raise ValueError(
+            f"a sampler's round has one part; got {len(finished.parts)}. Hand the proposer the "
+            "rounds it proposed."
+        )
+    return finished.parts[0]
