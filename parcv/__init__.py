@@ -9,10 +9,6 @@ serially or on a local process pool, with scikit-learn's numbers.
 # bind the name ``annotations`` in the package namespace (and so in ``dir(parcv)``), and
 # this module annotates nothing.
 
-# The search wing (parcv/search/) shares its name with the function parcv.search: loading
-# the wing's package first (this import sorts first) makes the function's binding below
-# final; loading it later, e.g. for parcv.search.sampler, would rebind parcv.search to it.
-import parcv.search as _search_wing  # noqa: F401
 from parcv.api import (
     bias_variance,
     cross_val_predict,
@@ -63,6 +59,7 @@ from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult
 from parcv.results.summary import ScoreSummary, summarize_scores
 from parcv.stats.racing import Racing
+from parcv.strategies.sampler import Sampler
 
 __all__ = [
     "BackendError",
@@ -98,6 +95,7 @@ __all__ = [
     "ScoreSummary",
     "SearchResult",
     "Selection",
+    "Sampler",
     "SerialBackend",
     "ThreeWayHoldOut",
     "TokenError",

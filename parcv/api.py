@@ -74,10 +74,10 @@ from parcv.results.halving import NestedHalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult, make_partial_result
 from parcv.results.rounds import make_rounds_result
-from parcv.search.check import check_strategy
-from parcv.search.strategy import Strategy
 from parcv.stats.racing import Racing
 from parcv.store.sqlite import check_store_to_read, read_meta, read_target
+from parcv.strategies.check import check_strategy
+from parcv.strategies.strategy import Strategy
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -602,7 +602,7 @@ def search(
         :class:`Hyperband` as ``halving=``; ``iterations=Iterations(...,
         patience=...)`` is early stopping. Any object with ``start``,
         ``schedule``, ``config`` and a ``name`` is a strategy (see
-        :mod:`parcv.search.strategy`).
+        :mod:`parcv.strategies.strategy`).
     %(run_options)s
 
     Returns

@@ -323,6 +323,7 @@ def test_public_api_is_pinned():
             "Racing",
             "RandomSpace",
             "Record",
+            "Sampler",
             "ScoreSummary",
             "SearchResult",
             "Selection",

@@ -16,7 +16,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 import parcv
 from parcv import Halving, Hyperband
 from parcv.plan.halving import plan_schedule, promote
-from parcv.search.halving import bracket_seeds
+from parcv.strategies.halving import bracket_seeds
 from tests.estimators import FIT_LOG, FitLogged, logged_fits
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 WINGS = (
     "plan",
-    "search",
+    "strategies",
     "engine",
     "store",
     "results",

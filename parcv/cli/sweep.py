@@ -42,8 +42,6 @@ from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
 from parcv.results.halving import NestedHalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
-from parcv.search.check import check_strategy
-from parcv.search.strategy import Schedule, Strategy
 from parcv.store.sqlite import (
     ReusedCounts,
     collector_paused,
@@ -51,6 +49,8 @@ from parcv.store.sqlite import (
     never_created,
     read_counts,
 )
+from parcv.strategies.check import check_strategy
+from parcv.strategies.strategy import Schedule, Strategy
 
 __all__ = [
     "Job",

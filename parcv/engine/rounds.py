@@ -1,7 +1,7 @@
 """The strategy driver: every search's rounds on one executor, each as soon as it can start.
 
 A run in rounds has one search per outer fold (nested CV) and one on all data.
-Each search's proposer (:mod:`parcv.search.strategy`) proposes a round from the
+Each search's proposer (:mod:`parcv.strategies.strategy`) proposes a round from the
 rounds it has finished; the driver turns each part of the round into a plan
 (:mod:`parcv.plan.parts`), ships it to the open executor and runs it beside
 every other plan in flight (:class:`~parcv.engine.runner.Driver`). When every
@@ -51,16 +51,6 @@ from parcv.plan.records import Key, Record
 from parcv.plan.tokens import token_hex
 from parcv.results.aggregate import report_fit_failures
 from parcv.results.rounds import PartRun, SearchRun, finished_part
-from parcv.search.strategy import (
-    Choice,
-    FinishedRound,
-    Part,
-    Proposer,
-    Round,
-    SearchContext,
-    Strategy,
-    round_seed,
-)
 from parcv.store.lock import lock_store
 from parcv.store.sqlite import (
     RoundRow,
@@ -70,6 +60,16 @@ from parcv.store.sqlite import (
     read_records,
     read_rounds,
     store_session,
+)
+from parcv.strategies.strategy import (
+    Choice,
+    FinishedRound,
+    Part,
+    Proposer,
+    Round,
+    SearchContext,
+    Strategy,
+    round_seed,
 )
 
 __all__ = [
@@ -110,7 +110,7 @@ class SearchJob:
 class RoundsJob:
     """A run in rounds: its base plan, its searches and the strategy's settings.
 
-    ``seed`` seeds every round (:func:`~parcv.search.strategy.round_seed`);
+    ``seed`` seeds every round (:func:`~parcv.strategies.strategy.round_seed`);
     ``config`` is the strategy's ``config()``, stored with the run.
     """
 

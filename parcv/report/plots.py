@@ -26,7 +26,7 @@ from parcv.results.compare import candidate_scores
 from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.predictions import predicts_labels
-from parcv.search.sampler import import_optuna, rebuild_study
+from parcv.strategies.sampler import import_optuna, rebuild_study
 
 __all__ = [
     "bias_variance_tradeoff",
@@ -960,7 +960,7 @@ def param_importances(
     values : array-like of shape (n_trials,)
         Each trial's mean test score; NaN for failed or dropped trials (left out).
     space : dict
-        The sampler's space, as :func:`parcv.search.sampler.check_optuna_space` takes it.
+        The sampler's space, as :func:`parcv.strategies.sampler.check_optuna_space` takes it.
     metric : str, default="score"
         The refit metric, for the title.
     seed : int, default=0

@@ -36,7 +36,7 @@ from parcv.results.halving import (
     make_nested_halving_result,
 )
 from parcv.results.objects import CVResult, FinalModel, SearchResult
-from parcv.search.strategy import Choice, FinishedPart, FinishedRound, Part, Round
+from parcv.strategies.strategy import Choice, FinishedPart, FinishedRound, Part, Round
 
 __all__ = [
     "PartRun",

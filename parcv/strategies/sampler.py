@@ -2,7 +2,7 @@
 
 :class:`Sampler` runs an Optuna study through its ask-and-tell interface, one
 round at a time: each round asks ``batch`` trials, proposes them as one
-:class:`~parcv.search.strategy.Part` (the trial numbers are the ids), and when
+:class:`~parcv.strategies.strategy.Part` (the trial numbers are the ids), and when
 the round has finished tells every trial its mean CV score (the refit
 metric's ``mean_test_*``, maximized). The proposer keeps the study as its state
 and rebuilds it from the finished rounds when it is handed more than it has
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from parcv.plan.tokens import token_hex
-from parcv.search.strategy import (
+from parcv.strategies.strategy import (
     Choice,
     FinishedPart,
     FinishedRound,
@@ -485,7 +485,7 @@ class Sampler:
 
     See Also
     --------
-    parcv.search.strategy.Strategy : the contract it implements.
+    parcv.strategies.strategy.Strategy : the contract it implements.
 
     Notes
     -----

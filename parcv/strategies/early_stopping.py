@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from parcv.plan.iterations import Iterations, stop_index
-from parcv.search.strategy import (
+from parcv.strategies.strategy import (
     Choice,
     FinishedRound,
     Part,

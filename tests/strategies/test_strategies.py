@@ -16,7 +16,7 @@ from sklearn.model_selection import KFold, RepeatedKFold
 import parcv
 from parcv import Halving, Hyperband, Iterations
 from parcv.engine.work import run_units
-from parcv.search.strategy import Choice, Part, Round, RoundBound, Schedule, best_of
+from parcv.strategies.strategy import Choice, Part, Round, RoundBound, Schedule, best_of
 from tests.estimators import FitLogged
 
 XR, YR = make_regression(n_samples=120, n_features=5, noise=20.0, random_state=0)

@@ -32,7 +32,7 @@ from parcv.plan.halving import (
     with_resource,
 )
 from parcv.plan.space import RandomSpace, check_space
-from parcv.search.strategy import (
+from parcv.strategies.strategy import (
     Choice,
     FinishedPart,
     FinishedRound,

@@ -14,7 +14,7 @@ from sklearn.linear_model import Lasso, Ridge
 from sklearn.model_selection import KFold, cross_val_score
 
 from parcv.report.plots import param_importances, sampler_trials
-from parcv.search.sampler import rebuild_study
+from parcv.strategies.sampler import rebuild_study
 
 optuna = pytest.importorskip("optuna")
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from parcv.plan.halving import Halving, Hyperband
 from parcv.plan.iterations import Iterations
-from parcv.search.early_stopping import EarlyStopping
-from parcv.search.halving import HalvingStrategy, HyperbandStrategy
-from parcv.search.strategy import Strategy
+from parcv.strategies.early_stopping import EarlyStopping
+from parcv.strategies.halving import HalvingStrategy, HyperbandStrategy
+from parcv.strategies.strategy import Strategy
 
 __all__ = ["check_strategy"]
 
@@ -18,7 +18,7 @@ def check_strategy(
 ) -> Strategy | None:
     """The strategy of a search that runs in rounds, or None for one round (grid, random).
 
-    ``strategy`` may be a :class:`~parcv.search.strategy.Strategy` (a
+    ``strategy`` may be a :class:`~parcv.strategies.strategy.Strategy` (a
     ``parcv.Sampler``, your own) or a :class:`~parcv.plan.halving.Halving` /
     :class:`~parcv.plan.halving.Hyperband`; ``halving=`` is the older spelling of
     the latter, and ``iterations=Iterations(patience=...)`` is early stopping.

@@ -24,8 +24,8 @@ from sklearn.linear_model import Lasso, Ridge
 from sklearn.model_selection import KFold, cross_val_score
 from sklearn.neighbors import KNeighborsRegressor
 
-from parcv.search.sampler import Sampler, check_optuna_space
-from parcv.search.strategy import (
+from parcv.strategies.sampler import Sampler, check_optuna_space
+from parcv.strategies.strategy import (
     FinishedPart,
     FinishedRound,
     Part,
@@ -444,8 +444,8 @@ def test_without_optuna_a_message_says_what_to_install(monkeypatch):
 
 def test_importing_the_module_needs_no_optuna(monkeypatch):
     monkeypatch.setitem(sys.modules, "optuna", None)
-    monkeypatch.delitem(sys.modules, "parcv.search.sampler")
-    import parcv.search.sampler  # noqa: F401
+    monkeypatch.delitem(sys.modules, "parcv.strategies.sampler")
+    import parcv.strategies.sampler  # noqa: F401
 
 
 def test_parts_need_one_id_per_candidate():
@@ -455,11 +455,11 @@ def test_parts_need_one_id_per_candidate():
 
 
 def test_importing_the_search_wing_leaves_the_search_function_in_place():
-    # parcv/search/ (the wing) and parcv.search (the function) share a name: loading the
+    # parcv/strategies/ (the wing) and parcv.search (the function) share a name: loading the
     # wing's package for the first time after `import parcv` would rebind parcv.search to it.
     code = (
         "import parcv, parcv.report.plots\n"
-        "from parcv.search.sampler import Sampler\n"
+        "from parcv.strategies.sampler import Sampler\n"
         "assert callable(parcv.search), parcv.search\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
