@@ -514,6 +514,8 @@ class Sampler:
     seed: int | None = None
     options: Mapping[str, Any] | None = None
     name: str = field(default="sampler", init=False)
+    # Proposes from the space's distributions, not from a grid's points (the driver asks).
+    takes_distributions: bool = field(default=True, init=False, repr=False)
     _prototype: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -649,6 +651,7 @@ class Sampler:
         optuna = import_optuna()
         return {
             "name": self.name,
+            "joins": "table",  # every trial on the same folds: one table, rows by trial
             "sampler": type(self._prototype).__name__,
             "kind": self.sampler if isinstance(self.sampler, str) else None,
             "options": _json_ready(dict(self.options or {})),

@@ -332,3 +332,48 @@ def test_strategy_and_halving_together_are_refused():
                      backend="serial")  # fmt: skip
     with pytest.raises(TypeError, match=r"strategy must be a parcv\.Halving"):
         parcv.search(FitLogged(), ALPHAS, XR, YR, strategy="tpe", backend="serial")
+
+
+# --- Optuna's samplers on the driver -----------------------------------------------------
+
+
+def test_a_sampler_through_search_equals_optunas_own_study(backend):
+    optuna = pytest.importorskip("optuna")
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import cross_val_score
+
+    cv = KFold(3, shuffle=True, random_state=0)
+    space = {"alpha": loguniform(1e-3, 1e3)}
+    ours = parcv.search(Ridge(), space, XR, YR, cv=cv, backend=backend,
+                        strategy=parcv.Sampler("tpe", n_trials=12, seed=0))  # fmt: skip
+
+    def objective(trial):
+        alpha = trial.suggest_float("alpha", 1e-3, 1e3, log=True)
+        return float(cross_val_score(Ridge(alpha=alpha), XR, YR, cv=cv).mean())
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=0))
+    study.optimize(objective, n_trials=12)
+    assert [p["alpha"] for p in ours.cv_results_["params"]] == [
+        t.params["alpha"] for t in study.trials
+    ]
+    np.testing.assert_array_equal(ours.cv_results_["mean_test_score"],
+                                  [t.value for t in study.trials])  # fmt: skip
+    assert ours.best_params_ == study.best_params
+    assert ours.best_score_ == study.best_value
+
+
+def test_a_batched_sampler_in_nested_cv_is_the_same_on_every_backend(backend, tmp_path):
+    pytest.importorskip("optuna")
+    from sklearn.linear_model import Ridge
+
+    def run(b, store=None):
+        return parcv.nested_cv(Ridge(), {"alpha": loguniform(1e-3, 1e3)}, XR, YR, outer=2,
+                               inner=3, strategy=parcv.Sampler("tpe", n_trials=6, batch=3),
+                               backend=b, store=store)  # fmt: skip
+
+    serial = run("serial")
+    other = run(backend, tmp_path / "s.sqlite")
+    np.testing.assert_array_equal(other.outer_scores["score"], serial.outer_scores["score"])
+    assert other.chosen_params == serial.chosen_params
+    _same(parcv.load(tmp_path / "s.sqlite"), other)
