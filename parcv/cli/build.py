@@ -25,6 +25,7 @@ from parcv.stats.racing import Racing
 __all__ = [
     "build_estimator",
     "build_halving",
+    "build_sampler",
     "build_hyperband",
     "build_iterations",
     "build_racing",
@@ -211,6 +212,10 @@ def build_space(space: Any, search: Mapping[str, Any], seed: int) -> tuple[Any, 
     if strategy not in ("grid", "random"):
         raise SpecError("search.strategy", strategy, "'grid' or 'random'")
     random = strategy == "random"
+    if "sampler" in search:  # a sampler proposes from the distributions: no grid, no draw
+        if not isinstance(space, dict):
+            raise SpecError("space", space, "one table of distributions or lists with a sampler")
+        return _grid(space, "space", True, seed), _selection(search, [space])
     if random != ("n_iter" in search):
         raise SpecError(
             "search.n_iter",
@@ -576,6 +581,36 @@ def build_hyperband(search: Mapping[str, Any]) -> Hyperband | None:
         name = next((k for k in _HYPERBAND_KEYS if str(err).startswith(k)), "")
         key = f"search.hyperband.{name}" if name else "search.hyperband"
         raise SpecError(key, table.get(name, table), allowed, hint=str(err)) from err
+
+
+def build_sampler(search: Mapping[str, Any]) -> Any:
+    """Build ``search.sampler`` (kind, n_trials, batch, seed, sampler options) into a Sampler.
+
+    None when the spec has no sampler. Optuna is needed only then.
+
+    Examples
+    --------
+    >>> build_sampler({}) is None
+    True
+    """
+    table = search.get("sampler", MISSING)
+    if table is MISSING:
+        return None
+    hint = 'e.g. sampler = { kind = "tpe", seed = 0, n_trials = 60, batch = 8 }'
+    if not isinstance(table, Mapping):
+        raise SpecError("search.sampler", table, "a table of kind, n_trials, batch, seed",
+                        hint=hint)  # fmt: skip
+    for other in ("halving", "hyperband", "n_iter"):
+        if other in search:
+            raise SpecError("search.sampler", table, f"a sampler or {other}, not both")
+    from parcv.strategies.sampler import Sampler
+
+    try:
+        return Sampler.from_config(table)
+    except (TypeError, ValueError, ImportError) as err:
+        raise SpecError(
+            "search.sampler", table, "a sampler Optuna can build", hint=str(err)
+        ) from err
 
 
 NULLISH = frozenset({"none", "null", "nil", "nan"})

@@ -245,6 +245,7 @@ SCHEMA: dict[str, tuple[str, ...]] = {
         "iterations",
         "halving",
         "hyperband",
+        "sampler",
     ),
     "cv": ("mode", "cv", "inner", "outer"),
     "scoring": (

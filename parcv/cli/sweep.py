@@ -23,6 +23,7 @@ from parcv.cli.build import (
     build_hyperband,
     build_iterations,
     build_racing,
+    build_sampler,
     build_scheme,
     build_scoring,
     build_space,
@@ -33,7 +34,7 @@ from parcv.cli.data_sources import LoadedData, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.engine.options import RunOptions
-from parcv.engine.rounds import plan_rounds
+from parcv.engine.rounds import plan_rounds, takes_distributions
 from parcv.engine.session import count_stored, pending_refits, reuse_message, units_message
 from parcv.errors import BackendError, RunInterrupted
 from parcv.plan.build import Plan, build_plan
@@ -109,9 +110,11 @@ class Job:
             return build_plan(
                 self.estimator, None, data, inner=o["cv"], refit=False, **common, **intervals
             )
+        strategy = self.strategy()
+        points = strategy is None or not takes_distributions(strategy)
         return build_plan(
             self.estimator,
-            self.space,
+            self.space if points else None,  # a sampler's distributions have no points
             data,
             inner=o["cv"],
             outer=o.get("outer"),
@@ -167,11 +170,11 @@ class Job:
             refit=o.get("refit", True), selection=o["selection"], criteria=o.get("criteria"),
             racing=o.get("racing"), iterations=o.get("iterations"),
         )  # fmt: skip
+        kwargs.update(halving=o.get("halving"), strategy=o.get("strategy"))
         if self.spec.mode == "search":
-            return search(self.estimator, self.space, d.X, d.y, cv=o["cv"],
-                          halving=o.get("halving"), **kwargs)  # fmt: skip
+            return search(self.estimator, self.space, d.X, d.y, cv=o["cv"], **kwargs)
         return nested_cv(self.estimator, self.space, d.X, d.y, outer=o["outer"], inner=o["cv"],
-                         halving=o.get("halving"), **kwargs)  # fmt: skip
+                         **kwargs)  # fmt: skip
 
 
 def build_job(spec: Spec) -> Job:
@@ -220,6 +223,7 @@ def _build_job(spec: Spec) -> Job:
         options["halving"] = build_halving(spec.table("search"), seed) or build_hyperband(
             spec.table("search")
         )
+        options["strategy"] = build_sampler(spec.table("search"))
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")
@@ -445,12 +449,6 @@ def run_info(
     )
 
 
-def _stops_early(job: Any) -> bool:
-    """Whether a job's search stops its iteration paths early (a search in rounds)."""
-    iterations = job.options.get("iterations")
-    return iterations is not None and getattr(iterations, "patience", None) is not None
-
-
 def _check_run(job: Job, connect_timeout: float | None) -> tuple[Plan, tuple[Any, Any, str]]:
     """The plan and the backend of a job: bad data or options are usage errors."""
     spec = job.spec
@@ -611,7 +609,7 @@ def run_spec(
             counts = count_reused(store, started)
             # A search in rounds runs the units its strategy proposed (and its refits), not
             # the full search's plan: count them in the store.
-            rounds = job.options.get("halving") is not None or _stops_early(job)
+            rounds = job.strategy() is not None
             n_units = sum(counts.reused.values()) + counts.computed if rounds else plan.n_units
             n_resumed = sum(counts.reused.values())
             info = run_info(spec, job, where, times=(started, started + elapsed))

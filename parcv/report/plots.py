@@ -865,9 +865,37 @@ def figures(
         drawn["iteration_paths.png"] = iteration_paths(search, metric=metric)
     if isinstance(search, (HalvingResult, HyperbandResult)):
         drawn["halving.png"] = halving_rungs(search, metric=metric)
+    if search is not None and (search.strategy or {}).get("name") == "sampler":
+        drawn.update(_sampler_plots(search, metric))
     if isinstance(result, (NestedResult, CVResult)):
         drawn["fold_scores.png"] = fold_scores(result, metric=metric)
     return {name: fig for name, fig in drawn.items() if fig is not None}
+
+
+def _sampler_plots(search: SearchResult, metric: str | None) -> dict[str, Figure | None]:
+    """A sampler's search: score by trial with the best so far, and fANOVA importances.
+
+    The importances need Optuna (the run had it; a report elsewhere may not): without
+    it, that plot is left out. Each parameter's space is the values its trials took.
+    """
+    config = search.strategy or {}
+    name = metric or search.refit_metric
+    suffix = name if search.multimetric else "score"
+    values = np.asarray(search.cv_results_[f"mean_test_{suffix}"], dtype=float)
+    drawn: dict[str, Figure | None] = {
+        "sampler_trials.png": sampler_trials(values, metric=name,
+                                             sampler=str(config.get("sampler", "")),
+                                             batch=int(config.get("batch", 1))),
+    }  # fmt: skip
+    params = [dict(p) for p in search.cv_results_["params"]]
+    names = sorted({n for p in params for n in p})
+    space = {n: sorted({p[n] for p in params if n in p}, key=repr) for n in names}
+    try:
+        drawn["param_importance.png"] = param_importances(params, values, space=space,
+                                                          metric=name)  # fmt: skip
+    except ImportError:
+        drawn["param_importance.png"] = None
+    return drawn
 
 
 def render_plots(

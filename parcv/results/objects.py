@@ -356,6 +356,8 @@ class SearchResult(Exportable):
     # With iterations=: the iteration parameter and each point's candidates, by checkpoint.
     iterations: Iterations | None = field(default=None, repr=False)
     paths: tuple[tuple[int, ...], ...] = field(default=(), repr=False)
+    # A search in rounds: its strategy's settings (its config()), e.g. a sampler's.
+    strategy: dict[str, Any] | None = field(default=None, repr=False)
     # The best-vs-rest table, computed once: a report reads it three times, and with
     # thousands of candidates each reading costs a t-test per candidate. Its text
     # table is rendered only when asked (results.json has the rows).

@@ -161,8 +161,9 @@ def _final_model(search: SearchRun) -> FinalModel | None:
     return FinalModel(estimator=final.estimator, reason="")
 
 
-def _with_final(result: SearchResult, search: SearchRun) -> SearchResult:
+def _with_final(result: SearchResult, search: SearchRun, config: Mapping[str, Any]) -> SearchResult:
     model = _final_model(search)
+    result = replace(result, strategy=dict(config))
     return result if model is None else replace(result, final_model=model)
 
 
@@ -217,7 +218,7 @@ def _search_result(search: SearchRun, config: Mapping[str, Any], base: Plan) -> 
         result = _hyperband(search, config, choice)
     else:
         result = _table(search, base, config, choice)
-    return _with_final(result, search)
+    return _with_final(result, search, config)
 
 
 def _best(result: Any, best: int, chosen: SearchResult) -> Any:

@@ -377,3 +377,26 @@ def test_a_batched_sampler_in_nested_cv_is_the_same_on_every_backend(backend, tm
     np.testing.assert_array_equal(other.outer_scores["score"], serial.outer_scores["score"])
     assert other.chosen_params == serial.chosen_params
     _same(parcv.load(tmp_path / "s.sqlite"), other)
+
+
+def test_a_sampler_spec_runs_nested_and_reports_its_trials(tmp_path, capsys):
+    pytest.importorskip("optuna")
+    from parcv.cli import main
+
+    spec = tmp_path / "tpe.toml"
+    spec.write_text(
+        '[data]\nsource = "sklearn:diabetes"\nn_samples = 120\n'
+        '[estimator]\nclass = "sklearn.linear_model.Ridge"\n'
+        "[space]\nalpha = { loguniform = [1e-3, 1e3] }\n"
+        '[search]\nsampler = { kind = "tpe", seed = 0, n_trials = 6, batch = 3 }\n'
+        "[cv]\nouter = 2\ninner = 3\n"
+    )
+    out = tmp_path / "run"
+    assert main(["inspect", str(spec), "--out", str(out)]) == 0
+    assert "units      at most 54 fits + 3 refit(s) = 57" in capsys.readouterr().out
+    assert main(["run", str(spec), "--out", str(out), "--backend", "serial"]) == 0
+    assert "57 units computed" in capsys.readouterr().out
+    assert (out / "sampler_trials.png").is_file() and (out / "param_importance.png").is_file()
+    loaded = parcv.load(out / "store.sqlite")
+    assert isinstance(loaded, parcv.NestedResult) and len(loaded.inner) == 2
+    assert [len(r.cv_results_["params"]) for r in loaded.inner] == [6, 6]
