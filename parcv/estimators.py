@@ -101,6 +101,8 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
     scorer_: Any
     # Set by the classes that take it (a search whose iteration parameter is a path).
     iterations: Any = None
+    # Set by the classes that take it: a strategy of rounds (a Sampler, Halving, ...).
+    strategy: Any = None
 
     def _space(self) -> Any:
         raise NotImplementedError
@@ -156,6 +158,7 @@ class _SearchFace(CallbackSupportMixin, MetaEstimatorMixin, BaseEstimator):  # t
             error_score=self.error_score,
             racing=self.racing,
             iterations=self.iterations,
+            strategy=self.strategy,
             options=self._run_options(),
         )
 
@@ -470,6 +473,10 @@ class GridSearchCV(_SearchFace):
         path, one fit per (fold, point of the grid), with early stopping by
         ``patience`` (see :func:`parcv.search`); ``cv_results_`` has a row per
         (point, iteration count), as if the count were a grid axis.
+    strategy : Halving, Hyperband, Sampler or a strategy, default=None
+        Choose the units in rounds (see :func:`parcv.search`); with
+        :class:`parcv.Sampler` in :class:`RandomizedSearchCV`, the sampler
+        proposes from ``param_distributions`` and ``n_iter`` is not used.
     options : RunOptions, default=None
         Every run option of :func:`parcv.search` as one object (``timeout``,
         ``retry_failed``, ``journal``, ``save_models``, ...); then
@@ -512,6 +519,7 @@ class GridSearchCV(_SearchFace):
         resume: bool = False,
         racing: Any = None,
         iterations: Any = None,
+        strategy: Any = None,
         options: RunOptions | None = None,
     ) -> None:
         self.estimator = estimator
@@ -528,6 +536,7 @@ class GridSearchCV(_SearchFace):
         self.resume = resume
         self.racing = racing
         self.iterations = iterations
+        self.strategy = strategy
         self.options = options
 
     def _space(self) -> Any:
@@ -556,7 +565,7 @@ class RandomizedSearchCV(GridSearchCV):
         ``RandomState`` draws them as scikit-learn does, differently each fit.
     scoring, n_jobs, refit, cv, verbose, error_score, return_train_score
         As in :class:`GridSearchCV`.
-    backend, store, resume, racing, iterations, options
+    backend, store, resume, racing, iterations, strategy, options
         As in :class:`GridSearchCV`.
 
     Examples
@@ -590,6 +599,7 @@ class RandomizedSearchCV(GridSearchCV):
         resume: bool = False,
         racing: Any = None,
         iterations: Any = None,
+        strategy: Any = None,
         options: RunOptions | None = None,
     ) -> None:
         self.estimator = estimator
@@ -608,9 +618,12 @@ class RandomizedSearchCV(GridSearchCV):
         self.resume = resume
         self.racing = racing
         self.iterations = iterations
+        self.strategy = strategy
         self.options = options
 
     def _space(self) -> Any:
+        if getattr(self.strategy, "takes_distributions", False):
+            return self.param_distributions  # a sampler proposes from them: nothing drawn
         seed = self.random_state
         if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
             return RandomSpace(self.param_distributions, n_iter=self.n_iter, random_state=int(seed))
@@ -637,6 +650,8 @@ class NestedCV(_SearchFace):
     scoring, n_jobs, verbose, error_score, return_train_score, backend, store, resume, racing
         As in :class:`GridSearchCV`.
     iterations : Iterations, default=None
+        As in :class:`GridSearchCV`, for every inner CV and the search on all data.
+    strategy : Halving, Hyperband, Sampler or a strategy, default=None
         As in :class:`GridSearchCV`, for every inner CV and the search on all data.
     options : RunOptions, default=None
         As in :class:`GridSearchCV`.
@@ -680,6 +695,7 @@ class NestedCV(_SearchFace):
         resume: bool = False,
         racing: Any = None,
         iterations: Any = None,
+        strategy: Any = None,
         options: RunOptions | None = None,
     ) -> None:
         self.estimator = estimator
@@ -697,6 +713,7 @@ class NestedCV(_SearchFace):
         self.resume = resume
         self.racing = racing
         self.iterations = iterations
+        self.strategy = strategy
         self.options = options
 
     def _cv(self) -> Any:
@@ -709,7 +726,6 @@ class NestedCV(_SearchFace):
             options["refit"] = True if not _is_multimetric(self.scoring) else _first(self.scoring)
         result = nested_cv(self.estimator, self.param_grid, X, y, outer=self.outer,
                            inner=self.inner, params=params, **options)  # fmt: skip
-        assert isinstance(result, NestedResult)  # no halving here: narrows the type
         self.outer_scores_ = result.outer_scores
         return result
 

@@ -400,3 +400,25 @@ def test_a_sampler_spec_runs_nested_and_reports_its_trials(tmp_path, capsys):
     loaded = parcv.load(out / "store.sqlite")
     assert isinstance(loaded, parcv.NestedResult) and len(loaded.inner) == 2
     assert [len(r.cv_results_["params"]) for r in loaded.inner] == [6, 6]
+
+
+def test_the_drop_in_searches_take_a_strategy():
+    pytest.importorskip("optuna")
+    from sklearn.linear_model import Ridge
+
+    space = {"alpha": loguniform(1e-3, 1e3)}
+    drop_in = parcv.RandomizedSearchCV(
+        Ridge(),
+        space,
+        cv=KFold(3),
+        backend="serial",
+        strategy=parcv.Sampler("tpe", n_trials=5, seed=0),
+    )
+    drop_in.fit(XR, YR)
+    direct = parcv.search(Ridge(), space, XR, YR, cv=KFold(3), backend="serial",
+                          strategy=parcv.Sampler("tpe", n_trials=5, seed=0))  # fmt: skip
+    assert drop_in.cv_results_["params"] == direct.cv_results_["params"]
+    assert drop_in.best_params_ == direct.best_params_
+    nested = parcv.NestedCV(FitLogged(), ALPHAS, outer=2, inner=KFold(3), backend="serial",
+                            strategy=Halving(random_state=0)).fit(XR, YR)  # fmt: skip
+    assert nested.outer_scores_["score"].shape == (2,)
