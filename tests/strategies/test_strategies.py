@@ -422,3 +422,24 @@ def test_the_drop_in_searches_take_a_strategy():
     nested = parcv.NestedCV(FitLogged(), ALPHAS, outer=2, inner=KFold(3), backend="serial",
                             strategy=Halving(random_state=0)).fit(XR, YR)  # fmt: skip
     assert nested.outer_scores_["score"].shape == (2,)
+
+
+def test_a_resumed_sampler_search_fits_nothing_and_decides_the_same(tmp_path):
+    pytest.importorskip("optuna")
+    from tests.estimators import FIT_LOG, logged_fits
+
+    store = tmp_path / "s.sqlite"
+
+    def run(**options):
+        return parcv.nested_cv(FitLogged(), {"alpha": loguniform(1e-3, 1e3)}, XR, YR, outer=2,
+                               inner=KFold(3), strategy=parcv.Sampler("tpe", n_trials=4, batch=2),
+                               backend="serial", store=store, save_models=True,
+                               **options)  # fmt: skip
+
+    FIT_LOG.unlink(missing_ok=True)
+    first = run()
+    FIT_LOG.unlink()
+    again = run(resume=True)
+    assert logged_fits() == []
+    _same(again, first)
+    FIT_LOG.unlink(missing_ok=True)
