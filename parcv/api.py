@@ -51,7 +51,7 @@ from parcv.plan.halving import (
     subsample_folds,
     with_resource,
 )
-from parcv.plan.iterations import Iterations, warm_start_param
+from parcv.plan.iterations import Iterations
 from parcv.plan.records import SPARSE_PREFIX, Key, Record
 from parcv.plan.routing import (
     RoutedParams,
@@ -63,6 +63,7 @@ from parcv.plan.routing import (
 )
 from parcv.plan.scoring import check_scoring_spec
 from parcv.plan.selection import Selection
+from parcv.plan.shortcuts import continues_exactly
 from parcv.plan.space import RandomSpace, check_space
 from parcv.plan.splits import check_scheme, materialize_folds
 from parcv.results.aggregate import report_fit_failures
@@ -585,8 +586,9 @@ def search(
         ``Iterations("n_estimators", up_to=500, every=10, patience=5)``: one
         fit per (fold, point of the space) is scored at every checkpoint
         (staged predictions, warm-start growth, a booster's rounds or
-        ``partial_fit`` passes; see :class:`parcv.Iterations` for what each
-        equals). ``cv_results_`` has a row per (point, checkpoint), as a grid
+        ``partial_fit`` epochs), where that gives the scores of separate fits
+        (:mod:`parcv.plan.shortcuts`; elsewhere every checkpoint is fitted
+        from scratch). ``cv_results_`` has a row per (point, checkpoint), as a grid
         over the parameter would, with the column ``path_stopped``;
         ``best_params_`` holds the count and the refit uses it. With
         ``patience``, a point's path stops once its mean score over the folds
@@ -1509,7 +1511,7 @@ def _search_halving(
     if seed is None and halving.resource == "n_samples":
         seed = np.random.RandomState(draw_seed())  # as scikit-learn's None: fresh rows
     _log_schedule(run, schedule, halving)
-    grows = _grows_by_warm_start(estimator, candidates, halving)
+    grows = _grows_by_warm_start(estimator, candidates, halving, n_samples=data.n_samples)
     rungs: list[SearchResult] = []
     starts: dict[Key, Any] = {}
     for itr, n_resources in enumerate(schedule.n_resources):
@@ -1571,18 +1573,16 @@ def _rung_search(
 
 
 def _grows_by_warm_start(
-    estimator: Any, candidates: list[dict[str, Any]], halving: Halving
+    estimator: Any, candidates: list[dict[str, Any]], halving: Halving, *, n_samples: int
 ) -> str | None:
     """The warm_start parameter that continues every candidate's fits on the resource, or None.
 
     Only where a warm start grows the model a fit from scratch would make
-    (ensembles, HistGradientBoosting): then a promoted candidate's fits at
-    ``factor x r`` continue its fits at ``r``, with the same numbers.
+    (:func:`parcv.plan.shortcuts.continues_exactly`): then a promoted
+    candidate's fits at ``factor x r`` continue its fits at ``r``, with the
+    same numbers.
     """
-    if halving.resource == "n_samples":
-        return None
-    names = {warm_start_param(estimator, c, halving.resource) for c in candidates or [{}]}
-    return names.pop() if len(names) == 1 and None not in names else None
+    return continues_exactly(estimator, candidates, halving.resource, n_samples=n_samples)
 
 
 def _continued(result: SearchResult, kept: Any, warm_start: str) -> dict[Key, Any]:
