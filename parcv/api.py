@@ -569,8 +569,9 @@ def search(
         ``Iterations("n_estimators", up_to=500, every=10, patience=5)``: one
         fit per (fold, point of the space) is scored at every checkpoint
         (staged predictions, warm-start growth, a booster's rounds or
-        ``partial_fit`` passes; see :class:`parcv.Iterations` for what each
-        equals). ``cv_results_`` has a row per (point, checkpoint), as a grid
+        ``partial_fit`` epochs), where that gives the scores of separate fits
+        (:mod:`parcv.plan.shortcuts`; elsewhere every checkpoint is fitted
+        from scratch). ``cv_results_`` has a row per (point, checkpoint), as a grid
         over the parameter would, with the column ``path_stopped``;
         ``best_params_`` holds the count and the refit uses it. With
         ``patience``, a point's path stops once its mean score over the folds

@@ -2,15 +2,18 @@
 
 A ``path`` unit (:mod:`parcv.plan.iterations`) grows one estimator per inner
 fold along the checkpoints of its iteration parameter and makes the ``fit``
-record of every checkpoint, as a separate fit at that count would (bit for
-bit for the staged, warm-start and booster paths). With early stopping, the
-unit grows every inner fold of its outer fold in step and stops once the mean
-over the folds has not improved for ``patience`` checkpoints: the checkpoints
-after the stop are never fitted, and their records hold NaN scores.
+record of every checkpoint, as a separate fit at that count would, bit for
+bit: the plan gives a path a shortcut only where :mod:`parcv.plan.shortcuts`
+declares it exact. With early stopping, the unit grows every inner fold of
+its outer fold in step and stops once the mean over the folds has not
+improved for ``patience`` checkpoints: the checkpoints after the stop are
+never fitted, and their records hold NaN scores. (Only then does a
+``"separate"`` path come here: it fits each checkpoint from scratch.)
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 import warnings
@@ -143,6 +146,21 @@ class _Grower:
     grown: str = ""
     horizon: int = 0
     outputs: Callable[[str, Any, int], Any] | None = None
+    pristine: Any = None  # the unfitted estimator, for fits from scratch after the first
+
+    def __post_init__(self) -> None:
+        self.pristine = copy.deepcopy(self.estimator)
+
+    def _from_scratch(self, t: int) -> None:
+        """Fit a fresh copy of the unfitted estimator with ``t`` iterations.
+
+        A fresh copy, not a refit: a ``random_state`` given as a RandomState
+        is advanced by each fit, and a separate fit starts from its first state.
+        """
+        if self.done or self.horizon:
+            self.estimator = copy.deepcopy(self.pristine)
+        self.estimator.set_params(**{self._param: t})
+        self.estimator.fit(self.split.X_train, self.split.y_train, **self.fit_params)
 
     @property
     def _param(self) -> str:
@@ -177,13 +195,15 @@ class _Grower:
             self.estimator.fit(X, y, **self.fit_params)
         elif self.grown == "partial_fit":
             extra = {}
-            if self.done == 0:  # the count the passes go up to, as fit(max_iter=...) sees it
+            if self.done == 0:  # the count the epochs go up to, as fit(max_iter=...) sees it
                 self.estimator.set_params(**{self._param: self._checkpoints[-1]})
-                if is_classifier(self.estimator):
-                    extra["classes"] = np.unique(self.data.y)
+                if is_classifier(self.estimator):  # the classes fit() finds in these rows
+                    extra["classes"] = np.unique(y)
             for _ in range(t - self.done):
                 self.estimator.partial_fit(X, y, **extra, **self.fit_params)
                 extra = {}
+        elif self.grown == "separate":
+            self._from_scratch(t)
         elif t > self.horizon:
             self._fit_ahead(t)
         self.done = t
@@ -202,11 +222,11 @@ class _Grower:
         if self.in_step:
             iterations: Any = self.plan.iterations
             ahead = max(t, 2 * self.horizon, 2 * iterations.patience * iterations.every)
-            self.horizon = min(last, ahead)
+            horizon = min(last, ahead)
         else:
-            self.horizon = last
-        self.estimator.set_params(**{self._param: self.horizon})
-        self.estimator.fit(self.split.X_train, self.split.y_train, **self.fit_params)
+            horizon = last
+        self._from_scratch(horizon)
+        self.horizon = horizon
         if self.grown == "staged":
             counts = tuple(c for c in self._checkpoints if c <= self.horizon)
             self.outputs = _Staged(self.estimator, counts).outputs

@@ -18,7 +18,13 @@ from parcv.criteria.tasks import CriteriaRequest, check_criteria
 from parcv.plan.data import Dataset, check_data_for, data_token
 from parcv.plan.fast_cv import decide_fast_cv
 from parcv.plan.interval import BBCRequest, IntervalRequest, check_bbc, check_interval
-from parcv.plan.iterations import Iterations, check_iterations, expand_paths, path_method
+from parcv.plan.iterations import (
+    Iterations,
+    PathChoice,
+    check_iterations,
+    choose_path,
+    expand_paths,
+)
 from parcv.plan.kinds import kind_of
 from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_folds
 from parcv.plan.prefix import prefix_ids, sharing_problem
@@ -33,6 +39,7 @@ from parcv.plan.scoring import (
     check_scoring_spec,
 )
 from parcv.plan.selection import Selection, check_selection
+from parcv.plan.shortcuts import log_fallbacks
 from parcv.plan.space import Candidate, check_candidate_params, check_candidate_values, check_space
 from parcv.plan.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
 from parcv.plan.tokens import token_hex
@@ -113,13 +120,16 @@ class Plan:
     paths : tuple of tuple of int, default=()
         With ``iterations``, each point's candidates in checkpoint order.
     path_methods : tuple of str, default=()
-        With ``iterations``, how each path is grown (``"staged"``, ...).
+        With ``iterations``, how each path is grown (``"staged"``, ...):
+        a shortcut where :mod:`parcv.plan.shortcuts` finds it exact, else
+        ``"separate"``, whose candidates are ordinary ``fit`` units (with
+        early stopping, a ``path`` unit that fits each checkpoint anew).
     starts : dict of key to estimator, default={}
         Fitted estimators that ``fit`` units continue by a warm start instead
         of fitting from scratch, by the unit's key: a successive-halving rung
         on an iteration parameter grows the fits of the rung before. Only for
         growth that equals a fit from scratch bit for bit
-        (:func:`parcv.plan.iterations.warm_start_param`), so no key covers it.
+        (:func:`parcv.plan.shortcuts.continues_exactly`), so no key covers it.
     keep_fitted : bool, default=False
         Whether ``fit`` units return their fitted estimators to the driver
         (for the next rung to continue), without storing them.
@@ -368,10 +378,11 @@ def build_plan(
     _check_estimator(estimator)
     _check_flag("return_train_score", return_train_score, "to score each fit on its train rows")
     candidates = check_space(space)
-    path = _check_path(
+    path, choices = _check_path(
         check_iterations(iterations), estimator, candidates,
         dict(fast_cv=fast_cv, racing=racing, bbc=bbc, return_predictions=predictions,
              return_estimator=estimators),
+        n_samples=data.n_samples,
     )  # fmt: skip
     paths: tuple[tuple[int, ...], ...] = ()
     if path is not None:
@@ -436,8 +447,10 @@ def build_plan(
         request is not None,
         order=None if decision.used or paths else prefixes,
     )
-    if paths:
-        fits = _path_units(fits, inner_folds, paths, in_step=path.patience is not None)  # type: ignore[union-attr]
+    path_methods = tuple(c.method for c in choices)
+    if path is not None:
+        in_step = path.patience is not None
+        fits = _path_units(fits, inner_folds, paths, path_methods, in_step=in_step)
     return Plan(
         estimator=estimator,
         candidates=candidates,
@@ -463,9 +476,7 @@ def build_plan(
         estimators=bool(estimators),
         iterations=path,
         paths=paths,
-        path_methods=()
-        if path is None
-        else tuple(path_method(estimator, path, candidates[p[0]].params) for p in paths),
+        path_methods=path_methods,
         starts=dict(starts or {}),
         keep_fitted=bool(keep_fitted),
     )
@@ -473,11 +484,15 @@ def build_plan(
 
 def _check_path(
     iterations: Iterations | None, estimator: Any, candidates: Sequence[Candidate],
-    options: dict[str, Any],
-) -> Iterations | None:  # fmt: skip
-    """Refuse what an iteration path does not go with, before anything runs."""
+    options: dict[str, Any], *, n_samples: int,
+) -> tuple[Iterations | None, tuple[PathChoice, ...]]:  # fmt: skip
+    """Refuse what an iteration path does not go with, before anything runs.
+
+    Returns the path and how each point's path is grown (a shortcut where
+    it is exact, else separate fits: said once in the log).
+    """
     if iterations is None:
-        return None
+        return None, ()
     given = {
         name: value for name, value in options.items()
         if value not in (None, False, "auto") and not (name == "fast_cv" and value is False)
@@ -492,28 +507,42 @@ def _check_path(
             "predictions and kept estimators are per fit). "
             f"Drop {name}= or iterations= (racing goes with iterations without patience)."
         )
-    for c in candidates:  # every model family must grow the path (checked before any fit)
-        path_method(estimator, iterations, c.params)
-    return iterations
+    # Every model family must grow the path (checked before any fit).
+    choices = tuple(choose_path(estimator, iterations, c.params, n_samples=n_samples)
+                    for c in candidates)  # fmt: skip
+    fallbacks = [c.fallback for c in choices if c.fallback is not None]
+    log_fallbacks(
+        f"iterations over {iterations.param!r}: {len(fallbacks)} of {len(choices)} point(s) "
+        "are fitted from scratch at every checkpoint",
+        fallbacks,
+    )
+    return iterations, choices
 
 
 def _path_units(
     fits: Sequence[Unit],
     inner_folds: dict[int | None, Sequence[Fold]],
     paths: tuple[tuple[int, ...], ...],
+    methods: tuple[str, ...],
     *,
     in_step: bool,
 ) -> tuple[Unit, ...]:
     """The units of iteration paths: per (fold, path), or per path over every fold in step.
 
-    Early stopping decides on the mean over the folds at each checkpoint, so
-    a path that stops runs every inner fold of its outer fold in step.
+    A ``"separate"`` path keeps the ordinary ``fit`` units of its (point,
+    count) candidates. Early stopping decides on the mean over the folds at
+    each checkpoint, so a path that stops runs every inner fold of its outer
+    fold in step (a separate one too: its runner then fits each checkpoint
+    from scratch).
     """
     others = [u for u in fits if u.kind != "fit"]
     if in_step:
         return (*others, *(Unit("path", o, None, p[0]) for o in inner_folds for p in paths))
-    return (*others, *(Unit("path", o, i, p[0]) for o, folds in inner_folds.items()
-                       for i in range(len(folds)) for p in paths))  # fmt: skip
+    separate = {c for p, m in zip(paths, methods, strict=True) if m == "separate" for c in p}
+    plain = [u for u in fits if u.kind == "fit" and u.candidate in separate]
+    grown = [p for p, m in zip(paths, methods, strict=True) if m != "separate"]
+    return (*others, *plain, *(Unit("path", o, i, p[0]) for o, folds in inner_folds.items()
+                               for i in range(len(folds)) for p in grown))  # fmt: skip
 
 
 def check_predictions(

@@ -13,22 +13,27 @@ How a path is grown (``method``):
 - ``"staged"``: fit once with the last checkpoint's count, then read each
   checkpoint from ``staged_predict`` / ``staged_decision_function`` /
   ``staged_predict_proba`` (GradientBoosting*, HistGradientBoosting*,
-  AdaBoost*). A model that stopped early (its own ``n_iter_no_change``) is
-  read at its last stage for the counts after it, as a fit with that count
-  would stop there too.
+  AdaBoostRegressor). A model that stopped early (its own
+  ``n_iter_no_change``) is read at its last stage for the counts after it,
+  as a fit with that count would stop there too.
 - ``"warm_start"``: set ``warm_start=True`` and raise the count checkpoint by
   checkpoint (forests, Bagging, ExtraTrees).
 - ``"booster"``: an xgboost or lightgbm scikit-learn model, fitted once with
-  the last count and read with ``iteration_range`` / ``num_iteration``; with
-  patience, grown by continuing the booster (``xgb_model=`` / ``init_model=``).
-- ``"partial_fit"``: one ``partial_fit`` pass over the fold's training rows per
-  iteration (SGD*, MLP*, Perceptron, PassiveAggressive, naive Bayes).
+  the last count and read with ``iteration_range`` / ``num_iteration``.
+- ``"partial_fit"``: one ``partial_fit`` epoch over the fold's training rows
+  per iteration (SGD*, Perceptron, MLP*), read as ``fit(max_iter=t)``.
+- ``"separate"``: a fit from scratch at every checkpoint, as a grid over the
+  count would make (ordinary ``fit`` units; with early stopping, grown in
+  step as the other paths).
 
-The staged, warm-start and booster paths give the scores of separate fits at
-each count, bit for bit. A ``partial_fit`` path at ``t`` is the model after
-``t`` passes of ``partial_fit`` over the fold's training rows in their order
-(with every class of ``y`` on the first), which is not ``fit(max_iter=t)``:
-``fit`` shuffles, adapts its learning rate and may stop early.
+Each of the first four is a shortcut, taken only where
+:mod:`parcv.plan.shortcuts` declares it exact for the estimator's settings
+(booster type, ``random_state`` kind, early stopping, shuffling, ...): then
+the scores at every checkpoint are those of separate fits with that count,
+bit for bit. Elsewhere the path is ``"separate"``, and parcv says so once in
+the log (logger ``"parcv"``). A candidate ``max_iter=t`` of a ``partial_fit``
+path is ``fit(max_iter=t)`` as anywhere else: the epochs are its shortcut,
+not another model.
 """
 
 from __future__ import annotations
@@ -43,12 +48,22 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
+from parcv.plan.shortcuts import (
+    Fallback,
+    Shortcut,
+    booster_library,
+    decide,
+    given_seed,
+    grows_by_warm_start,
+)
 from parcv.plan.space import Candidate
 
 __all__ = [
     "METHODS",
     "Iterations",
+    "PathChoice",
     "booster_library",
+    "choose_path",
     "check_iterations",
     "expand_paths",
     "path_method",
@@ -57,21 +72,14 @@ __all__ = [
     "stop_index",
 ]
 
-METHODS = ("auto", "staged", "warm_start", "booster", "partial_fit")
+METHODS = ("auto", "staged", "warm_start", "booster", "partial_fit", "separate")
+
+# The order in which "auto" tries the shortcuts.
+_SHORTCUT_METHODS = ("booster", "staged", "warm_start", "partial_fit")
 
 
 def _counts_stages(model: Any, leaf: str) -> bool:
     """Whether ``leaf`` counts the stages ``staged_predict`` yields (HGB's is max_iter)."""
-    boosted = (HistGradientBoostingClassifier, HistGradientBoostingRegressor)
-    return leaf == "n_estimators" or (leaf == "max_iter" and isinstance(model, boosted))
-
-
-def _grows(model: Any, leaf: str) -> bool:
-    """Whether a warm start adds iterations to the ones fitted (ensembles, HGB's max_iter).
-
-    A linear model's warm start only starts a new fit from the last solution:
-    not the model fitted with more iterations.
-    """
     boosted = (HistGradientBoostingClassifier, HistGradientBoostingRegressor)
     return leaf == "n_estimators" or (leaf == "max_iter" and isinstance(model, boosted))
 
@@ -98,10 +106,13 @@ class Iterations:
         every backend stops at the same one.
     tol : float, default=0.0
         The improvement that counts as one.
-    method : {"auto", "staged", "warm_start", "booster", "partial_fit"}, default="auto"
+    method : {"auto", "staged", "warm_start", "booster", "partial_fit", "separate"}, \
+default="auto"
         How the path is grown (see the module's text); ``"auto"`` picks the
         first the estimator supports in the order booster, staged, warm start,
-        partial_fit.
+        partial_fit that is exact for its settings, else ``"separate"``. A
+        shortcut named here is taken only where it is exact too (else
+        ``"separate"``, said once in the log).
     window : tuple of int or None, default=None
         Set by parcv, not by a user: the checkpoints one round of early
         stopping scores (a part of :attr:`checkpoints` as ``up_to`` and
@@ -205,24 +216,112 @@ def _final_step(estimator: Any) -> Any:
     return steps[-1][1] if isinstance(steps, list) and steps else estimator
 
 
-def booster_library(model: Any) -> str | None:
-    """``"xgboost"`` or ``"lightgbm"`` for their scikit-learn models (and subclasses), else None.
+@dataclass(frozen=True, slots=True)
+class PathChoice:
+    """How one point's path is grown, and why not by a shortcut when it is ``"separate"``.
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`METHODS` but ``"auto"``.
+    fallback : Fallback or None, default=None
+        With ``"separate"`` chosen for want of an exact shortcut: the first
+        shortcut the estimator supports, and why it is not exact.
+    """
+
+    method: str
+    fallback: Fallback | None = None
+
+
+def _able(model: Any, leaf: str) -> dict[str, bool]:
+    """The shortcuts the configured ``model`` supports mechanically for ``leaf``."""
+    final = _final_step(model)
+    return {
+        "booster": booster_library(final) is not None and leaf == "n_estimators",
+        "staged": hasattr(final, "staged_predict") and _counts_stages(final, leaf),
+        "warm_start": grows_by_warm_start(final, leaf),
+        "partial_fit": hasattr(final, "partial_fit") and final is model,
+        "separate": True,
+    }
+
+
+def choose_path(
+    estimator: Any, iterations: Iterations, params: dict[str, Any], *, n_samples: int | None = None
+) -> PathChoice:
+    """Return how the path of ``estimator`` configured with ``params`` is grown, and why.
+
+    The first shortcut the estimator supports (booster, staged, warm start,
+    partial_fit; or the one ``iterations.method`` names) that
+    :func:`parcv.plan.shortcuts.decide` finds exact; else ``"separate"``.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    iterations : Iterations
+    params : dict
+        The point's parameters.
+    n_samples : int, default=None
+        An upper bound on a fit's training rows (see
+        :func:`parcv.plan.shortcuts.exact_shortcut`).
+
+    Returns
+    -------
+    PathChoice
+
+    Raises
+    ------
+    ValueError
+        If the estimator has no way to grow ``iterations.param`` that parcv
+        knows, or not the one ``iterations.method`` names.
 
     Examples
     --------
-    >>> from sklearn.linear_model import Ridge
-    >>> booster_library(Ridge()) is None
-    True
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> import numpy as np
+    >>> forest = RandomForestRegressor(random_state=np.random.RandomState(0))
+    >>> choice = choose_path(forest, Iterations("n_estimators", 5), {})
+    >>> choice.method, choice.fallback.kind
+    ('separate', 'warm_start')
     """
-    for cls in type(model).__mro__:
-        library = cls.__module__.split(".", 1)[0]
-        if library in ("xgboost", "lightgbm"):
-            return library
-    return None
+    model = clone(estimator).set_params(**clone(params, safe=False))
+    leaf = iterations.param.rsplit("__", 1)[-1]
+    able = _able(model, leaf)
+    final = _final_step(model)
+    pipeline = " (in a Pipeline)" if final is not model else ""
+    if iterations.method != "auto":
+        if not able[iterations.method]:
+            raise ValueError(
+                f"Iterations(method={iterations.method!r}) cannot grow {iterations.param!r} of "
+                f"{type(final).__name__}{pipeline}. Use method='auto' or one of "
+                f"{[m for m, ok in able.items() if ok]!r}."
+            )
+        tried = [iterations.method] if iterations.method != "separate" else []
+    else:
+        tried = [m for m in _SHORTCUT_METHODS if able[m]]
+        if not tried:
+            raise ValueError(
+                f"Iterations over {iterations.param!r}: {type(final).__name__} has no "
+                "staged_predict, warm_start, booster iteration range or partial_fit that grows "
+                "it (a Pipeline takes no partial_fit). Search the parameter as an ordinary grid "
+                "instead."
+            )
+    first: Fallback | None = None
+    for method in tried:
+        decision = decide(method, model, iterations.param, up_to=iterations.up_to,
+                          n_samples=n_samples, seed=given_seed(estimator, params))  # fmt: skip
+        if isinstance(decision, Shortcut):
+            return PathChoice(method)
+        first = first or decision
+    return PathChoice("separate", first)
 
 
-def path_method(estimator: Any, iterations: Iterations, params: dict[str, Any]) -> str:
+def path_method(
+    estimator: Any, iterations: Iterations, params: dict[str, Any], *, n_samples: int | None = None
+) -> str:
     """Return how the path of ``estimator`` configured with ``params`` is grown.
+
+    The method of :func:`choose_path`: a shortcut where it is exact, else
+    ``"separate"`` (a fit from scratch at every checkpoint).
 
     Raises
     ------
@@ -234,39 +333,19 @@ def path_method(estimator: Any, iterations: Iterations, params: dict[str, Any]) 
     --------
     >>> from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
     >>> from sklearn.linear_model import SGDClassifier
-    >>> path_method(GradientBoostingRegressor(), Iterations("n_estimators", 5), {})
+    >>> path_method(GradientBoostingRegressor(random_state=0), Iterations("n_estimators", 5), {})
     'staged'
-    >>> path_method(RandomForestRegressor(), Iterations("n_estimators", 5), {})
+    >>> path_method(RandomForestRegressor(random_state=0), Iterations("n_estimators", 5), {})
     'warm_start'
-    >>> path_method(SGDClassifier(), Iterations("max_iter", 5), {})
+    >>> path_method(GradientBoostingRegressor(), Iterations("n_estimators", 5), {})
+    'separate'
+    >>> sgd = SGDClassifier(shuffle=False, tol=None, penalty=None)
+    >>> path_method(sgd, Iterations("max_iter", 5), {})
     'partial_fit'
+    >>> path_method(SGDClassifier(), Iterations("max_iter", 5), {})
+    'separate'
     """
-    model = clone(estimator).set_params(**clone(params, safe=False))
-    leaf = iterations.param.rsplit("__", 1)[-1]
-    final = _final_step(model)
-    pipeline = final is not model
-    able = {
-        "booster": booster_library(final) is not None and leaf == "n_estimators",
-        "staged": hasattr(final, "staged_predict") and _counts_stages(final, leaf),
-        "warm_start": "warm_start" in final.get_params(deep=False) and _grows(final, leaf),
-        "partial_fit": hasattr(final, "partial_fit") and not pipeline,
-    }
-    if iterations.method != "auto":
-        if not able[iterations.method]:
-            raise ValueError(
-                f"Iterations(method={iterations.method!r}) cannot grow {iterations.param!r} of "
-                f"{type(final).__name__}{' (in a Pipeline)' if pipeline else ''}. Use "
-                f"method='auto' or one of {[m for m, ok in able.items() if ok]!r}."
-            )
-        return iterations.method
-    for method in ("booster", "staged", "warm_start", "partial_fit"):
-        if able[method]:
-            return method
-    raise ValueError(
-        f"Iterations over {iterations.param!r}: {type(final).__name__} has no staged_predict, "
-        "warm_start, booster iteration range or partial_fit that grows it (a Pipeline takes "
-        "no partial_fit). Search the parameter as an ordinary grid instead."
-    )
+    return choose_path(estimator, iterations, params, n_samples=n_samples).method
 
 
 def expand_paths(
@@ -361,10 +440,9 @@ def path_stopped(
 def warm_start_param(estimator: Any, params: dict[str, Any], param: str) -> str | None:
     """The ``warm_start`` parameter that grows ``param`` of ``estimator``, or None.
 
-    A model grown by a warm start from ``r`` to ``R`` iterations equals one
-    fitted with ``R`` from scratch (ensembles and HistGradientBoosting: the
-    trees of the first ``r`` are the same, and so are the random draws of
-    the rest), so a halving rung can continue the fits of the rung before.
+    Only whether a warm start grows the model; whether the grown model is
+    the one a fit from scratch makes is :func:`parcv.plan.shortcuts.continues_exactly`'s
+    question (a halving rung continues fits only then).
 
     Examples
     --------
@@ -376,9 +454,7 @@ def warm_start_param(estimator: Any, params: dict[str, Any], param: str) -> str 
     True
     """
     model = clone(estimator).set_params(**clone(params, safe=False))
-    final = _final_step(model)
-    leaf = param.rsplit("__", 1)[-1]
-    if "warm_start" not in final.get_params(deep=False) or not _grows(final, leaf):
+    if not grows_by_warm_start(model, param):
         return None
     head, sep, _ = param.rpartition("__")
     return f"{head}{sep}warm_start"

@@ -273,7 +273,11 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
             if plan.iterations is None or plan.iterations.patience is None
             else (plan.iterations.patience, plan.iterations.tol)
         )
-        batches.update(dict.fromkeys(path, token("path", method, *rule)))
+        if method == "separate" and not rule:
+            continue  # ordinary fits from scratch: keyed as any fit of that count
+        # 2: a fit ahead starts from the estimator's first state (a RandomState's too), and
+        # partial_fit epochs take the classes of the fold's rows, as fit() does.
+        batches.update(dict.fromkeys(path, token("path", 2, method, *rule)))
     criteria = b""
     if plan.criteria is not None:
         request = plan.criteria

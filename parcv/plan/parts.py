@@ -22,9 +22,8 @@ from typing import Any
 from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import Dataset
 from parcv.plan.halving import subsample_folds
-from parcv.plan.iterations import Iterations, warm_start_param
+from parcv.plan.iterations import Iterations
 from parcv.plan.records import Key, Record
-from parcv.plan.shortcuts import exact_continuation
 from parcv.plan.space import Candidate
 
 __all__ = [
@@ -151,30 +150,24 @@ def continued(
     previous: Plan,
     records: Mapping[Key, Record],
     continues: Sequence[int],
-    resource: str,
+    warm_start: str,
 ) -> dict[Key, Any]:
     """The starts of a part whose row ``j`` continues row ``continues[j]`` of ``previous``.
 
     Each kept fit of the previous part (its estimator, returned with
-    ``keep_fitted``) is copied and set to grow by a warm start; a fit read back
-    from a store has no estimator and starts from scratch, with the same
-    numbers. Only where the growth equals a fit from scratch: the row's
-    estimator must grow ``resource`` by a warm start (:func:`warm_start_param`)
-    and the shortcut table must say it is exact (:func:`exact_continuation`);
-    otherwise the row has no start.
+    ``keep_fitted``) is copied and set to grow by a warm start (``warm_start``
+    names the parameter, as :func:`~parcv.plan.shortcuts.continues_exactly`
+    gave it where the growth is exact); a fit read back from a store has no
+    estimator and starts from scratch, with the same numbers.
     """
     starts: dict[Key, Any] = {}
     n_folds = len(previous.inner_folds[None])
     for new, old in enumerate(continues):
-        params = previous.candidates[old].params
-        warm = warm_start_param(previous.estimator, params, resource)
-        if warm is None or not exact_continuation(previous.estimator, params, resource):
-            continue
         for i in range(n_folds):
             record = records.get(("fit", None, i, int(old)))
             if record is not None and record.estimator is not None:
                 model = copy.deepcopy(record.estimator)
-                model.set_params(**{warm: True})
+                model.set_params(**{warm_start: True})
                 starts[("fit", None, i, new)] = model
     return starts
 

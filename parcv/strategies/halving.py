@@ -31,6 +31,7 @@ from parcv.plan.halving import (
     resolve_resources,
     with_resource,
 )
+from parcv.plan.shortcuts import continues_exactly
 from parcv.plan.space import RandomSpace, check_space
 from parcv.strategies.strategy import (
     Choice,
@@ -99,6 +100,7 @@ class _Rungs:
     ids: tuple[int, ...]
     schedule: HalvingSchedule
     label: str = ""
+    warm_start: str | None = None  # the parameter that continues a fit exactly, if any
 
     def part(self, rung: int, previous: FinishedPart | None) -> tuple[Part, dict[str, Any]]:
         """Rung ``rung``'s part, from the rung before it (None for the first)."""
@@ -115,8 +117,8 @@ class _Rungs:
         by_rows = self.halving.resource == "n_samples"
         rows = r if by_rows else None
         label = self.label  # the same in every rung: which fits a rung continues
-        # A promoted candidate's fits may grow by a warm start from the rung before.
-        grows = None if by_rows else self.halving.resource
+        # A promoted candidate's fits grow by a warm start from the rung before, where exact.
+        grows = None if by_rows else self.warm_start
         last = rung == self.schedule.n_iterations - 1
         decision: dict[str, Any] = {"rung": rung, "n_resources": r, "candidates": list(ids)}
         decision["log"] = ["-" * 10, f"iter: {rung}", f"n_candidates: {len(ids)}",
@@ -168,6 +170,15 @@ class HalvingStrategy:
 
     halving: Halving
     name: str = "halving"
+    # Whether a warm start continues the rungs exactly, decided (and said) once per run.
+    _warm: dict[int, str | None] = field(default_factory=dict, compare=False, repr=False)
+
+    def _warm_start(self, context: SearchContext, points: Sequence[dict[str, Any]]) -> str | None:
+        if context.n_samples not in self._warm:
+            self._warm[context.n_samples] = continues_exactly(
+                context.estimator, list(points), self.halving.resource, n_samples=context.n_samples
+            )
+        return self._warm[context.n_samples]
 
     def config(self) -> dict[str, Any]:
         """Return the halving options and how its parts join (rungs)."""
@@ -203,7 +214,9 @@ class HalvingStrategy:
         check_resource(self.halving, context.estimator, context.candidates)
         points = tuple(dict(c) for c in context.candidates)
         schedule = _schedule(self.halving, len(points), context)
-        return _HalvingProposer(_Rungs(self.halving, points, tuple(range(len(points))), schedule))
+        rungs = _Rungs(self.halving, points, tuple(range(len(points))), schedule,
+                       warm_start=self._warm_start(context, points))  # fmt: skip
+        return _HalvingProposer(rungs)
 
     def schedule(self, context: SearchContext) -> Schedule:
         """Return the rungs: exact counts of candidates and units per rung."""
@@ -311,7 +324,10 @@ class HyperbandStrategy:
             halving = self.hyperband.halving(bracket)
             schedule = _schedule(halving, len(points), context)
             ids = tuple(range(offset, offset + len(points)))
-            out.append(_Rungs(halving, points, ids, schedule, label=f"bracket {bracket.index}"))
+            warm = continues_exactly(context.estimator, list(points), halving.resource,
+                                     n_samples=context.n_samples)  # fmt: skip
+            out.append(_Rungs(halving, points, ids, schedule, label=f"bracket {bracket.index}",
+                              warm_start=warm))  # fmt: skip
             offset += len(points)
         return out
 

@@ -113,10 +113,11 @@ class Part:
     label : str, default=""
         What to call the part in reports and messages, e.g. ``"bracket 2"``.
     grows : str or None, default=None
-        The resource parameter (``n_estimators``) whose fits the next round may
-        continue by a warm start: the part keeps its fitted estimators (in
-        memory, never stored) when ``keep_fitted``, and a part with
-        ``continues`` grows them.
+        The ``warm_start`` parameter that continues the fits of a resource
+        parameter (``n_estimators``) exactly, where the shortcut table says so
+        (:func:`~parcv.plan.shortcuts.continues_exactly`): the part keeps its
+        fitted estimators (in memory, never stored) when ``keep_fitted``, and a
+        part with ``continues`` grows them.
     continues : tuple of int or None, default=None
         Each candidate's fits continue those of row ``continues[j]`` of the
         part of the round before with the same label, where that equals a fit

@@ -19,6 +19,7 @@ from sklearn.linear_model import Ridge, SGDClassifier
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
 import parcv
+from parcv.plan.iterations import path_method
 
 X, Y = make_regression(n_samples=120, n_features=5, noise=10.0, random_state=0)
 XC, YC = make_classification(n_samples=150, n_features=6, random_state=0)
@@ -145,21 +146,28 @@ def test_early_stopping_selects_the_rounds_of_xgb_cv(patience):
     assert np.isnan(ours.cv_results_["mean_test_score"][stopped]).all()
 
 
-# SGDClassifier.partial_fit warns that one pass is its max_iter, in the reference loop too.
+# fit(max_iter=t) warns that it did not converge in t epochs, in the reference grid too.
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_a_partial_fit_path_is_the_loop_of_partial_fit_passes():
-    model = SGDClassifier(random_state=0, alpha=0.01)
+@pytest.mark.parametrize(
+    ("settings", "method"),
+    [
+        # Shuffled epochs, a tolerance and an L2 penalty: fit(max_iter=t) is not t epochs of
+        # partial_fit, so every count is fitted from scratch.
+        ({"alpha": 0.01}, "separate"),
+        # No shuffling, no stop, no weight rescaling: the epochs are fit(max_iter=t).
+        ({"shuffle": False, "tol": None, "penalty": None}, "partial_fit"),
+    ],
+)
+def test_a_partial_fit_path_scores_fit_with_max_iter_as_gridsearchcv_does(settings, method):
+    model = SGDClassifier(random_state=0, **settings)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(XC, YC))
+    iterations = parcv.Iterations("max_iter", up_to=6, every=2)
+    assert path_method(model, iterations, {}) == method
     ours = parcv.search(model, None, XC, YC, cv=folds, refit=False, backend="serial",
-                        iterations=parcv.Iterations("max_iter", up_to=6, every=2))  # fmt: skip
-    for k, (train, test) in enumerate(folds):
-        clf = SGDClassifier(random_state=0, alpha=0.01, max_iter=6)
-        expected = []
-        for n in range(1, 7):
-            clf.partial_fit(XC[train], YC[train], **({"classes": np.unique(YC)} if n == 1 else {}))
-            if n % 2 == 0:
-                expected.append(clf.score(XC[test], YC[test]))
-        np.testing.assert_array_equal(ours.cv_results_[f"split{k}_test_score"], expected)
+                        scoring="roc_auc", iterations=iterations)  # fmt: skip
+    theirs = GridSearchCV(model, {"max_iter": [2, 4, 6]}, cv=folds, refit=False,
+                          scoring="roc_auc").fit(XC, YC)  # fmt: skip
+    _same_splits(ours, theirs, 3)
 
 
 def _decisions(result):
@@ -355,3 +363,56 @@ def test_a_lightgbm_path_equals_gridsearchcv_over_its_rounds():
                         iterations=parcv.Iterations("n_estimators", up_to=12, every=4))  # fmt: skip
     grid = {**space, "n_estimators": [4, 8, 12]}
     _same_splits(ours, GridSearchCV(model, grid, cv=CV, refit=False).fit(X, Y), 3)
+
+
+def _separate_fit_scores(model, param, counts, X_, y_, cv, scoring=None):
+    theirs = GridSearchCV(model, {param: list(counts)}, cv=cv, refit=False, scoring=scoring)
+    theirs.fit(X_, y_)
+    return np.column_stack([theirs.cv_results_[f"split{k}_test_score"] for k in range(3)])
+
+
+def _lgbm_random_state():
+    lgb = pytest.importorskip("lightgbm")
+    return lgb.LGBMRegressor(n_jobs=1, random_state=np.random.RandomState(0), verbose=-1,
+                             min_child_samples=5, subsample=0.7, subsample_freq=1)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: GradientBoostingRegressor(random_state=np.random.RandomState(0), subsample=0.7,
+                                          learning_rate=0.5),
+        _lgbm_random_state,
+    ],
+    ids=["gb", "lightgbm"],
+)  # fmt: skip
+def test_early_stopping_fits_ahead_from_scratch_as_separate_fits_with_a_random_state(make):
+    # Early stopping fits ahead to doubling counts: each fit starts from the RandomState's
+    # first state, as a separate fit does (a refit of one object would draw on from it).
+    model = make()
+    iterations = parcv.Iterations("n_estimators", up_to=40, every=2, patience=4)
+    ours = parcv.search(model, None, X, Y, cv=CV, iterations=iterations, refit=False,
+                        backend="serial")  # fmt: skip
+    scores = np.column_stack([ours.cv_results_[f"split{k}_test_score"] for k in range(3)])
+    stopped = ours.cv_results_["path_stopped"]
+    ran = np.flatnonzero(~stopped)
+    assert len(ran) > 8  # past the first fit ahead (to 2 x patience x every = 16)
+    theirs = _separate_fit_scores(model, "n_estimators", iterations.checkpoints, X, Y, CV)
+    np.testing.assert_array_equal(scores[ran], theirs[ran])
+
+
+def test_a_path_without_an_exact_shortcut_is_a_grid_of_fits_and_says_why_once(caplog):
+    model = CountedGB(random_state=None)  # every fit draws its own feature order
+    iterations = parcv.Iterations("n_estimators", up_to=12, every=4)
+    BUILT.clear()
+    with caplog.at_level("INFO", logger="parcv"):
+        result = parcv.search(model, {"max_depth": [2, 3]}, X, Y, cv=CV, iterations=iterations,
+                              refit=False, backend="serial")  # fmt: skip
+    # Separate fits from scratch: 3 folds x 2 points x (4 + 8 + 12) stages, as a grid builds.
+    assert sum(BUILT) == 3 * 2 * 24
+    assert {r.unit.kind for r in result.records} == {"fit"}
+    said = [r.getMessage() for r in caplog.records if "no exact shortcut" in r.getMessage()]
+    assert len(said) == 1
+    assert "2 of 2 point(s) are fitted from scratch" in said[0]
+    assert "random_state=None" in said[0]
+    assert result.cv_results_["param_n_estimators"].tolist() == [4, 8, 12, 4, 8, 12]
