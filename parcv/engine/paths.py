@@ -4,17 +4,15 @@ A ``path`` unit (:mod:`parcv.plan.iterations`) grows one estimator per inner
 fold along the checkpoints of its iteration parameter and makes the ``fit``
 record of every checkpoint, as a separate fit at that count would, bit for
 bit: the plan gives a path a shortcut only where :mod:`parcv.plan.shortcuts`
-declares it exact. With early stopping, the unit grows every inner fold of
-its outer fold in step and stops once the mean over the folds has not
-improved for ``patience`` checkpoints: the checkpoints after the stop are
-never fitted, and their records hold NaN scores. (Only then does a
-``"separate"`` path come here: it fits each checkpoint from scratch.)
+declares it exact (a ``"separate"`` path is ordinary fit units, never a path
+unit). Early stopping is a strategy (:mod:`parcv.strategies.early_stopping`):
+each of its rounds is a plan whose path units score a window of the
+checkpoints, fitted once to the window's last count.
 """
 
 from __future__ import annotations
 
 import copy
-import math
 import time
 import warnings
 from collections.abc import Callable
@@ -39,7 +37,7 @@ from parcv.engine.work import (
 )
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
-from parcv.plan.iterations import booster_library, stop_index
+from parcv.plan.iterations import booster_library
 from parcv.plan.records import PREDICT_METHODS, ErrorInfo, Record, Unit
 
 __all__ = ["run_path_unit"]
@@ -141,7 +139,6 @@ class _Grower:
     estimator: Any
     split: _Split
     fit_params: dict[str, Any]
-    in_step: bool
     done: int = 0
     grown: str = ""
     horizon: int = 0
@@ -174,12 +171,6 @@ class _Grower:
         head, sep, _ = self._param.rpartition("__")
         return f"{head}{sep}{name}"
 
-    def _how(self) -> str:
-        # With early stopping a staged model is read from fits ahead (to doubling counts), not
-        # warm-started per checkpoint: each warm-started fit of a boosting model predicts its
-        # training rows through every tree grown so far, a cost quadratic in the count.
-        return self.method
-
     @property
     def fitted_ahead(self) -> bool:
         """Whether checkpoints are read from one fit to a later count (staged, booster)."""
@@ -187,7 +178,7 @@ class _Grower:
 
     def advance(self, t: int) -> float:
         """Grow the estimator to ``t`` iterations; return the seconds spent fitting."""
-        self.grown = self.grown or self._how()
+        self.grown = self.grown or self.method
         X, y = self.split.X_train, self.split.y_train
         t0 = time.perf_counter()
         if self.grown == "warm_start":
@@ -202,29 +193,18 @@ class _Grower:
             for _ in range(t - self.done):
                 self.estimator.partial_fit(X, y, **extra, **self.fit_params)
                 extra = {}
-        elif self.grown == "separate":
-            self._from_scratch(t)
         elif t > self.horizon:
             self._fit_ahead(t)
         self.done = t
         return time.perf_counter() - t0
 
     def _fit_ahead(self, t: int) -> None:
-        """Fit from scratch to a later count and read the checkpoints up to it from its stages.
+        """Fit from scratch to the last checkpoint and read the others from its stages.
 
-        Without early stopping, to the last checkpoint at once. With it, to
-        twice the count of the previous such fit (at least ``2 x patience x
-        every`` iterations): a fit from scratch to ``h`` has the same first
-        ``t`` stages as one to ``t`` (a continued booster would draw other
-        random rows), and the doubling bounds the stages built past the stop.
+        A fit from scratch to ``h`` has the same first ``t`` stages as one to
+        ``t``; an early-stopping round's window ends at its own last checkpoint.
         """
-        last = self._checkpoints[-1]
-        if self.in_step:
-            iterations: Any = self.plan.iterations
-            ahead = max(t, 2 * self.horizon, 2 * iterations.patience * iterations.every)
-            horizon = min(last, ahead)
-        else:
-            horizon = last
+        horizon = self._checkpoints[-1]
         self._from_scratch(horizon)
         self.horizon = horizon
         if self.grown == "staged":
@@ -238,12 +218,6 @@ class _Grower:
         if self.outputs is not None:
             return _AtIteration(self.estimator, t, self.outputs)
         return self.estimator
-
-
-def _fold_units(plan: Plan, unit: Unit) -> list[int]:
-    if unit.inner is not None:
-        return [unit.inner]
-    return list(range(len(plan.inner_folds[unit.outer])))
 
 
 _Scores = tuple[dict[str, float], dict[str, float], dict[str, ErrorInfo]]
@@ -279,47 +253,29 @@ def run_path_unit(plan: Plan, data: Dataset, unit: Unit) -> list[Record]:
     plan : Plan
     data : Dataset
     unit : Unit
-        A ``path`` unit: one inner fold, or (``inner=None``, early stopping)
-        every inner fold of its outer fold in step.
+        A ``path`` unit: one inner fold of one point of the space.
 
     Returns
     -------
     list of Record
-        The ``fit`` record of every (inner fold, checkpoint) of the path, in
+        The ``fit`` record of every checkpoint of the path, in
         :meth:`Plan.record_units` order. A record's fit time is the time its
         fold's estimator took to grow from the previous checkpoint to its own
         (a staged or booster path fitted at once: its share of that one fit,
-        by iterations; with early stopping, a fit ahead counts at the
-        checkpoint that needed it). A fold whose fit fails fails at every later
-        checkpoint; the checkpoints after an early stop hold NaN scores.
+        by iterations). A fold whose fit fails fails at every later checkpoint.
     """
     iterations: Any = plan.iterations  # set: a plan has path units only then
     group = plan.batch_of(unit)
     method = plan.path_methods[plan.paths.index(group)]
     checkpoints = iterations.checkpoints
     started = time.time()
-    folds = [_start_fold(plan, data, unit, i, (group[0], method)) for i in _fold_units(plan, unit)]
-    means: list[float] = []
-    stop: int | None = None
+    fold = _start_fold(plan, data, unit, unit.inner, (group[0], method))  # type: ignore[arg-type]
     for j in range(len(checkpoints)):
-        candidate = group[j]
-        if stop is not None:
-            for fold in folds:
-                fold.records.append(_stopped(plan, fold, candidate))
-            continue
-        for fold in folds:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                record = _step(plan, fold, candidate, j, checkpoints)
-            fold.records.append(_stamp(record, caught, started))
-        if iterations.patience is not None:
-            refit = plan.scoring.refit
-            scores = [f.records[-1].test_scores.get(refit, math.nan) for f in folds]
-            means.append(float(np.mean(scores)))
-            if stop_index(means, iterations.patience, iterations.tol) == j:
-                stop = j
-    # Record order of Plan.record_units: by inner fold, then checkpoint.
-    return [r for fold in folds for r in fold.records]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            record = _step(plan, fold, group[j], j, checkpoints)
+        fold.records.append(_stamp(record, caught, started))
+    return fold.records
 
 
 def _start_fold(
@@ -330,8 +286,7 @@ def _start_fold(
     fold = plan.inner_folds[unit.outer][inner]
     estimator, pairwise = _fresh_estimator(plan, candidate)
     split = _split_data(plan, data, record_unit, fold, pairwise)
-    grower = _Grower(plan, data, method, estimator, split, _fit_params(data, fold.train),
-                     in_step=unit.inner is None)  # fmt: skip
+    grower = _Grower(plan, data, method, estimator, split, _fit_params(data, fold.train))
     return _FoldPath(record_unit, grower, (fold.train.size, fold.test.size))
 
 
@@ -348,7 +303,7 @@ def _step(
     t = checkpoints[j]
     try:
         took = grower.advance(t)
-        if grower.fitted_ahead and not grower.in_step:
+        if grower.fitted_ahead:
             if j == 0:
                 fold.elapsed = took  # one fit to the last checkpoint: shared by iterations
             took = fold.elapsed * (t - (checkpoints[j - 1] if j else 0)) / checkpoints[-1]
@@ -360,14 +315,6 @@ def _step(
         fold.grower = None
         return fold.failure
     return Record(unit, "ok", test, train, took, score_time, *fold.n, score_errors=errors)
-
-
-def _stopped(plan: Plan, fold: _FoldPath, candidate: int) -> Record:
-    """The record of a checkpoint after its path stopped: never fitted, NaN scores."""
-    unit = replace(fold.unit, candidate=candidate)
-    nan = dict.fromkeys(plan.scoring.scorers, math.nan)
-    train = dict(nan) if plan.return_train_score else {}
-    return _stamp(Record(unit, "ok", nan, train, 0.0, 0.0, *fold.n), (), time.time())
 
 
 def _lost_path(plan: Plan, unit: Unit, error: ErrorInfo) -> list[Record]:

@@ -205,18 +205,13 @@ class Plan:
     def record_units(self, unit: Unit) -> list[Unit]:
         """Return the units of the records a unit makes.
 
-        One per candidate of a fast batch; one per checkpoint of an iteration
-        path (per inner fold and checkpoint for a path over every fold in step).
+        One per candidate of a fast batch; one per checkpoint of an iteration path.
         """
         kind = kind_of(unit)
         if not kind.batched:
             return [unit]
         name = kind.records_as or unit.kind
-        group = self.batch_of(unit)
-        if kind.records_as is not None and unit.inner is None:
-            n = len(self.inner_folds[unit.outer])
-            return [Unit(name, unit.outer, i, c) for i in range(n) for c in group]
-        return [Unit(name, unit.outer, unit.inner, c) for c in group]
+        return [Unit(name, unit.outer, unit.inner, c) for c in self.batch_of(unit)]
 
     def unit_keys(self, unit: Unit) -> list[Key]:
         """Return the keys of the records a unit makes (one per candidate of a fast batch)."""
@@ -449,8 +444,7 @@ def build_plan(
     )
     path_methods = tuple(c.method for c in choices)
     if path is not None:
-        in_step = path.patience is not None
-        fits = _path_units(fits, inner_folds, paths, path_methods, in_step=in_step)
+        fits = _path_units(fits, inner_folds, paths, path_methods)
     return Plan(
         estimator=estimator,
         candidates=candidates,
@@ -524,20 +518,14 @@ def _path_units(
     inner_folds: dict[int | None, Sequence[Fold]],
     paths: tuple[tuple[int, ...], ...],
     methods: tuple[str, ...],
-    *,
-    in_step: bool,
 ) -> tuple[Unit, ...]:
-    """The units of iteration paths: per (fold, path), or per path over every fold in step.
+    """The units of iteration paths: one per (fold, path).
 
     A ``"separate"`` path keeps the ordinary ``fit`` units of its (point,
-    count) candidates. Early stopping decides on the mean over the folds at
-    each checkpoint, so a path that stops runs every inner fold of its outer
-    fold in step (a separate one too: its runner then fits each checkpoint
-    from scratch).
+    count) candidates. (Early stopping runs in rounds, each a plan of such
+    units over a window of the checkpoints: :mod:`parcv.strategies.early_stopping`.)
     """
     others = [u for u in fits if u.kind != "fit"]
-    if in_step:
-        return (*others, *(Unit("path", o, None, p[0]) for o in inner_folds for p in paths))
     separate = {c for p, m in zip(paths, methods, strict=True) if m == "separate" for c in p}
     plain = [u for u in fits if u.kind == "fit" and u.candidate in separate]
     grown = [p for p, m in zip(paths, methods, strict=True) if m != "separate"]

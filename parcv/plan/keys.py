@@ -266,18 +266,13 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
         digest = token("batch", *(candidates[c] for c in batch))
         batches.update(dict.fromkeys(batch, digest))
     for path, method in zip(plan.paths, plan.path_methods, strict=True):
-        # Not the path's length: extending up_to reuses the checkpoints already scored. With
-        # early stopping, the checkpoints after a stop are records of that rule (never fitted).
-        rule = (
-            ()
-            if plan.iterations is None or plan.iterations.patience is None
-            else (plan.iterations.patience, plan.iterations.tol)
-        )
-        if method == "separate" and not rule:
+        # Not the path's length nor a stopping rule: extending up_to reuses the checkpoints
+        # already scored, and early stopping (rounds of windows) stores only scored ones.
+        if method == "separate":
             continue  # ordinary fits from scratch: keyed as any fit of that count
         # 2: a fit ahead starts from the estimator's first state (a RandomState's too), and
         # partial_fit epochs take the classes of the fold's rows, as fit() does.
-        batches.update(dict.fromkeys(path, token("path", 2, method, *rule)))
+        batches.update(dict.fromkeys(path, token("path", 2, method)))
     criteria = b""
     if plan.criteria is not None:
         request = plan.criteria

@@ -54,7 +54,7 @@ def _all_kinds_plans():
             DecisionTreeRegressor(random_state=0), bvd, 20, loss="mse", n_rounds=2, random_state=0
         ).plan,
         build_plan(
-            GradientBoostingRegressor(),
+            GradientBoostingRegressor(random_state=0),
             {"max_depth": [1, 2]},
             DATA,
             inner=3,
@@ -62,7 +62,7 @@ def _all_kinds_plans():
             iterations=Iterations("n_estimators", 4, every=2),
         ),
         build_plan(
-            GradientBoostingRegressor(),
+            GradientBoostingRegressor(random_state=0),
             None,
             DATA,
             inner=3,

@@ -463,10 +463,13 @@ def test_separate_paths_are_ordinary_fit_units_keyed_as_the_grids_fits():
         assert ours.key(Unit("fit", None, 0, c.index)) == theirs.key(Unit("fit", None, 0, twin))
 
 
-def test_with_patience_a_separate_path_runs_in_step_and_stops_as_a_grown_one():
+def test_with_patience_a_separate_path_is_ordinary_fits_and_stops_by_rounds():
     data = check_dataset(XR, YR)
     model = RandomForestRegressor(random_state=None)
     iterations = parcv.Iterations("n_estimators", 6, every=3, patience=1)
     plan = build_plan(model, None, data, inner=2, iterations=iterations)
     assert plan.path_methods == ("separate",)
-    assert {u.kind for u in plan.units} == {"path"}
+    # The stopping rule is the early-stopping strategy's (rounds of windows): the plan's
+    # units are the fits of every (point, count), as without patience.
+    assert {u.kind for u in plan.units} == {"fit"}
+    assert len(plan.units) == 2 * len(iterations.checkpoints)
