@@ -43,6 +43,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
+from parcv.errors import did_you_mean
 from parcv.plan.space import Candidate
 
 __all__ = [
@@ -146,7 +147,8 @@ class Iterations:
             raise ValueError(f"Iterations.tol must be a finite number >= 0; got {self.tol!r}.")
         if self.method not in METHODS:
             raise ValueError(
-                f"Iterations.method must be one of {list(METHODS)!r}; got {self.method!r}."
+                f"Iterations.method must be one of {list(METHODS)!r}; got {self.method!r}. "
+                + did_you_mean(self.method, METHODS)
             )
 
     @property

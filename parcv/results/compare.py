@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from parcv.errors import did_you_mean
 from parcv.plan.kinds import KINDS
 from parcv.plan.record_table import RecordList
 from parcv.plan.records import Record, Unit
@@ -90,7 +91,8 @@ def _index(result: SearchResult, candidate: int | str) -> int:
             )
     raise ValueError(
         f"candidate {candidate!r} is not in this result; use an index 0..{len(params) - 1}, "
-        f"a label such as {labels[0]!r}, or an id such as {ids[0]!r}."
+        f"a label such as {labels[0]!r}, or an id such as {ids[0]!r}. "
+        + did_you_mean(candidate, labels)
     )
 
 
@@ -119,7 +121,8 @@ def _check_metric(metric: Any, metrics: Sequence[str], whose: str = "this result
         one = " (single-metric results name their metric 'score')" if "score" in metrics else ""
         raise ValueError(
             f"metric must be one of the metrics of {whose} {list(metrics)!r}{one}; got "
-            f"metric={metric!r}. Pass one of them, or metric=None for the refit metric."
+            f"metric={metric!r}. {did_you_mean(metric, metrics, end=' ')}Pass one of them, or "
+            "metric=None for the refit metric."
         )
 
 

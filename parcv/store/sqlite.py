@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.errors import PlanMismatchError, StoreDamagedError
+from parcv.errors import PlanMismatchError, StoreDamagedError, did_you_mean
 from parcv.plan.build import FINGERPRINTED
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.record_table import RecordTable
@@ -106,8 +106,8 @@ def check_journal(journal: Any) -> str:
     >>> check_journal("WAL")
     Traceback (most recent call last):
     ...
-    ValueError: journal must be one of ['wal', 'delete']; got 'WAL'. Use journal='delete' \
-when the store is on a network file system (NFS, Lustre), else the default 'wal'.
+    ValueError: journal must be one of ['wal', 'delete']; got 'WAL'. Did you mean 'wal'? Use \
+journal='delete' when the store is on a network file system (NFS, Lustre), else the default 'wal'.
     """
     if not isinstance(journal, str):
         raise TypeError(
@@ -116,8 +116,9 @@ when the store is on a network file system (NFS, Lustre), else the default 'wal'
         )
     if journal not in JOURNAL_MODES:
         raise ValueError(
-            f"journal must be one of {list(JOURNAL_MODES)}; got {journal!r}. Use "
-            "journal='delete' when the store is on a network file system (NFS, Lustre), "
+            f"journal must be one of {list(JOURNAL_MODES)}; got {journal!r}. "
+            + did_you_mean(journal, JOURNAL_MODES, end=" ")
+            + "Use journal='delete' when the store is on a network file system (NFS, Lustre), "
             "else the default 'wal'."
         )
     return journal

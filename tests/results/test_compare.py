@@ -74,6 +74,8 @@ def test_compare_all_and_json_table(result):
 def test_unknown_candidate_is_a_clear_error(result):
     with pytest.raises(ValueError, match="candidate 'alpha=5' is not in this result"):
         result.compare("alpha=5", 0)
+    with pytest.raises(ValueError, match=r"Did you mean 'alpha=10.0'"):
+        result.compare("alpha=10.5", 0)
 
 
 def test_compare_procedures_on_the_same_outer_folds():
