@@ -345,6 +345,7 @@ def _stored_resume_hint(args: argparse.Namespace, argv: Sequence[str], out: Path
 def _interrupted(out: Path, argv: Sequence[str]) -> int:
     """Say how far an interrupted run got and the command that finishes it."""
     from parcv.cli.sweep import stored_units
+    from parcv.store.sqlite import kept_units, read_records
 
     store = out / "store.sqlite"
     if not store.is_file():
@@ -355,8 +356,8 @@ def _interrupted(out: Path, argv: Sequence[str]) -> int:
         )
         return EXIT_INTERRUPTED
     print(
-        f"parcv: interrupted. {stored_units(store)} finished units are kept in {store}. "
-        f"Resume with:\n  {_resume_hint(argv)}",
+        f"parcv: interrupted. {kept_units(read_records(store) if stored_units(store) else {})} "
+        f"are kept in {store}. Resume with:\n  {_resume_hint(argv)}",
         file=sys.stderr,
     )
     return EXIT_INTERRUPTED

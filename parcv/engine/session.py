@@ -50,6 +50,7 @@ from parcv.store.sqlite import (
     Store,
     check_store,
     check_store_to_read,
+    kept_units,
     open_store,
     params_json,
     read_ckeys,
@@ -479,7 +480,7 @@ def _interrupt_message(store: str | Path | None, stored: Mapping[Key, Record], p
         )
     missing = plan.n_units - len(stored)
     return (
-        f"Interrupted. {len(stored)} finished units are safe in {str(store)!r}; "
+        f"Interrupted. {kept_units(stored)} are safe in {str(store)!r}; "
         f"run the same call again with resume=True to compute only the {missing} missing."
     )
 
