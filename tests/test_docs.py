@@ -6,7 +6,10 @@ The quick test reads docs/api.rst only. The slow one builds the whole site as CI
 
 from __future__ import annotations
 
+import html
 import importlib
+import importlib.util
+import json
 import os
 import re
 import shutil
@@ -19,7 +22,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from tests.browser import CHROMIUM, console_problems, dump_dom, screenshot
+from tests.browser import CHROMIUM, FLAGS, console_problems, dump_dom, screenshot
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -137,6 +140,74 @@ def _open_in_chromium(page: Path, shot: Path) -> None:
     assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr
 
 
+def _run_in_page(page: Path, script: str, width: int = 1300) -> object:
+    """The JSON value ``script`` (the body of a function) returns in ``page``, once loaded.
+
+    A copy of the page beside it gets the script, which runs a second after the page's
+    own (the copy buttons are added then); its value is read from the dumped DOM.
+    """
+    harness = page.with_name(f"_probe_{page.name}")
+    probe = (
+        "<script>window.addEventListener('load', () => setTimeout(() => {"
+        "const out = document.createElement('pre'); out.id = 'probe-result';"
+        f"out.textContent = JSON.stringify((() => {{ {script} }})());"
+        "document.body.appendChild(out); }, 1000));</script>"
+    )
+    harness.write_text(page.read_text(encoding="utf-8").replace("</body>", probe + "</body>"))
+    try:
+        assert CHROMIUM is not None
+        dom = subprocess.run(
+            [CHROMIUM, *FLAGS, f"--window-size={width},1800", "--virtual-time-budget=10000",
+             "--dump-dom", harness.as_uri()],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        harness.unlink()
+    found = re.search(r'<pre id="probe-result"[^>]*>(.*?)</pre>', dom.stdout, re.S)
+    assert found is not None, (page, dom.stderr[-2000:])
+    return json.loads(html.unescape(found.group(1)))
+
+
+# Click every copy button and keep what it would put on the clipboard (the copy itself is
+# document.execCommand("copy") on a selected text area, recorded here instead).
+_COPIED = """
+const copied = [];
+document.execCommand = (command) => {
+  if (command === "copy") copied.push(document.activeElement.value);
+  return true;
+};
+const buttons = document.querySelectorAll("button.copybtn");
+buttons.forEach((button) => button.click());
+return {blocks: document.querySelectorAll("div.highlight pre").length,
+        buttons: buttons.length, copied: copied};
+"""
+
+# Code blocks that scroll sideways and display equations wider than the column.
+_TOO_WIDE = """
+const wide = (e) => e.scrollWidth > e.clientWidth + 1;
+return {
+  code: [...document.querySelectorAll("pre")].filter(wide).map((e) => e.innerText.slice(0, 80)),
+  math: [...document.querySelectorAll("mjx-container[display]")].filter(wide).length,
+};
+"""
+
+
+def _check_copy_buttons(page: Path) -> None:
+    """Every code block of getting started copies as the reader would type it."""
+    found = _run_in_page(page, _COPIED)
+    assert isinstance(found, dict)
+    assert found["buttons"] == found["blocks"] >= 6, found
+    copied = found["copied"]
+    assert len(copied) == found["buttons"]
+    for command in ("parcv demo", "parcv inspect iris.toml", "parcv run iris.toml"):
+        assert command in copied, copied  # the command alone: no "$ ", no output
+    code = [text for text in copied if "parcv.search(" in text or "parcv.nested_cv(" in text]
+    assert len(code) == 2, copied
+    for text in code:
+        assert not re.search(r"^(>>>|\.\.\.)|SearchResult:|NestedResult:", text, re.M), text
+    exec(compile("\n".join(code), "copied from getting_started.html", "exec"), {})
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium)")
 def test_the_site_builds_with_warnings_as_errors_and_its_pages_open_cleanly(tmp_path):
@@ -186,3 +257,31 @@ def test_the_site_builds_with_warnings_as_errors_and_its_pages_open_cleanly(tmp_
         _open_in_chromium(page, shots / f"{page.relative_to(out).as_posix().replace('/', '_')}.png")
     # The formulas are typeset by the MathJax the site carries, with no internet.
     assert dump_dom((out / "theory.html").as_uri()).stdout.count("<mjx-container") > 50
+    # Copy buttons copy code without its prompts and output: a paste runs.
+    _check_copy_buttons(out / "getting_started.html")
+    # At 1300 px no code scrolls sideways and no equation is cut, on the pages a user reads.
+    for page in [out / "getting_started.html", out / "theory.html", *guides]:
+        assert _run_in_page(page, _TOO_WIDE) == {"code": [], "math": 0}, page
+
+
+# -- The pages' claims and examples (items of issue 41) ------------------------------------
+
+
+def _docs_conf() -> object:
+    spec = importlib.util.spec_from_file_location("parcv_docs_conf", DOCS / "conf.py")
+    assert spec is not None and spec.loader is not None
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    return conf
+
+
+def test_every_code_block_gets_a_copy_button_that_leaves_prompts_and_output_out():
+    conf = _docs_conf()
+    assert "sphinx_copybutton" in conf.extensions  # type: ignore[attr-defined]
+    assert conf.copybutton_prompt_is_regexp  # type: ignore[attr-defined]
+    assert conf.copybutton_only_copy_prompt_lines  # type: ignore[attr-defined]
+    prompt = re.compile(f"^({conf.copybutton_prompt_text})")  # type: ignore[attr-defined]
+    assert [bool(prompt.match(line)) for line in (">>> x = 1", "...     y", "$ parcv demo",
+            "SearchResult: 3 candidates", "...")] == [True, True, True, False, False]  # fmt: skip
+    extra = (ROOT / "pyproject.toml").read_text(encoding="utf-8").split("\ndocs = [")[1]
+    assert '"sphinx-copybutton' in extra.split("]")[0]  # in the docs extra
