@@ -12,9 +12,11 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -265,6 +267,114 @@ def test_the_site_builds_with_warnings_as_errors_and_its_pages_open_cleanly(tmp_
 
 
 # -- The pages' claims and examples (items of issue 41) ------------------------------------
+
+GETTING_STARTED = DOCS / "getting_started.rst"
+
+
+def _literal_blocks(text: str, language: str) -> list[str]:
+    """The bodies of a page's ``.. code-block:: LANGUAGE`` blocks, dedented."""
+    found = re.findall(rf"\.\. code-block:: {language}\n\n((?:   .*\n|[ \t]*\n)+)", text + "\n")
+    return [textwrap.dedent(block).strip("\n") + "\n" for block in found]
+
+
+def _console_examples(text: str) -> list[tuple[str, str]]:
+    """(command, what the page shows it prints) for every ``$`` line of its console blocks."""
+    examples: list[tuple[str, list[str]]] = []
+    for block in _literal_blocks(text, "console"):
+        for line in block.rstrip("\n").split("\n"):
+            if line.startswith("$ "):
+                examples.append((line[2:], []))
+            else:
+                examples[-1][1].append(line)
+    return [(command, "\n".join(lines)) for command, lines in examples]
+
+
+# What differs from one machine to the next in a run's output: the time it took, the
+# number of workers (one per core) and the chunks sized from the two.
+_MACHINE = [
+    (r"\b\d+(?:\.\d+)? s\b", "<t> s"),
+    (r"local \(\d+ workers?\)", "local (<n> workers)"),
+    (r"chunks: about \d+ \(about \d+ units? each", "chunks: about <n> (about <n> units each"),
+]
+
+
+def _machine_free(text: str) -> str:
+    for pattern, replacement in _MACHINE:
+        text = re.sub(pattern, replacement, text)
+    return text.rstrip("\n")
+
+
+def test_the_getting_started_outputs_are_whole_and_each_follows_its_command():
+    examples = _console_examples(GETTING_STARTED.read_text(encoding="utf-8"))
+    commands = [command for command, _ in examples]
+    assert commands == ["parcv demo", "parcv inspect iris.toml", "parcv run iris.toml"]
+    for command, shown in examples:
+        assert shown.strip(), f"{command}: no output shown"
+        # Nothing left out by hand: the slow test below compares every line with a run.
+        assert not any(line.strip() in ("...", "…") for line in shown.splitlines()), command
+    demo = dict(examples)["parcv demo"]
+    assert "== polynomial ==" in demo and "== breast_cancer ==" in demo  # not --quick's part
+
+
+def test_machine_dependent_parts_of_an_output_are_all_that_is_ignored():
+    shown = "backend    local (2 workers); chunks: about 29 (about 11 units each; sized ...)"
+    other = "backend    local (8 workers); chunks: about 90 (about 3 units each; sized ...)"
+    assert _machine_free(shown) == _machine_free(other)
+    assert _machine_free("306 units computed; 8.2 s on local") == _machine_free(
+        "306 units computed; 61 s on local"
+    )
+    assert _machine_free("0 of 306 fits failed.") != _machine_free("0 of 186 fits failed.")
+    assert _machine_free("score 0.946667 ± 0.0133") != _machine_free("score 0.96 ± 0.0125")
+
+
+@pytest.mark.slow
+def test_the_getting_started_outputs_are_what_its_commands_print(tmp_path):
+    text = GETTING_STARTED.read_text(encoding="utf-8")
+    (tmp_path / "iris.toml").write_text(_literal_blocks(text, "toml")[0])  # "Save this as"
+    for command, shown in _console_examples(text):
+        words = shlex.split(command)
+        assert words[0] == "parcv"
+        done = subprocess.run(
+            [sys.executable, "-m", "parcv.cli", *words[1:]],
+            capture_output=True, text=True, cwd=tmp_path, timeout=900,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert _machine_free(done.stdout) == _machine_free(shown), (
+            f"docs/getting_started.rst shows another output of {command!r} than it prints "
+            f"now; paste this one:\n{done.stdout}"
+        )
+
+
+def _shown_number(pattern: str, text: str) -> float:
+    found = re.search(pattern, text)
+    assert found is not None, pattern
+    return float(found.group(1))
+
+
+def test_the_nested_cv_examples_show_an_estimate_other_than_the_search_score():
+    # A nested estimate equal to the search's best score shows nothing of its point.
+    text = GETTING_STARTED.read_text(encoding="utf-8")
+    searched = _shown_number(r"SearchResult: .*selected C=\S+ \(score ([\d.]+)\)", text)
+    nested = _shown_number(r"NestedResult: 5 outer folds, score ([\d.]+) ±", text)
+    assert nested < searched
+    run = dict(_console_examples(text))["parcv run iris.toml"]
+    estimate = _shown_number(r"estimate \(score\): ([\d.]+) ±", run)
+    assert estimate < _shown_number(r"\(CV score ([\d.]+) ±", run)
+
+
+@pytest.mark.slow
+def test_the_readme_nested_example_shows_the_search_score_is_optimistic(tmp_path, monkeypatch):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "nested_cv" in b)
+    monkeypatch.chdir(tmp_path)
+    scope: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    s, r = scope["s"], scope["r"]
+    estimate = r.estimate["score"]  # type: ignore[attr-defined]
+    assert estimate.mean < s.best_score_  # type: ignore[attr-defined]
+    # The numbers the README's comments show are the ones the code gives.
+    assert f"best_score_: {s.best_score_:.3f}" in code  # type: ignore[attr-defined]
+    assert f"estimate: {estimate.mean:.3f} ± {estimate.se:.3f}" in code
 
 
 def _docs_conf() -> object:
