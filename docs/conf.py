@@ -126,7 +126,6 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "doc_module": ("parcv",),
     "backreferences_dir": "api/generated/backreferences",
-    "reference_url": {"parcv": None},
     "remove_config_comments": True,
     "within_subsection_order": "gallery_order.GalleryOrder",
     "show_memory": False,

@@ -8,27 +8,9 @@ candidate's path stops once its mean score over the folds stops improving, as
 ``xgb.cv(early_stopping_rounds=...)`` decides. Results look like a grid over
 the iteration parameter: a candidate per (point of the space, checkpoint).
 
-How a path is grown (``method``):
-
-- ``"staged"``: fit once with the last checkpoint's count, then read each
-  checkpoint from ``staged_predict`` / ``staged_decision_function`` /
-  ``staged_predict_proba`` (GradientBoosting*, HistGradientBoosting*,
-  AdaBoost*). A model that stopped early (its own ``n_iter_no_change``) is
-  read at its last stage for the counts after it, as a fit with that count
-  would stop there too.
-- ``"warm_start"``: set ``warm_start=True`` and raise the count checkpoint by
-  checkpoint (forests, Bagging, ExtraTrees).
-- ``"booster"``: an xgboost or lightgbm scikit-learn model, fitted once with
-  the last count and read with ``iteration_range`` / ``num_iteration``; with
-  patience, grown by continuing the booster (``xgb_model=`` / ``init_model=``).
-- ``"partial_fit"``: one ``partial_fit`` pass over the fold's training rows per
-  iteration (SGD*, MLP*, Perceptron, PassiveAggressive, naive Bayes).
-
-The staged, warm-start and booster paths give the scores of separate fits at
-each count, bit for bit. A ``partial_fit`` path at ``t`` is the model after
-``t`` passes of ``partial_fit`` over the fold's training rows in their order
-(with every class of ``y`` on the first), which is not ``fit(max_iter=t)``:
-``fit`` shuffles, adapts its learning rate and may stop early.
+How a path is grown (``method``: staged predictions, a warm start, a booster read at
+earlier rounds, ``partial_fit`` passes) and when it equals separate fits is told in
+the Notes of :class:`Iterations`, which the API reference shows.
 """
 
 from __future__ import annotations
@@ -100,9 +82,38 @@ class Iterations:
     tol : float, default=0.0
         The improvement that counts as one.
     method : {"auto", "staged", "warm_start", "booster", "partial_fit"}, default="auto"
-        How the path is grown (see the module's text); ``"auto"`` picks the
-        first the estimator supports in the order booster, staged, warm start,
+        How the path is grown (see Notes); ``"auto"`` picks the first the
+        estimator supports in the order booster, staged, warm start,
         partial_fit.
+
+    See Also
+    --------
+    parcv.search : Takes it as ``iterations=``; the user guide's
+        :ref:`user_guide_iterations` shows a search with early stopping.
+
+    Notes
+    -----
+    How a path is grown (``method``):
+
+    - ``"staged"``: fit once with the last checkpoint's count, then read each
+      checkpoint from ``staged_predict`` / ``staged_decision_function`` /
+      ``staged_predict_proba`` (GradientBoosting*, HistGradientBoosting*,
+      AdaBoost*). A model that stopped early (its own ``n_iter_no_change``) is
+      read at its last stage for the counts after it, as a fit with that count
+      would stop there too.
+    - ``"warm_start"``: set ``warm_start=True`` and raise the count checkpoint by
+      checkpoint (forests, Bagging, ExtraTrees).
+    - ``"booster"``: an xgboost or lightgbm scikit-learn model, fitted once with
+      the last count and read with ``iteration_range`` / ``num_iteration``; with
+      patience, grown by continuing the booster (``xgb_model=`` / ``init_model=``).
+    - ``"partial_fit"``: one ``partial_fit`` pass over the fold's training rows per
+      iteration (SGD*, MLP*, Perceptron, PassiveAggressive, naive Bayes).
+
+    The staged, warm-start and booster paths give the scores of separate fits at
+    each count, bit for bit. A ``partial_fit`` path at ``t`` is the model after
+    ``t`` passes of ``partial_fit`` over the fold's training rows in their order
+    (with every class of ``y`` on the first), which is not ``fit(max_iter=t)``:
+    ``fit`` shuffles, adapts its learning rate and may stop early.
 
     Examples
     --------
