@@ -408,11 +408,11 @@ def test_the_docs_build_uses_no_deprecated_gallery_option():
 
 
 def test_the_time_claims_are_the_measured_ones():
-    # Measured on 2 shared cores: the site in about 1.5 minutes (not "under a minute"), the
+    # Measured on 2 shared cores: the site in 64 s and 92 s (not "under a minute"), the
     # examples from 1 to 15 s each (not "a few seconds").
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     gallery = (DOCS / "examples" / "README.rst").read_text(encoding="utf-8")
-    assert "under a minute" not in readme and "a minute and a half" in readme
+    assert "under a minute" not in readme and "one to one and a half minutes" in readme
     assert "a few seconds" not in gallery and "1 to 15 seconds" in gallery
 
 
