@@ -1397,8 +1397,7 @@ def _hold_out(bias_variance: Any, estimator: Any) -> dict[str, Any]:
     if unknown:
         raise ValueError(
             f"bias_variance has unknown keys {unknown!r}; the keys are 'X_test', "
-            "'y_test', 'loss', 'n_rounds' and 'random_state'. "
-            + did_you_mean(unknown[0], keys)
+            "'y_test', 'loss', 'n_rounds' and 'random_state'. " + did_you_mean(unknown[0], keys)
         )
     given.setdefault("loss", "0-1" if is_classifier(estimator) else "mse")
     return {"n_rounds": 200, "random_state": 0, **given}

@@ -355,8 +355,7 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
         )
     if len(rows) > limit:
         lines.append(
-            f"| | | | | | | ... {len(rows) - limit} more (farther from the best) in "
-            "results.json |"
+            f"| | | | | | | ... {len(rows) - limit} more (farther from the best) in results.json |"
         )
     return [*lines, ""]
 
