@@ -37,6 +37,7 @@ extensions = [
     "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "sphinx_copybutton",
     "parcv_cli",
     "parcv_autodoc",
 ]
@@ -69,6 +70,16 @@ html_theme_options = {
 # An empty default makes the theme log "Got invalid theme mode" (console.error) on every page.
 html_context = {"default_mode": "auto"}
 html_sidebars = {"index": [], "getting_started": [], "glossary": [], "cli": []}
+
+# -- Copy buttons: every code block, copied without its prompts and output ---------------
+# As scikit-learn's docs: a ">>> " or "... " block copies only its code lines, prompts
+# removed, so a paste runs; a "$ " console block copies its commands. A block without a
+# prompt (bash, toml, a plain script) is copied whole.
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
+copybutton_remove_prompts = True
+copybutton_copy_empty_lines = False
 
 # -- API reference: autosummary pages from the docstrings, read by numpydoc ------------
 autosummary_generate = True
@@ -115,7 +126,6 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "doc_module": ("parcv",),
     "backreferences_dir": "api/generated/backreferences",
-    "reference_url": {"parcv": None},
     "remove_config_comments": True,
     "within_subsection_order": "gallery_order.GalleryOrder",
     "show_memory": False,

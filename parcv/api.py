@@ -24,7 +24,7 @@ from parcv.engine.options import (
 from parcv.engine.progress import VERBOSE_LOG, verbose_output
 from parcv.engine.rounds import execute_rounds, load_rounds, plan_rounds
 from parcv.engine.session import execute_plan, expected_keys, load_run, missing_keys
-from parcv.errors import ParcvError, warn_at_caller
+from parcv.errors import ParcvError, did_you_mean, warn_at_caller
 from parcv.plan.build import Plan, build_plan, check_predictions
 from parcv.plan.curves import (
     CurvePlan,
@@ -1414,11 +1414,12 @@ def _hold_out(bias_variance: Any, estimator: Any) -> dict[str, Any]:
             f"'X_test', 'y_test' (and optionally 'loss', 'n_rounds', 'random_state'); got "
             f"{type(bias_variance).__name__}. Pass bias_variance=(X_test, y_test)."
         )
-    unknown = set(given) - {"X_test", "y_test", "loss", "n_rounds", "random_state"}
+    keys = ("X_test", "y_test", "loss", "n_rounds", "random_state")
+    unknown = sorted(set(given) - set(keys))
     if unknown:
         raise ValueError(
-            f"bias_variance has unknown keys {sorted(unknown)!r}; the keys are 'X_test', "
-            "'y_test', 'loss', 'n_rounds' and 'random_state'."
+            f"bias_variance has unknown keys {unknown!r}; the keys are 'X_test', "
+            "'y_test', 'loss', 'n_rounds' and 'random_state'. " + did_you_mean(unknown[0], keys)
         )
     given.setdefault("loss", "0-1" if is_classifier(estimator) else "mse")
     return {"n_rounds": 200, "random_state": 0, **given}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 import warnings
+from collections.abc import Iterable
 from types import FrameType
 
 from sklearn.exceptions import FitFailedWarning as _SklearnFitFailedWarning
@@ -20,6 +22,9 @@ __all__ = [
     "FitFailedWarning",
     "ModelNotAvailableError",
     "warn_at_caller",
+    "closest_names",
+    "did_you_mean",
+    "suggest",
 ]
 
 
@@ -102,3 +107,106 @@ def warn_at_caller(message: str, category: type[Warning]) -> None:
 
 def _in_parcv(module: str) -> bool:
     return module == "parcv" or module.startswith("parcv.")
+
+
+def closest_names(word: object, names: Iterable[str], *, n: int = 3) -> list[str]:
+    """The names closest to ``word``, closest first: a spelling that differs only in case,
+    else those ``difflib`` finds similar and about as close as the closest (at most ``n``).
+
+    Parameters
+    ----------
+    word : object
+        What the user wrote; a non-string is compared by its ``str``.
+    names : iterable of str
+        The valid names.
+    n : int, default=3
+        At most this many names.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> closest_names("acuracy", ["accuracy", "balanced_accuracy", "f1", "roc_auc"])
+    ['accuracy']
+    >>> closest_names("n_estimator", ["n_estimators", "n_jobs", "estimator"])
+    ['n_estimators']
+    >>> closest_names("C=1.5", ["C=1.0", "C=10.0", "C=0.1"])
+    ['C=1.0']
+    >>> closest_names("RIDGE", ["Ridge", "RidgeCV", "Lasso"])
+    ['Ridge']
+    >>> closest_names("xyz", ["alpha", "beta"])
+    []
+    """
+    text = str(word)
+    valid = sorted({str(name) for name in names})
+    same_case = [name for name in valid if name.lower() == text.lower() and name != text]
+    if same_case:
+        return same_case[:n]
+    by_lower: dict[str, list[str]] = {}
+    for name in valid:
+        by_lower.setdefault(name.lower(), []).append(name)
+    found = difflib.get_close_matches(text.lower(), list(by_lower), n=n, cutoff=0.6)
+    # Only the names about as close as the closest: one clear match is shown alone.
+    ratios = [difflib.SequenceMatcher(None, text.lower(), low).ratio() for low in found]
+    near = [low for low, r in zip(found, ratios, strict=True) if r >= ratios[0] - 0.05]
+    return [name for low in near for name in by_lower[low]][:n]
+
+
+def did_you_mean(word: object, names: Iterable[str], *, n: int = 3, end: str = "") -> str:
+    """Say which valid names are closest to one that is not: "Did you mean 'x'?", or "".
+
+    The one helper behind every "not a valid name" error of parcv's API, spec files and
+    command line, so they all suggest names alike (:func:`closest_names` finds them).
+
+    Parameters
+    ----------
+    word : object
+        What the user wrote.
+    names : iterable of str
+        The valid names.
+    n : int, default=3
+        At most this many suggestions.
+    end : str, default=""
+        Added after the sentence (e.g. a space before the next one), not after "".
+
+    Returns
+    -------
+    str
+        The sentence, or "" when no name is close; callers add it after their message.
+
+    Examples
+    --------
+    >>> did_you_mean("LogisticRegresion", ["LogisticRegression", "Ridge", "RidgeClassifier"])
+    "Did you mean 'LogisticRegression'?"
+    >>> did_you_mean("lcal", ["serial", "local", "dask"])
+    "Did you mean 'local'?"
+    >>> did_you_mean("zzz", ["serial", "local", "dask"])
+    ''
+    """
+    return suggest(closest_names(word, names, n=n), end=end)
+
+
+def suggest(names: Iterable[str], *, end: str = "") -> str:
+    """Say "Did you mean 'x' or 'y'?" of names already found close (e.g. by :func:`closest_names`).
+
+    Parameters
+    ----------
+    names : iterable of str
+        The suggestions, closest first.
+    end : str, default=""
+        Added after the sentence, not after "".
+
+    Returns
+    -------
+    str
+        The sentence, or "" when ``names`` is empty.
+
+    Examples
+    --------
+    >>> suggest(["sklearn.linear_model.Ridge"])
+    "Did you mean 'sklearn.linear_model.Ridge'?"
+    """
+    listed = list(names)
+    return f"Did you mean {' or '.join(repr(c) for c in listed)}?{end}" if listed else ""

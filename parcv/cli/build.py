@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,7 +14,8 @@ from sklearn import model_selection as ms
 from sklearn.metrics import get_scorer_names
 from sklearn.pipeline import Pipeline
 
-from parcv.cli.spec import MISSING, SpecError, check_keys, check_type, close_match
+from parcv.cli.spec import MISSING, SpecError, check_keys, check_type
+from parcv.errors import closest_names, did_you_mean, suggest
 from parcv.plan.halving import Halving, Hyperband
 from parcv.plan.iterations import Iterations
 from parcv.plan.records import PREDICT_METHODS
@@ -69,15 +71,57 @@ def _import_class(path: Any, key: str) -> type:
     try:
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError, ValueError) as err:
+        did = suggest(_class_paths_near(path))
         raise SpecError(
             key,
             path,
             "the import path of an estimator class, e.g. 'sklearn.linear_model.Ridge'",
-            hint=f"({type(err).__name__}: {err})",
+            hint=" ".join(filter(None, [did, f"({type(err).__name__}: {err})"])),
         ) from None
     if not isinstance(cls, type) or not hasattr(cls, "fit") or not hasattr(cls, "get_params"):
         raise SpecError(key, path, "a scikit-learn compatible estimator class (fit, get_params)")
     return cls
+
+
+def _class_paths_near(path: str) -> list[str]:
+    """Import paths a mistyped class path may have meant: the same class in the closest
+    module of its package, else the closest classes of its module or of scikit-learn."""
+    module, _, name = path.rpartition(".")
+    try:
+        found = importlib.import_module(module)
+    except (ImportError, ValueError):
+        parent, _, last = module.rpartition(".")
+        try:
+            package = importlib.import_module(parent)
+        except (ImportError, ValueError):
+            package = None
+        if package is not None and hasattr(package, "__path__"):
+            subs = [m.name for m in pkgutil.iter_modules(package.__path__)]
+            near = [f"{parent}.{m}.{name}" for m in closest_names(last, subs)]
+            if near:
+                return near
+        found = None
+    paths = _sklearn_paths() if found is None or module.startswith("sklearn") else {}
+    if found is not None:
+        paths.update(
+            {
+                n: f"{module}.{n}"
+                for n, v in vars(found).items()
+                if isinstance(v, type) and n[:1] != "_"
+            }
+        )
+    return [paths[c] for c in closest_names(name, paths)]
+
+
+def _sklearn_paths() -> dict[str, str]:
+    """scikit-learn's estimators: name to public import path."""
+    from sklearn.utils import all_estimators
+
+    paths = {}
+    for name, cls in all_estimators():
+        module = ".".join(p for p in cls.__module__.split(".") if not p.startswith("_"))
+        paths[name] = f"{module}.{name}"
+    return paths
 
 
 def build_value(value: Any, key: str, seed: int | None) -> Any:
@@ -138,7 +182,12 @@ def build_estimator(table: Mapping[str, Any], key: str = "estimator", seed: int 
     names = _init_names(cls)
     for name, value in params.items():
         if name not in names:
-            raise SpecError(f"{key}.params.{name}", value, f"parameters of {cls.__name__}: {names}")
+            raise SpecError(
+                f"{key}.params.{name}",
+                value,
+                f"parameters of {cls.__name__}: {names}",
+                hint=did_you_mean(name, names),
+            )
     built = {n: build_value(v, f"{key}.params.{n}", seed) for n, v in params.items()}
     if seed is not None and "random_state" in names and "random_state" not in built:
         built["random_state"] = seed
@@ -254,7 +303,7 @@ def _selection(search: Mapping[str, Any], grids: list[dict[str, Any]]) -> Select
     names = sorted({name for grid in grids for name in grid})
     allowed = f"the name of a numeric parameter of the space (larger = more complex): {names}"
     if not isinstance(complexity, str) or complexity not in names:
-        hint = close_match(complexity, names) if isinstance(complexity, str) else ""
+        hint = did_you_mean(complexity, names) if isinstance(complexity, str) else ""
         raise SpecError("search.complexity", complexity, allowed, hint=hint)
     for i, grid in enumerate(grids):
         where = "space" if len(grids) == 1 else f"space[{i}]"
@@ -275,7 +324,9 @@ def _scheme_table(value: Any, key: str) -> dict[str, Any]:
     check_type(value, (dict,), key, "an int k >= 2 or a table {kind = ..., n_splits = ...}")
     check_keys(value, SCHEME_KEYS, key)
     if value.get("kind", "auto") not in SCHEMES:
-        raise SpecError(f"{key}.kind", value.get("kind"), f"one of {list(SCHEMES)}")
+        kind = value.get("kind")
+        hint = did_you_mean(kind, SCHEMES)
+        raise SpecError(f"{key}.kind", kind, f"one of {list(SCHEMES)}", hint=hint)
     return {"kind": "auto", **value}
 
 
@@ -361,12 +412,11 @@ def _metrics(metrics: Any) -> list[str]:
     names = list(get_scorer_names())
     for name in listed:
         if name not in names:
-            close = [n for n in names if n in str(name) or str(name) in n][:4]
             raise SpecError(
                 "scoring.metrics",
                 name,
                 "scikit-learn scorer names (see sklearn.metrics.get_scorer_names())",
-                hint=f"Close names: {close}." if close else "",
+                hint=did_you_mean(name, names),
             )
     return list(listed)
 
@@ -398,6 +448,7 @@ def build_scoring(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
                 "scoring.refit",
                 table["refit"],
                 f"one of scoring.metrics {listed} (for a search or nested CV)",
+                hint=did_you_mean(table["refit"], listed) if mode != "cross_validate" else "",
             )
         out["refit"] = table["refit"]
     if "return_train_score" in table:
@@ -669,8 +720,6 @@ def check_space_keys(estimator: Any, space: Any) -> None:
     parcv.cli.spec.SpecError: spec: space.alpah = [1.0] is not valid; allowed: a parameter of \
 Ridge. Did you mean 'alpha'? Nested parameters are written 'step__param'.
     """
-    import difflib
-
     valid = set(estimator.get_params(deep=True))
     grids = [space] if isinstance(space, dict) else list(space)
     for g, grid in enumerate(grids):
@@ -678,9 +727,8 @@ Ridge. Did you mean 'alpha'? Nested parameters are written 'step__param'.
             step = name.rpartition("__")[0]
             if name in valid or (step and step in grid):
                 continue
-            close = [v for v in sorted(valid) if v.lower() == name.lower()]
-            close = close or difflib.get_close_matches(name, sorted(valid), n=3, cutoff=0.8)
-            did = f"Did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+            did = did_you_mean(name, valid)
+            did += " " if did else ""
             where = "space" if isinstance(space, dict) else f"space[{g}]"
             raise SpecError(
                 f"{where}.{name}",

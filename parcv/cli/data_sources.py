@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from sklearn.base import is_regressor
 
 from parcv.cli.spec import MISSING, Spec, SpecError, UsageError, check_type
+from parcv.errors import did_you_mean
 
 __all__ = ["LoadedData", "load_data"]
 
@@ -58,7 +59,8 @@ def _sklearn(name: str, table: Mapping[str, Any]) -> tuple[Any, Any]:
         "data.source",
         f"sklearn:{name}",
         allowed,
-        hint="Files need no prefix; downloads (fetch_*) are not supported.",
+        hint=did_you_mean(name, [*SKLEARN_LOADERS, *makers], end=" ")
+        + "Files need no prefix; downloads (fetch_*) are not supported.",
     )
 
 
@@ -111,7 +113,12 @@ def _npz(path: Path, table: Mapping[str, Any]) -> tuple[Any, Any, Any]:
                 picked.append(None)
                 continue
             if name not in names:
-                raise SpecError(f"data.{key}", name, f"an array name in {path.name}: {names}")
+                raise SpecError(
+                    f"data.{key}",
+                    name,
+                    f"an array name in {path.name}: {names}",
+                    hint=did_you_mean(name, names),
+                )
             picked.append(archive[name])
     return picked[0], picked[1], picked[2]
 
@@ -233,12 +240,24 @@ def _csv(
         raise SpecError("data.target", MISSING, f"the name of the target column, one of {header}")
     for key in ("target", "groups"):
         if key in table and table[key] not in columns:
-            raise SpecError(f"data.{key}", table[key], f"a column of {path.name}: {header}")
+            raise SpecError(
+                f"data.{key}",
+                table[key],
+                f"a column of {path.name}: {header}",
+                hint=did_you_mean(table[key], header),
+            )
     skip = {table["target"], table.get("groups")}
     features = table.get("features", [h for h in header if h not in skip])
     X = []
     for name in check_type(features, (list,), "data.features", f"a list of columns of {header}"):
         values = _as_numbers(columns[name]) if name in columns else None
+        if values is None and name not in columns:
+            raise SpecError(
+                "data.features",
+                name,
+                f"columns of {path.name}: {header}",
+                hint=did_you_mean(name, header),
+            )
         if values is None:
             first = _first_word(columns[name]) if name in columns else None
             cell = "" if first is None else (

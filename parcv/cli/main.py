@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from parcv.plan.version import __version__
 
@@ -154,8 +154,38 @@ def _run_parser(sub: Any) -> argparse.ArgumentParser:
     return run
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose "invalid choice" and "unrecognized arguments" errors
+    suggest the closest valid names, as every other "not a valid name" error of parcv."""
+
+    def error(self, message: str) -> NoReturn:
+        from parcv.errors import did_you_mean
+
+        choice = re.search(r"invalid choice: '?(.*?)'? \(choose from (.*)\)$", message)
+        if choice:
+            names = [n.strip(" '\"") for n in choice.group(2).split(",")]
+            hint = did_you_mean(choice.group(1), names)
+        elif message.startswith("unrecognized arguments: "):
+            first = message.split(": ", 1)[1].split()[0]
+            hint = did_you_mean(first, _option_names(self)) if first.startswith("-") else ""
+        else:
+            hint = ""
+        super().error(f"{message}. {hint}" if hint else message)
+
+
+def _option_names(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of ``parser`` and of its subcommands."""
+    names: list[str] = []
+    for action in parser._actions:
+        names += [s for s in action.option_strings if s.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                names += _option_names(sub)
+    return names
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="parcv",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -315,6 +345,7 @@ def _stored_resume_hint(args: argparse.Namespace, argv: Sequence[str], out: Path
 def _interrupted(out: Path, argv: Sequence[str]) -> int:
     """Say how far an interrupted run got and the command that finishes it."""
     from parcv.cli.sweep import stored_units
+    from parcv.store.sqlite import kept_units, read_records
 
     store = out / "store.sqlite"
     if not store.is_file():
@@ -325,8 +356,8 @@ def _interrupted(out: Path, argv: Sequence[str]) -> int:
         )
         return EXIT_INTERRUPTED
     print(
-        f"parcv: interrupted. {stored_units(store)} finished units are kept in {store}. "
-        f"Resume with:\n  {_resume_hint(argv)}",
+        f"parcv: interrupted. {kept_units(read_records(store) if stored_units(store) else {})} "
+        f"are kept in {store}. Resume with:\n  {_resume_hint(argv)}",
         file=sys.stderr,
     )
     return EXIT_INTERRUPTED

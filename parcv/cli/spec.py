@@ -7,7 +7,6 @@ and types; :mod:`parcv.cli.sweep` turns a checked spec into objects and runs it.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Mapping
@@ -15,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from parcv.errors import ParcvError
+from parcv.errors import ParcvError, did_you_mean
 
 try:
     import tomllib
@@ -41,7 +40,6 @@ __all__ = [
     "check_choice",
     "check_int",
     "check_strings",
-    "close_match",
 ]
 
 
@@ -103,18 +101,13 @@ class UsageError(ParcvError, ValueError):
     """The sweep cannot start as asked: bad option combination, data or missing module."""
 
 
-def close_match(word: str, options: tuple[str, ...] | list[str]) -> str:
-    match = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f"Did you mean {match[0]!r}?" if match else ""
-
-
 def check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
     """Raise a :class:`SpecError` for the first key of ``table`` not in ``allowed``."""
     for key, value in table.items():
         if key not in allowed:
             name = f"{where}.{key}" if where else key
             raise SpecError(
-                name, value, f"the keys {list(allowed)}", hint=close_match(key, allowed)
+                name, value, f"the keys {list(allowed)}", hint=did_you_mean(key, allowed)
             )
 
 
@@ -178,7 +171,7 @@ def check_choice(table: Mapping[str, Any], key: str, where: str, choices: tuple[
             f"{where}.{key}",
             table[key],
             f"one of {list(choices)}",
-            hint=close_match(str(table[key]), choices),
+            hint=did_you_mean(str(table[key]), choices),
         )
 
 
@@ -363,11 +356,13 @@ def _check_run(run: Mapping[str, Any]) -> RunTable:
                 "as failed.",
             )  # fmt: skip
     if "journal" in run and run["journal"] not in JOURNAL_MODES:
+        use = "Use 'delete' when the run directory is on NFS or Lustre, else 'wal'."
+        did = did_you_mean(run["journal"], JOURNAL_MODES)
         raise SpecError(
             "run.journal",
             run["journal"],
             f"one of {list(JOURNAL_MODES)}",
-            hint="Use 'delete' when the run directory is on NFS or Lustre, else 'wal'.",
+            hint=f"{did} {use}" if did else use,
         )
     return RunTable(**dict(run))
 
@@ -379,7 +374,7 @@ def _check_criteria_names(names: Any, key: str) -> None:
         raise SpecError(key, names, allowed, hint="Add e.g. criteria = ['bic', 'evidence'].")
     for name in names:
         if name not in CRITERIA:
-            raise SpecError(key, name, allowed, hint=close_match(str(name), CRITERIA))
+            raise SpecError(key, name, allowed, hint=did_you_mean(str(name), CRITERIA))
     if len(set(names)) != len(names):
         raise SpecError(key, names, f"{allowed}, each named once")
 

@@ -36,7 +36,7 @@ from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_
 from parcv.engine.options import RunOptions
 from parcv.engine.rounds import plan_rounds, takes_distributions
 from parcv.engine.session import count_stored, pending_refits, reuse_message, units_message
-from parcv.errors import BackendError, RunInterrupted
+from parcv.errors import BackendError, RunInterrupted, did_you_mean
 from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
 from parcv.plan.splits import ThreeWayHoldOut
@@ -257,10 +257,20 @@ def _check_report(spec: Spec, space: Any, metrics: list[str] | None) -> None:
     report = spec.table("report")
     names = sorted({n for grid in ([space] if isinstance(space, dict) else space) for n in grid})
     if "param" in report and report["param"] not in names:
-        raise SpecError("report.param", report["param"], f"a parameter of the space: {names}")
+        raise SpecError(
+            "report.param",
+            report["param"],
+            f"a parameter of the space: {names}",
+            hint=did_you_mean(report["param"], names),
+        )
     allowed = metrics or ["score"]
     if "metric" in report and report["metric"] not in allowed:
-        raise SpecError("report.metric", report["metric"], f"one of scoring.metrics {allowed}")
+        raise SpecError(
+            "report.metric",
+            report["metric"],
+            f"one of scoring.metrics {allowed}",
+            hint=did_you_mean(report["metric"], allowed),
+        )
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
 
 from parcv.criteria.information import compute_criteria, count_params
-from parcv.errors import ParcvError
+from parcv.errors import ParcvError, did_you_mean
 
 __all__ = [
     "CRITERIA",
@@ -77,9 +77,11 @@ class CriteriaRequest:
     def __post_init__(self) -> None:
         names = self.names
         if isinstance(names, str) or not names or any(n not in CRITERIA for n in names):
+            unknown = [n for n in names if n not in CRITERIA] if not isinstance(names, str) else []
+            did = did_you_mean(unknown[0], CRITERIA) + " " if unknown else ""
             raise ValueError(
                 f"criteria must be a non-empty list of names from {list(CRITERIA)}; got "
-                f"{names!r}. Pass e.g. criteria=['aic', 'bic', 'evidence']."
+                f"{names!r}. {did.lstrip()}Pass e.g. criteria=['aic', 'bic', 'evidence']."
             )
         if len(set(names)) != len(names):
             raise ValueError(f"criteria names a criterion twice: {names!r}. Name each once.")

@@ -10,7 +10,6 @@ point.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
@@ -20,6 +19,7 @@ from typing import Any, TypedDict, TypeVar
 import numpy as np
 
 from parcv.engine.backends import Backend, check_backend, with_timeout
+from parcv.errors import did_you_mean
 from parcv.store.sqlite import check_journal, check_store
 
 __all__ = [
@@ -317,10 +317,9 @@ def _unknown_keyword(caller: str, name: str, allowed: tuple[str, ...]) -> str:
             f"{caller}() got an unexpected keyword argument {name!r}: it fits no final model to "
             "save. Use search() or nested_cv() to keep the final model."
         )
-    close = difflib.get_close_matches(name, allowed, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
     return (
-        f"{caller}() got an unexpected keyword argument {name!r}.{hint} Its run options are "
+        f"{caller}() got an unexpected keyword argument {name!r}. "
+        f"{did_you_mean(name, allowed, end=' ')}Its run options are "
         f"{list(allowed)}; see help({caller})."
     )
 

@@ -400,7 +400,9 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
                 _log.info("%s", reuse_message(rounds.n_reused, rounds.n_units))
             st.set_meta({"choices": json.dumps(_choices(searches))})
         except KeyboardInterrupt as err:
-            raise RunInterrupted(_interrupt_text(options.store, st.n_units(), None)) from err
+            n = st.n_units()
+            kept = f"{n:,} finished unit{'s' * (n != 1)}"
+            raise RunInterrupted(_interrupt_text(options.store, kept, None)) from err
         finally:
             bar.close()
         final = next((s.run.refit for s in searches if s.job.key is None), None)

@@ -50,6 +50,7 @@ from parcv.store.sqlite import (
     Store,
     check_store,
     check_store_to_read,
+    kept_units,
     open_store,
     params_json,
     read_ckeys,
@@ -474,11 +475,11 @@ def _execute_unlocked(
 
 
 def _interrupt_message(store: str | Path | None, stored: Mapping[Key, Record], plan: Plan) -> str:
-    return _interrupt_text(store, len(stored), plan.n_units - len(stored))
+    return _interrupt_text(store, kept_units(stored), plan.n_units - len(stored))
 
 
-def _interrupt_text(store: str | Path | None, n_stored: int, n_missing: int | None) -> str:
-    """Say what an interrupted run kept, and how to finish it (``n_missing``: if known)."""
+def _interrupt_text(store: str | Path | None, kept: str, n_missing: int | None) -> str:
+    """Say what an interrupted run kept (``kept``: "8 finished units"), how to finish it."""
     if store is None:
         return (
             "Interrupted. Nothing was kept (store=None): pass store='run.sqlite' to keep "
@@ -486,7 +487,7 @@ def _interrupt_text(store: str | Path | None, n_stored: int, n_missing: int | No
         )
     rest = "the rest" if n_missing is None else f"the {n_missing} missing"
     return (
-        f"Interrupted. {n_stored} finished units are safe in {str(store)!r}; "
+        f"Interrupted. {kept} are safe in {str(store)!r}; "
         f"run the same call again with resume=True to compute only {rest}."
     )
 

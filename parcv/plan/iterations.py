@@ -8,32 +8,9 @@ candidate's path stops once its mean score over the folds stops improving, as
 ``xgb.cv(early_stopping_rounds=...)`` decides. Results look like a grid over
 the iteration parameter: a candidate per (point of the space, checkpoint).
 
-How a path is grown (``method``):
-
-- ``"staged"``: fit once with the last checkpoint's count, then read each
-  checkpoint from ``staged_predict`` / ``staged_decision_function`` /
-  ``staged_predict_proba`` (GradientBoosting*, HistGradientBoosting*,
-  AdaBoostRegressor). A model that stopped early (its own
-  ``n_iter_no_change``) is read at its last stage for the counts after it,
-  as a fit with that count would stop there too.
-- ``"warm_start"``: set ``warm_start=True`` and raise the count checkpoint by
-  checkpoint (forests, Bagging, ExtraTrees).
-- ``"booster"``: an xgboost or lightgbm scikit-learn model, fitted once with
-  the last count and read with ``iteration_range`` / ``num_iteration``.
-- ``"partial_fit"``: one ``partial_fit`` epoch over the fold's training rows
-  per iteration (SGD*, Perceptron, MLP*), read as ``fit(max_iter=t)``.
-- ``"separate"``: a fit from scratch at every checkpoint, as a grid over the
-  count would make (ordinary ``fit`` units; with early stopping, grown in
-  step as the other paths).
-
-Each of the first four is a shortcut, taken only where
-:mod:`parcv.plan.shortcuts` declares it exact for the estimator's settings
-(booster type, ``random_state`` kind, early stopping, shuffling, ...): then
-the scores at every checkpoint are those of separate fits with that count,
-bit for bit. Elsewhere the path is ``"separate"``, and parcv says so once in
-the log (logger ``"parcv"``). A candidate ``max_iter=t`` of a ``partial_fit``
-path is ``fit(max_iter=t)`` as anywhere else: the epochs are its shortcut,
-not another model.
+How a path is grown (``method``: staged predictions, a warm start, a booster read at
+earlier rounds, ``partial_fit`` passes) and when it equals separate fits is told in
+the Notes of :class:`Iterations`, which the API reference shows.
 """
 
 from __future__ import annotations
@@ -48,6 +25,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
+from parcv.errors import did_you_mean
 from parcv.plan.shortcuts import (
     Fallback,
     Shortcut,
@@ -108,7 +86,7 @@ class Iterations:
         The improvement that counts as one.
     method : {"auto", "staged", "warm_start", "booster", "partial_fit", "separate"}, \
 default="auto"
-        How the path is grown (see the module's text); ``"auto"`` picks the
+        How the path is grown (see Notes); ``"auto"`` picks the
         first the estimator supports in the order booster, staged, warm start,
         partial_fit that is exact for its settings, else ``"separate"``. A
         shortcut named here is taken only where it is exact too (else
@@ -117,6 +95,40 @@ default="auto"
         Set by parcv, not by a user: the checkpoints one round of early
         stopping scores (a part of :attr:`checkpoints` as ``up_to`` and
         ``every`` give them); None: all of them.
+
+    See Also
+    --------
+    parcv.search : Takes it as ``iterations=``; the user guide's
+        :ref:`user_guide_iterations` shows a search with early stopping.
+
+    Notes
+    -----
+    How a path is grown (``method``):
+
+    - ``"staged"``: fit once with the last checkpoint's count, then read each
+      checkpoint from ``staged_predict`` / ``staged_decision_function`` /
+      ``staged_predict_proba`` (GradientBoosting*, HistGradientBoosting*,
+      AdaBoostRegressor). A model that stopped early (its own
+      ``n_iter_no_change``) is read at its last stage for the counts after it,
+      as a fit with that count would stop there too.
+    - ``"warm_start"``: set ``warm_start=True`` and raise the count checkpoint by
+      checkpoint (forests, Bagging, ExtraTrees).
+    - ``"booster"``: an xgboost or lightgbm scikit-learn model, fitted once with
+      the last count and read with ``iteration_range`` / ``num_iteration``.
+    - ``"partial_fit"``: one ``partial_fit`` epoch over the fold's training rows
+      per iteration (SGD*, Perceptron, MLP*), read as ``fit(max_iter=t)``.
+    - ``"separate"``: a fit from scratch at every checkpoint, as a grid over the
+      count would make (ordinary ``fit`` units; with early stopping, grown in
+      step as the other paths).
+
+    Each of the first four is a shortcut, taken only where
+    :mod:`parcv.plan.shortcuts` declares it exact for the estimator's settings
+    (booster type, ``random_state`` kind, early stopping, shuffling, ...): then
+    the scores at every checkpoint are those of separate fits with that count,
+    bit for bit. Elsewhere the path is ``"separate"``, and parcv says so once in
+    the log (logger ``"parcv"``). A candidate ``max_iter=t`` of a ``partial_fit``
+    path is ``fit(max_iter=t)`` as anywhere else: the epochs are its shortcut,
+    not another model.
 
     Examples
     --------
@@ -162,7 +174,8 @@ default="auto"
             raise ValueError(f"Iterations.tol must be a finite number >= 0; got {self.tol!r}.")
         if self.method not in METHODS:
             raise ValueError(
-                f"Iterations.method must be one of {list(METHODS)!r}; got {self.method!r}."
+                f"Iterations.method must be one of {list(METHODS)!r}; got {self.method!r}. "
+                + did_you_mean(self.method, METHODS)
             )
         if self.window is not None:
             window = tuple(int(t) for t in self.window)

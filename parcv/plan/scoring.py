@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -13,7 +12,7 @@ from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.metrics import check_scoring, get_scorer, get_scorer_names
 from sklearn.utils.multiclass import type_of_target
 
-from parcv.errors import warn_at_caller
+from parcv.errors import did_you_mean, warn_at_caller
 from parcv.plan.space import holds_estimator, memo
 
 __all__ = [
@@ -74,10 +73,9 @@ def _named_scorer(name: str) -> Callable[..., float]:
     try:
         return get_scorer(name)  # type: ignore[no-any-return]
     except ValueError as err:
-        close = difflib.get_close_matches(name, get_scorer_names(), n=4, cutoff=0.5)
-        hint = f" Did you mean {close}?" if close else ""
         raise ValueError(
-            f"scoring={name!r} is not a known scorer name.{hint} "
+            f"scoring={name!r} is not a known scorer name. "
+            f"{did_you_mean(name, get_scorer_names(), end=' ')}"
             "See sklearn.metrics.get_scorer_names() for all names, or pass a callable."
         ) from err
 
@@ -132,7 +130,9 @@ def check_scoring_spec(
         return Scoring(scorers, next(iter(scorers)), multimetric=True)
     raise ValueError(
         f"With several metrics {sorted(scorers)}, refit must name the one that selects "
-        f"candidates; got refit={refit!r}. Pass e.g. refit={next(iter(scorers))!r}."
+        f"candidates; got refit={refit!r}. "
+        + (did_you_mean(refit, scorers, end=" ") if isinstance(refit, str) else "")
+        + f"Pass e.g. refit={next(iter(scorers))!r}."
     )
 
 

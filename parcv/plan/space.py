@@ -12,6 +12,7 @@ from sklearn import get_config
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 
+from parcv.errors import did_you_mean
 from parcv.plan.tokens import token_hex
 
 try:  # what fit() runs first; scikit-learn has no public name for either
@@ -249,7 +250,9 @@ def check_candidate_params(estimator: Any, candidates: Sequence[Candidate]) -> N
             bad = [name for name in cand.params if name not in valid]
             raise ValueError(
                 f"candidate {cand.label} sets parameter(s) {bad!r} that "
-                f"{type(estimator).__name__} does not have. Valid names: {valid}. "
+                f"{type(estimator).__name__} does not have. "
+                + "".join(did_you_mean(name, valid, end=" ") for name in bad)
+                + f"Valid names: {valid}. "
                 "Fix the key in the space (nested parameters are written 'step__param')."
             ) from err
 

@@ -100,15 +100,51 @@ def _slice_label(text: str) -> str:
     return _short(text, 60)
 
 
+def _is_level(value: Any) -> bool:
+    """A value of the x parameter that is no number but a setting of it (None, "sqrt", True).
+
+    ``max_depth=None`` is often the best depth; such values are drawn right of the axis's
+    numbers, each at its own tick, rather than left out of the curve.
+    """
+    return value is None or isinstance(value, (str, bool))
+
+
 def _curve_groups(
     params: list[dict[str, Any]], param: str, rows: list[int]
 ) -> dict[str, list[int]]:
-    """Candidates of ``rows`` with a numeric ``param``, one group per value of the others."""
+    """Candidates of ``rows`` with a numeric ``param`` (or a level such as None), one group
+    per value of the others: numbers in order, then the levels."""
     groups: dict[str, list[int]] = {}
     for c in rows:
-        if _is_number(params[c].get(param)):
+        value = params[c].get(param, _MISSING)
+        if _is_number(value) or (value is not _MISSING and _is_level(value)):
             groups.setdefault(_others(params[c], param), []).append(c)
-    return {k: sorted(v, key=lambda c: params[c][param]) for k, v in groups.items()}
+    return {k: sorted(v, key=lambda c: _x_order(params[c][param])) for k, v in groups.items()}
+
+
+def _x_order(value: Any) -> tuple[bool, float, str]:
+    """Numbers in order, then the levels (None, strings) by their text."""
+    return (not _is_number(value), float(value) if _is_number(value) else 0.0, repr(value))
+
+
+_MISSING = object()
+
+
+def _level_positions(values: list[Any], log: bool) -> dict[str, float]:
+    """Where each level (None, a string) of the x parameter is drawn: right of the numbers,
+    one step apart, a step being the numbers' mean spacing (a factor on a log axis)."""
+    numbers_ = np.unique([float(v) for v in values if _is_number(v)])
+    levels = sorted({repr(v) for v in values if not _is_number(v)})
+    if not levels:
+        return {}
+    if numbers_.size == 0:
+        return {text: float(i) for i, text in enumerate(levels)}
+    last = float(numbers_[-1])
+    if log:
+        step = (numbers_[-1] / numbers_[0]) ** (1 / max(numbers_.size - 1, 1))
+        return {text: last * float(step) ** (i + 1) for i, text in enumerate(levels)}
+    step = float(np.mean(np.diff(numbers_))) if numbers_.size > 1 else 1.0
+    return {text: last + step * (i + 1) for i, text in enumerate(levels)}
 
 
 def _mean_se(search: SearchResult, key: str, rows: list[int]) -> tuple[Any, Any]:
@@ -336,7 +372,9 @@ def _curve_lines(
     chosen = _others(params[best], name) if any(best in g for g in groups.values()) else None
     scattered = all(len(v) == 1 for v in groups.values())
     if scattered:  # every other parameter varies too (random search): points, not lines
-        rows = sorted((c for v in groups.values() for c in v), key=lambda c: params[c][name])
+        rows = sorted(
+            (c for v in groups.values() for c in v), key=lambda c: _x_order(params[c][name])
+        )
         groups = {"": rows}
     sliced = len(groups) > MAX_LINES
     n_slices = len(groups)
@@ -366,31 +404,64 @@ def _draw_curves(
     params = search.cv_results_["params"]
     best = search.best_index_
     train = f"mean_train_{suffix}" in search.cv_results_
-    all_x = []
+    values = [params[c][name] for rows in groups.values() for c in rows]
+    numbers_ = np.array([v for v in values if _is_number(v)], dtype=float)
+    levels = _level_positions(values, log=_geometric(np.unique(numbers_)))
+
+    def position(c: int) -> float:
+        value = params[c][name]
+        return float(value) if _is_number(value) else levels[repr(value)]
+
     for i, (key, rows) in enumerate(groups.items()):
-        x = np.array([params[c][name] for c in rows], dtype=float)
-        all_x.append(x)
         one = len(groups) == 1
         color = "tab:red" if one else f"C{i % 10}"
         text = f"validation: {key}" if key else "validation (CV test folds)"
-        mean_se = _mean_se(search, f"test_{suffix}", rows)
-        _mean_se_line(ax, x, mean_se, color, text=text, scattered=scattered)
-        if train:  # every line's training curve: dashed, in its colour (one legend entry)
-            tlabel = (f"training folds{': ' + key if key else ''}" if one
-                      else "training folds (dashed, in each line's colour)"
-                      if i == len(groups) - 1
-                      else "_nolegend_")  # fmt: skip
-            _mean_se_line(ax, x, _mean_se(search, f"train_{suffix}", rows),
-                          "tab:blue" if one else color, text=tlabel, scattered=scattered,
-                          train=True)  # fmt: skip
-    _log_axis(ax, np.concatenate(all_x))
+        # The numbers are a line; a level (None) is a point of its own, in the line's colour.
+        counted = [c for c in rows if _is_number(params[c][name])]
+        for part, label in ((counted, text), ([c for c in rows if c not in counted], None)):
+            if not part:
+                continue
+            x = np.array([position(c) for c in part])
+            lone = label is None or scattered
+            _mean_se_line(ax, x, _mean_se(search, f"test_{suffix}", part), color,
+                          text=label or "_nolegend_", scattered=lone)  # fmt: skip
+            if train:  # every line's training curve: dashed, in its colour (one legend entry)
+                tlabel = (f"training folds{': ' + key if key else ''}" if one
+                          else "training folds (dashed, in each line's colour)"
+                          if i == len(groups) - 1
+                          else "_nolegend_")  # fmt: skip
+                _mean_se_line(ax, x, _mean_se(search, f"train_{suffix}", part),
+                              "tab:blue" if one else color,
+                              text=tlabel if label else "_nolegend_", scattered=lone,
+                              train=True)  # fmt: skip
+    _log_axis(ax, numbers_ if numbers_.size else np.zeros(1))
+    if levels:
+        _level_ticks(ax, numbers_, levels)
     if not any(best in rows for rows in groups.values()):
         return False
     score = float(search.cv_results_[f"mean_test_{suffix}"][best])
     mark = f"selected: {_short(search.candidates[best].label, 50)}"
-    ax.plot([float(params[best][name])], [score], "*", color="black", markersize=14,
+    ax.plot([position(best)], [score], "*", color="black", markersize=14,
             label=mark, zorder=5)  # fmt: skip
     return True
+
+
+def _level_ticks(ax: Any, numbers_: Any, levels: dict[str, float]) -> None:
+    """Ticks at the numbers (when few) or the axis's own, and one per level, named by it."""
+    distinct = np.unique(numbers_)
+    if 0 < distinct.size <= 10:
+        ticks = [(float(v), f"{v:g}") for v in distinct]
+    else:
+        low, high = (float(distinct[0]), float(distinct[-1])) if distinct.size else (0.0, 0.0)
+        ticks = [(float(t), f"{t:g}") for t in ax.get_xticks() if low <= t <= high]
+    ticks += [(where, text) for text, where in levels.items()]
+    ax.set_xticks([t for t, _ in ticks], [text for _, text in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if distinct.size:  # the levels are no continuation of the numbers: a break between them
+        first = min(levels.values())
+        log = ax.get_xscale() == "log"
+        middle = np.sqrt(distinct[-1] * first) if log else (distinct[-1] + first) / 2
+        ax.axvline(float(middle), color="grey", linestyle=":", linewidth=1)
 
 
 def paired_differences(search: SearchResult, *, metric: str | None = None) -> Figure | None:
@@ -618,7 +689,9 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
 
     With one fold (a hold-out test set) there is no mean or band to draw: the
     one score alone. Folds are numbered from 1; the candidate each outer fold
-    selected is written at its point, wrapped to stay inside the axes.
+    selected is told by its point's marker, named in the legend (text at the
+    points would overlap where neighbouring folds score alike), or, for one
+    hold-out fold, written at its point.
 
     Examples
     --------
@@ -642,14 +715,18 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
         title, xlabel = "Test score of each fold", "fold"
     scores = np.asarray(scores, dtype=float)
     folds = np.arange(1, len(scores) + 1)
-    fig = Figure(figsize=(8.4, 4.2), layout="constrained")
+    # Wider with a legend of the selected candidates beside the axes.
+    fig = Figure(figsize=(9.6 if names else 8.4, 4.2), layout="constrained")
     ax = fig.add_subplot()
     if len(scores) > 1:
         if np.isfinite(est.se):
             ax.axhspan(est.mean - est.se, est.mean + est.se, color="tab:red", alpha=0.15,
                        label=f"mean ± se over {len(scores)} folds")  # fmt: skip
         ax.axhline(est.mean, color="tab:red", linestyle="--", label=f"mean {num(est.mean)}")
-        ax.plot(folds, scores, "o", color="black", label="test score of the fold")
+        if names:
+            _selected_points(ax, folds, scores, names)
+        else:
+            ax.plot(folds, scores, "o", color="black", label="test score of the fold")
         ax.set_xticks(folds)
     else:  # a hold-out test set: one score, no mean or se
         title = "Score on the hold-out test set" + (" of the selected candidate" if names else "")
@@ -657,18 +734,15 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
         ax.set_xticks(folds, ["hold-out test set"])
         xlabel = ""
     ax.set_xlim(0.5, len(scores) + 0.5)
-    ax.margins(y=0.3)  # room above and below the points for their labels
-    width = max(12, min(28, 100 // len(scores)))  # characters a line: narrower with more folds
-    for fold, name in zip(folds, names, strict=False):
-        first, last = fold == 1, fold == len(scores)
-        above = fold % 2 == 1  # neighbours' labels alternate above and below: no overlap
+    ax.margins(y=0.3)  # room above and below the points
+    if names and len(scores) == 1:  # one hold-out fold: its choice at its point
         ax.annotate(
-            textwrap.fill(_short(name, 3 * width), width),
-            (fold, scores[fold - 1]),
+            textwrap.fill(_short(names[0], 84), 28),
+            (1, scores[0]),
             textcoords="offset points",
-            xytext=(0, 6 if above else -8),
-            ha="center" if first == last else "left" if first else "right" if last else "center",
-            va="bottom" if above else "top",
+            xytext=(0, 6),
+            ha="center",
+            va="bottom",
             fontsize=TEXT_SIZE,
         )
     ax.set(xlabel=xlabel, ylabel=_shown(metric))
@@ -676,6 +750,19 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
     ax.grid(alpha=0.3)
     _legend(ax, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # beside: never over a label
     return fig
+
+
+# Markers of the outer folds' points, one per candidate they selected.
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+
+
+def _selected_points(ax: Any, folds: Any, scores: Any, names: list[str]) -> None:
+    """Each outer fold's score, marked by the candidate it selected (named in the legend)."""
+    chosen = list(dict.fromkeys(names))  # in order of first selection
+    for i, name in enumerate(chosen):
+        mine = [k for k, n in enumerate(names) if n == name]
+        ax.plot(folds[mine], scores[mine], _MARKERS[i % len(_MARKERS)], color=f"C{i % 10}",
+                markersize=8, label=f"selected {_short(name, 45)}")  # fmt: skip
 
 
 def outer_predictions(result: NestedResult) -> Figure | None:

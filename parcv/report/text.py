@@ -359,9 +359,14 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
     shown = rows
     if len(rows) > limit:  # the closest competitors: the rest is in results.json
         shown = sorted(rows, key=lambda r: r["mean_difference"])[:limit]
+    # The best is named once: its label (a model family's can be long) on every row would
+    # push the numbers off the page.
     lines += [
-        "| best | other | mean diff | 95% CI | t | p | p (Holm) | reject |",
-        "| --- | --- | ---: | --- | ---: | ---: | ---: | --- |",
+        f"Best: {rows[0]['name_a']}. Each row tests it against another candidate "
+        "(mean diff: best minus other).",
+        "",
+        "| other | mean diff | 95% CI | t | p | p (Holm) | reject |",
+        "| --- | ---: | --- | ---: | ---: | ---: | --- |",
     ]
     for r in shown:
         stat = "-" if r["statistic"] is None else f"{r['statistic']:.3g}"
@@ -369,14 +374,13 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
         holm = "-" if r["p_holm"] is None else f"{r['p_holm']:.3g}"
         diff = "0 (tied)" if is_tie(r["mean_difference"]) else num(r["mean_difference"])
         lines.append(
-            f"| {r['name_a']} | {r['name_b']} | {diff} | "
+            f"| {r['name_b']} | {diff} | "
             f"[{num(r['ci_low'])}, {num(r['ci_high'])}] | {stat} | {p} | {holm} | "
             f"{_verdict(r)} |"
         )
     if len(rows) > limit:
         lines.append(
-            f"| | | | | | | | ... {len(rows) - limit} more (farther from the best) in "
-            "results.json |"
+            f"| | | | | | | ... {len(rows) - limit} more (farther from the best) in results.json |"
         )
     return [*lines, ""]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from parcv.errors import did_you_mean
 from parcv.plan.kinds import KINDS
 from parcv.plan.record_table import RecordList
 from parcv.plan.records import Record, Unit
@@ -61,7 +63,14 @@ def _options(test: Any, sizes: tuple[float, float], options: dict[str, Any]) -> 
 
 
 def candidate_index(result: SearchResult, candidate: int | str) -> int:
-    """The index of a candidate named by index, label, id or some of its ``name=value`` parts."""
+    """The index of a candidate named by index, label, id or a part of its label.
+
+    A part of the label names a candidate when it matches that candidate only: some of
+    its ``name=value`` parts (``"C=1"``), or any text of the label from the start of a
+    word, a number written whole (``"RandomForest"``, ``"model=LogisticRegression"``,
+    ``"LogisticRegression(max_iter=2000)"``, ``"max_depth=3"``). Whole ``name=value``
+    parts are tried first, so ``"C=1"`` names ``C=1`` beside ``C=1.5``.
+    """
     return _index(result, candidate)
 
 
@@ -77,21 +86,56 @@ def _index(result: SearchResult, candidate: int | str) -> int:
     if isinstance(candidate, str) and candidate in ids:
         return ids.index(candidate)
     if isinstance(candidate, str) and _parts(candidate):
-        wanted = _parts(candidate)
-        hits = [c for c, label in enumerate(labels) if wanted <= _parts(label)]
-        if len(hits) == 1:
-            return hits[0]
-        if hits:
-            names = ", ".join(repr(labels[c]) for c in hits[:6])
-            more = f" and {len(hits) - 6} more" if len(hits) > 6 else ""
-            raise ValueError(
-                f"candidate {candidate!r} matches {len(hits)} candidates: {names}{more}. "
-                "Name more parameters (e.g. the whole label), or pass an index or id."
-            )
+        for matches in (_has_parts, _has_words):
+            hits = [c for c, label in enumerate(labels) if matches(candidate, label)]
+            if len(hits) == 1:
+                return hits[0]
+            if hits:
+                names = ", ".join(repr(labels[c]) for c in hits[:6])
+                more = f" and {len(hits) - 6} more" if len(hits) > 6 else ""
+                raise ValueError(
+                    f"candidate {candidate!r} matches {len(hits)} candidates: {names}{more}. "
+                    "Name more parameters (e.g. the whole label), or pass an index or id."
+                )
     raise ValueError(
         f"candidate {candidate!r} is not in this result; use an index 0..{len(params) - 1}, "
-        f"a label such as {labels[0]!r}, or an id such as {ids[0]!r}."
+        f"a label such as {labels[0]!r}, or an id such as {ids[0]!r}. "
+        + did_you_mean(candidate, labels)
     )
+
+
+def _has_parts(name: str, label: str) -> bool:
+    """Every ``name=value`` part of ``name`` is a whole part of ``label``."""
+    return _parts(name) <= _parts(label)
+
+
+# A part of a label names a candidate from the start of a word (a name or a number; after a
+# nested parameter's "__" too), so "Forest" is no part of "RandomForestClassifier", and, when
+# it ends in a number, to the end of that number, so "C=1" is no part of "C=10" or "C=1.5".
+_START = r"(?:(?<![\w.])|(?<=__))"
+_NUMBER_END = r"(?![\d.])"
+
+
+def _has_words(name: str, label: str) -> bool:
+    """Each top-level part of ``name`` is in one part of ``label``, from a word's start.
+
+    Examples
+    --------
+    >>> label = "model=RandomForestClassifier(n_estimators=20), model__max_depth=3"
+    >>> [_has_words(n, label) for n in ("RandomForest", "model=RandomForestClassifier",
+    ...  "RandomForestClassifier(n_estimators=20)", "Forest", "max_depth=3, n_estimators=20")]
+    [True, True, True, False, True]
+    >>> _has_words("alpha=1", "alpha=10"), _has_words("Ridge", "model=KernelRidge()")
+    (False, False)
+    """
+    parts = _parts(label)
+
+    def found(want: str) -> bool:
+        end = _NUMBER_END if want[-1].isdigit() or want[-1] == "." else ""
+        pattern = re.compile(_START + re.escape(want) + end)
+        return any(pattern.search(part) for part in parts)
+
+    return all(found(want) for want in _parts(name))
 
 
 def _parts(label: str) -> set[str]:
@@ -119,7 +163,8 @@ def _check_metric(metric: Any, metrics: Sequence[str], whose: str = "this result
         one = " (single-metric results name their metric 'score')" if "score" in metrics else ""
         raise ValueError(
             f"metric must be one of the metrics of {whose} {list(metrics)!r}{one}; got "
-            f"metric={metric!r}. Pass one of them, or metric=None for the refit metric."
+            f"metric={metric!r}. {did_you_mean(metric, metrics, end=' ')}Pass one of them, or "
+            "metric=None for the refit metric."
         )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.errors import ParcvError
+from parcv.errors import ParcvError, did_you_mean
 from parcv.plan.records import Predictions
 
 __all__ = [
@@ -106,7 +106,9 @@ class StoredPredictions:
         if method.split("[", 1)[0] not in self.methods:  # "predict_proba[1]": one output's
             raise ValueError(
                 f"method must be one of the kept methods {list(self.methods)!r}; got "
-                f"{method!r}. Run with return_predictions={(*self.methods, method)!r} to keep it."
+                f"{method!r}. "
+                + did_you_mean(method.split("[", 1)[0], self.methods, end=" ")
+                + f"Run with return_predictions={(*self.methods, method)!r} to keep it."
             )
         per_fold = self.by_candidate.get(candidate)
         if per_fold is None:

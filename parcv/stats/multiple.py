@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special  # type: ignore[import-untyped, unused-ignore]
 
+from parcv.errors import did_you_mean
 from parcv.stats.checks import (
     check_confidence,
     check_positive,
@@ -70,7 +71,9 @@ def _resolve_test(test: str | PairwiseTest) -> PairwiseTest:
         return TESTS[test]
     raise ValueError(
         f"test must be one of {sorted(TESTS)!r} or a callable (a, b, **options) -> "
-        f"TestResult; got {test!r}. Use e.g. test='corrected_t' for k-fold scores."
+        f"TestResult; got {test!r}. "
+        + did_you_mean(test, TESTS, end=" ")
+        + "Use e.g. test='corrected_t' for k-fold scores."
     )
 
 

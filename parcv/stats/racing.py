@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as scipy_stats  # type: ignore[import-untyped, unused-ignore]
 
+from parcv.errors import did_you_mean
 from parcv.stats.multiple import holm_adjust
 from parcv.stats.paired import corrected_resampled_ttest
 from parcv.stats.ranks import friedman_test
@@ -114,8 +115,9 @@ class Racing:
             )
         if not isinstance(self.test, str) or self.test not in RACING_TESTS:
             raise ValueError(
-                f"test must be one of {RACING_TESTS!r}; got {self.test!r}. Use "
-                "test='corrected_t' (default) or test='friedman'."
+                f"test must be one of {RACING_TESTS!r}; got {self.test!r}. "
+                + did_you_mean(self.test, RACING_TESTS, end=" ")
+                + "Use test='corrected_t' (default) or test='friedman'."
             )
         # Normalise numpy scalars so equal settings compare and hash equal.
         object.__setattr__(self, "burn_in", int(burn_in))

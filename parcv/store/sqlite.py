@@ -27,8 +27,9 @@ from typing import Any, NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.errors import PlanMismatchError, StoreDamagedError
+from parcv.errors import PlanMismatchError, StoreDamagedError, did_you_mean
 from parcv.plan.build import FINGERPRINTED
+from parcv.plan.kinds import KINDS
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import ErrorInfo, FoldScores, Key, Predictions, Record, Unit
@@ -46,6 +47,7 @@ __all__ = [
     "check_store_to_read",
     "mismatch_message",
     "read_counts",
+    "kept_units",
     "read_ckeys",
     "ReusedCounts",
     "count_reused",
@@ -108,8 +110,8 @@ def check_journal(journal: Any) -> str:
     >>> check_journal("WAL")
     Traceback (most recent call last):
     ...
-    ValueError: journal must be one of ['wal', 'delete']; got 'WAL'. Use journal='delete' \
-when the store is on a network file system (NFS, Lustre), else the default 'wal'.
+    ValueError: journal must be one of ['wal', 'delete']; got 'WAL'. Did you mean 'wal'? Use \
+journal='delete' when the store is on a network file system (NFS, Lustre), else the default 'wal'.
     """
     if not isinstance(journal, str):
         raise TypeError(
@@ -118,8 +120,9 @@ when the store is on a network file system (NFS, Lustre), else the default 'wal'
         )
     if journal not in JOURNAL_MODES:
         raise ValueError(
-            f"journal must be one of {list(JOURNAL_MODES)}; got {journal!r}. Use "
-            "journal='delete' when the store is on a network file system (NFS, Lustre), "
+            f"journal must be one of {list(JOURNAL_MODES)}; got {journal!r}. "
+            + did_you_mean(journal, JOURNAL_MODES, end=" ")
+            + "Use journal='delete' when the store is on a network file system (NFS, Lustre), "
             "else the default 'wal'."
         )
     return journal
@@ -1141,6 +1144,37 @@ def read_counts(path: Path) -> tuple[int, int]:
         if _is_schema_1(conn):
             return n_records, n_records
         return n_records, conn.execute("SELECT count(*) FROM units").fetchone()[0]
+
+
+def kept_units(records: Mapping[Key, Any]) -> str:
+    """Say how many of a plan's units a store keeps, counted as a resume counts them.
+
+    The Ctrl-C message and the resume's "reusing n of m units" name the same n: refits
+    and the final fit are told apart, since a resume reuses them only once the stored
+    fits have chosen their candidate again.
+
+    Parameters
+    ----------
+    records : mapping of Key to Record
+        The stored records of the plan, by graph key (:func:`read_records`).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> kept_units({("fit", 0, 0, 0): None, ("fit", 0, 0, 1): None, ("refit", 0): None})
+    '2 finished units (and 1 refit of a chosen candidate)'
+    >>> kept_units({("fit", None, 0, 0): None})
+    '1 finished unit'
+    """
+    after = sum(1 for key in records if KINDS[str(key[0])].after_fits)
+    n = len(records) - after
+    text = f"{n:,} finished unit{'s' * (n != 1)}"
+    if after:
+        text += f" (and {after:,} refit{'s' * (after != 1)} of a chosen candidate)"
+    return text
 
 
 @dataclass(frozen=True)

@@ -336,7 +336,8 @@ def test_an_exact_tie_is_called_tied_in_summary_report_and_plot(tmp_path):
     other = best.replace("copy_X=True", "copy_X=False")
     summary = render_summary(s, RunInfo("tie"))
     assert f"best is tied with {other}" in summary and "diff" not in summary
-    assert f"| {best} | {other} | 0 (tied) |" in render_report(s, RunInfo("tie"))
+    report = render_report(s, RunInfo("tie"))
+    assert f"Best: {best}." in report and f"| {other} | 0 (tied) |" in report
     fig = paired_differences(s)
     assert "tied with" in fig._suptitle.get_text()
     assert any("tied" in t.get_text() for ax in fig.axes for t in ax.texts)

@@ -8,6 +8,7 @@ the terminal, with no sleeps or timing to get right.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shlex
@@ -16,7 +17,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from sklearn.datasets import make_regression
+from sklearn.linear_model import Ridge
 
+import parcv
 from parcv.cli import main
 from parcv.store.sqlite import read_records
 
@@ -52,7 +56,7 @@ class Mean(BaseEstimator, RegressorMixin):
 
     def fit(self, X, y):
         FITS.append(1)
-        if len(FITS) == 3:
+        if len(FITS) == int(os.environ.get("INTERRUPT_FIT", "3")):
             interrupt("fit")
         self.mean_ = float(np.mean(y)) + self.shift
         return self
@@ -123,7 +127,9 @@ plots = false
 N_UNITS = 2 * 3 * 3 + 2 * 3 + 3 + 1  # inner fits, all-data fits, refits, final
 
 
-def _run(tmp_path: Path, moment: str, *extra: str) -> tuple[subprocess.CompletedProcess, list]:
+def _run(
+    tmp_path: Path, moment: str, *extra: str, fit: int = 3
+) -> tuple[subprocess.CompletedProcess, list]:
     (tmp_path / "hooks.py").write_text(HOOKS)
     (tmp_path / "driver.py").write_text(DRIVER)
     spec = tmp_path / "sweep.toml"
@@ -133,6 +139,7 @@ def _run(tmp_path: Path, moment: str, *extra: str) -> tuple[subprocess.Completed
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
         "INTERRUPT_AT": moment,
+        "INTERRUPT_FIT": str(fit),
     }
     done = subprocess.run(
         [sys.executable, str(tmp_path / "driver.py"), *words],
@@ -187,6 +194,22 @@ def test_interrupt_while_fitting_says_how_many_units_are_kept_and_how_to_resume(
 
 
 @pytest.mark.slow
+def test_the_units_ctrl_c_keeps_are_the_units_the_resume_reuses(tmp_path, sigint_reaches_children):
+    # Interrupted at the 10th fit (serial): outer fold 0's six fits, its refit, three more.
+    # The store holds 9 records, one a refit, which a resume reuses only once the fits
+    # choose their candidate again: both messages count the 8 other units alike.
+    done, _ = _run(tmp_path, "fit", fit=10)
+    assert done.returncode == 130, done.stderr
+    kept = re.search(r"interrupted\. (\d+) finished units \(and 1 refit of a chosen", done.stderr)
+    assert kept is not None, done.stderr
+    resumed = _run(tmp_path, "", "--resume")[0]
+    assert resumed.returncode == 0, resumed.stderr
+    reusing = re.search(r"reusing (\d+) of \d+ units", resumed.stderr)
+    assert reusing is not None, resumed.stderr
+    assert kept[1] == reusing[1] == "8"
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("moment", ["report", "printed"])
 def test_interrupt_after_every_unit_is_done_exits_0(tmp_path, moment, sigint_reaches_children):
     done, _ = _run(tmp_path, moment)
@@ -199,3 +222,27 @@ def test_interrupt_after_every_unit_is_done_exits_0(tmp_path, moment, sigint_rea
         assert "every unit is done" in done.stderr and rebuild in done.stderr, done.stderr
         assert main(["report", str(run_dir)]) == 0
         assert (run_dir / "report.md").is_file()
+
+
+class _StopsAtTenthFit(Ridge):
+    fits: list[int] = []  # noqa: RUF012 - the serial backend fits in this process
+
+    def fit(self, X, y, **kwargs):
+        self.fits.append(1)
+        if len(self.fits) == 10:
+            raise KeyboardInterrupt  # as if Ctrl-C was pressed here
+        return super().fit(X, y, **kwargs)
+
+
+def test_the_apis_interrupt_message_counts_the_units_its_resume_reuses(tmp_path, caplog):
+    X, y = make_regression(n_samples=30, n_features=2, random_state=0)
+    store = tmp_path / "run.sqlite"
+    grid = {"alpha": [0.1, 1.0]}
+    _StopsAtTenthFit.fits = []
+    with pytest.raises(parcv.RunInterrupted, match=r"Interrupted\. 8 finished units \(and 1 refit"):
+        parcv.nested_cv(_StopsAtTenthFit(), grid, X, y, outer=3, inner=3, backend="serial",
+                        store=store)  # fmt: skip
+    with caplog.at_level(logging.INFO, logger="parcv"):
+        parcv.nested_cv(_StopsAtTenthFit(), grid, X, y, outer=3, inner=3, backend="serial",
+                        store=store, resume=True)  # fmt: skip
+    assert "reusing 8 of " in caplog.text

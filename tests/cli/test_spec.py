@@ -85,11 +85,54 @@ BAD_SPECS = [
     ),
     (
         BASE.replace("Ridge", "Rigde"),
-        [":6: estimator.class = 'sklearn.linear_model.Rigde'", "import path"],
+        [
+            ":6: estimator.class = 'sklearn.linear_model.Rigde'",
+            "import path",
+            "Did you mean 'sklearn.linear_model.Ridge'?",
+        ],
     ),
-    (BASE + "params = { alhpa = 1.0 }\n", ["estimator.params.alhpa = 1.0", "'alpha'"]),
-    (BASE + '[scoring]\nmetrics = "acuracy"\n', ["scoring.metrics = 'acuracy'", "scorer names"]),
-    (BASE.replace("sklearn:diabetes", "sklearn:diabetis"), ["data.source = 'sklearn:diabetis'"]),
+    # Every "not a valid name" of a spec says the closest names (one helper: did_you_mean).
+    (
+        BASE.replace("linear_model.Ridge", "linear_model.LogisticRegresion"),
+        [
+            "estimator.class = 'sklearn.linear_model.LogisticRegresion'",
+            "Did you mean 'sklearn.linear_model.LogisticRegression'?",
+        ],
+    ),
+    (
+        BASE.replace("linear_model.Ridge", "linear_modle.Ridge"),
+        ["Did you mean 'sklearn.linear_model.Ridge'?"],
+    ),
+    (
+        BASE.replace("sklearn.linear_model.Ridge", "Ridge"),
+        ["estimator.class = 'Ridge'", "Did you mean 'sklearn.linear_model.Ridge'?"],
+    ),
+    (
+        BASE + "params = { alhpa = 1.0 }\n",
+        ["estimator.params.alhpa = 1.0", "Did you mean 'alpha'?"],
+    ),
+    (
+        BASE + '[scoring]\nmetrics = "acuracy"\n',
+        ["scoring.metrics = 'acuracy'", "scorer names", "Did you mean 'accuracy'?"],
+    ),
+    (
+        BASE
+        + '[space]\nalpha = [1.0]\n[scoring]\nmetrics = ["r2", "neg_max_error"]\nrefit = "R2"\n',
+        ["scoring.refit = 'R2'", "Did you mean 'r2'?"],
+    ),
+    (
+        BASE + "[space]\nalpha = [1.0]\n[cv]\nouter = { kind = 'kfodl' }\n",
+        ["cv.outer.kind = 'kfodl'", "Did you mean 'kfold'?"],
+    ),
+    (BASE + "[run]\njournal = 'wall'\n", ["run.journal = 'wall'", "Did you mean 'wal'?"]),
+    (
+        BASE + "[space]\nalpha = [1.0]\n[report]\nparam = 'alpah'\n",
+        ["report.param = 'alpah'", "Did you mean 'alpha'?"],
+    ),
+    (
+        BASE.replace("sklearn:diabetes", "sklearn:diabetis"),
+        ["data.source = 'sklearn:diabetis'", "Did you mean 'diabetes'?"],
+    ),
     (BASE.replace("sklearn:diabetes", "nothere.csv"), ["data.source = 'nothere.csv'", "existing"]),
     (BASE + "[space]\nalpha = [1.0]\n[search]\nstrategy = 'grid'\nn_iter = 3\n", ["search.n_iter"]),
     (

@@ -282,3 +282,65 @@ def test_scattered_points_say_so_in_the_title():
     s = parcv.search(LogisticRegression(), space, X, Y, cv=3, backend="serial")
     title = validation_curve(s).axes[0].get_title()
     assert title.startswith("Validation scores (other parameters vary too): mean ± se over 3")
+
+
+def test_a_none_value_of_the_curve_parameter_is_drawn_at_its_own_tick_not_dropped():
+    from sklearn.datasets import make_regression
+    from sklearn.tree import DecisionTreeRegressor
+
+    Xr, yr = make_regression(n_samples=200, n_features=2, noise=0, random_state=0)
+    tree = DecisionTreeRegressor(random_state=0)
+    # 16 and None tie (a tree of depth 16 is fully grown): both are on the curve.
+    s = parcv.search(tree, {"max_depth": [4, 8, 16, None]}, Xr, yr, cv=3, backend="serial")
+    ax = validation_curve(s).axes[0]
+    ticks = {t.get_text(): x for t, x in zip(ax.get_xticklabels(), ax.get_xticks(), strict=True)}
+    assert list(ticks) == ["4", "8", "16", "None"]
+    points = np.concatenate([c.lines[0].get_xdata() for c in ax.containers])
+    np.testing.assert_array_equal(np.sort(points), [4.0, 8.0, 16.0, ticks["None"]])
+    lines = [c.lines[0] for c in ax.containers]
+    heights = {float(x): y for ln in lines for x, y in zip(*ln.get_data(), strict=True)}
+    means = s.cv_results_["mean_test_score"]
+    assert heights[ticks["None"]] == means[3] == means[2]
+    # When None is selected, the star is at its tick.
+    s = parcv.search(tree, {"max_depth": [2, 4, None]}, Xr, yr, cv=3, backend="serial")
+    assert s.best_params_ == {"max_depth": None}
+    ax = validation_curve(s).axes[0]
+    star = next(ln for ln in ax.get_lines() if ln.get_marker() == "*")
+    none = dict(zip([t.get_text() for t in ax.get_xticklabels()], ax.get_xticks(), strict=True))
+    assert star.get_xdata()[0] == none["None"]
+
+
+def _overlapping_texts(fig):
+    import itertools
+
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [t for t in fig.findobj(matplotlib.text.Text) if t.get_text() and t.get_visible()]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+    return [(a, b) for (a, x), (b, y) in itertools.combinations(boxes, 2) if x.overlaps(y)]
+
+
+def test_the_outer_fold_plot_names_each_selected_candidate_once_with_no_text_overlapping():
+    import dataclasses
+
+    from sklearn.ensemble import RandomForestClassifier
+
+    from parcv.report.plots import fold_scores
+
+    pipe = Pipeline([("model", LogisticRegression())])
+    space = [
+        {"model": [LogisticRegression(max_iter=2000)], "model__C": [0.01, 1.0]},
+        {"model": [RandomForestClassifier(n_estimators=5, random_state=0)],
+         "model__max_depth": [2, None]},
+    ]  # fmt: skip
+    Xs, ys = make_classification(n_samples=150, n_features=6, flip_y=0.1, random_state=1)
+    r = parcv.nested_cv(pipe, space, Xs, ys, outer=10, inner=3, backend="serial")
+    # Neighbouring folds a little apart: text written at the points would run into each other.
+    r = dataclasses.replace(r, outer_scores={"score": np.array([0.80, 0.83] * 5)})
+    fig = fold_scores(r)
+    assert _overlapping_texts(fig) == []
+    names = {r.stability_labels[c] for c in r.chosen}
+    shown = [t for t in _legend_texts(fig.axes[0]) if t.startswith("selected ")]
+    assert len(shown) == len(names) >= 2
+    assert not fig.axes[0].texts  # nothing written at the points

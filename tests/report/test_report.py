@@ -129,8 +129,9 @@ def test_report_shows_estimate_selection_stability_significance_and_failures(run
     for row in result.stability:
         assert f"| {row.label} | {row.count}/3 |" in report
     table = result.final.best_vs_rest()
+    assert f"Best: {table.best}. Each row tests it" in report
     for test in table:
-        assert f"| {test.name_a} | {test.name_b} | {test.mean_difference:.6g} |" in report
+        assert f"| {test.name_b} | {test.mean_difference:.6g} |" in report
     assert "0 of 64 fits failed." in report
     for heading in (
         "## Estimate",
@@ -265,7 +266,7 @@ def test_a_large_search_shows_only_the_closest_competitors_in_the_report(reg_dat
     table = r.best_vs_rest()
     closest = sorted(table, key=lambda t: t.mean_difference)
     for test in closest[:15]:
-        assert f"| {test.name_a} | {test.name_b} | {num(test.mean_difference)} |" in section
+        assert f"| {test.name_b} | {num(test.mean_difference)} |" in section
     for test in closest[15:]:  # farther from the best: in results.json only
         assert f"| {test.name_b} |" not in section
     assert f"... {len(table) - 15} more (farther from the best) in results.json |" in section
@@ -289,3 +290,22 @@ def test_report_names_the_cv_that_selected_as_the_user_set_it(cv, words, tmp_pat
                      store=store)  # fmt: skip
     assert words in render_report(r, RunInfo("repeated"))
     assert words in render_report(parcv.load(store), RunInfo("repeated"))  # parcv report
+
+
+def test_the_best_vs_rest_table_names_the_long_best_label_once():
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+
+    X, y = make_classification(n_samples=90, n_features=4, random_state=0)
+    pipe = Pipeline([("model", LogisticRegression())])
+    space = [
+        {"model": [LogisticRegression(max_iter=2000)], "model__C": [0.01, 1.0]},
+        {"model": [RandomForestClassifier(n_estimators=5, random_state=0)]},
+    ]
+    s = parcv.search(pipe, space, X, y, cv=4, backend="serial")
+    section = render_report(s, RunInfo("families")).split("## Significance: best vs rest")[1]
+    section = section.split("## ")[0]
+    best = s.candidates[s.best_index_].label
+    assert section.count(best) == 1 and f"Best: {best}." in section
+    rows = [ln for ln in section.splitlines() if ln.startswith("| ") and "---" not in ln]
+    assert rows[0].startswith("| other | mean diff |") and len(rows) == 1 + 2

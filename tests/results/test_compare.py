@@ -74,6 +74,45 @@ def test_compare_all_and_json_table(result):
 def test_unknown_candidate_is_a_clear_error(result):
     with pytest.raises(ValueError, match="candidate 'alpha=5' is not in this result"):
         result.compare("alpha=5", 0)
+    with pytest.raises(ValueError, match=r"Did you mean 'alpha=10.0'"):
+        result.compare("alpha=10.5", 0)
+
+
+def test_model_families_are_named_by_any_part_of_their_label_that_names_one():
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    Xc, yc = make_classification(n_samples=80, random_state=0)
+    pipe = Pipeline([("scale", StandardScaler()), ("model", LogisticRegression())])
+    forest = RandomForestClassifier(n_estimators=5, random_state=0)
+    families = [{"model": [LogisticRegression(max_iter=2000)]}, {"model": [forest]}]
+    s = parcv.search(pipe, families, Xc, yc, cv=3, backend="serial")
+    labels = [c.label for c in s.candidates]
+    assert labels[0] == "model=LogisticRegression(max_iter=2000)"
+    by_index = s.compare(0, 1)
+    for name in ("LogisticRegression", "model=LogisticRegression",
+                 "LogisticRegression(max_iter=2000)", "max_iter=2000"):  # fmt: skip
+        got = s.compare(name, "RandomForest")
+        assert (got.name_a, got.name_b, got.p_value) == (
+            by_index.name_a,
+            by_index.name_b,
+            by_index.p_value,
+        ), name
+    depths = [families[0], {"model": [forest], "model__max_depth": [2, 20]}]
+    s = parcv.search(pipe, depths, Xc, yc, cv=3, backend="serial")
+    labels = [c.label for c in s.candidates]
+    assert s.compare("LogisticRegression", "RandomForest, max_depth=20").name_b == labels[2]
+    assert s.compare(0, "model__max_depth=2").name_b == labels[1]  # a whole part
+    # Two forests now: "RandomForest" alone is ambiguous, and the error says which match.
+    with pytest.raises(ValueError, match="'RandomForest' matches 2 candidates"):
+        s.compare("LogisticRegression", "RandomForest")
+    # Only from a word's start, numbers whole: "Forest" and "max_depth=200" name none.
+    for name in ("Forest", "max_depth=200", "max_depth=2.5"):
+        with pytest.raises(ValueError, match="is not in this result"):
+            s.compare(name, 0)
 
 
 def test_compare_procedures_on_the_same_outer_folds():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import sys
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
@@ -11,7 +10,7 @@ from parcv.engine.backends.base import Backend, Executor
 from parcv.engine.backends.dask import DaskBackend
 from parcv.engine.backends.local import LocalBackend, check_n_jobs
 from parcv.engine.backends.serial import SerialBackend
-from parcv.errors import warn_at_caller
+from parcv.errors import did_you_mean, warn_at_caller
 
 __all__ = [
     "Backend",
@@ -122,10 +121,9 @@ def _by_name(backend: str, n_jobs: int | None) -> Backend:
         return LocalBackend(n_jobs=n_jobs)
     if backend == "dask":
         return DaskBackend(n_workers=None if n_jobs is None else check_n_jobs(n_jobs))
-    close = difflib.get_close_matches(backend.lower(), _NAMES, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
     raise ValueError(
-        f"backend must be one of {list(_NAMES)} or a Backend object; got {backend!r}.{hint} "
+        f"backend must be one of {list(_NAMES)} or a Backend object; got {backend!r}. "
+        f"{did_you_mean(backend, _NAMES, end=' ')}"
         "Pass one of these names, or a backend object such as DaskBackend(address=...)."
     )
 

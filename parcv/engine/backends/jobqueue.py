@@ -19,7 +19,7 @@ from parcv.engine.backends.base import (
     pickled_for_workers,
 )
 from parcv.engine.backends.dask import DaskBackend
-from parcv.errors import BackendError
+from parcv.errors import BackendError, did_you_mean
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.records import Record, Unit
@@ -66,7 +66,8 @@ def _check_text(name: str, value: Any, example: str) -> None:
 
 def _check_sizes(kind: Any, jobs: Any, minimum_jobs: Any) -> None:
     if kind not in _CLASSES:
-        raise ValueError(f"kind must be one of {list(_CLASSES)}; got {kind!r}.")
+        did = did_you_mean(kind, _CLASSES)
+        raise ValueError(f"kind must be one of {list(_CLASSES)}; got {kind!r}. {did}".rstrip())
     _check_count("jobs", jobs, 1, "Pass the most batch jobs at once (--jobs N).")
     _check_count("minimum_jobs", minimum_jobs, 1, "At least one job holds parcv's data.")
     if minimum_jobs > jobs:
