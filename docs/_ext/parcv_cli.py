@@ -85,6 +85,9 @@ KEYS: dict[str, str] = {
     "more. A table of :class:`parcv.Halving`'s options.",
     "search.hyperband": "Hyperband: several halving brackets. A table of "
     ":class:`parcv.Hyperband`'s options (not with halving).",
+    "search.sampler": "Model-based search with an Optuna sampler: a table of ``kind`` "
+    '("tpe", "cmaes", "gp", "qmc", "random"), ``n_trials``, ``batch`` and ``seed`` (other keys '
+    "go to the sampler), with :class:`parcv.Sampler`; the space holds distributions.",
     "cv.mode": "One of {MODES} (default: nested when ``outer`` is set, search when the spec "
     "has a ``[space]``, else cross_validate).",
     "cv.cv": "The CV scheme of a search or of cross_validate: an int k (k folds, stratified "
@@ -154,6 +157,7 @@ SUBTABLES = {
     "search.iterations": "parcv.Iterations",
     "search.halving": "parcv.Halving",
     "search.hyperband": "parcv.Hyperband",
+    "search.sampler": "parcv.Sampler",
 }
 
 
