@@ -322,8 +322,9 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
         differs = "Differs: " + "; ".join(found) + "."
     elif _description(old):
         differs = (
-            "The plan descriptions agree, so the data values, the folds, the scorers or the "
-            "criteria options differ."
+            "The plan descriptions agree, so the data values, the folds, the scorers, the "
+            "criteria options or the code they run (an edited function, an upgraded library) "
+            "differ."
         )
     else:
         differs = "The store keeps no plan description to compare with."
