@@ -899,6 +899,8 @@ def _register_pandas() -> None:
         names = list(index.names)
         if isinstance(index, pd.RangeIndex):
             return (names, index.start, index.stop, index.step)
+        if isinstance(index, pd.MultiIndex):  # no single array: its levels and their codes
+            return (names, list(index.levels), [np.asarray(c) for c in index.codes])
         return (names, str(index.dtype), _series_values(index))
 
     def _series_values(values: Any) -> Any:
