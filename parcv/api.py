@@ -1523,8 +1523,8 @@ def _search_halving(
         )
         rung_space = [{k: [v] for k, v in c.items()}
                       for c in with_resource(candidates, halving, n_resources)]  # fmt: skip
-        options = run if itr == 0 or run.store is None else replace(run, resume=True,
-                                                                     overwrite=False)  # fmt: skip
+        options = run if itr == 0 or run.store is None else replace(
+            run, resume=run.resume or True, overwrite=False)  # fmt: skip
         result = _rung_search(
             estimator, rung_space, arrays, options,
             {**search_options, "cv": rung_cv,
@@ -1693,7 +1693,9 @@ def _nested_halving(
         )
     splitter = check_scheme(outer, y, classifier=is_classifier(estimator), where="outer")
     folds = materialize_folds(splitter, X, y, groups, where="outer")
-    later = run if run.store is None else replace(run, resume=True, overwrite=False)
+    # A later rung resumes the store (resume="values" stays itself).
+    later = run if run.store is None else replace(run, resume=run.resume or True,
+                                                  overwrite=False)  # fmt: skip
     first, quiet = replace(run, save_models=False), replace(later, save_models=False)
     inner_results, outer_results = [], []
     for o, fold in enumerate(folds):
@@ -1752,7 +1754,9 @@ def _search_hyperband(
         )
     check_resource(Halving(resource=hyperband.resource, max_resources=1), estimator,
                    [dict(c.params) for c in check_space(space)])  # fmt: skip
-    later = run if run.store is None else replace(run, resume=True, overwrite=False)
+    # A later rung resumes the store (resume="values" stays itself).
+    later = run if run.store is None else replace(run, resume=run.resume or True,
+                                                  overwrite=False)  # fmt: skip
     results = []
     brackets = hyperband.brackets()
     for b, bracket in enumerate(brackets):

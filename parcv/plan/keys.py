@@ -219,6 +219,27 @@ class ContentKeys:
         """
         return self._key(unit, with_code=False)
 
+    def values_keys(self, units: Sequence[Unit]) -> list[str]:
+        """:meth:`values_key` of many units, each fold's prefix hashed once."""
+        prefixes: dict[tuple[str, int | None, int | None], tuple[Kind, bytes]] = {}
+        out = []
+        for unit in units:
+            where = (unit.kind, unit.outer, unit.inner)
+            found = prefixes.get(where)
+            if found is None:
+                kind = kind_of(unit)
+                found = prefixes[where] = (kind, self._prefix(kind, unit.outer, unit.inner))
+            kind, prefix = found
+            c = unit.candidate
+            batch = self.batches.get(c, b"") if kind.selects else b""
+            out.append(_blake(prefix + self.candidates[c] + batch, digest_size=_SIZE).hexdigest())
+        return out
+
+    def identity(self, unit: Unit) -> tuple[str, bytes, Environment]:
+        """A unit's values key, and the digest and entries of the code it runs (for a store)."""
+        digest, env = self.environment(unit)
+        return self.values_key(unit), digest, env
+
     def environment(self, unit: Unit) -> tuple[bytes, Environment]:
         """The digest and the entries of the code a unit runs."""
         digest = self._code[unit.candidate]  # type: ignore[attr-defined]

@@ -260,7 +260,8 @@ class Tokenizer:
         walk = _Walk(h, self, top=True)
         walk.atom(b"(", b"1")
         walk.atom(b"T", _type_name(cls).encode())
-        walk.value((CodeRef(cls), (params, extra)), ())
+        walk.code(cls, ())
+        walk.value((params, extra), ())
         return Identity(h.digest(), self._environment(walk))
 
     # Code ----------------------------------------------------------------------------
@@ -606,7 +607,10 @@ class _Walk:
             self.code(value.obj, path)
         else:
             self.atom(b"T", _type_name(t).encode())
-            self.value(_normal_form(value, path), path)
+            form, coded = _normal_form(value, path)
+            if coded:  # identified by its class and state: the class's code counts
+                self.code(t, path)
+            self.value(form, path)
 
     def code(self, obj: Any, path: tuple[Any, ...]) -> None:
         """Name a piece of code, and collect it (or walk it, inside other user code)."""
@@ -658,22 +662,22 @@ def _type_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _normal_form(value: Any, path: tuple[Any, ...]) -> Any:
+def _normal_form(value: Any, path: tuple[Any, ...]) -> tuple[Any, bool]:
     """What identifies a value that is not a plain Python number, string or container.
 
     A registered type, or one with ``__parcv_token__``, by what it says; an
-    estimator by its class's code and its attributes; anything else by its
-    class's code and what pickle keeps of it.
+    estimator by its attributes, anything else by what pickle keeps of it, and
+    both by their class's code (the second item: True).
     """
     normalizer = _normalizer_of(type(value))
     if normalizer is not None:
-        return normalizer(value)
+        return normalizer(value), False
     own = getattr(type(value), "__parcv_token__", None)
     if own is not None:
-        return own(value)
+        return own(value), False
     if hasattr(value, "get_params") and not isinstance(value, type):
-        return (CodeRef(type(value)), _estimator(value))
-    return (CodeRef(type(value)), _reduced(value, path))
+        return _estimator(value), True
+    return _reduced(value, path), True
 
 
 def _normalizer_of(cls: type) -> Normalizer | None:
