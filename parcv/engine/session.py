@@ -31,7 +31,7 @@ from parcv.plan.code import Environment, describe_changes
 from parcv.plan.data import Dataset
 from parcv.plan.interval import BBCRequest, IntervalRequest
 from parcv.plan.iterations import Iterations
-from parcv.plan.keys import ContentKeys, content_keys
+from parcv.plan.keys import ContentKeys, content_keys, unseeded_parameters
 from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import Key, Record, Unit, unit_of
@@ -605,6 +605,8 @@ def _execute_unlocked(
             _log.info("%s", reuse_message(len(done), plan.n_units, pending))
         for line in [] if reuse.changes is None else reuse.changes.lines(kept=keep_code):
             _log.info("%s", line)
+        if done:
+            _say_unseeded(plan)
         n_folds = len(plan.inner_folds[None]) if None in plan.inner_folds else None
         bar = Progress(plan.n_units, show, initial=len(done), metric=plan.scoring.refit,
                        n_folds=n_folds, done=done.values())  # fmt: skip
@@ -629,6 +631,22 @@ def _execute_unlocked(
             _save_final(st, records[("final",)])
     report_fit_failures(plan, records)
     return records
+
+
+def _say_unseeded(plan: Plan) -> None:
+    """A start line when a resume reuses candidates that leave ``random_state=None``."""
+    if plan.estimator is None:
+        return
+    names = unseeded_parameters(plan.estimator, [c.params for c in plan.candidates])
+    if names:
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        _log.info(
+            "%s random_state=None (%s): where a fit draws randomness, this resume "
+            "reuses its stored record as a draw of the same random process rather than "
+            "drawing again; set random_state to an int for reproducible runs",
+            "the candidates leave" if len(plan.candidates) > 1 else "the estimator leaves",
+            shown,
+        )  # fmt: skip
 
 
 def _interrupt_message(store: str | Path | None, stored: Mapping[Key, Record], plan: Plan) -> str:

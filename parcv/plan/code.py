@@ -102,12 +102,15 @@ class CodeEntry:
         digest of its files); a digest of user code's own content.
     where : str, default=""
         The file of user code, or an editable install's directory: shown, not compared.
+    shown : str, default=""
+        The name a message shows: user code's qualified name within its module
+        (default: ``name`` without its rank).
 
     Examples
     --------
     >>> CodeEntry("scikit-learn", "distribution", "1.9.1").text()
     'scikit-learn 1.9.1'
-    >>> CodeEntry("models.MyModel", "class", "ab12", "models.py").text()
+    >>> CodeEntry("models.MyModel", "class", "ab12", "models.py", "MyModel").text()
     'class MyModel in models.py'
     """
 
@@ -115,16 +118,7 @@ class CodeEntry:
     kind: str
     digest: str
     where: str = field(default="", compare=False)
-
-    @property
-    def shown(self) -> str:
-        """The name as a message shows it: user code without its module and rank."""
-        name = self.name.partition("#")[0]
-        if self.kind in ("distribution", "editable"):
-            return name
-        module = self.where.removesuffix(".py").replace("/", ".")
-        prefix = next((p for p in _module_prefixes(name) if p.endswith(module)), "")
-        return name[len(prefix) + 1 :] if prefix else name
+    shown: str = field(default="", compare=False)
 
     def text(self) -> str:
         """The entry as a message names it."""
@@ -132,12 +126,7 @@ class CodeEntry:
             return f"{self.name} {self.digest}"
         if self.kind == "editable":
             return f"{self.name} {self.digest.partition('+')[0]} (editable install in {self.where})"
-        return f"{self.kind} {self.shown} in {self.where or '?'}"
-
-
-def _module_prefixes(name: str) -> list[str]:
-    parts = name.split(".")
-    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
+        return f"{self.kind} {self.shown or self.name.partition('#')[0]} in {self.where or '?'}"
 
 
 class Environment:
@@ -179,7 +168,7 @@ class Environment:
 
     def to_json(self) -> str:
         """The entries as JSON text (what a store keeps)."""
-        rows = [[e.name, e.kind, e.digest, e.where] for e in sorted(self.entries)]
+        rows = [[e.name, e.kind, e.digest, e.where, e.shown] for e in sorted(self.entries)]
         return json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -196,9 +185,9 @@ def describe_changes(old: Environment, new: Environment) -> tuple[str, ...]:
 
     Examples
     --------
-    >>> old = Environment([CodeEntry("m.f", "function", "01", "m.py")])
-    >>> new = Environment([CodeEntry("m.f", "function", "02", "m.py"),
-    ...                    CodeEntry("m.g", "function", "03", "m.py")])
+    >>> old = Environment([CodeEntry("m.f", "function", "01", "m.py", "f")])
+    >>> new = Environment([CodeEntry("m.f", "function", "02", "m.py", "f"),
+    ...                    CodeEntry("m.g", "function", "03", "m.py", "g")])
     >>> describe_changes(old, new)
     ('function f in m.py changed', 'function g in m.py is reached now')
     """

@@ -50,7 +50,13 @@ from parcv.plan.tokens import (
     token_of_entries,
 )
 
-__all__ = ["NUMBERS_VERSION", "ContentKeys", "candidate_digest", "content_keys"]
+__all__ = [
+    "NUMBERS_VERSION",
+    "ContentKeys",
+    "candidate_digest",
+    "content_keys",
+    "unseeded_parameters",
+]
 
 # Version of parcv's numbers, not of the package: bump it when a change makes a stored
 # record differ from what this code would compute for the same unit (a scorer's
@@ -404,3 +410,52 @@ def _environments(
             memo[key] = digest
         envs.append(digest)
     return tuple(envs), environments
+
+
+def unseeded_parameters(estimator: Any, candidates: Sequence[dict[str, Any]]) -> list[str]:
+    """The ``random_state`` parameters some candidate leaves None, by their parameter name.
+
+    Such a fit draws fresh randomness, yet its key holds ``None``, not the
+    draw: a resume reuses its stored record as a draw of the same random
+    process rather than drawing again.
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(StandardScaler(), RandomForestRegressor())
+    >>> unseeded_parameters(pipe, [{"randomforestregressor__max_depth": 2}])
+    ['randomforestregressor__random_state']
+    >>> unseeded_parameters(pipe, [{"randomforestregressor__random_state": 0}])
+    []
+    """
+    if not hasattr(estimator, "get_params"):
+        return []
+    base = _unseeded(estimator)
+    found: set[str] = set()
+    seen: set[tuple[Any, ...]] = set()
+    for params in candidates:
+        nested = [k for k, v in params.items() if hasattr(v, "get_params")]
+        if not nested:  # plain values: the template's, less those the candidate sets
+            found |= {k for k in base if params.get(k, None) is None}
+            found |= {k for k, v in params.items() if _names_seed(k) and v is None}
+            continue
+        shape = tuple(sorted((k, id(params[k])) for k in nested))
+        if shape not in seen:  # an estimator as a value: its parameters, built once
+            seen.add(shape)
+            built = clone(estimator).set_params(**clone(dict(params), safe=False))
+            found |= _unseeded(built)
+    return sorted(found)
+
+
+def _unseeded(estimator: Any) -> set[str]:
+    try:
+        params = estimator.get_params(deep=True)
+    except Exception:  # an estimator whose parameters cannot be read: nothing to say
+        return set()
+    return {k for k, v in params.items() if _names_seed(k) and v is None}
+
+
+def _names_seed(name: str) -> bool:
+    return name == "random_state" or name.endswith("__random_state")

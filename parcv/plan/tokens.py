@@ -213,8 +213,9 @@ class _About:
 
     def entry(self, digest: str, rank: int | None = None) -> CodeEntry:
         name = self.label if rank is None else f"{self.label}#{rank}"
-        return CodeEntry(name, "function" if self.kind == "wrapper" else self.kind, digest,
-                         where_of(self.module))  # fmt: skip
+        kind = "function" if self.kind == "wrapper" else self.kind
+        shown = self.label.removeprefix(f"{self.module}.")
+        return CodeEntry(name, kind, digest, where_of(self.module), shown)
 
 
 class Tokenizer:

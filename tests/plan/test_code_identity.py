@@ -258,10 +258,10 @@ def test_an_unidentifiable_global_is_refused_naming_the_code_that_reads_it(user_
 
 def test_environments_describe_each_change_once():
     old = Environment([CodeEntry("numpy", "distribution", "2.1"),
-                       CodeEntry("m.f", "function", "1", "m.py")])  # fmt: skip
+                       CodeEntry("m.f", "function", "1", "m.py", "f")])  # fmt: skip
     new = Environment([CodeEntry("numpy", "distribution", "2.2"),
-                       CodeEntry("m.f", "function", "2", "m.py"),
-                       CodeEntry("m.g", "function", "3", "m.py")])  # fmt: skip
+                       CodeEntry("m.f", "function", "2", "m.py", "f"),
+                       CodeEntry("m.g", "function", "3", "m.py", "g")])  # fmt: skip
     assert describe_changes(old, new) == (
         "function f in m.py changed",
         "function g in m.py is reached now",

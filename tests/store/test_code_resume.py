@@ -336,3 +336,26 @@ def test_a_store_of_the_schema_before_keeps_being_read_and_resumed(tmp_path, fit
     with closing(sqlite3.connect(store)) as conn:
         query = "SELECT count(*) FROM units WHERE ckey NOT IN (SELECT ckey FROM identities)"
         assert conn.execute(query).fetchone()[0] == 0  # the records it took now say their code
+
+
+def test_a_resume_of_candidates_without_a_seed_says_what_it_reuses(tmp_path, caplog):
+    from sklearn.ensemble import RandomForestRegressor
+
+    space = {"max_depth": [2, 3]}
+    forest = RandomForestRegressor(n_estimators=3)
+    store = tmp_path / "a.sqlite"
+    with caplog.at_level(logging.INFO, logger="parcv"):
+        parcv.search(forest, space, X, Y, cv=2, backend="serial", store=store)
+        assert not [m for m in caplog.messages if "random_state=None" in m]  # nothing reused
+        parcv.search(forest, space, X, Y, cv=2, backend="serial", store=store, resume=True)
+    (line,) = [m for m in caplog.messages if "random_state=None" in m]
+    assert line.startswith("the candidates leave random_state=None (random_state)")
+    assert "set random_state to an int for reproducible runs" in line
+    caplog.clear()
+    seeded = {**space, "random_state": [0]}
+    with caplog.at_level(logging.INFO, logger="parcv"):
+        for resume in (False, True):
+            parcv.search(forest, seeded, X, Y, cv=2, backend="serial",
+                         store=tmp_path / "b.sqlite", resume=resume)  # fmt: skip
+    assert caplog.messages[-1].startswith("reusing 4 of 5 units")
+    assert not [m for m in caplog.messages if "random_state=None" in m]
