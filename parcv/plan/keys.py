@@ -386,29 +386,30 @@ def _environments(
     batch's: its record is computed with theirs). The digest keeps the two
     apart (scorers first); the environment a store keeps is their union.
     """
-    parts: list[tuple[Environment, ...]] = [(f.environment,) for f in found]
-    for batch in batches:
-        together = tuple(found[c].environment for c in batch)
-        for c in batch:
-            parts[c] = together
-    envs: list[bytes] = []
     environments: dict[bytes, Environment] = {}
-    memo: dict[tuple[int, ...], bytes] = {}
-    for own in parts:
-        key = tuple(id(e) for e in own)
+    memo: dict[tuple[bytes, ...], bytes] = {}
+
+    def digest_of(own: Sequence[Environment]) -> bytes:
+        distinct = tuple(sorted({e.digest: e for e in own if e}.items()))
+        key = tuple(d for d, _ in distinct)
         digest = memo.get(key)
         if digest is None:
             union = scoring.environment
-            for env in own:
+            for _, env in distinct:
                 union = union | env
-            if not union:
-                digest = b""
-            else:
-                text = scoring.environment.digest + b"".join(e.digest for e in own)
-                digest = _blake(text, digest_size=_SIZE).digest()
+            digest = b""
+            if union:
+                digest = _blake(scoring.environment.digest + b"".join(key),
+                                digest_size=_SIZE).digest()  # fmt: skip
                 environments[digest] = union
             memo[key] = digest
-        envs.append(digest)
+        return digest
+
+    envs = [digest_of((f.environment,)) for f in found]
+    for batch in batches:
+        together = digest_of([found[c].environment for c in batch])
+        for c in batch:
+            envs[c] = together
     return tuple(envs), environments
 
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import struct
+import sys
 import types
 from collections import OrderedDict
 from collections.abc import Callable
@@ -92,6 +93,7 @@ __all__ = [
     "token_hex",
     "token_of",
     "token_of_entries",
+    "values_hex",
 ]
 
 TOKEN_SIZE = 16  # bytes: 128 bits, collisions are out of reach for any store
@@ -254,6 +256,15 @@ class Tokenizer:
         """Return :func:`token` of ``values``."""
         return self.identify(*values).token
 
+    def values_token(self, *values: Any) -> bytes:
+        """Return ``identify(*values).values`` without reading the code they reach (faster)."""
+        h = _blake(digest_size=TOKEN_SIZE)
+        walk = _Walk(h, self, top=True)
+        walk.atom(b"(", str(len(values)).encode())
+        for i, value in enumerate(values):
+            walk.value(value, () if len(values) == 1 else (i,))
+        return h.digest()
+
     def identify_estimator(self, cls: type, params: dict[str, Any],
                            extra: dict[str, Any]) -> Identity:  # fmt: skip
         """:meth:`identify` of an estimator from its class, parameters and other attributes."""
@@ -294,21 +305,34 @@ class Tokenizer:
         return function_parts(obj, named=about.named)
 
     def code_digest(self, about: _About) -> tuple[str, tuple[Any, ...]]:
-        """Digest of a piece of user code's own content, and the code it names."""
+        """Digest of a piece of user code's own content, and the code it names.
+
+        A module-level value that cannot be identified as a value (a lock, a thread
+        pool) is identified by the source of the module that makes it: a worker
+        importing the module makes its own from that source. Without a source
+        file (a notebook) it is refused.
+        """
         found = self._code.get(id(about.obj))
         if found is None:
-            h = _blake(digest_size=TOKEN_SIZE)
-            walk = _Walk(h, self, top=False)
             try:
-                walk.value(self.parts(about), ())
+                found = self._walk_code(self.parts(about))
             except TokenError as err:
-                raise TokenError(
-                    f"{err} It sits in the {about.kind} {about.label} "
-                    f"({where_of(about.module)}): parcv identifies the user's own code by its "
-                    "code and the module-level values it reads."
-                ) from None
-            found = self._code[id(about.obj)] = (h.hexdigest(), tuple(walk.refs))
+                made = _made_by_source(about)
+                if made is None:
+                    raise TokenError(
+                        f"{err} It sits in the {about.kind} {about.label} "
+                        f"({where_of(about.module)}): parcv identifies the user's own code by "
+                        "its code and the module-level values it reads."
+                    ) from None
+                found = self._walk_code(made)
+            self._code[id(about.obj)] = found
         return found
+
+    def _walk_code(self, parts: Any) -> tuple[str, tuple[Any, ...]]:
+        h = _blake(digest_size=TOKEN_SIZE)
+        walk = _Walk(h, self, top=False)
+        walk.value(parts, ())
+        return h.hexdigest(), tuple(walk.refs)
 
     def _own_entries(self, obj: Any) -> tuple[frozenset[CodeEntry], tuple[Any, ...]]:
         found = self._own.get(id(obj))
@@ -404,6 +428,17 @@ def _describe(obj: Any, path: tuple[Any, ...]) -> _About:
 
 
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, not a compiled type
+
+
+def _made_by_source(about: _About) -> Any:
+    """A module constant by its type and its module's source, or None without a source."""
+    module = sys.modules.get(about.module)
+    if about.kind != "constant" or module is None:
+        return None
+    source = module_file_digest(module)
+    if not source:
+        return None
+    return {"made by the source": source, "type": _type_name(type(about.obj.value))}
 
 
 def identify(*values: Any) -> Identity:
@@ -503,6 +538,20 @@ def token_of_entries(what: str, mapping: dict[str, Any]) -> bytes:
         for name, value in mapping.items():
             token_of(f"{what}, parameter {name!r}", value)
         raise
+
+
+def values_hex(*values: Any) -> str:
+    """Return the values part of :func:`identify` as 32 hex digits: code only named.
+
+    For labels that need not change with the code (a candidate's id); keys
+    use :func:`token`.
+
+    Examples
+    --------
+    >>> values_hex({"alpha": 1.0}) == token_hex({"alpha": 1.0})  # no code: the same
+    True
+    """
+    return Tokenizer().values_token(*values).hex()
 
 
 def token_hex(*values: Any) -> str:

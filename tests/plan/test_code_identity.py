@@ -243,15 +243,23 @@ def test_compiled_code_outside_any_distribution_is_refused_by_name(user_modules)
         token(FunctionTransformer(loose))
 
 
-def test_an_unidentifiable_global_is_refused_naming_the_code_that_reads_it(user_modules):
-    module = user_modules(_name("locked"), """
+def test_a_global_that_is_no_value_counts_by_the_source_that_makes_it(user_modules):
+    source = """
     import threading
     LOCK = threading.Lock()
 
     def guarded(x):
         with LOCK:
-            return x
-    """)  # fmt: skip
+            return x{tail}
+    """
+    name = _name("locked")
+    digests = []
+    for tail in ("", "", " + 0"):
+        module = user_modules(name, source.format(tail=tail))
+        digests.append(token(FunctionTransformer(module.guarded)))
+    assert digests[0] == digests[1] != digests[2]
+    # Without a source file (a notebook's cell), it is refused by name.
+    module.__file__ = None
     with pytest.raises(TokenError, match=r"LOCK .* \(reached from function .*guarded\)"):
         token(FunctionTransformer(module.guarded))
 
