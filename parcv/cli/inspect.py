@@ -76,19 +76,35 @@ def _criteria_lines(plan: Any) -> list[str]:
     return [f"criteria   {names} (one fit per candidate on each training set, beside CV)"]
 
 
-def _store_text(store: Path, plan: Any, job: Any) -> str:
-    """What a run of this plan would find in the store (by content key, any plan's units)."""
-    from parcv.engine.session import count_stored
+def _store_text(store: Path, plan: Any, job: Any, *, resume: bool, kept: bool) -> str:
+    """What a run of this plan would find in the store (by content key, any plan's units).
+
+    With ``resume``, one line per code change that makes stored units stale,
+    as the run says when it starts (``kept``: with ``--rerun-triggers values``).
+    """
+    from parcv.engine.session import survey_store
     from parcv.plan.data import check_dataset
 
     if not store.is_file():
         return "none yet"
     data = check_dataset(job.data.X, job.data.y, job.data.groups)
-    found, n_fits, n_records = count_stored(plan, data, store)
-    return (
-        f"holds {n_records:,} units; {found:,} of this plan's {n_fits:,} fits are among them "
-        "(--resume reuses them, and the refits whose chosen candidate is stored)"
+    survey = survey_store(plan, data, store)
+    text = (
+        f"holds {survey.n_records:,} units; {survey.n_found:,} of this plan's "
+        f"{survey.n_fits:,} fits are among them (--resume reuses them, and the refits whose "
+        "chosen candidate is stored)"
     )
+    changes = survey.changes
+    if changes.n_units and not resume:
+        text += (
+            f"; {changes.n_units:,} more are stored for other code or versions (parcv inspect "
+            "--resume says which and why)"
+        )
+    elif resume and changes.lines(kept=kept):
+        text += "; stored for other code or versions:" + "".join(
+            f"\n             {line}" for line in changes.lines(kept=kept)
+        )
+    return text
 
 
 def _rounds_lines(job: Any) -> tuple[list[str], str] | None:
@@ -114,8 +130,15 @@ def _rounds_lines(job: Any) -> tuple[list[str], str] | None:
     return lines, units
 
 
-def plan_text(spec: Any, out: Path, probe: bool) -> str:
-    """What ``parcv inspect`` prints: the plan of a spec, its work and its store."""
+def plan_text(
+    spec: Any, out: Path, probe: bool, *, resume: bool = False, kept: bool = False
+) -> str:
+    """What ``parcv inspect`` prints: the plan of a spec, its work and its store.
+
+    ``resume``: also what a ``--resume`` run would recompute because code or
+    versions changed, one line per cause; ``kept``: it would keep those records
+    (``--rerun-triggers values``), so they read "kept", not "recomputed".
+    """
     from parcv.cli.sweep import build_job
 
     job = build_job(spec)
@@ -140,6 +163,6 @@ def plan_text(spec: Any, out: Path, probe: bool) -> str:
             else rounds[1],
             f"work       {rows:,} training rows over all fits ({rows // max(n_fit, 1):,} per fit)",
             *_work_lines(spec, job, plan, probe),
-            f"store      {store}: {_store_text(store, plan, job)}",
+            f"store      {store}: {_store_text(store, plan, job, resume=resume, kept=kept)}",
         ]
     )

@@ -116,6 +116,17 @@ def _backend_options(parser: argparse.ArgumentParser, *, demo: bool = False) -> 
     tls.add_argument("--tls-key", metavar="F", help="client private key (PEM)")
 
 
+def _rerun_triggers(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rerun-triggers",
+        choices=["all", "values"],
+        default="all",
+        help="what makes --resume recompute a stored unit: 'all' (default) its values, or the "
+        "code it runs (your own functions and classes, installed library versions); 'values' "
+        "keeps records across code edits and upgrades, and the report says so",
+    )
+
+
 def _run_parser(sub: Any) -> argparse.ArgumentParser:
     run: argparse.ArgumentParser = sub.add_parser(
         "run", help="run a sweep spec into a run directory", epilog=EPILOG
@@ -144,6 +155,7 @@ def _run_parser(sub: Any) -> argparse.ArgumentParser:
         default=None,
         help="with --resume, run the units recorded as failed (errors, crashes, timeouts) again",
     )
+    _rerun_triggers(run)
     run.add_argument(
         "--journal",
         choices=["wal", "delete"],
@@ -201,6 +213,12 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument(
         "--probe", action="store_true", help="time one fit to estimate the total work"
     )
+    inspect.add_argument(
+        "--resume",
+        action="store_true",
+        help="also say what a --resume run would recompute because code or versions changed",
+    )
+    _rerun_triggers(inspect)
     report = sub.add_parser("report", help="rebuild the report of a run directory")
     report.add_argument(
         "run_dir",
@@ -315,7 +333,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     from parcv.cli.sweep import default_out
 
     spec = _load(args)
-    print(plan_text(spec, Path(default_out(spec)), getattr(args, "probe", False)))
+    kept = getattr(args, "rerun_triggers", "all") == "values"
+    text = plan_text(spec, Path(default_out(spec)), getattr(args, "probe", False),
+                     resume=bool(getattr(args, "resume", False)), kept=kept)  # fmt: skip
+    print(text)
     return EXIT_OK
 
 
@@ -369,13 +390,20 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     if args.dry_run:
         return _cmd_inspect(args)
+    if args.rerun_triggers == "values" and not args.resume:
+        from parcv.cli.sweep import UsageError
+
+        raise UsageError(
+            "--rerun-triggers values keeps stored records whose code changed: it needs "
+            "--resume. Add --resume, or drop --rerun-triggers."
+        )
     spec = _load(args)
     out = Path(default_out(spec))
     try:
         outcome = run_spec(
             spec,
             out=out,
-            resume=args.resume,
+            resume="values" if args.rerun_triggers == "values" else args.resume,
             overwrite=args.overwrite,
             progress=False if args.quiet else None,
             connect_timeout=args.connect_timeout,

@@ -35,7 +35,7 @@ from parcv.cli.spec import Spec, SpecError, UsageError
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.engine.options import RunOptions
 from parcv.engine.rounds import plan_rounds, takes_distributions
-from parcv.engine.session import count_stored, pending_refits, reuse_message, units_message
+from parcv.engine.session import pending_refits, reuse_message, survey_store, units_message
 from parcv.errors import BackendError, RunInterrupted, did_you_mean
 from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import check_dataset
@@ -502,7 +502,7 @@ def _run_options(
     n_jobs: int | None,
     store: Path,
     *,
-    resume: bool,
+    resume: bool | str,
     overwrite: bool,
     progress: bool | None,
 ) -> RunOptions:
@@ -526,7 +526,7 @@ def run_spec(
     spec: Spec,
     *,
     out: str | Path | None = None,
-    resume: bool = False,
+    resume: bool | str = False,
     overwrite: bool = False,
     progress: bool | None = None,
     connect_timeout: float | None = None,
@@ -546,7 +546,9 @@ def run_spec(
         Seconds to reach a Dask scheduler (None: the backend's default).
     announce : callable, default=None
         Called before the run with "reusing n of m units; k to compute" when
-        ``resume`` finds a store with records.
+        ``resume`` finds a store with records, then once per code change that
+        makes stored units stale ("scikit-learn 1.9.1 → 1.9.2: 4,210 units
+        recomputed").
     resume_command : str, default=None
         The command that resumes this run, kept in the run directory
         (``resume-command.txt``) for the report of an unfinished run.
@@ -581,7 +583,8 @@ def run_spec(
     new_store = not store.exists()
     if resume and not overwrite and store.is_file():
         data = check_dataset(job.data.X, job.data.y, job.data.groups)
-        n_found, _, n_stored = count_stored(plan, data, store)
+        survey = survey_store(plan, data, store)
+        n_found, n_stored = survey.n_found, survey.n_records
         if n_stored and announce is not None and job.options.get("halving") is not None:
             # Its rungs fit subsets (or fewer iterations): which are stored is known rung by
             # rung, not from the full search's plan.
@@ -591,6 +594,8 @@ def run_spec(
             models = spec.run.save_models and spec.mode != "cross_validate"
             pending = pending_refits(plan, with_model=models)
             announce(reuse_message(n_found, plan.n_units, pending))
+            for line in survey.changes.lines(kept=resume == "values"):
+                announce(line)
     started = time.time()
     start = time.perf_counter()
     with private_files():

@@ -52,13 +52,20 @@ store : str or Path, default=None
     nothing. A store that holds another sweep's records is refused unless
     ``resume=True`` reuses what this sweep shares with it.""",
     "resume": """\
-resume : bool, default=False
+resume : bool or "values", default=False
     Reuse every record of ``store`` (required) whose content key this
     run needs, whatever sweep stored it, and compute the rest: the
     result is identical to a fresh run. An edited or grown sweep (more
     candidates, families, repeats or draws; another refit metric or
     selection) computes only its new units and the refits whose chosen
-    candidate changed; failed fits take the new ``error_score``.""",
+    candidate changed; failed fits take the new ``error_score``. The key
+    covers the code a unit runs: a unit whose code changed (an edited
+    function, class or module constant of your own, an upgraded
+    library) is recomputed, and the run logs one line per cause
+    ("scikit-learn 1.9.1 → 1.9.2: 4,210 units recomputed").
+    ``"values"`` keeps those records instead, when you know the change
+    does not alter the numbers; the result's ``notes`` and the report
+    say so.""",
     "overwrite": """\
 overwrite : bool, default=False
     Discard what ``store`` holds; contradicts ``resume=True`` (refused).""",
@@ -116,7 +123,7 @@ class RunKeywords(TypedDict, total=False):
     backend: Any
     n_jobs: int | None
     store: str | Path | None
-    resume: bool
+    resume: bool | str
     overwrite: bool
     retry_failed: bool
     progress: bool | None
@@ -150,6 +157,7 @@ class RunOptions:
         path, a flag that is not a bool, ...).
     ValueError
         An unknown backend or journal, a bad ``n_jobs``, ``verbose`` or ``timeout``,
+        ``resume`` a string other than ``"values"``,
         ``resume`` with ``overwrite`` or without ``store``, or
         ``save_models`` without ``store``.
 
@@ -172,7 +180,7 @@ Pass the store path of the earlier run, e.g. store='run.sqlite'.
     backend: Any = "local"
     n_jobs: int | None = None
     store: str | Path | None = None
-    resume: bool = False
+    resume: bool | str = False
     overwrite: bool = False
     retry_failed: bool = False
     progress: bool | None = None
@@ -183,7 +191,8 @@ Pass the store path of the earlier run, e.g. store='run.sqlite'.
     _backend: Backend = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("resume", "overwrite", "retry_failed", "save_models"):
+        object.__setattr__(self, "resume", _check_resume(self.resume))
+        for name in ("overwrite", "retry_failed", "save_models"):
             object.__setattr__(self, name, _check_flag(name, getattr(self, name)))
         if self.progress is not None:
             object.__setattr__(self, "progress", _check_flag("progress", self.progress, "None"))
@@ -223,17 +232,30 @@ def _check_flag(name: str, value: Any, alternative: str = "") -> bool:
     raise TypeError(f"{name} must be {either}; got {value!r}. Pass e.g. {name}=True.")
 
 
-def _check_store_options(store: Any, resume: bool, overwrite: bool) -> None:
+def _check_resume(value: Any) -> bool | str:
+    """``resume``: a bool (numpy's too), or ``"values"``."""
+    if isinstance(value, str):
+        if value == "values":
+            return value
+        raise ValueError(
+            f"resume must be True, False or 'values'; got {value!r}. Pass resume=True to "
+            "recompute the units whose code changed, or resume='values' to keep their records."
+        )
+    return _check_flag("resume", value, "'values'")
+
+
+def _check_store_options(store: Any, resume: bool | str, overwrite: bool) -> None:
     """Refuse store options that contradict each other, before the store is opened."""
     if resume and overwrite:
         raise ValueError(
-            "resume=True and overwrite=True contradict each other: resume keeps the records in "
-            f"store={store!r}, overwrite deletes them. Keep resume=True alone to compute only "
-            "the missing units, or overwrite=True alone to discard them and start again."
+            f"resume={resume!r} and overwrite=True contradict each other: resume keeps the "
+            f"records in store={store!r}, overwrite deletes them. Keep resume alone to "
+            "compute only the missing units, or overwrite=True alone to discard them and start "
+            "again."
         )
     if resume and store is None:
         raise ValueError(
-            "resume=True needs store=...: the file of the run to resume; got store=None. "
+            f"resume={resume!r} needs store=...: the file of the run to resume; got store=None. "
             "Pass the store path of the earlier run, e.g. store='run.sqlite'."
         )
 

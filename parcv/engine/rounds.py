@@ -31,6 +31,7 @@ from parcv.engine.options import RunOptions
 from parcv.engine.progress import VERBOSE_LOG, Progress, check_progress, verbose_output
 from parcv.engine.runner import Driver, start_schedule
 from parcv.engine.session import (
+    CodeChanges,
     _interrupt_text,
     _open,
     _plan_folds,
@@ -145,6 +146,21 @@ class _Rounds:
     by_pid: dict[int, tuple[_Search, PartRun]] = field(default_factory=dict)
     n_reused: int = 0
     n_units: int = 0
+    changes: list[CodeChanges | None] = field(default_factory=list)
+
+    def say_changes(self) -> None:
+        """One line per cause of the records this run recomputed (or kept) for other code."""
+        found = [c for c in self.changes if c is not None]
+        if not found:
+            return
+        counts: dict[str, int] = {}
+        for c in found:
+            for cause, n in c.counts.items():
+                counts[cause] = counts.get(cause, 0) + n
+        joined = CodeChanges(counts, sum(c.n_units for c in found),
+                             max(c.n_unidentified for c in found))  # fmt: skip
+        for line in joined.lines(kept=self.options.resume == "values"):
+            _log.info("%s", line)
 
     def _add(self, search: _Search, run: PartRun, round_row: RoundRow) -> None:
         """Ship a part (or refit) plan, look its units up in the store, schedule the rest."""
@@ -154,14 +170,19 @@ class _Rounds:
         keys = content_keys(plan, data)
         labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
         self.st.add_plan(pid, labels=labels, key_of=keys.key, folds=_plan_folds(plan),
-                         partitions=_plan_partitions(plan), round=round_row)  # fmt: skip
+                         partitions=_plan_partitions(plan), round=round_row,
+                         identity_of=keys.identity)  # fmt: skip
         with_model = self.options.save_models and run.round < 0 and search.job.key is None
-        reuse = _reuse(self.st, plan, keys, with_model=with_model, pid=pid)
-        run.records.update(reuse.done)
-        self.n_reused += len(reuse.done)
+        keep_code = self.options.resume == "values"
+        reuse = _reuse(self.st, plan, keys, with_model=with_model, keep_code=keep_code, pid=pid)
+        done = reuse.done
+        if self.options.retry_failed:  # failed units run again (as a plan's run does)
+            done = {k: r for k, r in done.items() if r.ok}
+        self.changes.append(reuse.changes)
+        self.n_reused += len(done)
         self.n_units += plan.n_units
-        self.bar.update(list(reuse.done.values()))
-        schedule = start_schedule(plan, done=reuse.done, reuse=reuse.lookup, twins=reuse.twins)
+        self.bar.update(list(done.values()))
+        schedule = start_schedule(plan, done=done, reuse=reuse.lookup, twins=reuse.twins)
         run.records = schedule.records
         self.driver.add(pid, plan, schedule)
         self.by_pid[pid] = (search, run)
@@ -398,6 +419,7 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
                 _drive(rounds)
             if n_stored:
                 _log.info("%s", reuse_message(rounds.n_reused, rounds.n_units))
+                rounds.say_changes()
             st.set_meta({"choices": json.dumps(_choices(searches))})
         except KeyboardInterrupt as err:
             n = st.n_units()

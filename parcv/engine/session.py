@@ -27,10 +27,11 @@ from parcv.errors import (
     UnfinishedRunError,
 )
 from parcv.plan.build import Plan, choice_digest, fingerprint, make_units
+from parcv.plan.code import Environment, describe_changes
 from parcv.plan.data import Dataset
 from parcv.plan.interval import BBCRequest, IntervalRequest
 from parcv.plan.iterations import Iterations
-from parcv.plan.keys import ContentKeys, content_keys
+from parcv.plan.keys import ContentKeys, content_keys, unseeded_parameters
 from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import Key, Record, Unit, unit_of
@@ -48,24 +49,31 @@ from parcv.store.lock import lock_store
 from parcv.store.sqlite import (
     ReusedCounts,
     Store,
+    Stored,
     check_store,
     check_store_to_read,
     kept_units,
     open_store,
     params_json,
+    read_by_values,
     read_ckeys,
     read_counts,
     read_folds,
+    read_kept,
     read_model_entry,
     read_partitions,
     read_store,
+    read_unidentified,
     store_session,
 )
 
 __all__ = [
+    "CodeChanges",
+    "StoreSurvey",
     "final_model",
     "plan_from_store",
     "count_stored",
+    "survey_store",
     "execute_plan",
     "expected_keys",
     "load_run",
@@ -196,12 +204,97 @@ def load_saved_model(store: str | Path, ckey: str | None = None) -> Any:
 
 @dataclass(frozen=True)
 class Reuse:
-    """What a run takes from its store: records by graph key, and refits to look up."""
+    """What a run takes from its store: records by graph key, and refits to look up.
+
+    ``changes`` counts the units whose record the store holds for other code
+    or versions (recomputed, or kept with ``resume="values"``).
+    """
 
     done: dict[Key, Record]
     twins: dict[Key, tuple[Unit, ...]]
     lookup: Callable[[Unit], Record | None] | None
     n_stored: int
+    changes: CodeChanges | None = None
+
+
+@dataclass(frozen=True)
+class CodeChanges:
+    """Units whose record a store holds for other code or versions, counted per cause.
+
+    Parameters
+    ----------
+    counts : dict of str to int
+        Per cause (``"scikit-learn 1.9.1 → 1.9.2"``, ``"class MyModel in
+        models.py changed"``), the units it makes stale; a unit with several
+        causes counts under each.
+    n_units : int
+        Units with such a record.
+    n_unidentified : int, default=0
+        Records of the store that an earlier parcv wrote without saying which
+        code they ran: no unit can take them.
+
+    Examples
+    --------
+    >>> changes = CodeChanges({"scikit-learn 1.9.1 → 1.9.2": 4210}, 4210)
+    >>> changes.lines(kept=False)
+    ['scikit-learn 1.9.1 → 1.9.2: 4,210 units recomputed']
+    >>> changes.lines(kept=True)[0].endswith("units kept from records of the earlier code "
+    ...                                      "(resume='values')")
+    True
+    """
+
+    counts: dict[str, int]
+    n_units: int
+    n_unidentified: int = 0
+
+    def lines(self, *, kept: bool) -> list[str]:
+        """One line per cause, the most units first."""
+        done = "kept from records of the earlier code (resume='values')" if kept else "recomputed"
+        order = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))
+        lines = [f"{cause}: {n:,} unit{'s' * (n != 1)} {done}" for cause, n in order]
+        n = self.n_unidentified
+        if n:
+            lines.append(
+                f"{n:,} stored record{'s were' if n != 1 else ' was'} written by an earlier "
+                f"parcv that did not record which code {'they' if n != 1 else 'it'} ran: no unit "
+                "takes them (parcv prune drops what the last run did not use)"
+            )
+        return lines
+
+
+def _stale(
+    keys: ContentKeys, missing: Sequence[Key], find: Callable[[set[str]], dict[str, Stored]]
+) -> dict[Key, tuple[Stored, tuple[str, ...]]]:
+    """Units missing by content key whose values the store holds for other code, and why."""
+    units = [unit_of(k) for k in missing]
+    vkeys = keys.values_keys(units)
+    found = find(set(vkeys))
+    if not found:
+        return {}
+    out: dict[Key, tuple[Stored, tuple[str, ...]]] = {}
+    memo: dict[tuple[int, bytes], tuple[str, ...]] = {}
+    for key, unit, vkey in zip(missing, units, vkeys, strict=True):
+        stored = found.get(vkey)
+        if stored is None:
+            continue
+        digest, env = keys.environment(unit)
+        pair = (id(stored.environment), digest)
+        causes = memo.get(pair)
+        if causes is None:
+            old = stored.environment or Environment()
+            causes = memo[pair] = describe_changes(old, env) or ("the code it runs changed",)
+        out[key] = (stored, causes)
+    return out
+
+
+def _count_changes(
+    stale: Mapping[Key, tuple[Stored, tuple[str, ...]]], n_unidentified: int
+) -> CodeChanges:
+    counts: dict[str, int] = {}
+    for _, causes in stale.values():
+        for cause in causes:
+            counts[cause] = counts.get(cause, 0) + 1
+    return CodeChanges(counts, len(stale), n_unidentified)
 
 
 def _rescored(record: Record, plan: Plan) -> Record | None:
@@ -241,8 +334,21 @@ def _twins(graph: dict[Key, str], plan: Plan) -> dict[Key, tuple[Unit, ...]]:
     return {k: tuple(v) for k, v in twins.items()}
 
 
-def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool, pid: int = 0) -> Reuse:
-    """Find plan ``pid``'s units among the store's records, by content key."""
+def _reuse(
+    st: Store,
+    plan: Plan,
+    keys: ContentKeys,
+    *,
+    with_model: bool,
+    keep_code: bool = False,
+    pid: int = 0,
+) -> Reuse:
+    """Find plan ``pid``'s units among the store's records, by content key.
+
+    A unit missing by content key whose values the store holds for other code
+    is counted per cause in ``changes``; with ``keep_code`` (``resume="values"``)
+    it takes that record.
+    """
     graph = keys.graph_keys(plan)
     twins = _twins(graph, plan)
     if st.path is None or st.n_records() == 0 or plan.estimators:
@@ -255,6 +361,15 @@ def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool, pid: i
         record = None if found is None else _rescored(replace(found, unit=unit_of(key)), plan)
         if record is not None:
             done[key] = record
+    missing = [key for key, ckey in graph.items() if ckey not in stored]
+    stale = _stale(keys, missing, st.by_values) if missing else {}
+    n_old = st.n_unidentified()
+    if n_old:  # records stored before parcv kept code identity: those taken by key get theirs
+        st.identify(done.values(), pid)
+        n_old = st.n_unidentified()
+    changes = _count_changes(stale, n_old if missing else 0)
+    if keep_code and stale:
+        done.update(_keep(st, plan, stale, pid))
     # A failure rescored with this run's error_score is written back; the rest only claimed.
     st.add((r for r in done.values() if not r.ok or r.score_errors), pid)
     st.claim((r for r in done.values() if r.ok and not r.score_errors), pid)
@@ -274,9 +389,31 @@ def _reuse(st: Store, plan: Plan, keys: ContentKeys, *, with_model: bool, pid: i
                 return None
             return replace(found, unit=unit, estimator=estimator)
         found = st.stored([ckey]).get(ckey)
+        if found is None and keep_code:  # a refit of the chosen candidate, of other code
+            kept = _keep(st, plan, _stale(keys, [unit.key], st.by_values), pid)
+            return kept.get(unit.key)
         return None if found is None else _rescored(replace(found, unit=unit), plan)
 
-    return Reuse(done, twins, lookup, st.n_records())
+    return Reuse(done, twins, lookup, st.n_records(), changes)
+
+
+def _keep(
+    st: Store, plan: Plan, stale: Mapping[Key, tuple[Stored, tuple[str, ...]]], pid: int = 0
+) -> dict[Key, Record]:
+    """Take the stored records of other code for these units (``resume="values"``)."""
+    records = st.stored({found.ckey for found, _ in stale.values()})
+    kept: dict[Key, Record] = {}
+    pairs = []
+    for key, (found, causes) in stale.items():
+        record = records.get(found.ckey)
+        if record is None:
+            continue
+        record = _rescored(replace(record, unit=unit_of(key), kept=causes), plan)
+        if record is not None:
+            kept[key] = record
+            pairs.append((record, found.ckey))
+    st.keep(pairs, pid)
+    return kept
 
 
 def _has_model(st: Store, ckey: str) -> bool:
@@ -293,7 +430,8 @@ def _open(
     meta = options.pop("meta", None) or plan_meta(plan, kind, fingerprint(plan, data))
     target = data.y if plan.predictions else None
     return open_store(store, meta, _plan_folds(plan), labels=labels, key_of=keys.key,
-                      partitions=_plan_partitions(plan), target=target, **options)  # fmt: skip
+                      identity_of=keys.identity, partitions=_plan_partitions(plan),
+                      target=target, **options)  # fmt: skip
 
 
 def _refits(n: int) -> str:
@@ -373,13 +511,38 @@ def count_stored(plan: Plan, data: Dataset, store: str | Path) -> tuple[int, int
     Read-only. Refits are not counted: which candidate they fit is known
     only once the fits are in.
     """
+    survey = survey_store(plan, data, store)
+    return survey.n_found, survey.n_fits, survey.n_records
+
+
+@dataclass(frozen=True)
+class StoreSurvey:
+    """What a run of a plan would find in a store, before anything runs.
+
+    ``n_found`` of its ``n_fits`` fits by content key among the store's
+    ``n_records`` records; ``changes``: those it holds for other code or
+    versions, per cause (what :func:`execute_plan` logs when it starts).
+    """
+
+    n_found: int
+    n_fits: int
+    n_records: int
+    changes: CodeChanges
+
+
+def survey_store(plan: Plan, data: Dataset, store: str | Path) -> StoreSurvey:
+    """Survey ``store`` for a run of ``plan``, read-only (``parcv inspect``, ``parcv run``)."""
     path = Path(store)
-    graph = content_keys(plan, data).graph_keys(plan)
+    keys = content_keys(plan, data)
+    graph = keys.graph_keys(plan)
     n_records = read_counts(path)[0] if path.is_file() else 0
     if not n_records:
-        return 0, len(graph), 0
+        return StoreSurvey(0, len(graph), 0, CodeChanges({}, 0))
     stored = read_ckeys(path)
-    return sum(1 for ckey in graph.values() if ckey in stored), len(graph), n_records
+    missing = [key for key, ckey in graph.items() if ckey not in stored]
+    stale = _stale(keys, missing, lambda vkeys: read_by_values(path, vkeys)) if missing else {}
+    changes = _count_changes(stale, read_unidentified(path) if missing else 0)
+    return StoreSurvey(len(graph) - len(missing), len(graph), n_records, changes)
 
 
 def execute_plan(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> dict[Key, Record]:
@@ -439,7 +602,8 @@ def _execute_unlocked(
     with store_session(st):
         # A run returns its final model: reuse a stored final only with its saved model,
         # and unpickle that (digest-checked) only when this run asks for models.
-        reuse = _reuse(st, plan, keys, with_model=save_models)
+        keep_code = options.resume == "values"
+        reuse = _reuse(st, plan, keys, with_model=save_models, keep_code=keep_code)
         done = reuse.done
         if options.retry_failed and not all(r.ok for r in done.values()):
             # Failed units run again; a refit is keyed by the candidate it fits, so a refit
@@ -448,6 +612,10 @@ def _execute_unlocked(
         if reuse.n_stored:
             pending = pending_refits(plan, with_model=save_models)
             _log.info("%s", reuse_message(len(done), plan.n_units, pending))
+        for line in [] if reuse.changes is None else reuse.changes.lines(kept=keep_code):
+            _log.info("%s", line)
+        if done:
+            _say_unseeded(plan)
         n_folds = len(plan.inner_folds[None]) if None in plan.inner_folds else None
         bar = Progress(plan.n_units, show, initial=len(done), metric=plan.scoring.refit,
                        n_folds=n_folds, done=done.values())  # fmt: skip
@@ -472,6 +640,22 @@ def _execute_unlocked(
             _save_final(st, records[("final",)])
     report_fit_failures(plan, records)
     return records
+
+
+def _say_unseeded(plan: Plan) -> None:
+    """A start line when a resume reuses candidates that leave ``random_state=None``."""
+    if plan.estimator is None:
+        return
+    names = unseeded_parameters(plan.estimator, [c.params for c in plan.candidates])
+    if names:
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        _log.info(
+            "%s random_state=None (%s): where a fit draws randomness, this resume "
+            "reuses its stored record as a draw of the same random process rather than "
+            "drawing again; set random_state to an int for reproducible runs",
+            "the candidates leave" if len(plan.candidates) > 1 else "the estimator leaves",
+            shown,
+        )  # fmt: skip
 
 
 def _interrupt_message(store: str | Path | None, stored: Mapping[Key, Record], plan: Plan) -> str:
@@ -646,6 +830,9 @@ def load_run(
             "overwrite=True (--overwrite) to recompute every unit."
         )
     plan = plan_from_store(meta, path)
+    for key, causes in read_kept(path).items():  # records of other code resume="values" kept
+        if key in records:
+            records[key] = replace(records[key], kept=causes)
     if not partial:
         check_complete(path, plan, records)
     if load_models:

@@ -6,7 +6,9 @@ the run (``scoring``), the checked data (``data``), the selection rule
 (``selection``), unit keys and records (``records``), the registry of unit
 kinds that says each kind's key, rows, record, order and failure text
 (``kinds``), process-independent
-reprs (``reprs``), the fast-CV decision (``fast_cv``), and ``build_plan`` with
+reprs (``reprs``), the one tokenizer and the content keys it makes (``tokens``,
+``keys``), what identifies the code a unit runs (``code``: user code by its code,
+installed libraries by version), the fast-CV decision (``fast_cv``), and ``build_plan`` with
 the plan fingerprint (``build``), and successive halving's options, rungs,
 subsampled folds and promotion rule (``halving``). The other wings take a ``Plan``, ``Unit``,
 ``Record``, ``Dataset``, ``Candidate``, ``Fold`` or ``Selection`` from here.

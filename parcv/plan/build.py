@@ -724,23 +724,39 @@ def _prefixes(
 def _all_folds(
     estimator: Any, data: Dataset, inner: Any, outer: Any, do_final: bool
 ) -> tuple[tuple[Fold, ...], dict[int | None, Sequence[Fold]]]:
-    """Materialise the outer folds and the inner folds of every outer fold."""
+    """Materialise the outer folds and the inner folds of every outer fold.
+
+    In nested CV each inner split takes a copy of ``inner`` as it was given, as
+    scikit-learn's ``cross_validate(GridSearchCV(cv=inner), cv=outer)`` clones
+    the search (and so its splitter) for every outer fold: a splitter holding a
+    ``RandomState`` draws the same way in each, not on from where the last left.
+    """
     classifier = is_classifier(estimator)
     outer_folds: tuple[Fold, ...] = ()
     inner_folds: dict[int | None, Sequence[Fold]] = {}
     if isinstance(outer, ThreeWayHoldOut) and inner is None:
         inner = outer.inner_splitter()
+    nested = outer is not None
     if do_final or outer is None:
         a_scheme = inner.inner_splitter() if isinstance(inner, ThreeWayHoldOut) else inner
         where = "cv" if outer is None else "inner"  # the user's parameter, named in errors
+        a_scheme = _fresh(a_scheme) if nested else a_scheme
         inner_folds[None] = _inner_folds(a_scheme, data, None, classifier, where)
     if outer is not None:
         outer_splitter = check_scheme(outer, data.y, classifier=classifier, where="outer")
         outer_folds = materialize_folds(outer_splitter, data.X, data.y, data.groups, where="outer",
                                         params=data.split_params)  # fmt: skip
         for o, fold in enumerate(outer_folds):
-            inner_folds[o] = _inner_folds(inner, data, fold, classifier, "inner")
+            inner_folds[o] = _inner_folds(_fresh(inner), data, fold, classifier, "inner")
     return outer_folds, inner_folds
+
+
+def _fresh(splitter: Any) -> Any:
+    """A copy of a splitter as scikit-learn's ``clone`` makes one of a search's ``cv``."""
+    try:
+        return clone(splitter, safe=False)
+    except TypeError:  # cannot be copied (a generator of splits): used as it is
+        return splitter
 
 
 def make_units(

@@ -71,8 +71,28 @@ def data_token(data: Dataset) -> bytes:
     if data.score_params or data.split_params or data.routed:
         metadata = {name: dict(p) for name, p in sorted(data.score_params.items())}
         values += ("metadata", metadata, dict(data.split_params), data.routed)
-    arrays = tuple(np.asarray(v) if isinstance(v, list) else v for v in values)
+    arrays = tuple(_rows(v) if isinstance(v, list) else v for v in values)
     return token_of("the data (X, y, groups or a fit parameter)", *arrays)
+
+
+_PLAIN = frozenset({int, float, str, bool})
+
+
+def _rows(values: list[Any]) -> Any:
+    """A list as the tokenizer takes it fast, without losing what tells its elements apart.
+
+    A list of plain values of one type (floats, ints, strings) as the array
+    it converts to exactly; a list of lists row by row; anything else (rows
+    of different kinds, dicts, objects) element by element.
+    """
+    kinds = {type(v) for v in values}
+    if len(kinds) == 1 and kinds <= _PLAIN:
+        array = np.asarray(values)
+        if array.dtype != object:
+            return array
+    if kinds and kinds <= {list}:
+        return [_rows(row) for row in values]
+    return values
 
 
 def _n_rows(X: Any) -> int:
@@ -241,15 +261,6 @@ def check_dataset(
             raise ValueError(
                 f"groups must have shape ({n_x},), one label per sample; got {groups_arr.shape}."
             )
-    if isinstance(X, (list, tuple)) and X and isinstance(X[0], (list, tuple)):
-        try:
-            np.asarray(X)
-        except ValueError as err:
-            lengths = sorted({len(row) for row in X if isinstance(row, (list, tuple))})
-            raise ValueError(
-                f"X is a list of rows of different lengths ({lengths}): it is not a table of "
-                f"shape (n_samples, n_features) ({err}). Give every row the same features."
-            ) from None
     shape = getattr(X, "shape", None)
     if shape is not None and len(shape) == 2 and shape[1] == 0:
         raise ValueError(
@@ -301,6 +312,8 @@ def _input_tags(estimator: Any, params: list[dict[str, Any]]) -> Any:
     A Pipeline's own tags do not say what its first step accepts (an imputer
     takes NaN, a vectorizer 1-D text): use the first step's, unless the
     space changes that step.
+    A step that takes any input (``no_validation``: a ``FunctionTransformer``
+    without ``validate``, a ``DummyClassifier``) says nothing: None.
     """
     from sklearn.utils import get_tags
 
@@ -314,9 +327,10 @@ def _input_tags(estimator: Any, params: list[dict[str, Any]]) -> Any:
     if hasattr(estimator, "transformers") or hasattr(estimator, "transformer_list"):
         return None  # a ColumnTransformer or FeatureUnion: each part takes its own columns
     try:
-        return get_tags(estimator).input_tags
+        tags = get_tags(estimator)
     except Exception:  # an estimator without tags: nothing to check against
         return None
+    return None if tags.no_validation else tags.input_tags
 
 
 def check_data_for(estimator: Any, data: Dataset, params: list[dict[str, Any]]) -> None:
@@ -348,11 +362,30 @@ estimator that handles NaN (e.g. HistGradientBoostingRegressor).
     """
     tags = _input_tags(estimator, params)
     name = type(estimator).__name__
+    if tags is not None and tags.two_d_array and not (tags.string or tags.dict):
+        _check_table_rows(data.X, name)
     if tags is not None and getattr(tags, "pairwise", False):
         _check_kernel(data.X, name)
     if tags is not None:
         _check_x_for(data.X, tags, name)
     _check_y_for(estimator, data.y, name)
+
+
+def _check_table_rows(X: Any, name: str) -> None:
+    """X given as a list of rows to an estimator of tables: every row has the same length.
+
+    Rows of any other kind (token lists of a text pipeline with a callable
+    analyzer, dicts) reach estimators that take them, as in scikit-learn.
+    """
+    if not (isinstance(X, (list, tuple)) and X and isinstance(X[0], (list, tuple))):
+        return
+    lengths = sorted({len(row) for row in X if isinstance(row, (list, tuple))})
+    if len(lengths) > 1:
+        raise ValueError(
+            f"X is a list of rows of different lengths ({lengths}), and {name} takes a table "
+            "of shape (n_samples, n_features). Give every row the same features, or put a "
+            "step that takes rows of any length first (e.g. CountVectorizer(analyzer=...))."
+        )
 
 
 def _check_kernel(X: Any, name: str) -> None:

@@ -11,6 +11,13 @@ is chosen (refit metric, selection rule) is not in any key: a refit is keyed
 by the candidate it fits, so another choice reuses the refits of folds whose
 choice did not change.
 
+The code a unit runs is part of its key too (:mod:`parcv.plan.code`): the
+estimator's class, the scorers and any function among the parameters, by
+distribution version for installed code and by code for the user's own. A
+unit's key is its *values key* (the digests above, code only named) combined
+with the digest of its :class:`~parcv.plan.code.Environment`; a store keeps
+both, so that a run can say which code change made a record stale.
+
 Every candidate's parameters and every fold's index arrays are hashed once;
 a unit's key combines three short digests, so keys for a million units cost
 about a second.
@@ -27,6 +34,7 @@ import numpy as np
 from sklearn.base import clone
 
 from parcv.plan.build import Plan
+from parcv.plan.code import Environment
 from parcv.plan.data import Dataset, data_token
 from parcv.plan.kinds import Kind, kind_of
 from parcv.plan.partition import PartitionFolds
@@ -34,14 +42,21 @@ from parcv.plan.records import Key, Unit
 from parcv.plan.splits import Fold
 from parcv.plan.tokens import (
     TOKEN_SIZE,
+    Identity,
     TokenError,
-    estimator_token,
+    Tokenizer,
+    identify_of,
     token,
-    token_of,
     token_of_entries,
 )
 
-__all__ = ["NUMBERS_VERSION", "ContentKeys", "candidate_digest", "content_keys"]
+__all__ = [
+    "NUMBERS_VERSION",
+    "ContentKeys",
+    "candidate_digest",
+    "content_keys",
+    "unseeded_parameters",
+]
 
 # Version of parcv's numbers, not of the package: bump it when a change makes a stored
 # record differ from what this code would compute for the same unit (a scorer's
@@ -63,7 +78,7 @@ def candidate_digest(estimator: Any, params: dict[str, Any]) -> bytes:
     >>> candidate_digest(Ridge(), {"alpha": 1.0}) == candidate_digest(Ridge(), {"alpha": 2.0})
     False
     """
-    return _CandidateHasher(estimator).digest(params)
+    return _CandidateHasher(estimator).digest(params).token
 
 
 @dataclass
@@ -75,34 +90,41 @@ class _CandidateHasher:
     entries replaced (exactly :func:`~parcv.plan.tokens.token` of the estimator the fit
     builds, whose token is its class, its parameters and its other attributes); nested
     (``step__param``) or estimator-valued parameters go through
-    ``clone(estimator).set_params``, the same path the fits take.
+    ``clone(estimator).set_params``, the same path the fits take. One tokenizer serves
+    every candidate, so the code they reach is read once.
     """
 
     estimator: Any
     base: dict[str, Any] = field(init=False)
     extra: dict[str, Any] = field(init=False)
+    tokenizer: Tokenizer = field(init=False, default_factory=Tokenizer)
 
     def __post_init__(self) -> None:
         # First, so that a value that cannot be identified (nor copied) is named as such.
-        token_of(f"the estimator {type(self.estimator).__name__}", self.estimator)
+        identify_of(f"the estimator {type(self.estimator).__name__}", self.estimator,
+                    tokenizer=self.tokenizer)  # fmt: skip
         self.base = dict(self.estimator.get_params(deep=False))
         self.extra = {k: v for k, v in vars(clone(self.estimator)).items() if k not in self.base}
 
-    def digest(self, params: dict[str, Any]) -> bytes:
+    def digest(self, params: dict[str, Any]) -> Identity:
         try:
             return self._digest(params)
         except TokenError:
             token_of_entries("a candidate", params)  # names the parameter at fault
             raise
 
-    def _digest(self, params: dict[str, Any]) -> bytes:
+    def _digest(self, params: dict[str, Any]) -> Identity:
         simple = all(
             "__" not in k and k in self.base and not hasattr(v, "get_params")
             for k, v in params.items()
         )
         if simple:
-            return estimator_token(type(self.estimator), {**self.base, **params}, self.extra)
-        return token(clone(self.estimator).set_params(**clone(params, safe=False)))
+            return self.tokenizer.identify_estimator(
+                type(self.estimator), {**self.base, **params}, self.extra
+            )
+        return self.tokenizer.identify(
+            clone(self.estimator).set_params(**clone(params, safe=False))
+        )
 
 
 def _fold_digest(fold: Fold) -> bytes:
@@ -157,6 +179,11 @@ class ContentKeys:
     increments : bytes
         With an incremental learning curve, the digest of its train sizes
         (the steps of every ``incr`` unit's ``partial_fit``).
+    envs : tuple of bytes
+        Per candidate, the digest of the code its units run: the scorers' and
+        the candidate's (and, with fast CV, its batch's); empty: no code.
+    environments : dict of bytes to Environment
+        Those environments by digest.
     """
 
     candidates: tuple[bytes, ...]
@@ -168,6 +195,16 @@ class ContentKeys:
     ncv: dict[int, bytes] = field(default_factory=dict)
     perm: dict[tuple[int, int], bytes] = field(default_factory=dict)
     increments: bytes = b""
+    envs: tuple[bytes, ...] = ()
+    environments: dict[bytes, Environment] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        envs = self.envs or (b"",) * len(self.candidates)
+        # What follows a candidate's digest in a unit's key: its code's digest.
+        object.__setattr__(self, "_code", envs)
+        object.__setattr__(
+            self, "_full", tuple(c + e for c, e in zip(self.candidates, envs, strict=True))
+        )
 
     def _prefix(self, kind: Kind, outer: int | None, inner: int | None) -> bytes:
         """Digest inputs shared by every candidate of one fold: kind, rows, context."""
@@ -178,11 +215,49 @@ class ContentKeys:
 
         A fast-CV record's unit is ``Unit("fit", outer, None, candidate)``.
         """
+        return self._key(unit, with_code=True)
+
+    def values_key(self, unit: Unit) -> str:
+        """Return the key of a unit's values alone: its content key, code only named.
+
+        Two units with one values key differ only in the code they run (an
+        edited function, an upgraded library): see :meth:`environment`.
+        """
+        return self._key(unit, with_code=False)
+
+    def values_keys(self, units: Sequence[Unit]) -> list[str]:
+        """:meth:`values_key` of many units, each fold's prefix hashed once."""
+        prefixes: dict[tuple[str, int | None, int | None], tuple[Kind, bytes]] = {}
+        out = []
+        for unit in units:
+            where = (unit.kind, unit.outer, unit.inner)
+            found = prefixes.get(where)
+            if found is None:
+                kind = kind_of(unit)
+                found = prefixes[where] = (kind, self._prefix(kind, unit.outer, unit.inner))
+            kind, prefix = found
+            c = unit.candidate
+            batch = self.batches.get(c, b"") if kind.selects else b""
+            out.append(_blake(prefix + self.candidates[c] + batch, digest_size=_SIZE).hexdigest())
+        return out
+
+    def identity(self, unit: Unit) -> tuple[str, bytes, Environment]:
+        """A unit's values key, and the digest and entries of the code it runs (for a store)."""
+        digest, env = self.environment(unit)
+        return self.values_key(unit), digest, env
+
+    def environment(self, unit: Unit) -> tuple[bytes, Environment]:
+        """The digest and the entries of the code a unit runs."""
+        digest = self._code[unit.candidate]  # type: ignore[attr-defined]
+        return digest, self.environments.get(digest, _NO_CODE)
+
+    def _key(self, unit: Unit, *, with_code: bool) -> str:
         kind, c = kind_of(unit), unit.candidate
         prefix = self._prefix(kind, unit.outer, unit.inner)
         # The fits that select: a fast-CV batch's or an iteration path's records.
         batch = self.batches.get(c, b"") if kind.selects else b""
-        return _blake(prefix + self.candidates[c] + batch, digest_size=_SIZE).hexdigest()
+        code = self._code[c] if with_code else b""  # type: ignore[attr-defined]
+        return _blake(prefix + self.candidates[c] + batch + code, digest_size=_SIZE).hexdigest()
 
     def graph_keys(self, plan: Plan) -> dict[Key, str]:
         """Return the content key of every record of the plan (fits, criteria, interval fits).
@@ -191,7 +266,7 @@ class ContentKeys:
         """
         out: dict[Key, str] = {}
         prefixes: dict[tuple[str, int | None, int | None], tuple[Kind, bytes]] = {}
-        cands = self.candidates
+        cands, full, code = self.candidates, self._full, self._code  # type: ignore[attr-defined]
         for unit in plan.units:
             if kind_of(unit).records_as is not None:  # an iteration path: its fit records
                 out.update((r.key, self.key(r)) for r in plan.record_units(unit))
@@ -204,11 +279,12 @@ class ContentKeys:
                 found = prefixes[where] = (kind, self._prefix(kind, o, i))
             kind, prefix = found
             if not kind.batched:
-                text = prefix + cands[unit.candidate]
+                text = prefix + full[unit.candidate]
                 out[kind.key(unit)] = _blake(text, digest_size=_SIZE).hexdigest()
                 continue
             for record in plan.record_units(unit):  # fast CV: one record per candidate
-                text = prefix + cands[record.candidate] + self.batches[record.candidate]
+                c = record.candidate
+                text = prefix + cands[c] + self.batches[c] + code[c]
                 out[record.key] = _blake(text, digest_size=_SIZE).hexdigest()
         return out
 
@@ -239,7 +315,8 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
     False
     """
     hasher = _CandidateHasher(plan.estimator)
-    candidates = tuple(hasher.digest(c.params) for c in plan.candidates)
+    found = [hasher.digest(c.params) for c in plan.candidates]
+    candidates = tuple(f.values for f in found)
     folds: dict[tuple[Any, Any], bytes] = {}
     for o, fold in enumerate(plan.outer_folds):
         folds[(o, "outer")] = _fold_digest(fold)
@@ -251,9 +328,10 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
             for i, fold in enumerate(inner):
                 folds[(outer, i)] = _fold_digest(fold)
     folds.setdefault((None, "rows"), token("rows", _indices(plan.rows_of(None))))
+    scoring = identify_of("the scoring", dict(plan.scoring.scorers), tokenizer=hasher.tokenizer)
     context = token(
         data_token(data),
-        token_of("the scoring", dict(plan.scoring.scorers)),
+        scoring.values,
         plan.return_train_score,
         NUMBERS_VERSION,
         # Records that keep predictions are other records: one without them is not reused.
@@ -261,6 +339,7 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
         # Likewise records that keep their fitted estimators (only then: other keys stay).
         *(("estimators",) if plan.estimators else ()),
     )
+    envs, environments = _environments(found, scoring, plan.batches)
     batches = {}
     for batch in plan.batches:
         digest = token("batch", *(candidates[c] for c in batch))
@@ -290,4 +369,93 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
                 rows = Fold(*(plan.permutations.target_rows(p, r) for r in (fold.train, fold.test)))
                 perm[(p, i)] = token(_fold_digest(fold), _fold_digest(rows))
     increments = token("increments", list(plan.increments)) if plan.increments else b""
-    return ContentKeys(candidates, folds, context, batches, criteria, bbc, ncv, perm, increments)
+    return ContentKeys(candidates, folds, context, batches, criteria, bbc, ncv, perm, increments,
+                       envs, environments)  # fmt: skip
+
+
+_NO_CODE = Environment()
+
+
+def _environments(
+    found: Sequence[Identity], scoring: Identity, batches: Sequence[Sequence[int]]
+) -> tuple[tuple[bytes, ...], dict[bytes, Environment]]:
+    """Per candidate, the digest of the code its units run; and those environments by digest.
+
+    A unit runs the scorers' code and its candidate's (a fast-CV unit, its
+    batch's: its record is computed with theirs). The digest keeps the two
+    apart (scorers first); the environment a store keeps is their union.
+    """
+    environments: dict[bytes, Environment] = {}
+    memo: dict[tuple[bytes, ...], bytes] = {}
+
+    def digest_of(own: Sequence[Environment]) -> bytes:
+        distinct = tuple(sorted({e.digest: e for e in own if e}.items()))
+        key = tuple(d for d, _ in distinct)
+        digest = memo.get(key)
+        if digest is None:
+            union = scoring.environment
+            for _, env in distinct:
+                union = union | env
+            digest = b""
+            if union:
+                digest = _blake(scoring.environment.digest + b"".join(key),
+                                digest_size=_SIZE).digest()  # fmt: skip
+                environments[digest] = union
+            memo[key] = digest
+        return digest
+
+    envs = [digest_of((f.environment,)) for f in found]
+    for batch in batches:
+        together = digest_of([found[c].environment for c in batch])
+        for c in batch:
+            envs[c] = together
+    return tuple(envs), environments
+
+
+def unseeded_parameters(estimator: Any, candidates: Sequence[dict[str, Any]]) -> list[str]:
+    """The ``random_state`` parameters some candidate leaves None, by their parameter name.
+
+    Such a fit draws fresh randomness, yet its key holds ``None``, not the
+    draw: a resume reuses its stored record as a draw of the same random
+    process rather than drawing again.
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(StandardScaler(), RandomForestRegressor())
+    >>> unseeded_parameters(pipe, [{"randomforestregressor__max_depth": 2}])
+    ['randomforestregressor__random_state']
+    >>> unseeded_parameters(pipe, [{"randomforestregressor__random_state": 0}])
+    []
+    """
+    if not hasattr(estimator, "get_params"):
+        return []
+    base = _unseeded(estimator)
+    found: set[str] = set()
+    seen: set[tuple[Any, ...]] = set()
+    for params in candidates:
+        nested = [k for k, v in params.items() if hasattr(v, "get_params")]
+        if not nested:  # plain values: the template's, less those the candidate sets
+            found |= {k for k in base if params.get(k, None) is None}
+            found |= {k for k, v in params.items() if _names_seed(k) and v is None}
+            continue
+        shape = tuple(sorted((k, id(params[k])) for k in nested))
+        if shape not in seen:  # an estimator as a value: its parameters, built once
+            seen.add(shape)
+            built = clone(estimator).set_params(**clone(dict(params), safe=False))
+            found |= _unseeded(built)
+    return sorted(found)
+
+
+def _unseeded(estimator: Any) -> set[str]:
+    try:
+        params = estimator.get_params(deep=True)
+    except Exception:  # an estimator whose parameters cannot be read: nothing to say
+        return set()
+    return {k for k, v in params.items() if _names_seed(k) and v is None}
+
+
+def _names_seed(name: str) -> bool:
+    return name == "random_state" or name.endswith("__random_state")

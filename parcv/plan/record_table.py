@@ -230,6 +230,11 @@ class RecordList(Sequence[Record]):
         record = self._shared.record
         return (record(r) for r in self._rows)
 
+    def built(self) -> list[Record]:
+        """The records of this list built so far, or put in place by a reader, in order."""
+        built = self._shared.built
+        return [built[r] for r in self._rows if r in built]
+
     def of_units(self, keep: Callable[[Unit], bool]) -> list[Record]:
         """The records whose unit ``keep`` accepts, in order; only those are built."""
         units, record = self._shared.units, self._shared.record

@@ -288,6 +288,10 @@ class Record:
         Scorers that raised on a unit whose fit succeeded (status ``ok``), by
         ``"test:<metric>"`` or ``"train:<metric>"``: as in scikit-learn, only
         that score is ``error_score``; the other metrics keep their values.
+    kept : tuple of str, default=()
+        A stored record of other code that ``resume="values"`` kept for this
+        unit: what differs (``"scikit-learn 1.9.1 → 1.9.2"``); empty when the
+        record is of this run's code.
     """
 
     unit: Unit
@@ -309,6 +313,7 @@ class Record:
     predictions: Predictions | None = field(default=None, repr=False)
     score_errors: dict[str, ErrorInfo] = field(default_factory=dict)
     first_warnings: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    kept: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def __reduce__(self) -> tuple[type[Record], tuple[Any, ...]]:
         # Rebuild through __init__ (faster than the default setstate; see Unit).

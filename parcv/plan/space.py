@@ -13,7 +13,7 @@ from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 
 from parcv.errors import did_you_mean
-from parcv.plan.tokens import token_hex
+from parcv.plan.tokens import values_hex
 
 try:  # what fit() runs first; scikit-learn has no public name for either
     from sklearn.base import BaseEstimator
@@ -86,8 +86,8 @@ class Candidate:
 
     @property
     def id(self) -> str:
-        """Stable id: the index plus the first digits of the parameters' token."""
-        return f"c{self.index}-{token_hex(self.params)[:8]}"
+        """Stable id: the index plus the first digits of the parameters' token (code named)."""
+        return f"c{self.index}-{values_hex(self.params)[:8]}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,20 +11,30 @@ equal tokens in every process.
   index, columns, names and dtypes;
 - estimators by class, full parameters (recursively) and any other attribute
   they hold (fitted state, ``set_output`` and metadata-request settings);
-- functions by module, qualified name, code, defaults, closure values and
-  attributes; a function pickled by value (a lambda, a local function or one of
-  ``__main__``) also by the globals its code names; ``functools.partial`` by
-  function, arguments and keywords; classes that cannot be imported by name by
-  their bases and namespace;
+- code by where it comes from (:mod:`parcv.plan.code`): a function, class or
+  module of an installed distribution by its qualified name and the
+  distribution's version (with those of the distributions it requires); one of
+  the standard library by its name; the user's own code (scripts, their
+  modules, notebooks, ``__main__``) by its code and the user code and
+  module-level values it reaches (globals it reads, bases, methods),
+  transitively. A lambda or closure is also identified by its captured values
+  and defaults; ``functools.partial`` by function, arguments and keywords;
+  a ufunc by its importable name and its distribution's version;
 - anything else as pickle sees it (``__reduce_ex__``), walked with these same
   rules, so the parts of a scorer, a splitter or a random state are exact too.
 
 A value that cannot be identified exactly (a lock, an open file, a generator:
-what pickle refuses too, so no worker could receive it either) raises
-:class:`TokenError` naming where it sits; parcv refuses such a sweep before any
-fit rather than guess. A class of your own can say what identifies it with a
+what pickle refuses too, so no worker could receive it either), and compiled
+code that belongs to no installed distribution (no code to read, no version),
+raise :class:`TokenError` naming where it sits; parcv refuses such a sweep
+before any fit rather than guess. A class of your own can say what identifies it with a
 ``__parcv_token__(self)`` method returning tokenizable values, or with
 :func:`register_token`.
+
+:func:`identify` returns the two parts of a token apart: a digest of the
+values, in which code is only named, and the :class:`~parcv.plan.code.Environment`
+of the code they reach. A store keeps both, so that a run can say which code
+change made a unit's record stale ("scikit-learn 1.9.1 → 1.9.2").
 
 This is dask's ``tokenize``/``normalize_token`` design (one function, a
 registry per type) written for parcv rather than imported: a content key is
@@ -43,20 +53,47 @@ import sys
 import types
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 import numpy as np
 
+from parcv.plan.code import (
+    EDITABLE,
+    INSTALLED,
+    STDLIB,
+    USER,
+    CodeEntry,
+    CodeRef,
+    Environment,
+    ModuleGlobal,
+    Origin,
+    class_parts,
+    distribution_entries,
+    function_parts,
+    is_named,
+    kind_word,
+    module_file_digest,
+    module_of,
+    origin_of,
+    where_of,
+)
+
 __all__ = [
     "TOKEN_SIZE",
+    "Identity",
     "TokenError",
+    "Tokenizer",
     "estimator_token",
+    "identify",
+    "identify_of",
     "register_token",
     "token",
     "token_hex",
     "token_of",
     "token_of_entries",
+    "values_hex",
 ]
 
 TOKEN_SIZE = 16  # bytes: 128 bits, collisions are out of reach for any store
@@ -90,7 +127,8 @@ def register_token(*classes: type) -> Callable[[Normalizer], Normalizer]:
     tokenizable (numbers, strings, bytes, arrays, tuples, dicts, ...); two
     instances must return equal values exactly when they behave the same.
     Subclasses use their nearest registered base. The type's qualified name is
-    part of the token, so two types returning the same values still differ.
+    part of the token, so two types returning the same values still differ;
+    the type's code is not (what the function returns is all that counts).
 
     Parameters
     ----------
@@ -120,6 +158,302 @@ def register_token(*classes: type) -> Callable[[Normalizer], Normalizer]:
         return function
 
     return decorate
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """A token in two parts: the values, with code only named, and the code they reach.
+
+    Parameters
+    ----------
+    values : bytes
+        Digest of the values; a function, class or module in them is written
+        as its qualified name only.
+    environment : Environment
+        The code the values reach (:mod:`parcv.plan.code`): distributions by
+        version, user code by digest.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> found = identify(Ridge(alpha=2.0))
+    >>> found.token == token(Ridge(alpha=2.0)), "scikit-learn" in found.names()
+    (True, True)
+    >>> identify(1.5).token == identify(1.5).values  # no code: the values' digest
+    True
+    """
+
+    values: bytes
+    environment: Environment
+
+    @property
+    def token(self) -> bytes:
+        """The whole token: the values' digest, with the code's when there is code."""
+        if not self.environment:
+            return self.values
+        return _blake(self.values + self.environment.digest, digest_size=TOKEN_SIZE).digest()
+
+    def names(self) -> list[str]:
+        """The names of the code entries, sorted."""
+        return sorted(e.name for e in self.environment.entries)
+
+
+_blake = hashlib.blake2b
+_EMPTY = Environment()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _About:
+    """What the tokenizer knows of one piece of code: its name, origin and what it is."""
+
+    obj: Any
+    label: str
+    module: str
+    origin: Origin
+    named: bool
+    kind: str  # class, function, method, constant, module, wrapper; "" for compiled user code
+
+    def entry(self, digest: str, rank: int | None = None) -> CodeEntry:
+        name = self.label if rank is None else f"{self.label}#{rank}"
+        kind = "function" if self.kind == "wrapper" else self.kind
+        shown = self.label.removeprefix(f"{self.module}.")
+        return CodeEntry(name, kind, digest, where_of(self.module), shown)
+
+
+class Tokenizer:
+    """Token values with one memo of the code they reach.
+
+    Within one tokenizer, code is taken not to change: a function's digest is
+    computed once, however many values reach it (the candidates of one plan).
+    :func:`token` uses a new one per call.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> tokenizer = Tokenizer()
+    >>> tokenizer.token(Ridge(alpha=1.0)) == token(Ridge(alpha=1.0))
+    True
+    """
+
+    def __init__(self) -> None:
+        self._about: dict[int, _About] = {}
+        self._own: dict[int, tuple[frozenset[CodeEntry], tuple[Any, ...]]] = {}
+        self._code: dict[int, tuple[str, tuple[Any, ...]]] = {}
+        self._globals: dict[tuple[str, str], ModuleGlobal] = {}
+        self._envs: dict[tuple[Any, ...], Environment] = {}
+        self._dists: dict[tuple[Origin, str], frozenset[CodeEntry]] = {}
+
+    def identify(self, *values: Any) -> Identity:
+        """Return the :class:`Identity` of ``values`` (see :func:`identify`)."""
+        h = _blake(digest_size=TOKEN_SIZE)
+        walk = _Walk(h, self, top=True)
+        walk.atom(b"(", str(len(values)).encode())
+        for i, value in enumerate(values):
+            walk.value(value, () if len(values) == 1 else (i,))
+        return Identity(h.digest(), self._environment(walk))
+
+    def token(self, *values: Any) -> bytes:
+        """Return :func:`token` of ``values``."""
+        return self.identify(*values).token
+
+    def values_token(self, *values: Any) -> bytes:
+        """Return ``identify(*values).values`` without reading the code they reach (faster)."""
+        h = _blake(digest_size=TOKEN_SIZE)
+        walk = _Walk(h, self, top=True)
+        walk.atom(b"(", str(len(values)).encode())
+        for i, value in enumerate(values):
+            walk.value(value, () if len(values) == 1 else (i,))
+        return h.digest()
+
+    def identify_estimator(self, cls: type, params: dict[str, Any],
+                           extra: dict[str, Any]) -> Identity:  # fmt: skip
+        """:meth:`identify` of an estimator from its class, parameters and other attributes."""
+        h = _blake(digest_size=TOKEN_SIZE)
+        walk = _Walk(h, self, top=True)
+        walk.atom(b"(", b"1")
+        walk.atom(b"T", _type_name(cls).encode())
+        walk.code(cls, ())
+        walk.value((params, extra), ())
+        return Identity(h.digest(), self._environment(walk))
+
+    # Code ----------------------------------------------------------------------------
+
+    def about(self, obj: Any, path: tuple[Any, ...]) -> _About:
+        """Name, origin and kind of a piece of code (refused here if it cannot be identified)."""
+        found = self._about.get(id(obj))
+        if found is None:
+            found = self._about[id(obj)] = _describe(obj, path)
+        return found
+
+    def canonical(self, obj: Any) -> Any:
+        """One instance per module-level name, so that every reader shares its entry."""
+        if isinstance(obj, ModuleGlobal):
+            return self._globals.setdefault((obj.module, obj.name), obj)
+        return obj
+
+    def parts(self, about: _About) -> Any:
+        """What identifies a piece of user code (its own content; other code named in it)."""
+        obj = about.obj
+        if about.kind == "constant":
+            return {"value": obj.value}
+        if about.kind == "module":
+            return {"file": module_file_digest(obj)}
+        if about.kind == "class":
+            return class_parts(obj)
+        if about.kind == "wrapper":
+            return {"wrapper": CodeRef(type(obj)), "wrapped": obj.__wrapped__}
+        return function_parts(obj, named=about.named)
+
+    def code_digest(self, about: _About) -> tuple[str, tuple[Any, ...]]:
+        """Digest of a piece of user code's own content, and the code it names.
+
+        A module-level value that cannot be identified as a value (a lock, a thread
+        pool) is identified by the source of the module that makes it: a worker
+        importing the module makes its own from that source. Without a source
+        file (a notebook) it is refused.
+        """
+        found = self._code.get(id(about.obj))
+        if found is None:
+            try:
+                found = self._walk_code(self.parts(about))
+            except TokenError as err:
+                made = _made_by_source(about)
+                if made is None:
+                    raise TokenError(
+                        f"{err} It sits in the {about.kind} {about.label} "
+                        f"({where_of(about.module)}): parcv identifies the user's own code by "
+                        "its code and the module-level values it reads."
+                    ) from None
+                found = self._walk_code(made)
+            self._code[id(about.obj)] = found
+        return found
+
+    def _walk_code(self, parts: Any) -> tuple[str, tuple[Any, ...]]:
+        h = _blake(digest_size=TOKEN_SIZE)
+        walk = _Walk(h, self, top=False)
+        walk.value(parts, ())
+        return h.hexdigest(), tuple(walk.refs)
+
+    def _own_entries(self, obj: Any) -> tuple[frozenset[CodeEntry], tuple[Any, ...]]:
+        found = self._own.get(id(obj))
+        if found is None:
+            about = self._about[id(obj)]
+            if about.origin.kind in (INSTALLED, EDITABLE):
+                key = (about.origin, about.module.partition(".")[0])
+                dists = self._dists.get(key)
+                if dists is None:
+                    dists = self._dists[key] = distribution_entries(about.origin, about.module)
+                found = (dists, ())
+            else:
+                digest, refs = self.code_digest(about)
+                found = (frozenset({about.entry(digest)}), refs)
+            self._own[id(obj)] = found
+        return found
+
+    def _reach(self, refs: list[Any] | tuple[Any, ...]) -> set[CodeEntry]:
+        """Every entry the code in ``refs`` reaches, transitively (cycles are simply met twice)."""
+        out: set[CodeEntry] = set()
+        seen: set[int] = set()
+        via: dict[int, Any] = {}  # what reached each piece of code first, for messages
+        todo = list(refs)
+        while todo:
+            obj = todo.pop()
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            try:
+                entries, more = self._own_entries(obj)
+            except TokenError as err:
+                chain = []
+                at = via.get(id(obj))
+                while at is not None:
+                    about = self._about[id(at)]
+                    chain.append(f"{about.kind} {about.label}")
+                    at = via.get(id(at))
+                reached = f" (reached from {', from '.join(chain)})" if chain else ""
+                raise TokenError(f"{str(err).removesuffix('.')}{reached}.") from None
+            out |= entries
+            for other in more:
+                via.setdefault(id(other), obj)
+            todo.extend(more)
+        return out
+
+    def _environment(self, walk: _Walk) -> Environment:
+        if not walk.refs and not walk.anonymous:
+            return _EMPTY
+        key = (tuple(sorted({id(r) for r in walk.refs})), tuple(id(a) for a in walk.anonymous))
+        env = self._envs.get(key)
+        if env is None:
+            entries = self._reach(walk.refs)
+            for rank, obj in enumerate(walk.anonymous):
+                about = self._about[id(obj)]
+                digest, refs = self.code_digest(about)
+                entries.add(about.entry(digest, rank))
+                entries |= self._reach(refs)
+            env = self._envs[key] = Environment(entries)
+        return env
+
+
+def _describe(obj: Any, path: tuple[Any, ...]) -> _About:
+    if isinstance(obj, ModuleGlobal):
+        return _About(obj, f"{obj.module}.{obj.name}", obj.module, Origin(USER), True, "constant")
+    module = module_of(obj)
+    if module is None:
+        raise TokenError(
+            f"cannot identify {_path_text(path)} exactly: the {type(obj).__name__} {obj!r} names "
+            "no module it comes from, so neither its code nor a version identifies it. Pass a "
+            "Python function instead, or register what identifies it with parcv.register_token."
+        )
+    origin = origin_of(module)
+    if isinstance(obj, types.ModuleType):
+        return _About(obj, module, module, origin, True, "module")
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    label = f"{module}.{qualname or type(obj).__qualname__}"
+    if origin.kind != USER:
+        return _About(obj, label, module, origin, True, "")
+    named = is_named(obj)
+    if isinstance(obj, types.FunctionType):
+        return _About(obj, label, module, origin, named, kind_word(obj))
+    if isinstance(obj, type) and obj.__flags__ & _HEAPTYPE:
+        return _About(obj, label, module, origin, named, "class")
+    if getattr(obj, "__wrapped__", None) is not None:
+        return _About(obj, label, module, origin, named, "wrapper")
+    raise TokenError(
+        f"cannot identify {_path_text(path)} exactly: {label} is compiled code (a "
+        f"{type(obj).__name__}) in the module {module!r}, which belongs to no installed "
+        "distribution, so neither its code nor a version identifies it. Install its package "
+        "(pip install . or pip install -e .) so that its version identifies it, or pass a "
+        "Python function instead."
+    )
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, not a compiled type
+
+
+def _made_by_source(about: _About) -> Any:
+    """A module constant by its type and its module's source, or None without a source."""
+    module = sys.modules.get(about.module)
+    if about.kind != "constant" or module is None:
+        return None
+    source = module_file_digest(module)
+    if not source:
+        return None
+    return {"made by the source": source, "type": _type_name(type(about.obj.value))}
+
+
+def identify(*values: Any) -> Identity:
+    """Return the :class:`Identity` of ``values``: their digest and the code they reach.
+
+    ``identify(*values).token == token(*values)``.
+
+    Examples
+    --------
+    >>> from sklearn.preprocessing import FunctionTransformer
+    >>> found = identify(FunctionTransformer(np.log1p))
+    >>> "numpy" in found.names(), "scikit-learn" in found.names()
+    (True, True)
+    """
+    return Tokenizer().identify(*values)
 
 
 def token(*values: Any) -> bytes:
@@ -152,15 +486,26 @@ def token(*values: Any) -> bytes:
     >>> token({"a": 1, "b": 2}) == token({"b": 2, "a": 1})
     True
     """
-    h = hashlib.blake2b(digest_size=TOKEN_SIZE)
-    walk = _Walk(h)
-    walk.atom(b"(", str(len(values)).encode())
-    for i, value in enumerate(values):
-        walk.value(value, () if len(values) == 1 else (i,))
-    return h.digest()
+    return Tokenizer().identify(*values).token
 
 
-def token_of(what: str, *values: Any) -> bytes:
+def identify_of(what: str, *values: Any, tokenizer: Tokenizer | None = None) -> Identity:
+    """Return :func:`identify` of ``values``; a :class:`TokenError` says they are ``what``.
+
+    Examples
+    --------
+    >>> identify_of("the scoring", "r2").token == token("r2")
+    True
+    """
+    try:
+        return (tokenizer or Tokenizer()).identify(*values)
+    except TokenError as err:
+        raise TokenError(
+            f"{what}: {err} Nothing was run: parcv refuses such a sweep before any fit."
+        ) from None
+
+
+def token_of(what: str, *values: Any, tokenizer: Tokenizer | None = None) -> bytes:
     """Return :func:`token` of ``values``; a :class:`TokenError` says they are ``what``.
 
     Examples
@@ -172,12 +517,7 @@ def token_of(what: str, *values: Any) -> bytes:
     ...     print(str(err).split(":")[0])
     parameter 'func' of candidate 0
     """
-    try:
-        return token(*values)
-    except TokenError as err:
-        raise TokenError(
-            f"{what}: {err} Nothing was run: parcv refuses such a sweep before any fit."
-        ) from None
+    return identify_of(what, *values, tokenizer=tokenizer).token
 
 
 def token_of_entries(what: str, mapping: dict[str, Any]) -> bytes:
@@ -200,6 +540,20 @@ def token_of_entries(what: str, mapping: dict[str, Any]) -> bytes:
         raise
 
 
+def values_hex(*values: Any) -> str:
+    """Return the values part of :func:`identify` as 32 hex digits: code only named.
+
+    For labels that need not change with the code (a candidate's id); keys
+    use :func:`token`.
+
+    Examples
+    --------
+    >>> values_hex({"alpha": 1.0}) == token_hex({"alpha": 1.0})  # no code: the same
+    True
+    """
+    return Tokenizer().values_token(*values).hex()
+
+
 def token_hex(*values: Any) -> str:
     """Return :func:`token` as 32 hex digits.
 
@@ -211,7 +565,9 @@ def token_hex(*values: Any) -> str:
     return token(*values).hex()
 
 
-def estimator_token(cls: type, params: dict[str, Any], extra: dict[str, Any]) -> bytes:
+def estimator_token(
+    cls: type, params: dict[str, Any], extra: dict[str, Any], *, tokenizer: Tokenizer | None = None
+) -> bytes:
     """Return ``token(estimator)`` from its class, parameters and other attributes.
 
     What ``token`` of an estimator of class ``cls`` with ``get_params(deep=False)``
@@ -225,12 +581,7 @@ def estimator_token(cls: type, params: dict[str, Any], extra: dict[str, Any]) ->
     >>> estimator_token(Ridge, {**params, "alpha": 2.0}, {}) == token(Ridge(alpha=2.0))
     True
     """
-    h = hashlib.blake2b(digest_size=TOKEN_SIZE)
-    walk = _Walk(h)
-    walk.atom(b"(", b"1")
-    walk.atom(b"T", _type_name(cls).encode())
-    walk.value((params, extra), ())
-    return h.digest()
+    return (tokenizer or Tokenizer()).identify_estimator(cls, params, extra).token
 
 
 def _path_text(path: tuple[Any, ...]) -> str:
@@ -240,11 +591,22 @@ def _path_text(path: tuple[Any, ...]) -> str:
 
 
 class _Walk:
-    """Feed one value into a hash as tagged, length-prefixed atoms, depth first."""
+    """Feed one value into a hash as tagged, length-prefixed atoms, depth first.
 
-    def __init__(self, h: Any) -> None:
+    Code met on the way is written as its name; the walk collects it: installed
+    and named user code in ``refs`` (resolved by the tokenizer afterwards),
+    anonymous user code (a lambda, a local class) in ``anonymous`` at the top
+    of a value, or inline inside the code of another piece of user code.
+    """
+
+    def __init__(self, h: Any, session: Tokenizer, *, top: bool) -> None:
         self.h = h
+        self.session = session
+        self.top = top
         self.stack: dict[int, int] = {}  # ids of the containers being walked -> depth
+        self.refs: list[Any] = []
+        self.anonymous: list[Any] = []
+        self.ranks: dict[int, int] = {}
 
     def atom(self, tag: bytes, payload: bytes | memoryview) -> None:
         self.h.update(tag + struct.pack("<Q", len(payload)))
@@ -289,11 +651,42 @@ class _Walk:
             self.mapping(value, path)
         elif t is set or t is frozenset:
             self.atom(b"{", str(len(value)).encode())
-            for item in sorted(token(v) for v in value):
+            for item in sorted(self.session.token(v) for v in value):
                 self.atom(b"t", item)
+        elif t is CodeRef:
+            self.code(value.obj, path)
         else:
             self.atom(b"T", _type_name(t).encode())
-            self.value(_normal_form(value, path), path)
+            form, coded = _normal_form(value, path)
+            if coded:  # identified by its class and state: the class's code counts
+                self.code(t, path)
+            self.value(form, path)
+
+    def code(self, obj: Any, path: tuple[Any, ...]) -> None:
+        """Name a piece of code, and collect it (or walk it, inside other user code)."""
+        obj = self.session.canonical(obj)
+        about = self.session.about(obj, path)
+        self.atom(b"C", about.label.encode("utf-8", "surrogatepass"))
+        if about.origin.kind == STDLIB:
+            return
+        if about.origin.kind != USER or about.named:
+            self.refs.append(obj)
+        elif self.top:  # anonymous code in a value: its own entry, by its rank here
+            rank = self.ranks.get(id(obj))
+            if rank is None:
+                rank = self.ranks[id(obj)] = len(self.anonymous)
+                self.anonymous.append(obj)
+            self.atom(b"#", str(rank).encode())
+        else:  # anonymous code inside other user code: part of that code
+            depth = self.stack.get(id(obj))
+            if depth is not None:
+                self.atom(b"@", str(depth).encode())
+                return
+            self.stack[id(obj)] = len(self.stack)
+            try:
+                self.value(self.session.parts(about), path)
+            finally:
+                del self.stack[id(obj)]
 
     def sequence(self, tag: bytes, value: Any, path: tuple[Any, ...]) -> None:
         self.atom(tag, str(len(value)).encode())
@@ -309,7 +702,7 @@ class _Walk:
                 self.atom(b"s", k.encode("utf-8", "surrogatepass"))
                 self.value(v, (*path, k))
             return
-        keyed = sorted(((token(k), k) for k in value), key=lambda pair: pair[0])
+        keyed = sorted(((self.session.token(k), k) for k in value), key=lambda pair: pair[0])
         for digest, k in keyed:
             self.atom(b"t", digest)
             self.value(value[k], (*path, k))
@@ -319,17 +712,22 @@ def _type_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _normal_form(value: Any, path: tuple[Any, ...]) -> Any:
-    """What identifies a value that is not a plain Python number, string or container."""
+def _normal_form(value: Any, path: tuple[Any, ...]) -> tuple[Any, bool]:
+    """What identifies a value that is not a plain Python number, string or container.
+
+    A registered type, or one with ``__parcv_token__``, by what it says; an
+    estimator by its attributes, anything else by what pickle keeps of it, and
+    both by their class's code (the second item: True).
+    """
     normalizer = _normalizer_of(type(value))
     if normalizer is not None:
-        return normalizer(value)
+        return normalizer(value), False
     own = getattr(type(value), "__parcv_token__", None)
     if own is not None:
-        return own(value)
+        return own(value), False
     if hasattr(value, "get_params") and not isinstance(value, type):
-        return _estimator(value)
-    return _reduced(value, path)
+        return _estimator(value), True
+    return _reduced(value, path), True
 
 
 def _normalizer_of(cls: type) -> Normalizer | None:
@@ -365,6 +763,8 @@ def _reduced(value: Any, path: tuple[Any, ...]) -> Any:
             "with parcv.register_token."
         ) from err
     if isinstance(reduced, str):  # a global pickled by name
+        if callable(value):  # code: a function-like object of a library, or a wrapper
+            return CodeRef(value)
         return ("global", getattr(value, "__module__", None), reduced)
     parts = list(reduced)
     for i in (3, 4):  # list and dict items come as iterators
@@ -430,51 +830,39 @@ def _set_subclass(value: Any) -> Any:
     return frozenset(value)
 
 
+@register_token(types.MappingProxyType)
+def _mapping_proxy(value: types.MappingProxyType[Any, Any]) -> Any:
+    return dict(value)
+
+
 @register_token(Enum)
 def _enum(value: Enum) -> Any:
     return value.name
 
 
+# Code --------------------------------------------------------------------------------------
+
+
 @register_token(types.ModuleType)
 def _module(value: types.ModuleType) -> Any:
-    return value.__name__
+    return CodeRef(value)
 
 
 @register_token(type)  # classes
 def _class(cls: type) -> Any:
-    if _importable(cls):
-        return (cls.__module__, cls.__qualname__)
-    skip = {"__dict__", "__weakref__", "__module__", "__doc__", "__qualname__"}
-    namespace = {k: v for k, v in vars(cls).items() if k not in skip}
-    return (cls.__module__, cls.__qualname__, cls.__bases__, namespace)
-
-
-def _importable(obj: Any) -> bool:
-    """Whether ``obj`` is what its module and qualified name lead to (pickled by reference)."""
-    module = sys.modules.get(getattr(obj, "__module__", None) or "")
-    qualname = getattr(obj, "__qualname__", "")
-    if module is None or module.__name__ == "__main__" or "<" in qualname:
-        return False
-    found: Any = module
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-    return found is obj
+    return CodeRef(cls)
 
 
 @register_token(types.FunctionType)
 def _function(function: types.FunctionType) -> Any:
+    if is_named(function):  # all of it is code: identified where it is defined
+        return CodeRef(function)
+    # A lambda or closure: what it captured and its defaults are values; its code is code.
     closure = tuple(c.cell_contents if _filled(c) else "<empty cell>"
                     for c in function.__closure__ or ())  # fmt: skip
-    named = _globals_named(function) if _by_value(function) else None
-    return (function.__module__, function.__qualname__, function.__code__,
-            function.__defaults__, function.__kwdefaults__, closure, dict(vars(function)),
-            named)  # fmt: skip
-
-
-def _by_value(function: types.FunctionType) -> bool:
-    """Whether cloudpickle ships the function's code to workers (it names the others)."""
-    module = function.__module__
-    return module == "__main__" or module not in sys.modules or "<" in function.__qualname__
+    defaults = (function.__defaults__, function.__kwdefaults__)
+    return (function.__module__, function.__qualname__, CodeRef(function), *defaults, closure,
+            dict(vars(function)))  # fmt: skip
 
 
 def _filled(cell: Any) -> bool:
@@ -483,18 +871,6 @@ def _filled(cell: Any) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _globals_named(function: types.FunctionType) -> dict[str, Any]:
-    """The globals a by-value function's code names, as cloudpickle ships them to workers."""
-    names: set[str] = set()
-    codes = [function.__code__]
-    while codes:
-        code = codes.pop()
-        names.update(code.co_names)
-        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-    scope = function.__globals__
-    return {name: scope[name] for name in names if name in scope}
 
 
 @register_token(types.CodeType)
@@ -509,12 +885,41 @@ def _code(code: types.CodeType) -> Any:
 def _builtin_function(function: Any) -> Any:
     owner = function.__self__
     bound = None if owner is None or isinstance(owner, types.ModuleType) else owner
-    return (getattr(function, "__module__", None), function.__qualname__, bound)
+    return (CodeRef(function), bound)
+
+
+@register_token(
+    types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType,
+    types.GetSetDescriptorType, types.MemberDescriptorType,
+)  # fmt: skip
+def _descriptor(value: Any) -> Any:
+    """A slot of a class (``object.__init__``, a ``__slots__`` member): its class and name."""
+    return (CodeRef(value.__objclass__), value.__name__)
+
+
+@register_token(types.MethodWrapperType)
+def _method_wrapper(value: Any) -> Any:
+    return (CodeRef(type(value.__self__)), value.__name__, value.__self__)
 
 
 @register_token(types.MethodType)
 def _method(method: types.MethodType) -> Any:
     return (method.__func__, method.__self__)
+
+
+@register_token(staticmethod, classmethod)
+def _wrapped_method(value: Any) -> Any:
+    return value.__func__
+
+
+@register_token(property)
+def _property(value: property) -> Any:
+    return (value.fget, value.fset, value.fdel)
+
+
+@register_token(functools.cached_property)
+def _cached_property(value: functools.cached_property[Any]) -> Any:
+    return (value.func, value.attrname)
 
 
 @register_token(functools.partial)
@@ -524,12 +929,8 @@ def _partial(value: functools.partial[Any]) -> Any:
 
 @register_token(np.ufunc)
 def _ufunc(value: np.ufunc) -> Any:
-    if getattr(np, value.__name__, None) is not value:
-        raise TokenError(
-            f"cannot identify the ufunc {value.__name__!r} exactly: it is not numpy's own. "
-            "Pass a Python function instead."
-        )
-    return value.__name__
+    # By its importable name (numpy.log, scipy.special.expit) and its distribution's version.
+    return CodeRef(value)
 
 
 # Libraries imported only when one of their values is met ----------------------------------
@@ -552,6 +953,8 @@ def _register_pandas() -> None:
         names = list(index.names)
         if isinstance(index, pd.RangeIndex):
             return (names, index.start, index.stop, index.step)
+        if isinstance(index, pd.MultiIndex):  # no single array: its levels and their codes
+            return (names, list(index.levels), [np.asarray(c) for c in index.codes])
         return (names, str(index.dtype), _series_values(index))
 
     def _series_values(values: Any) -> Any:

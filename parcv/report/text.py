@@ -16,7 +16,7 @@ from parcv.plan.records import Key
 from parcv.plan.space import format_params
 from parcv.plan.splits import describe_folds
 from parcv.results.criteria_table import CriteriaTable, method_title
-from parcv.results.objects import CVResult, NestedResult, SearchResult
+from parcv.results.objects import CVResult, NestedResult, SearchResult, kept_note
 from parcv.results.predictions import predicts_labels
 
 __all__ = [
@@ -565,6 +565,12 @@ def _outer_predictions(result: Result) -> list[str]:
     ]
 
 
+def _kept(result: Result) -> list[str]:
+    """Units that took stored records of other code (``resume="values"``), named."""
+    note = kept_note(getattr(result, "records", ()))
+    return ["## Records of other code", "", note, ""] if note else []
+
+
 def _failures(result: Result) -> list[str]:
     lines = ["## Failures", "", result.failures.text]
     for label, counts in result.warning_counts.items():
@@ -623,6 +629,7 @@ def render_report(
         *_racing(result),
         *_iteration_paths(result),
         *_failures(result),
+        *_kept(result),
     ]
     if plots or plot_note:
         lines += ["## Plots", ""] + [

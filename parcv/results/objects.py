@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from parcv.errors import ModelNotAvailableError
 from parcv.plan.iterations import Iterations
+from parcv.plan.record_table import RecordList
 from parcv.plan.records import Record
 from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
@@ -42,6 +43,7 @@ __all__ = [
     "FAST_CV_NOTE",
     "FinalModel",
     "cv_results_frame",
+    "kept_note",
 ]
 
 FAST_CV_NOTE = (
@@ -97,8 +99,33 @@ def _interval_text(interval: CVInterval) -> str:
     return f"{interval.estimate:.6g} [{interval.lower:.6g}, {interval.upper:.6g}]"
 
 
-def _notes(fast_cv: bool) -> list[str]:
-    return [FAST_CV_NOTE] if fast_cv else []
+def kept_note(records: Sequence[Record]) -> str:
+    """Say which units took a stored record of other code (``resume="values"``); "" if none.
+
+    Examples
+    --------
+    >>> from parcv.plan.records import Unit
+    >>> kept = Record(Unit("fit", None, 0, 0), "ok", {}, {}, 0.0, 0.0, 1, 1,
+    ...               kept=("scikit-learn 1.9.1 → 1.9.2",))
+    >>> kept_note([kept]).split(":")[0]
+    "1 of 1 units took a stored record computed by other code or versions (resume='values')"
+    """
+    # Of a store's table, only the records built so far: load builds those it marks kept.
+    seen = records.built() if isinstance(records, RecordList) else records
+    kept = [r for r in seen if r.kept]
+    if not kept:
+        return ""
+    causes = sorted({cause for r in kept for cause in r.kept})
+    return (
+        f"{len(kept):,} of {len(records):,} units took a stored record computed by other code "
+        f"or versions (resume='values'): {'; '.join(causes)}. Their numbers are that code's; "
+        "resume=True recomputes them with this code."
+    )
+
+
+def _notes(fast_cv: bool, records: Sequence[Record] = ()) -> list[str]:
+    kept = kept_note(records)
+    return [FAST_CV_NOTE] * fast_cv + [kept] * bool(kept)
 
 
 @dataclass(frozen=True, repr=False)
@@ -188,8 +215,8 @@ class CVResult(Exportable, dict[str, Any]):
 
     @property
     def notes(self) -> list[str]:
-        """How the numbers were computed, where that matters (fast CV)."""
-        return _notes(self.fast_cv)
+        """How the numbers were computed, where that matters (fast CV, records kept)."""
+        return _notes(self.fast_cv, self.records)
 
     def out_of_fold(self, method: str = "predict") -> OutOfFold:
         """The stored outputs on every fold's test rows, with their rows and target.
@@ -406,8 +433,8 @@ class SearchResult(Exportable):
 
     @property
     def notes(self) -> list[str]:
-        """How the numbers were computed, where that matters (fast CV)."""
-        return _notes(self.fast_cv)
+        """How the numbers were computed, where that matters (fast CV, records kept)."""
+        return _notes(self.fast_cv, self.records)
 
     @property
     def best_estimator_(self) -> Any:
@@ -661,8 +688,8 @@ class NestedResult(Exportable):
 
     @property
     def notes(self) -> list[str]:
-        """How the numbers were computed, where that matters (fast CV)."""
-        return _notes(self.fast_cv)
+        """How the numbers were computed, where that matters (fast CV, records kept)."""
+        return _notes(self.fast_cv, self.records)
 
     def out_of_fold(self, method: str = "predict") -> OutOfFold:
         """The outer refits' stored outputs on every outer test part, with rows and target.

@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from parcv.errors import PlanMismatchError, StoreDamagedError, did_you_mean
 from parcv.plan.build import FINGERPRINTED
+from parcv.plan.code import Environment
 from parcv.plan.kinds import KINDS
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.record_table import RecordTable
@@ -56,6 +57,9 @@ __all__ = [
     "read_rounds",
     "read_target",
     "RoundRow",
+    "read_kept",
+    "read_by_values",
+    "Stored",
 ]
 
 
@@ -327,8 +331,9 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
         differs = "Differs: " + "; ".join(found) + "."
     elif _description(old):
         differs = (
-            "The plan descriptions agree, so the data values, the folds, the scorers or the "
-            "criteria options differ."
+            "The plan descriptions agree, so the data values, the folds, the scorers, the "
+            "criteria options or the code they run (an edited function, an upgraded library) "
+            "differ."
         )
     else:
         differs = "The store keeps no plan description to compare with."
@@ -363,6 +368,12 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
 # Schema 2 (the releases before) kept the same records as text and JSON: ``load`` and
 # ``parcv report`` read it, a run refuses to add to it. Schema 1 (parcv 0.1.0) kept records
 # by graph key: read by ``load``, refused by a run.
+# Schema 5 adds, beside each record, what its key was made of: its values key (the key
+# with code only named) and the environment of the code it ran (distribution versions,
+# user-code digests: ``identities``, ``environments``), so that a run can say which code
+# change made a stored record stale, and keep it if asked (``kept``: the current plan's
+# units that took a record of other code, with why). A schema-4 store gains the tables when
+# a run opens it; its records keep their old keys, which no unit has any more.
 SCHEMA_VERSION = "5"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -400,13 +411,20 @@ CREATE TABLE IF NOT EXISTS predictions (
 CREATE TABLE IF NOT EXISTS target (
     name TEXT PRIMARY KEY, dtype TEXT NOT NULL, shape TEXT NOT NULL, data BLOB NOT NULL,
     codes TEXT, uniques BLOB);
+CREATE TABLE IF NOT EXISTS environments (
+    id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, entries TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS identities (
+    vkey BLOB NOT NULL, ckey BLOB NOT NULL, env INTEGER, PRIMARY KEY (vkey, ckey)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kept (
+    pid INTEGER NOT NULL DEFAULT 0, key TEXT NOT NULL, causes TEXT NOT NULL,
+    PRIMARY KEY (pid, key)) WITHOUT ROWID;
 """
 _TABLES = (
     "meta", "folds", "partitions", "labels", "workers", "metrics", "records", "units", "models",
-    "predictions", "target", "rounds",
+    "predictions", "target", "rounds", "environments", "identities", "kept",
 )  # fmt: skip
 # The tables that describe the run that wrote last (its plans), rewritten by every run.
-_PLAN_TABLES = ("meta", "folds", "partitions", "units", "target", "rounds")
+_PLAN_TABLES = ("meta", "folds", "partitions", "units", "target", "rounds", "kept")
 
 _COLUMNS = (
     "ckey, kind, outer, inner, candidate, label, status, metrics, test_scores, "
@@ -636,6 +654,10 @@ _SHARED: dict[str, Callable[[Any], tuple[tuple[str, ...], tuple[Any, ...]]]] = {
 }
 
 
+# A unit's values key, its code's digest and environment (see parcv.plan.keys), or None.
+_Identity = Callable[[Unit], tuple[str, bytes, Environment]] | None
+
+
 def _no_key(unit: Unit) -> str:
     raise ValueError(f"a store opened without content keys cannot add {unit!r}")
 
@@ -678,13 +700,20 @@ class Store:
     conn: sqlite3.Connection | None = None
     labels: tuple[tuple[str, str], ...] = ()
     key_of: Callable[[Unit], str] = _no_key
+    # A unit's values key and the code it runs (digest, entries), kept beside its record.
+    identity_of: Callable[[Unit], tuple[str, bytes, Environment]] | None = None
+    # Units (plan id, graph key) that took a stored record of other code (resume="values"):
+    # the content key of that record; they are not written again under their own key.
+    kept: dict[tuple[int, Key], str] = field(default_factory=dict, repr=False)
     _ids: dict[tuple[str, Any], int] = field(default_factory=dict, repr=False)
-    _plans: dict[int, tuple[tuple[tuple[str, str], ...], Callable[[Unit], str]]] = field(
+    _envs: dict[int, Environment | None] = field(default_factory=dict, repr=False)
+    # Per plan id: its labels, content keys and identities (plan 0's are the fields above).
+    _plans: dict[int, tuple[tuple[tuple[str, str], ...], Callable[[Unit], str], _Identity]] = field(
         default_factory=dict, repr=False
     )
 
     def __post_init__(self) -> None:
-        self._plans[0] = (self.labels, self.key_of)
+        self._plans[0] = (self.labels, self.key_of, self.identity_of)
 
     def add_plan(
         self,
@@ -695,9 +724,10 @@ class Store:
         folds: list[tuple[Any, Any, Any, Any]],
         partitions: dict[int | None, PartitionFolds] | None = None,
         round: RoundRow | None = None,
+        identity_of: _Identity = None,
     ) -> None:
         """Describe another plan of the run (``pid`` > 0): its folds and its round."""
-        self._plans[pid] = (labels, key_of)
+        self._plans[pid] = (labels, key_of, identity_of)
         if self.conn is None:
             return
         with self.conn:
@@ -741,7 +771,7 @@ class Store:
         """Commit a batch of records (by content key) and plan ``pid``'s units, in one go."""
         if self.conn is None:
             return
-        records = list(records)
+        records = [r for r in records if (pid, r.key) not in self.kept]
         key_of = self._plans[pid][1]
         ckeys = [key_of(r.unit) for r in records]
         try:
@@ -765,6 +795,8 @@ class Store:
             conn.executemany(
                 _UNITS_INSERT, [_unit_row(r, k, pid) for r, k in zip(records, ckeys, strict=True)]
             )
+            if self._plans[pid][2] is not None:
+                self._add_identities(conn, records, ckeys, pid)
             conn.executemany(
                 f"INSERT OR REPLACE INTO predictions (ckey, method, {ARRAY_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -776,6 +808,31 @@ class Store:
                 ],
             )
 
+    def _add_identities(
+        self, conn: sqlite3.Connection, records: list[Record], ckeys: list[str], pid: int
+    ) -> None:
+        """Each record's values key and the environment of the code it ran (in a transaction)."""
+        identity_of = self._plans[pid][2]
+        assert identity_of is not None
+        rows = []
+        for record, ckey in zip(records, ckeys, strict=True):
+            vkey, digest, env = identity_of(record.unit)
+            rows.append((ckey_blob(vkey), ckey_blob(ckey), self._env_id(conn, digest, env)))
+        conn.executemany("INSERT OR REPLACE INTO identities VALUES (?, ?, ?)", rows)
+
+    def _env_id(self, conn: sqlite3.Connection, digest: bytes, env: Environment) -> int | None:
+        if not digest:
+            return None  # no code: its values key is its content key
+        found = self._ids.get(("environments", digest))
+        if found is None:
+            conn.execute(
+                "INSERT OR IGNORE INTO environments (digest, entries) VALUES (?, ?)",
+                (digest, env.to_json()),
+            )
+            row = conn.execute("SELECT id FROM environments WHERE digest = ?", (digest,))
+            found = self._ids[("environments", digest)] = int(row.fetchone()[0])
+        return found
+
     def claim(self, records: Iterable[Record], pid: int = 0) -> None:
         """Mark stored records (reused, relabelled) as units of plan ``pid``."""
         if self.conn is None:
@@ -784,8 +841,55 @@ class Store:
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.executemany(
-                _UNITS_INSERT, [_unit_row(r, key_of(r.unit), pid) for r in records]
+                _UNITS_INSERT,
+                [
+                    _unit_row(r, key_of(r.unit), pid)
+                    for r in records
+                    if (pid, r.key) not in self.kept
+                ],
             )
+
+    def keep(self, records: Iterable[tuple[Record, str]], pid: int = 0) -> None:
+        """Make stored records of other code units of plan ``pid``: ``(record, its content key)``.
+
+        The record stays under its own key, with the code it ran; the unit points to it,
+        and ``kept`` says why it was not recomputed (``record.kept``).
+        """
+        pairs = list(records)
+        self.kept.update(((pid, r.key), ckey) for r, ckey in pairs)
+        if self.conn is None or not pairs:
+            return
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.executemany(_UNITS_INSERT, [_unit_row(r, ckey, pid) for r, ckey in pairs])
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO kept VALUES (?, ?, ?)",
+                [(pid, key_text(r.key), json.dumps(list(r.kept))) for r, _ in pairs],
+            )
+
+    def by_values(self, vkeys: Iterable[str]) -> dict[str, Stored]:
+        """The newest stored record of each values key among ``vkeys``, with the code it ran."""
+        if self.conn is None:
+            return {}
+        return _by_values(self.conn, vkeys, self._envs)
+
+    def n_unidentified(self) -> int:
+        """Records stored without their values key (by a parcv before code identity)."""
+        return 0 if self.conn is None else _n_unidentified(self.conn)
+
+    def identify(self, records: Iterable[Record], pid: int = 0) -> None:
+        """Keep the values key and code of stored records plan ``pid`` takes by content key.
+
+        Records an earlier parcv stored without them: a later run can then say
+        what changed when their code does.
+        """
+        records = list(records)
+        _, key_of, identity_of = self._plans[pid]
+        if self.conn is None or identity_of is None or not records:
+            return
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._add_identities(self.conn, records, [key_of(r.unit) for r in records], pid)
 
     def stored(self, ckeys: Iterable[str]) -> dict[str, Record]:
         """Return the stored records among ``ckeys`` (labelled as the plan that stored them)."""
@@ -832,6 +936,10 @@ class Store:
             self.conn.execute("BEGIN IMMEDIATE")
             cursor = self.conn.execute(f"DELETE FROM records WHERE ckey {unused}")
             self.conn.execute(f"DELETE FROM models WHERE ckey {unused}")
+            if _has_table(self.conn, "identities"):
+                self.conn.execute(
+                    "DELETE FROM identities WHERE ckey NOT IN (SELECT ckey FROM records)"
+                )
             if _has_table(self.conn, "predictions"):
                 self.conn.execute(f"DELETE FROM predictions WHERE ckey {unused}")
         for file in files:
@@ -888,6 +996,79 @@ class Store:
                 # A second Ctrl-C during the checkpoint still closes the connection, and
                 # SQLite folds the WAL in and removes it when its last connection closes.
                 conn.close()
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A stored record found by its values key: its content key, code and start time."""
+
+    ckey: str
+    environment: Environment | None
+    started: float
+
+
+_BY_VALUES = (
+    "SELECT i.vkey, i.ckey, i.env, r.started FROM identities i JOIN records r ON r.ckey = i.ckey"
+)
+
+
+def _by_values(
+    conn: sqlite3.Connection, vkeys: Iterable[str], envs: dict[int, Environment | None]
+) -> dict[str, Stored]:
+    if not _has_table(conn, "identities"):
+        return {}
+    wanted = {ckey_blob(k) for k in vkeys}
+    if not wanted:
+        return {}
+    if len(wanted) <= 500:
+        marks = ", ".join("?" * len(wanted))
+        cursor = conn.execute(f"{_BY_VALUES} WHERE i.vkey IN ({marks})", sorted(wanted))
+    else:
+        cursor = conn.execute(_BY_VALUES)
+    found: dict[str, Stored] = {}
+    for vkey, ckey, env, started in cursor:
+        if vkey not in wanted:
+            continue
+        text = vkey.hex()
+        if text in found and found[text].started >= started:
+            continue  # the newest record of these values: the code that ran last
+        if env is not None and env not in envs:
+            row = conn.execute("SELECT entries FROM environments WHERE id = ?", (env,))
+            envs[env] = Environment.from_json(row.fetchone()[0])
+        found[text] = Stored(ckey.hex(), None if env is None else envs[env], started)
+    return found
+
+
+def read_by_values(path: Path, vkeys: Iterable[str]) -> dict[str, Stored]:
+    """:meth:`Store.by_values` of a store file, read-only."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        return _by_values(conn, vkeys, {})
+
+
+def read_kept(path: Path, pid: int = 0) -> dict[Key, tuple[str, ...]]:
+    """The current plan's units that took a record of other code, with why (resume="values")."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        if not _has_table(conn, "kept"):
+            return {}
+        where, args = _of_plan(conn, "kept", pid)
+        rows = conn.execute(f"SELECT key, causes FROM kept{where}", args).fetchall()
+    return {tuple(json.loads(k)): tuple(json.loads(c)) for k, c in rows}
+
+
+def _n_unidentified(conn: sqlite3.Connection) -> int:
+    # Identities are written and pruned with their records: one row per record that has one.
+    n_records = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    if not _has_table(conn, "identities"):
+        return n_records
+    return max(0, n_records - int(conn.execute("SELECT count(*) FROM identities").fetchone()[0]))
+
+
+def read_unidentified(path: Path) -> int:
+    """:meth:`Store.n_unidentified` of a store file, read-only."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        if _is_schema_1(conn) or _is_schema_2(conn):
+            return 0
+        return _n_unidentified(conn)
 
 
 def read_meta(path: Path) -> dict[str, str]:
@@ -1421,6 +1602,7 @@ def open_store(
     *,
     labels: tuple[tuple[str, str], ...],
     key_of: Callable[[Unit], str] = _no_key,
+    identity_of: Callable[[Unit], tuple[str, bytes, Environment]] | None = None,
     partitions: dict[int | None, PartitionFolds] | None = None,
     resume: bool = False,
     overwrite: bool = False,
@@ -1441,6 +1623,10 @@ def open_store(
         Per candidate, written with each record.
     key_of : callable, default raises
         Content key of a record's unit (:meth:`parcv.plan.keys.ContentKeys.key`).
+    identity_of : callable, default=None
+        A unit's values key, and the digest and entries of the code it runs
+        (:meth:`parcv.plan.keys.ContentKeys.values_key` and ``environment``),
+        kept beside each record it adds.
     partitions : dict of outer fold to PartitionFolds, default=None
         Compact fold sets (leave-one-out), stored as index blobs.
     resume : bool, default=False
@@ -1472,7 +1658,7 @@ def open_store(
     journal = check_journal(journal)
     p = check_store(path)
     if p is None:
-        return Store(None, None, labels, key_of)
+        return Store(None, None, labels, key_of, identity_of)
     fresh = not p.exists() or never_created(p)
     action = "wipe" if fresh else _check_existing(p, meta, overwrite, resume)
     conn = _connect(p, journal)
@@ -1483,7 +1669,7 @@ def open_store(
         # connection now, or its -wal and -shm files outlive the process.
         conn.close()
         raise
-    return Store(p, conn, labels, key_of)
+    return Store(p, conn, labels, key_of, identity_of)
 
 
 def _write_plan(
