@@ -171,3 +171,20 @@ def test_cross_validate_says_bbc_is_for_nested_cv(reg_data):
     X, y = reg_data
     with pytest.raises(ValueError, match=r"got 'bbc'.*interval='bbc' is for nested_cv"):
         parcv.cross_validate(Ridge(), X, y, scoring="neg_mean_squared_error", interval="bbc")
+
+
+def test_a_partial_view_lists_only_the_nested_cv_s_own_outer_folds(reg_data):
+    from parcv.engine.backends import SerialBackend
+    from parcv.engine.runner import run_plan
+    from parcv.plan.build import build_plan
+    from parcv.plan.data import check_dataset
+    from parcv.results.partial import make_partial_result
+
+    X, y = reg_data
+    data = check_dataset(X, y)
+    plan = build_plan(Ridge(), GRID, data, inner=3, outer=3, scoring="neg_mean_squared_error",
+                      **NCV)  # fmt: skip
+    assert plan.nested_outers == (0, 1, 2) and len(plan.refit_outers) == 3 + 2 * 3 * 4 // 2
+    records = run_plan(plan, data, SerialBackend())
+    partial = make_partial_result("nested_cv", plan, records, [], len(records))
+    assert sorted(partial.outer_test_scores) == [0, 1, 2]
