@@ -686,7 +686,10 @@ def nested_cv(
     criteria: Any = None,
     racing: Racing | None = None,
     bbc: bool = False,
+    interval: str | None = None,
     confidence: float = 0.9,
+    ncv_repetitions: int = 10,
+    ncv_random_state: int = 0,
     return_predictions: Any = False,
     iterations: Iterations | None = None,
     halving: Halving | Hyperband | None = None,
@@ -730,9 +733,42 @@ def nested_cv(
     racing : Racing, default=None
         As in :func:`search`: each inner CV (and the search on all data)
         runs its own race; an outer refit selects among its race's survivors.
-    bbc, confidence
+    bbc : bool, default=False
         As in :func:`search`, for the selection on all data (``refit=True``):
-        the result's ``final.bbc``, next to the nested CV estimate.
+        the result's ``final.bbc``, next to the nested CV estimate (and its
+        ``interval``, unless ``interval="ncv"``).
+    interval : {None, "ncv", "bbc"}, default=None
+        The interval of the error of the whole procedure -- select by the
+        inner CV, refit the winner -- applied to these data (its error on new
+        data: that of the model ``final`` ships). The usual ``mean ± z se`` of
+        the outer scores treats the outer folds as independent and can cover
+        far below its level. ``"ncv"``: the nested cross-validation interval
+        of Bates, Hastie and Tibshirani (see :func:`cross_validate`), the
+        "model" being the whole selection: for each of ``ncv_repetitions``
+        random assignments of the rows to K folds (K: the outer folds, 3 to
+        20), each of its K (K + 1) / 2 (train, test) pairs -- all rows but
+        one fold or two -- is one more outer fold of this nested CV (inner CV
+        on the train rows, refit of the winner there, per-sample losses on the
+        test rows), run, stored and resumed with the rest. That is
+        ``ncv_repetitions * K * (K + 1) / 2`` selections of
+        ``n_candidates * n_inner_folds + 1`` fits each: with 5 outer folds, 3
+        inner folds and 4 candidates, 10 repetitions take 150 selections, 1,950
+        fits. ``"bbc"``: BBC-CV of the selection on all data instead
+        (``bbc=True``; no extra fits, needs ``refit=True`` and a k-fold
+        ``inner``); it targets the selected candidate's error more than the
+        shipped model's. Both need a per-sample loss as the refit metric
+        (``"neg_mean_squared_error"``, ``"neg_mean_absolute_error"``,
+        ``"accuracy"``, ``"neg_log_loss"``), and ``"ncv"`` ungrouped rows.
+        The result's ``interval`` is on the loss scale, with the usual
+        interval of the outer folds as ``naive_interval``.
+    confidence : float, default=0.9
+        Nominal coverage of the intervals (and of BBC-CV's).
+    ncv_repetitions : int, default=10
+        Random assignments of the rows to K folds for ``interval="ncv"``
+        (fewer than :func:`cross_validate`'s 50: each costs a nested CV and
+        more, K (K + 1) / 2 selections; the authors use 200).
+    ncv_random_state : int, default=0
+        Seed of those assignments.
     return_predictions : bool, str or sequence of str, default=False
         As in :func:`search`, for every inner fit and every outer refit: the
         outer refits' predictions give the pooled confusion matrix
@@ -748,7 +784,7 @@ def nested_cv(
         unit per outer fold); with ``refit``, the halving search on all data
         gives the model to ship (a :class:`Hyperband` likewise). Returns a
         :class:`NestedHalvingResult`.
-        Not with ``criteria``, ``bbc``, ``selection`` or ``return_predictions``.
+        Not with ``criteria``, ``bbc``, ``interval``, ``selection`` or ``return_predictions``.
     strategy : Halving, Hyperband, Sampler or a strategy, default=None
         As in :func:`search`: every outer fold's search and the search on all
         data run their rounds side by side, each round as soon as the records
@@ -780,6 +816,7 @@ def nested_cv(
             iterations=None if iterations is None or iterations.patience is not None
             else iterations,
             racing=None if getattr(adaptive, "races", True) else racing,
+            interval=interval,
         ))  # fmt: skip
         if inner is None:
             raise ValueError(
@@ -802,8 +839,10 @@ def nested_cv(
         data,
         dict(inner=inner, outer=outer, scoring=scoring, refit=refit, selection=selection,
              error_score=error_score, return_train_score=return_train_score,
-             fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc,
-             confidence=confidence, predictions=return_predictions, iterations=iterations),
+             fast_cv=fast_cv, criteria=criteria, racing=racing, bbc=bbc, interval=interval,
+             confidence=confidence, ncv_repetitions=ncv_repetitions,
+             ncv_random_state=ncv_random_state, predictions=return_predictions,
+             iterations=iterations),
         run,
     )  # fmt: skip
     return make_nested_result(plan, records, y_true=_target(plan, y))

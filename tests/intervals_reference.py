@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
-from sklearn.model_selection import KFold
+from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.utils import _safe_indexing
 
 from parcv.stats.intervals import (
@@ -37,10 +37,12 @@ from parcv.stats.intervals import (
 
 __all__ = [
     "NestedSearchResult",
+    "SelectionInterval",
     "accuracy_per_sample",
     "bbc_reference",
     "nested_cv_losses",
     "nested_search_reference",
+    "selection_interval_reference",
     "ncv_reference",
     "oof_values",
     "squared_error",
@@ -236,3 +238,48 @@ def nested_search_reference(
         fits += len(candidates) * inner_folds + 1
         chosen.append(best)
     return NestedSearchResult(total / n, fits, tuple(chosen))
+
+
+@dataclass(frozen=True)
+class SelectionInterval:
+    """The NCV interval of a select-then-refit procedure, and the fits it took."""
+
+    interval: CVInterval
+    n_fits: int
+    chosen: tuple[dict[str, Any], ...]
+
+
+def selection_interval_reference(
+    estimator: Any,
+    grid: Any,
+    X: Any,
+    y: Any,
+    *,
+    inner: Any,
+    scoring: str,
+    loss: PerSample,
+    confidence: float = 0.9,
+    n_folds: int = 5,
+    n_repetitions: int = 2,
+    random_state: RandomState = None,
+) -> SelectionInterval:
+    """Return the BHT nested-CV interval of "GridSearchCV, then its refit" on (X, y).
+
+    The "model" of Bates, Hastie & Tibshirani's Algorithm 1 is the whole search: on
+    every (train, test) pair of :func:`intervals.plan_nested_cv` a fresh
+    ``GridSearchCV(estimator, grid, cv=inner, scoring=scoring)`` is fitted on the train
+    rows (inner CV, select, refit), and its refitted winner's per-sample losses on the
+    test rows are kept. A plain loop: no parcv engine, plan or result is involved.
+    """
+    plan = plan_nested_cv(len(y), n_folds, n_repetitions, random_state)
+    unit_losses, n_fits, chosen = {}, 0, []
+    for unit in plan.units:
+        train, test = plan.train_indices(unit), plan.test_indices(unit)
+        search = GridSearchCV(clone(estimator), grid, cv=inner, scoring=scoring)
+        search.fit(_take(X, train), _take(y, train))
+        predicted = search.best_estimator_.predict(_take(X, test))
+        unit_losses[unit] = np.asarray(loss(_take(y, test), predicted), dtype=np.float64)
+        n_fits += len(search.cv_results_["params"]) * search.n_splits_ + 1
+        chosen.append(search.best_params_)
+    interval = ncv_interval(plan.assemble(unit_losses), confidence)
+    return SelectionInterval(interval, n_fits, tuple(chosen))

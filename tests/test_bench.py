@@ -146,6 +146,23 @@ def test_coverage_study_quick_prints_every_interval_of_both_settings(tmp_path: P
 
 
 @pytest.mark.slow
+def test_coverage_study_quick_prints_every_interval_of_the_nested_settings(tmp_path: Path) -> None:
+    script = SCRIPT.parent / "interval_coverage.py"
+    args = ["--quick", "--n-jobs", "1", "--replications", "2", "--study", "nested"]
+    proc = _run_script(script, args, tmp_path)
+    rows = [line.split() for line in proc.stdout.splitlines() if line.startswith("nested-")]
+    methods = sorted((row[0], row[3]) for row in rows)
+    assert methods == sorted(
+        (setting, method)
+        for setting in ("nested-sparse", "nested-decay")
+        for method in ("naive-folds", "naive-samples", "bbc", "ncv")
+    )
+    for row in rows:  # a coverage in [0, 1] and a positive mean width, for every method
+        assert 0.0 <= float(row[4]) <= 1.0 and float(row[9]) > 0.0
+    assert "30 NCV selections = 630 fits each" in proc.stdout  # R = 2: 2 x 15 x (4 x 5 + 1)
+
+
+@pytest.mark.slow
 def test_report_size_bench_measures_a_small_run_and_its_report(tmp_path: Path) -> None:
     script = SCRIPT.parent / "report_size.py"
     run = tmp_path / "run"

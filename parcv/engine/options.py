@@ -19,7 +19,7 @@ from typing import Any, TypedDict, TypeVar
 import numpy as np
 
 from parcv.engine.backends import Backend, check_backend, with_timeout
-from parcv.errors import did_you_mean
+from parcv.errors import closest_names
 from parcv.store.sqlite import check_journal, check_store
 
 __all__ = [
@@ -115,6 +115,9 @@ options : RunOptions, default=None
 _MARKER = "%(run_options)s"
 # Only search and nested_cv fit a final model, the one save_models keeps.
 _FINAL_ONLY = frozenset({"save_models"})
+# Each entry point's own keyword parameters, by name (takes_run_options records them): a
+# mistyped keyword lands in **run_options, and its message names the closest of these too.
+_ENTRY_PARAMETERS: dict[str, tuple[str, ...]] = {}
 
 
 class RunKeywords(TypedDict, total=False):
@@ -334,15 +337,37 @@ Put it in the object, options=dataclasses.replace(options, n_jobs=2), or drop op
 
 
 def _unknown_keyword(caller: str, name: str, allowed: tuple[str, ...]) -> str:
+    """The message of an unknown keyword: the closest parameters of ``caller``, then options.
+
+    Examples
+    --------
+    >>> print(_unknown_keyword("f", "n_job", ("backend", "n_jobs")))
+    f() got an unexpected keyword argument 'n_job'. Did you mean 'n_jobs'? Its run options are \
+['backend', 'n_jobs']; see help(f).
+    >>> print(_unknown_keyword("nested_cv", "n_outer", ("backend", "n_jobs")))
+    nested_cv() got an unexpected keyword argument 'n_outer'. Did you mean 'outer'? See \
+help(nested_cv) for all of its parameters and run options.
+    """
     if name in _FINAL_ONLY:
         return (
             f"{caller}() got an unexpected keyword argument {name!r}: it fits no final model to "
             "save. Use search() or nested_cv() to keep the final model."
         )
+    own = _ENTRY_PARAMETERS.get(caller, ())
+    close = closest_names(name, [*own, *allowed])
+    start = f"{caller}() got an unexpected keyword argument {name!r}."
+    if close and own:
+        others = f" (or {', '.join(repr(c) for c in close[1:])})" if close[1:] else ""
+        return (
+            f"{start} Did you mean {close[0]!r}{others}? See help({caller}) for all of its "
+            "parameters and run options."
+        )
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    if not own:
+        return f"{start}{hint} Its run options are {list(allowed)}; see help({caller})."
     return (
-        f"{caller}() got an unexpected keyword argument {name!r}. "
-        f"{did_you_mean(name, allowed, end=' ')}Its run options are "
-        f"{list(allowed)}; see help({caller})."
+        f"{start} Its parameters are {list(own)}, and its run options {list(allowed)}; see "
+        f"help({caller})."
     )
 
 
@@ -363,13 +388,19 @@ def takes_run_options(*, final_model: bool = False) -> Callable[[F], F]:
     The marker ``%(run_options)s`` in the docstring becomes the options'
     ``Parameters`` entries; ``inspect.signature`` (and so ``help``) lists
     each option as a keyword with its default, in place of ``**run_options``.
-    ``final_model`` adds ``save_models`` (search and nested_cv).
+    ``final_model`` adds ``save_models`` (search and nested_cv). A keyword the
+    entry point does not take lands in ``**run_options``; :func:`check_run_options`
+    refuses it naming the closest of the entry point's own parameters and run
+    options (recorded here, by the entry point's name).
     """
 
     def decorate(func: F) -> F:
         func.__doc__ = _substitute(func.__doc__, final_model=final_model)
         signature = inspect.signature(func)
         kept = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        _ENTRY_PARAMETERS[func.__name__] = tuple(
+            p.name for p in kept if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        )
         at = next((i for i, p in enumerate(kept) if p.name == "options"), len(kept))
         declared = {f.name: f for f in fields(RunOptions) if f.default is not MISSING}
         run = [

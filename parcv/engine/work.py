@@ -363,8 +363,14 @@ def _keep_bbc_losses(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> d
 
 
 def _keep_losses(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
-    """Per-sample test losses of the nested-CV interval's metric, in row order."""
-    metric = plan.interval.metric  # type: ignore[union-attr]
+    """Per-sample test losses of the nested-CV interval's metric, in row order.
+
+    Its ``ncv`` units keep them, and the refits of a nested CV with the interval
+    (the other refits have nothing to keep).
+    """
+    if plan.interval is None or not split.n_test:
+        return {}
+    metric = plan.interval.metric
     losses = per_sample_loss(metric, estimator, split.X_test, split.y_test)
     return {"folds": FoldScores({"loss": losses})}
 

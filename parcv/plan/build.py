@@ -94,8 +94,11 @@ class Plan:
         scored so far says they are worse than the current best
         (:mod:`parcv.stats.racing`); their later folds are never run.
     interval : IntervalRequest or None, default=None
-        The nested CV interval of a one-candidate run, whose fits are the
-        ``ncv`` units; ``ncv`` holds their fold assignments.
+        The nested CV interval. Of a one-candidate run, its fits are the
+        ``ncv`` units; of a nested CV, each of its fits is a whole selection
+        (inner CV, refit): an outer fold after the nested CV's own (see
+        :attr:`nested_outers`), whose refit keeps its per-sample losses.
+        ``ncv`` holds their fold assignments.
     bbc : BBCRequest or None, default=None
         BBC-CV of the candidate selected on all data: the all-data fits keep
         their per-sample test losses.
@@ -175,6 +178,18 @@ class Plan:
         """Total number of records a run makes, refits included."""
         n_fits = sum(len(self.unit_keys(u)) for u in self.units)
         return n_fits + len(self.refit_outers) + int(self.final)
+
+    @property
+    def nested_outers(self) -> tuple[int, ...]:
+        """The outer folds of the nested CV itself: ``refit_outers`` less the interval's.
+
+        The nested CV interval's selections are the outer folds after these:
+        outer fold ``len(nested_outers) + i`` is ``ncv.units[i]``.
+        """
+        if self.interval is None or self.ncv is None or not self.outer_folds:
+            return self.refit_outers
+        n_own = len(self.outer_folds) - self.ncv.n_fits
+        return tuple(o for o in self.refit_outers if o < n_own)
 
     def for_workers(self) -> Plan:
         """The plan as workers need it: without the unit list (chunks carry their units).
@@ -342,7 +357,9 @@ def build_plan(
     racing : Racing or None, default=None
         Race the candidates of every inner CV, as in :func:`parcv.search`.
     interval, confidence, ncv_repetitions, ncv_random_state
-        The nested CV interval, as in :func:`parcv.cross_validate`.
+        The nested CV interval, as in :func:`parcv.cross_validate`; with
+        ``outer``, of the whole selection, as in :func:`parcv.nested_cv`
+        (where ``"bbc"`` means ``bbc=True``).
     bbc : bool, default=False
         BBC-CV of the selected candidate, as in :func:`parcv.search`.
     predictions : bool, str or sequence of str, default=False
@@ -372,6 +389,8 @@ def build_plan(
     """
     _check_estimator(estimator)
     _check_flag("return_train_score", return_train_score, "to score each fit on its train rows")
+    if outer is not None and isinstance(interval, str) and interval == "bbc":
+        bbc = True  # a nested CV's interval="bbc": BBC-CV of the selection on all data
     candidates = check_space(space)
     path, choices = _check_path(
         check_iterations(iterations), estimator, candidates,
@@ -416,11 +435,15 @@ def build_plan(
     outer_folds, inner_folds = _all_folds(estimator, data, inner, outer, do_final)
     prefixes = _prefixes(estimator, candidates, data)
     wanted = _interval_request(
-        interval, estimator, scoring, inner_folds,
+        interval, estimator, (scoring, refit), inner_folds,
         options=(confidence, ncv_repetitions, ncv_random_state, outer, len(candidates)),
+        n_outer=len(outer_folds),
         grouped=data.groups is not None or "groups" in data.split_params,
     )  # fmt: skip
     ncv = None if wanted is None else wanted.fits(data.n_samples)
+    if ncv is not None and outer is not None:
+        outer_folds, inner_folds = _with_selections(ncv, estimator, data, inner,
+                                                    (outer_folds, inner_folds))  # fmt: skip
     bbc_request = _bbc_request(bbc, estimator, (scoring, refit), race, inner_folds,
                                confidence=confidence, n_samples=data.n_samples)  # fmt: skip
     _check_race_folds(race, inner_folds)
@@ -451,7 +474,7 @@ def build_plan(
         scoring=score_spec,
         outer_folds=outer_folds,
         inner_folds=inner_folds,
-        units=(*fits, *_ncv_units(ncv)),
+        units=(*fits, *_ncv_units(None if outer is not None else ncv)),
         refit_outers=tuple(range(len(outer_folds))),
         final=do_final,
         selection=check_selection(selection, params),
@@ -642,31 +665,61 @@ def _ncv_units(ncv: NestedCVPlan | None) -> tuple[Unit, ...]:
 def _interval_request(
     interval: Any,
     estimator: Any,
-    scoring: Any,
+    metrics: tuple[Any, Any],
     inner_folds: dict[int | None, Sequence[Fold]],
     *,
     options: tuple[Any, Any, Any, Any, int],
+    n_outer: int,
     grouped: bool,
 ) -> IntervalRequest | None:
-    """Check ``interval=`` against the run: one candidate, no outer CV, a per-sample loss."""
+    """Check ``interval=`` against the run (``metrics``: scoring, refit), before any fit.
+
+    Without ``outer``: one candidate and a per-sample loss. With ``outer``
+    (nested CV): the interval of the whole selection, K = the outer folds.
+    """
     confidence, repetitions, seed, outer, n_candidates = options
     if interval is None:
         return None
-    if outer is not None or n_candidates != 1:
+    nested = outer is not None
+    if not nested and n_candidates != 1:
         raise ValueError(
             f"interval={interval!r} is for cross_validate of one model; this run has "
-            f"{n_candidates} candidate(s){' and an outer CV' if outer is not None else ''}. "
-            "Cross-validate the chosen model with interval='ncv', or drop interval=."
+            f"{n_candidates} candidates. Use nested_cv(..., interval='ncv') for the interval "
+            "of the whole selection, cross-validate the chosen model with interval='ncv', or "
+            "drop interval=."
         )
-    if grouped:
+    if grouped and interval != "bbc":
         raise ValueError(
             f"interval={interval!r} assigns rows to folds at random, which would split the "
             "groups given with groups=; it is not available for grouped data. Drop interval=."
         )
-    metric = _metric_name(estimator, scoring, None)
-    return check_interval(interval, confidence=confidence, metric=metric,
-                          n_folds=len(inner_folds[None]), n_repetitions=repetitions,
-                          random_state=seed)  # fmt: skip
+    refit = metrics[1] if nested else None
+    return check_interval(interval, confidence=confidence,
+                          metric=_metric_name(estimator, metrics[0], refit),
+                          n_folds=n_outer if nested else len(inner_folds[None]),
+                          n_repetitions=repetitions, random_state=seed,
+                          caller="nested_cv" if nested else "cross_validate")  # fmt: skip
+
+
+def _with_selections(
+    ncv: NestedCVPlan,
+    estimator: Any,
+    data: Dataset,
+    inner: Any,
+    folds: tuple[tuple[Fold, ...], dict[int | None, Sequence[Fold]]],
+) -> tuple[tuple[Fold, ...], dict[int | None, Sequence[Fold]]]:
+    """The nested CV's folds with the interval's selections after its own outer folds.
+
+    Each (train, test) pair of the interval is one more outer fold: the inner CV
+    of ``inner`` on its train rows selects, the refit scores on its test rows.
+    """
+    outer_folds, inner_folds = list(folds[0]), dict(folds[1])
+    classifier = is_classifier(estimator)
+    for fit in ncv.units:
+        fold = Fold(ncv.train_indices(fit), ncv.test_indices(fit))
+        inner_folds[len(outer_folds)] = _inner_folds(inner, data, fold, classifier, "inner")
+        outer_folds.append(fold)
+    return tuple(outer_folds), inner_folds
 
 
 def check_racing(racing: Any, fast_cv: Any) -> Racing | None:

@@ -1,4 +1,4 @@
-"""The interval a cross_validate run reports for its error, and the fits it takes.
+"""The interval a run reports for its error, and the fits it takes.
 
 ``interval="ncv"`` asks for the nested cross-validation interval of Bates, Hastie
 and Tibshirani: ``n_repetitions`` random assignments of the rows to K folds, and
@@ -6,6 +6,15 @@ for each, K (K - 1) / 2 fits without two folds and K fits without one
 (:func:`parcv.stats.intervals.plan_nested_cv`). Those fits are ordinary units of
 the plan. Their per-sample losses need a per-sample loss, so the metric must
 have one.
+
+Of :func:`parcv.cross_validate`, the "fit" is one model's fit (an ``ncv`` unit).
+Of :func:`parcv.nested_cv`, it is the whole procedure the nested CV estimates:
+select a candidate by the inner CV on the train rows, refit it there and keep its
+per-sample losses on the test rows -- exactly an outer fold of nested CV. So the
+interval's ``R K (K + 1) / 2`` (train, test) pairs are more outer folds of the
+nested plan (after the user's own), each with its inner fits and its refit, and K
+is the number of outer folds. ``interval="bbc"`` of :func:`parcv.nested_cv` is
+BBC-CV of the selection on all data instead: no extra fit.
 """
 
 from __future__ import annotations
@@ -17,7 +26,14 @@ from typing import Any
 from parcv.stats.checks import check_confidence
 from parcv.stats.intervals import NestedCVPlan, plan_nested_cv
 
-__all__ = ["INTERVAL_LOSSES", "BBCRequest", "IntervalRequest", "check_bbc", "check_interval"]
+__all__ = [
+    "INTERVAL_LOSSES",
+    "INTERVALS",
+    "BBCRequest",
+    "IntervalRequest",
+    "check_bbc",
+    "check_interval",
+]
 
 #: Metrics whose per-sample loss the nested CV interval uses, and that loss.
 INTERVAL_LOSSES = {
@@ -26,6 +42,9 @@ INTERVAL_LOSSES = {
     "accuracy": "0-1 loss",
     "neg_log_loss": "log loss",
 }
+
+#: The intervals each kind of run offers (``interval=``): cross_validate, nested_cv.
+INTERVALS = {"cross_validate": ("ncv",), "nested_cv": ("ncv", "bbc")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +58,8 @@ class IntervalRequest:
     confidence : float
         Nominal coverage, e.g. 0.9.
     n_folds : int
-        K, the folds of each random assignment (the run's own CV's number).
+        K, the folds of each random assignment (the run's own CV's number; of
+        a nested CV, its number of outer folds).
     n_repetitions : int
         R random assignments of the rows to K folds.
     random_state : int
@@ -76,8 +96,14 @@ def check_interval(
     n_folds: int,
     n_repetitions: Any,
     random_state: Any,
+    caller: str = "cross_validate",
 ) -> IntervalRequest | None:
     """Check an interval request against the run's metric and folds, before any fit.
+
+    ``caller`` is the entry point (a key of :data:`INTERVALS`): ``n_folds`` are
+    the folds of ``cv`` of :func:`parcv.cross_validate`, of ``outer`` of
+    :func:`parcv.nested_cv`. ``interval="bbc"`` (nested CV only) needs no fits:
+    it gives None here, and ``bbc=True`` does the rest.
 
     Examples
     --------
@@ -87,13 +113,27 @@ def check_interval(
     >>> check_interval("ncv", confidence=0.9, metric="accuracy", n_folds=5,
     ...                n_repetitions=20, random_state=0).loss
     '0-1 loss'
+    >>> check_interval("bbc", confidence=0.9, metric="accuracy", n_folds=5,
+    ...                n_repetitions=20, random_state=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: interval must be None or 'ncv'; got 'bbc'. Use interval='ncv' for the nested \
+cross-validation interval of Bates, Hastie and Tibshirani (interval='bbc' is for \
+nested_cv: BBC-CV of a selection).
     """
-    if interval is None:
+    offered = INTERVALS[caller]
+    if interval is None or (isinstance(interval, str) and interval == "bbc" and "bbc" in offered):
         return None
-    if interval != "ncv":
+    if not isinstance(interval, str) or interval not in offered:
+        names = " or ".join(repr(m) for m in (None, *offered))
+        also = (
+            " (interval='bbc' is for nested_cv: BBC-CV of a selection)"
+            if "bbc" not in offered
+            else ", or interval='bbc' for BBC-CV of the selection on all data (no extra fits)"
+        )
         raise ValueError(
-            f"interval must be None or 'ncv'; got {interval!r}. Use interval='ncv' for the "
-            "nested cross-validation interval of Bates, Hastie and Tibshirani."
+            f"interval must be {names}; got {interval!r}. Use interval='ncv' for the nested "
+            f"cross-validation interval of Bates, Hastie and Tibshirani{also}."
         )
     if metric not in INTERVAL_LOSSES:
         raise ValueError(
@@ -101,10 +141,11 @@ def check_interval(
             "is not an average of per-sample losses (as R^2, ROC AUC or F1 are not). Pass "
             f"scoring= one of {sorted(INTERVAL_LOSSES)}."
         )
+    where = "cv" if caller == "cross_validate" else "outer"
     if not 3 <= n_folds <= 20:
         raise ValueError(
-            f"interval='ncv' needs cv with 3 to 20 folds (it holds out two folds at once and "
-            f"fits R K (K + 1) / 2 models); got {n_folds} folds. Use e.g. cv=10."
+            f"interval='ncv' needs {where} with 3 to 20 folds (it holds out two folds at once "
+            f"and fits R K (K + 1) / 2 models); got {n_folds} folds. Use e.g. {where}=5."
         )
     reps = _check_int("ncv_repetitions", n_repetitions, 1, "Use e.g. 50 (Bates et al. use 200).")
     seed = _check_int("ncv_random_state", random_state, 0, "Pass a non-negative int seed.")

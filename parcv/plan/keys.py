@@ -173,6 +173,10 @@ class ContentKeys:
     ncv : dict of int to bytes
         With the nested CV interval, per ``ncv`` unit the digest of its rows
         and of the per-sample loss it keeps.
+    losses : bytes
+        With the nested CV interval of a nested CV, what its refits also keep
+        (their per-sample losses of the interval's metric): a refit stored
+        without them is not reused.
     perm : dict of (int, int) to bytes
         With a permutation test, per ``perm`` unit (permutation, fold) the
         digest of its rows of ``X`` and of ``y``.
@@ -195,6 +199,7 @@ class ContentKeys:
     ncv: dict[int, bytes] = field(default_factory=dict)
     perm: dict[tuple[int, int], bytes] = field(default_factory=dict)
     increments: bytes = b""
+    losses: bytes = b""
     envs: tuple[bytes, ...] = ()
     environments: dict[bytes, Environment] = field(default_factory=dict)
 
@@ -357,8 +362,10 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
         request = plan.criteria
         criteria = token(request.names, request.n_params, request.noise_variance)
     bbc = b"" if plan.bbc is None else token("bbc", plan.bbc.metric)
-    ncv = {}
-    if plan.ncv is not None and plan.interval is not None:
+    ncv, losses = {}, b""
+    if plan.interval is not None and plan.outer_folds:  # a nested CV's: its refits keep losses
+        losses = token("losses", plan.interval.metric)
+    elif plan.ncv is not None and plan.interval is not None:
         metric = plan.interval.metric
         for i in range(plan.ncv.n_fits):
             ncv[i] = token(_fold_digest(plan.fold_of(Unit("ncv", None, i, 0))), metric)
@@ -370,7 +377,7 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
                 perm[(p, i)] = token(_fold_digest(fold), _fold_digest(rows))
     increments = token("increments", list(plan.increments)) if plan.increments else b""
     return ContentKeys(candidates, folds, context, batches, criteria, bbc, ncv, perm, increments,
-                       envs, environments)  # fmt: skip
+                       losses, envs, environments)  # fmt: skip
 
 
 _NO_CODE = Environment()

@@ -35,7 +35,9 @@ KEEPS = (
     "train_scores",  # train scores too, when the plan asks (return_train_score)
     "predictions",  # the outputs of the plan's predict methods on the test rows, when asked
     "bbc_losses",  # per-sample test losses of an all-data fit, when the plan asks for BBC-CV
-    "losses",  # per-sample test losses of the nested-CV interval's metric, as folds["loss"]
+    # per-sample test losses of the nested-CV interval's metric, as folds["loss"]: its ncv
+    # units' (cross_validate), or the refits' of a nested CV with the interval
+    "losses",
     "predicted",  # predict() on the test rows as float64, as folds["prediction"]
     "criteria",  # the information criteria of the fit on its training rows
     "model",  # the fitted estimator itself
@@ -259,6 +261,11 @@ def _fit_digests(keys: ContentKeys, outer: int | None, inner: int | None) -> tup
     return (keys.folds[(outer, inner)], *bbc)
 
 
+def _refit_digests(keys: ContentKeys, outer: int | None, inner: int | None) -> tuple[bytes, ...]:
+    # The refits of a nested CV with the interval keep their per-sample losses: other records.
+    return (keys.folds[(outer, "outer")], *((keys.losses,) if keys.losses else ()))
+
+
 def _ncv_rows(plan: Plan, unit: Unit) -> Fold:
     fit = plan.ncv.units[unit.inner]  # type: ignore[union-attr,index]
     return Fold(plan.ncv.train_indices(fit), plan.ncv.test_indices(fit))  # type: ignore[union-attr]
@@ -307,9 +314,9 @@ register_kind(Kind(
 register_kind(Kind(
     "refit", 2, ("outer",),
     rows=lambda plan, u: plan.outer_folds[u.outer],  # type: ignore[index]
-    keeps=("scores", "train_scores", "predictions"),
+    keeps=("scores", "train_scores", "predictions", "losses"),
     tag=b"refit",
-    digests=lambda keys, o, i: (keys.folds[(o, "outer")],),
+    digests=_refit_digests,
     describe=lambda u: _where(u.outer),
     noun="refit",
     after_fits=True,

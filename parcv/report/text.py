@@ -18,6 +18,7 @@ from parcv.plan.splits import describe_folds
 from parcv.results.criteria_table import CriteriaTable, method_title
 from parcv.results.objects import CVResult, NestedResult, SearchResult, kept_note
 from parcv.results.predictions import predicts_labels
+from parcv.stats.intervals import CVInterval
 
 __all__ = [
     "RunInfo",
@@ -171,7 +172,7 @@ def _estimate(result: Result) -> list[str]:
     lines = [
         "## Estimate",
         "",
-        *(_intervals(result) if isinstance(result, CVResult) else []),
+        *(_intervals(result) if isinstance(result, (CVResult, NestedResult)) else []),
         head,
         "",
     ]
@@ -210,29 +211,57 @@ def _bbc_lines(result: Result) -> list[str]:
     ]
 
 
-def _intervals(result: CVResult) -> list[str]:
-    """The nested CV interval of the error first, the usual one beside it, and which is which."""
-    naive, ncv = result.naive_interval, result.interval
+def _intervals(result: CVResult | NestedResult) -> list[str]:
+    """The interval of the error first, the usual one beside it, and which is which."""
+    naive, found = result.naive_interval, result.interval
     if naive is None:
         return []
     level = f"{naive.confidence:.0%}"
+    nested = isinstance(result, NestedResult)
+    folds = "outer fold" if nested else "fold"
     rows = ["| interval | error | lower | upper |", "| --- | ---: | ---: | ---: |"]
-    if ncv is not None:
-        reps = int(ncv.details.get("n_repetitions", 0))
-        rows.append(f"| nested CV (Bates, Hastie & Tibshirani), {level} | {num(ncv.estimate)} | "
-                    f"{num(ncv.lower)} | {num(ncv.upper)} |")  # fmt: skip
-        why = (
-            f"The nested CV interval estimates how far this CV estimate can be from the error "
-            f"of the model fitted on these data, from {ncv.n_fits} more fits ({reps} random "
-            "fold assignments); it is bias-corrected and keeps roughly its nominal coverage."
-        )
+    if found is not None:
+        name = _INTERVAL_NAMES.get(found.method, found.method)
+        rows.append(f"| {name}, {level} | {num(found.estimate)} | {num(found.lower)} | "
+                    f"{num(found.upper)} |")  # fmt: skip
+        why = _interval_why(found, nested)
     else:
         why = result.interval_note.capitalize() + "."
-    rows.append(f"| usual: mean ± z se of the fold losses, {level} | {num(naive.estimate)} | "
+    rows.append(f"| usual: mean ± z se of the {folds} losses, {level} | {num(naive.estimate)} | "
                 f"{num(naive.lower)} | {num(naive.upper)} |")  # fmt: skip
-    tail = ("The usual interval treats the folds as independent and can cover far less often "
-            "than its nominal level.")  # fmt: skip
-    return [f"Error of the model (loss scale, {level} intervals):", "", *rows, "", why, tail, ""]
+    tail = (f"The usual interval treats the {folds}s as independent and can cover far less "
+            "often than its nominal level.")  # fmt: skip
+    whose = "the selection procedure (select by inner CV, refit)" if nested else "the model"
+    return [f"Error of {whose} (loss scale, {level} intervals):", "", *rows, "", why, tail, ""]
+
+
+_INTERVAL_NAMES = {
+    "ncv": "nested CV (Bates, Hastie & Tibshirani)",
+    "bbc": "BBC-CV of the selection on all data (Tsamardinos et al.)",
+}
+
+
+def _interval_why(found: CVInterval, nested: bool) -> str:
+    """What the interval of a CV or a nested CV estimates, and what it cost."""
+    if found.method == "bbc":
+        return (
+            "BBC-CV bootstraps the all-data search's out-of-fold losses (no extra fits); it "
+            "estimates the error of the candidate selected there."
+        )
+    reps = int(found.details.get("n_repetitions", 0))
+    if nested:
+        selections = int(found.details.get("n_selections", 0))
+        return (
+            "The nested CV interval estimates how far this estimate can be from the error of "
+            "the model that selecting and refitting on these data gives, from "
+            f"{selections} more selections ({found.n_fits} fits; {reps} random fold "
+            "assignments); it is bias-corrected and keeps roughly its nominal coverage."
+        )
+    return (
+        f"The nested CV interval estimates how far this CV estimate can be from the error "
+        f"of the model fitted on these data, from {found.n_fits} more fits ({reps} random "
+        "fold assignments); it is bias-corrected and keeps roughly its nominal coverage."
+    )
 
 
 def _where(search: SearchResult) -> tuple[str, list[str]] | None:

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.plan.build import Plan
-from parcv.plan.kinds import kind_order
+from parcv.plan.kinds import KINDS, kind_order
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record
 from parcv.plan.tokens import token_hex
@@ -95,8 +95,8 @@ def _outer_predictions(
     """The outer refits' stored outputs, as "candidate" 0 over the outer folds."""
     if not plan.predictions or not plan.outer_folds:
         return None
-    kept = [records.get(("refit", o)) for o in plan.refit_outers]
-    tests = [np.asarray(plan.outer_folds[o].test) for o in plan.refit_outers]
+    kept = [records.get(("refit", o)) for o in plan.nested_outers]
+    tests = [np.asarray(plan.outer_folds[o].test) for o in plan.nested_outers]
     by_fold = [None if r is None else r.predictions for r in kept]
     return stored_predictions(plan.predictions, tests, {0: by_fold}, y_true)
 
@@ -316,7 +316,7 @@ def _outer_choices(plan: Plan, records: Mapping[Key, Record]) -> dict[str, list[
     """Per method, the candidate it selects on each outer fold's training part."""
     if plan.criteria is None:
         return {}
-    per_fold = [criteria_choices(plan, records, o) for o in plan.refit_outers]
+    per_fold = [criteria_choices(plan, records, o) for o in plan.nested_outers]
     methods = dict.fromkeys(m for choice in per_fold for m in choice)
     return {m: [choice.get(m) for choice in per_fold] for m in methods}
 
@@ -326,12 +326,16 @@ def make_nested_result(
 ) -> NestedResult:
     """Assemble a :class:`NestedResult` from every record of a nested plan.
 
+    The outer folds of the nested CV interval's selections (after the nested
+    CV's own, :attr:`~parcv.plan.build.Plan.nested_outers`) give its
+    ``interval``; they are not outer folds of the result.
+
     See Also
     --------
     make_search_result : An example.
     """
     plan = resolve_metrics(plan, records)
-    refits = [records[("refit", o)] for o in plan.refit_outers]
+    refits = [records[("refit", o)] for o in plan.nested_outers]
     outer_scores = {
         name: np.array([score_of(plan, r, metric=name) for r in refits])
         for name in plan.scoring.scorers
@@ -339,13 +343,14 @@ def make_nested_result(
     chosen = [r.unit.candidate for r in refits]
     labels = [c.label for c in plan.candidates]
     final = make_search_result(plan, records, y_true=y_true) if plan.final else None
+    intervals = _nested_intervals(plan, records, outer_scores, final)
     return NestedResult(
         outer_scores=outer_scores,
         estimate={name: summarize_scores(s) for name, s in outer_scores.items()},
         chosen=chosen,
         chosen_params=[dict(plan.candidates[c].params) for c in chosen],
         stability=selection_stability(chosen, labels),
-        inner_cv_results=[build_cv_results(plan, records, o) for o in plan.refit_outers],
+        inner_cv_results=[build_cv_results(plan, records, o) for o in plan.nested_outers],
         final=final,
         refit_metric=plan.scoring.refit,
         records=_sorted_records(records),
@@ -356,9 +361,72 @@ def make_nested_result(
         criteria_table=None if final is None else final.criteria_table,
         criteria_choices=_outer_choices(plan, records),
         outer_predictions=_outer_predictions(plan, records, y_true),
+        **intervals,
     )
+
+
+def _nested_intervals(
+    plan: Plan,
+    records: Mapping[Key, Record],
+    outer_scores: dict[str, NDArray[np.float64]],
+    final: SearchResult | None,
+) -> dict[str, Any]:
+    """A nested CV's interval of its error (NCV, else BBC-CV) and the naive one beside it.
+
+    On the loss scale, as :func:`make_cv_result`'s; empty without an interval.
+    """
+    bbc = None if final is None else final.bbc
+    request = plan.interval or plan.bbc
+    if request is None:
+        return {}
+    scores = outer_scores[plan.scoring.refit]
+    fold_losses = 1.0 - scores if request.metric == "accuracy" else -scores
+    naive = naive_cv_interval(fold_losses, confidence=request.confidence)
+    found: CVInterval | None
+    note = ""
+    if plan.interval is not None:
+        found, note = _selection_interval(plan, records)
+    elif bbc is not None:
+        found = bbc
+    else:
+        found = None
+        note = "the BBC-CV interval is not available: a fit on all data failed or did not run"
+    return {
+        "interval": None if found is None else replace(found, naive=naive),
+        "naive_interval": naive,
+        "interval_note": note,
+        "interval_loss": request.loss,
+    }
+
+
+def _selection_interval(plan: Plan, records: Mapping[Key, Record]) -> tuple[CVInterval | None, str]:
+    """The NCV interval of a nested CV's selection, from its selections' refit losses.
+
+    ``n_fits`` counts every fit it took: each selection's inner fits and refit
+    (``details["n_selections"]``: how many selections).
+    """
+    ncv, request = plan.ncv, plan.interval
+    if ncv is None or request is None:
+        return None, ""
+    first = len(plan.nested_outers)
+    kept = [records.get(("refit", first + i)) for i in range(ncv.n_fits)]
+    losses = {}
+    for fit, record in zip(ncv.units, kept, strict=True):
+        if record is None or not _usable(record) or "loss" not in record.folds.test:  # type: ignore[union-attr]
+            n_bad = sum(1 for r in kept if r is None or not _usable(r))
+            return None, (
+                f"the nested CV interval is not available: {n_bad} of its {ncv.n_fits} "
+                "selections failed or did not run (see the failures)"
+            )
+        losses[fit] = record.folds.test["loss"]  # type: ignore[union-attr]
+    found = ncv_interval(ncv.assemble(losses), request.confidence)
+    outers = (KINDS[key[0]].unit_fields(key)["outer"] for key in records)
+    n_fits = sum(1 for o in outers if o is not None and o >= first)
+    details = {**found.details, "n_selections": float(ncv.n_fits)}
+    return replace(found, n_fits=n_fits, details=details), ""
 
 
 def _folds_digest(plan: Plan) -> str:
     """Token of the outer folds: two results are compared fold by fold only when equal."""
-    return token_hex([(fold.train, fold.test) for fold in plan.outer_folds])
+    return token_hex([(plan.outer_folds[o].train, plan.outer_folds[o].test)
+                      for o in plan.nested_outers])  # fmt: skip

@@ -123,6 +123,39 @@ def kept_note(records: Sequence[Record]) -> str:
     )
 
 
+# What each interval is, after its numbers (a nested CV's, and a cross_validate's NCV).
+_INTERVAL_WORDS = {
+    "ncv": ("nested CV", "bias-corrected estimate"),
+    "bbc": ("BBC-CV", "the selection on all data; no extra fits"),
+}
+
+
+def _interval_lines(
+    naive: CVInterval | None,
+    interval: CVInterval | None,
+    *,
+    loss: str,
+    note: str,
+    of: str = "",
+) -> list[str]:
+    """The interval of the error first, then the naive one, in words (empty: none asked).
+
+    ``of`` says whose error it is (a nested CV's: the selection procedure's).
+    """
+    if naive is None:
+        return []
+    words = _LOSS_WORDS.get(loss, f"mean {loss}".strip())
+    lines = [f"  {words or 'error'}{of} (loss scale, lower is better; not the score above):"]
+    if interval is not None:
+        name, why = _INTERVAL_WORDS.get(interval.method, (interval.method, ""))
+        lines.append(f"    {name} {interval.confidence:.0%} interval: {_interval_text(interval)} "
+                     f"({why})")  # fmt: skip
+    folds = "outer fold" if of else "fold"
+    lines.append(f"    naive {naive.confidence:.0%} interval: {_interval_text(naive)} "
+                 f"({folds} losses' mean ± z se)")  # fmt: skip
+    return lines + ([f"  {note}"] if note else [])
+
+
 def _notes(fast_cv: bool, records: Sequence[Record] = ()) -> list[str]:
     kept = kept_note(records)
     return [FAST_CV_NOTE] * fast_cv + [kept] * bool(kept)
@@ -240,17 +273,8 @@ class CVResult(Exportable, dict[str, Any]):
 
     def interval_lines(self) -> list[str]:
         """The nested CV interval first, then the naive one, in words (empty: none asked)."""
-        naive, ncv = self.naive_interval, self.interval
-        if naive is None:
-            return []
-        loss = _LOSS_WORDS.get(self.interval_loss, f"mean {self.interval_loss}".strip())
-        lines = [f"  {loss or 'error'} (loss scale, lower is better; not the score above):"]
-        if ncv is not None:
-            lines.append(f"    nested CV {ncv.confidence:.0%} interval: {_interval_text(ncv)} "
-                         "(bias-corrected estimate)")  # fmt: skip
-        lines.append(f"    naive {naive.confidence:.0%} interval: {_interval_text(naive)} "
-                     "(fold losses' mean ± z se)")  # fmt: skip
-        return lines + ([f"  {self.interval_note}"] if self.interval_note else [])
+        return _interval_lines(self.naive_interval, self.interval, loss=self.interval_loss,
+                               note=self.interval_note)  # fmt: skip
 
     def __repr__(self) -> str:
         """A few lines: the folds, mean ± se per metric, the intervals, failures if any."""
@@ -667,6 +691,40 @@ class NestedResult(Exportable):
     outer_predictions : StoredPredictions or None
         With ``return_predictions``: each outer refit's outputs on its outer
         test rows (:meth:`out_of_fold`, :meth:`confusion_matrix`).
+    interval : CVInterval or None
+        The interval of the error of the whole procedure, select by inner CV
+        and refit, applied to these data (the model ``final`` ships). With
+        ``interval="ncv"``: the nested cross-validation interval of Bates,
+        Hastie & Tibshirani, bias-corrected, from ``interval.details
+        ["n_selections"]`` more selections (``interval.n_fits`` fits). With
+        ``interval="bbc"`` (or ``bbc=True``): BBC-CV of the selection on all
+        data (``final.bbc``; no extra fits). On the loss scale (e.g. the mean
+        squared error, positive), not the score scale of ``outer_scores``.
+        ``interval.naive`` is ``naive_interval``.
+    naive_interval : CVInterval or None
+        With an interval: the usual one of the outer folds beside it (it can
+        cover far too rarely), the mean of the outer fold losses ± z times
+        their standard error: ``-mean ± z se`` of ``estimate`` for a
+        ``neg_*`` metric (``1 - mean`` for accuracy).
+    interval_loss : str
+        The per-sample loss both intervals average (``"squared error"``,
+        ``"0-1 loss"``, ...); empty without an interval.
+    interval_note : str
+        Why ``interval`` is None although it was asked for.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> from parcv import nested_cv
+    >>> X, y = make_regression(n_samples=60, n_features=3, noise=5.0, random_state=0)
+    >>> r = nested_cv(Ridge(), {"alpha": [0.1, 10.0]}, X, y, outer=3, inner=3,
+    ...               scoring="neg_mean_squared_error", interval="ncv", ncv_repetitions=2,
+    ...               backend="serial")
+    >>> r.interval.method, r.interval.details["n_selections"], r.interval.n_fits
+    ('ncv', 12.0, 84)
+    >>> bool(r.interval.lower < r.interval.estimate < r.interval.upper)
+    True
     """
 
     outer_scores: dict[str, NDArray[np.float64]]
@@ -685,11 +743,25 @@ class NestedResult(Exportable):
     criteria_table: CriteriaTable | None = field(default=None, repr=False)
     criteria_choices: dict[str, list[int | None]] = field(default_factory=dict, repr=False)
     outer_predictions: StoredPredictions | None = field(default=None, repr=False)
+    interval: CVInterval | None = None
+    naive_interval: CVInterval | None = None
+    interval_note: str = ""
+    interval_loss: str = ""
 
     @property
     def notes(self) -> list[str]:
         """How the numbers were computed, where that matters (fast CV, records kept)."""
         return _notes(self.fast_cv, self.records)
+
+    def interval_lines(self) -> list[str]:
+        """The interval of the procedure's error first, then the naive one (empty: none)."""
+        return _interval_lines(
+            self.naive_interval,
+            self.interval,
+            loss=self.interval_loss,
+            note=self.interval_note,
+            of=" of the selection procedure",
+        )
 
     def out_of_fold(self, method: str = "predict") -> OutOfFold:
         """The outer refits' stored outputs on every outer test part, with rows and target.
@@ -775,6 +847,7 @@ class NestedResult(Exportable):
         lines = [
             f"nested CV: {est.n} outer folds, {self.refit_metric} "
             f"{est.mean:.6g} ± {est.se:.3g} (mean ± se of the outer scores)",
+            *self.interval_lines(),
             "",
             "outer fold  score  selected",
         ]
@@ -824,6 +897,7 @@ class NestedResult(Exportable):
         lines = [
             f"NestedResult: {est.n} outer folds, {self.refit_metric} {est.mean:.6g} ± "
             f"{est.se:.3g} (mean ± se of the outer scores)",
+            *self.interval_lines(),
             "selected in the outer folds: "
             + ", ".join(f"{row.label} ({row.count}/{est.n})" for row in self.stability[:4])
             + (f", ... {len(self.stability) - 4} more" if len(self.stability) > 4 else ""),
@@ -866,6 +940,11 @@ class NestedResult(Exportable):
         return {
             "kind": "nested_cv",
             "fast_cv": self.fast_cv,
+            "interval": None if self.interval is None else self.interval.to_dict(),
+            "naive_interval": None
+            if self.naive_interval is None
+            else self.naive_interval.to_dict(),
+            "interval_loss": self.interval_loss,
             "notes": self.notes,
             "criteria_choices": self.criteria_choices,
             "refit_metric": self.refit_metric,

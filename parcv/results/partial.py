@@ -160,10 +160,11 @@ def make_partial_result(
         elif metric in record.test_scores:
             scores[cand].append(float(record.test_scores[metric]))
     n_folds = sum(len(plan.inner_folds[o]) for o in plan.inner_folds)
+    own = set(plan.nested_outers)  # not the selections of the nested CV interval
     outer = {
         int(k[1]): float(r.test_scores.get(metric, np.nan))
         for k, r in records.items()
-        if k[0] == "refit" and r.ok
+        if k[0] == "refit" and r.ok and k[1] in own
     }
     return PartialResult(
         kind=kind,

@@ -25,10 +25,22 @@ subsets of 5 of 30 features, 3 of them informative), n = 100, accuracy, 5-fold C
 extra fits) and the nested CV estimate (5 x 5 folds), against the accuracy of the winner
 refitted on all data, on 50 000 new points.
 
+Part 3 (``--study nested``): the interval of a whole selection, select-then-refit, by
+``parcv.nested_cv(..., interval="ncv", bbc=True)``: least squares on the first k of p = 20
+features, k in (2, 4, 10, 20), selected by 5-fold inner CV on n = 100 rows; 5 outer folds.
+``sparse``: beta = (1, 1, 1, 1, 0, ..., 0) as in ``ols``; ``decay``: beta_j = 1 / sqrt(j),
+every feature matters a little less. The target is ``Err_XY`` of the model the selection
+ships (the winner on all rows, refitted there), exact as in ``ols``. Rows: the NCV
+interval of the selection (R = 10 repetitions, 150 more selections), the usual interval of
+the nested CV's outer folds (``naive_interval``), the per-sample one over the pooled outer
+test losses (sd / sqrt(n)), and BBC-CV of the selection on all data (``final.bbc``, no
+extra fits).
+
 Usage::
 
-    python scripts/bench/interval_coverage.py --quick        # smoke run (< 2 min on 2 cores)
-    python scripts/bench/interval_coverage.py                # 200 replications, R = 50 (~15 min)
+    python scripts/bench/interval_coverage.py --quick        # smoke run (< 3 min on 2 cores)
+    python scripts/bench/interval_coverage.py --study ncv    # 200 replications, R = 50 (~15 min)
+    python scripts/bench/interval_coverage.py --study nested # 200 replications, R = 10 (~25 min)
 """
 
 from __future__ import annotations
@@ -51,6 +63,7 @@ from sklearn.model_selection import KFold
 from threadpoolctl import threadpool_limits
 
 import parcv
+from parcv.stats.intervals import naive_cv_interval
 
 FloatArray = NDArray[np.float64]
 N_HOLDOUT = 50_000
@@ -69,15 +82,24 @@ def _design(X: FloatArray, features: tuple[int, ...] | None) -> FloatArray:
 
 
 class FastOLS(RegressorMixin, BaseEstimator):  # type: ignore[misc]
-    """Least squares with intercept; equals ``LinearRegression()``."""
+    """Least squares with intercept on the first ``n_features`` columns (None: all).
+
+    Equals ``LinearRegression()`` on ``X[:, :n_features]``.
+    """
+
+    def __init__(self, n_features: int | None = None) -> None:
+        self.n_features = n_features
+
+    def _columns(self, X: FloatArray) -> FloatArray:
+        return X if self.n_features is None else X[:, : self.n_features]
 
     def fit(self, X: FloatArray, y: FloatArray) -> FastOLS:
-        coef, *_ = np.linalg.lstsq(_design(X, None), y, rcond=None)
+        coef, *_ = np.linalg.lstsq(_design(self._columns(X), None), y, rcond=None)
         self.intercept_, self.coef_ = float(coef[0]), coef[1:]
         return self
 
     def predict(self, X: FloatArray) -> FloatArray:
-        return np.asarray(X @ self.coef_ + self.intercept_, dtype=np.float64)
+        return np.asarray(self._columns(X) @ self.coef_ + self.intercept_, dtype=np.float64)
 
 
 class FastLogit(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -149,7 +171,9 @@ class Setting:
 
     def true_error(self, model: Any, X_hold: FloatArray) -> float:
         if self.kind == "ols":  # E[(y - b0 - x'b)^2] = 1 + b0^2 + |b - beta|^2 for x ~ N(0, I)
-            return float(1.0 + model.intercept_**2 + np.sum((model.coef_ - self.beta) ** 2))
+            coef = np.zeros(self.p)
+            coef[: model.coef_.size] = model.coef_  # a fit on the first k features: b_j = 0 after
+            return float(1.0 + model.intercept_**2 + np.sum((coef - self.beta) ** 2))
         prob = _sigmoid(X_hold @ self.beta)
         yhat = model.predict(X_hold)
         return float(np.mean(np.where(yhat == 1, 1.0 - prob, prob)))
@@ -225,12 +249,16 @@ def run_parallel(
     return [row for part in parts for row in part]
 
 
-def coverage_rows(setting: Setting, rows: list[dict[str, float]]) -> list[list[str]]:
+def coverage_rows(
+    setting: Setting,
+    rows: list[dict[str, float]],
+    methods: Sequence[str] = ("naive-folds", "naive-samples", "ncv"),
+) -> list[list[str]]:
     """Return table rows: method, coverage of Err_XY (miss below/above), of Err, width."""
     truth = np.array([r["truth"] for r in rows])
     err = float(truth.mean())  # Err: Err_XY averaged over data sets
     out = []
-    for method in ("naive-folds", "naive-samples", "ncv"):
+    for method in methods:
         lo = np.array([r[f"{method}_lo"] for r in rows])
         hi = np.array([r[f"{method}_hi"] for r in rows])
         est = np.array([r[f"{method}_est"] for r in rows])
@@ -265,6 +293,73 @@ def study_ncv(args: argparse.Namespace, root: np.random.SeedSequence) -> list[li
             flush=True,
         )
         table += coverage_rows(setting, rows)
+    return table
+
+
+# ---------------------------------------------------------------------------
+# part 3: coverage of the interval of a whole selection (nested_cv)
+# ---------------------------------------------------------------------------
+
+
+NESTED_SETTINGS = {
+    "sparse": Setting("nested-sparse n=100 p=20", 100, 20, _beta(20, [1.0] * 4), "ols"),
+    # Every feature matters, less and less: the selection trades bias against variance.
+    "decay": Setting("nested-decay n=100 p=20", 100, 20, 1.0 / np.sqrt(np.arange(1, 21)), "ols"),
+}
+NESTED_FEATURES = [2, 4, 10, 20]  # least squares on the first k features: the candidates
+NESTED_OUTER, NESTED_INNER = 5, 5
+
+
+def nested_replication(
+    seed: np.random.SeedSequence, setting: Setting, args: argparse.Namespace
+) -> dict[str, float]:
+    """Truth and every interval of one data set's selection, from one parcv.nested_cv run."""
+    rng = np.random.default_rng(seed)
+    X, y = setting.sample(rng, setting.n)
+    seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=3)]
+    result = parcv.nested_cv(
+        FastOLS(), {"n_features": NESTED_FEATURES}, X, y,
+        outer=KFold(NESTED_OUTER, shuffle=True, random_state=seeds[0]),
+        inner=KFold(NESTED_INNER, shuffle=True, random_state=seeds[1]),
+        scoring="neg_mean_squared_error", interval="ncv", confidence=args.confidence,
+        ncv_repetitions=args.nested_repetitions, ncv_random_state=seeds[2], bbc=True,
+        backend="serial",
+    )  # fmt: skip
+    ncv, folds, search = result.interval, result.naive_interval, result.final
+    assert ncv is not None and folds is not None and search is not None and search.bbc
+    # The nested CV's own outer refits keep their per-sample losses too: the pooled ones.
+    own = [r for r in result.records if r.unit.kind == "refit" and r.unit.outer < NESTED_OUTER]
+    pooled = np.concatenate([r.folds.test["loss"] for r in own])
+    # sd / sqrt(n) of the n pooled losses (the fold ids only say they are per sample).
+    samples = naive_cv_interval(pooled, np.arange(pooled.size) % NESTED_OUTER, args.confidence)
+    row = {
+        "truth": setting.true_error(search.best_estimator_, np.empty((0, setting.p))),
+        "ncv_fits": float(ncv.n_fits or 0),
+        "selections": ncv.details["n_selections"],
+        "inflation": ncv.details["inflation"],
+    }
+    for name, iv in (("ncv", ncv), ("naive-folds", folds), ("naive-samples", samples),
+                     ("bbc", search.bbc)):  # fmt: skip
+        row[f"{name}_lo"], row[f"{name}_hi"], row[f"{name}_est"] = iv.lower, iv.upper, iv.estimate
+    return row
+
+
+def study_nested(args: argparse.Namespace, root: np.random.SeedSequence) -> list[list[str]]:
+    table: list[list[str]] = []
+    for key, seed in zip(args.nested_settings, root.spawn(len(args.nested_settings)),
+                         strict=True):  # fmt: skip
+        setting = NESTED_SETTINGS[key]
+        t0 = time.perf_counter()
+        rows = run_parallel(nested_replication, seed.spawn(args.replications), (setting, args),
+                            args.n_jobs)  # fmt: skip
+        infl = np.mean([r["inflation"] for r in rows])
+        print(
+            f"# {setting.name}: {len(rows)} replications, {int(rows[0]['selections'])} NCV "
+            f"selections = {int(rows[0]['ncv_fits'])} fits each, mean inflation {infl:.2f}, "
+            f"{time.perf_counter() - t0:.0f} s",
+            flush=True,
+        )
+        table += coverage_rows(setting, rows, ("naive-folds", "naive-samples", "bbc", "ncv"))
     return table
 
 
@@ -339,23 +434,41 @@ def print_table(header: list[str], rows: list[list[str]]) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--replications", type=int, default=200, help="data sets per setting")
+    parser.add_argument(
+        "--replications", type=int, default=None, help="data sets per setting (200; quick: 24)"
+    )
     parser.add_argument(
         "--ncv-repetitions",
         type=int,
         default=50,
         help="R, random fold assignments per nested CV (BHT: 200)",
     )
+    parser.add_argument(
+        "--nested-repetitions",
+        type=int,
+        default=10,
+        help="R of the nested study (nested_cv's default: 10)",
+    )
     parser.add_argument("--folds", type=int, default=10, help="K (BHT: 10)")
     parser.add_argument("--confidence", type=float, default=0.9)
-    parser.add_argument("--study", choices=("ncv", "bbc", "all"), default="all")
+    parser.add_argument("--study", choices=("ncv", "bbc", "nested", "all"), default="all")
     parser.add_argument("--settings", nargs="+", choices=sorted(SETTINGS), default=sorted(SETTINGS))
+    parser.add_argument(
+        "--nested-settings",
+        nargs="+",
+        choices=list(NESTED_SETTINGS),
+        default=list(NESTED_SETTINGS),
+    )
     parser.add_argument("--n-jobs", type=int, default=2, help="processes (at most 2)")
     parser.add_argument("--seed", type=int, default=20230423)
-    parser.add_argument("--quick", action="store_true", help="smoke run: 24 replications, R = 5")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 24 replications, R = 5 (nested R = 2)"
+    )
     args = parser.parse_args(argv)
     if args.quick:
-        args.replications, args.ncv_repetitions = 24, 5
+        args.ncv_repetitions, args.nested_repetitions = 5, 2
+    if args.replications is None:
+        args.replications = 24 if args.quick else 200
     if not 1 <= args.n_jobs <= 2:
         parser.error(f"--n-jobs must be 1 or 2 (2 shared cores); got {args.n_jobs}.")
     return args
@@ -364,7 +477,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     root = np.random.SeedSequence(args.seed)
-    ncv_seed, bbc_seed = root.spawn(2)
+    ncv_seed, bbc_seed, nested_seed = root.spawn(3)
     t0 = time.perf_counter()
     print(
         f"# nominal coverage {args.confidence:.2f}; K={args.folds}, "
@@ -381,6 +494,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     if args.study in ("ncv", "all"):
         print_table(header, study_ncv(args, ncv_seed))
+    if args.study in ("nested", "all"):
+        print(
+            f"\n# nested: select the first k in {NESTED_FEATURES} features by {NESTED_INNER}-fold "
+            f"CV, refit; {NESTED_OUTER} outer folds, R={args.nested_repetitions}; truth = "
+            "Err_XY of the selection on all rows"
+        )
+        print_table(header, study_nested(args, nested_seed))
     if args.study in ("bbc", "all"):
         print(
             f"\n# BBC: {BBC_CANDIDATES} candidates, n={BBC_N}, accuracy, {BBC_FOLDS}-fold CV "

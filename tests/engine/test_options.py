@@ -190,3 +190,22 @@ def test_verbose_is_checked():
         RunOptions(verbose=True)
     with pytest.raises(ValueError, match="verbose must be an int >= 0; got -1"):
         RunOptions(verbose=-1)
+
+
+def test_an_unknown_keyword_names_the_closest_parameters_of_that_entry_point(reg_data):
+    # Before: the message named only the run options ("Its run options are [...]"), so a
+    # mistyped parameter of the function itself (outer, confidence) got no hint.
+    from sklearn.linear_model import Ridge
+
+    X, y = reg_data
+    with pytest.raises(TypeError, match=r"nested_cv\(\) got an unexpected keyword argument "
+                       r"'n_outer'\. Did you mean 'outer'\? See help\(nested_cv\)"):  # fmt: skip
+        parcv.nested_cv(Ridge(), {"alpha": [1.0]}, X, y, backend="serial", n_outer=5)
+    with pytest.raises(TypeError, match=r"'confidense'\. Did you mean 'confidence'\?"):
+        parcv.cross_validate(Ridge(), X, y, backend="serial", confidense=0.9)
+    with pytest.raises(TypeError, match=r"'ncv_repetition'\. Did you mean 'ncv_repetitions'"):
+        parcv.nested_cv(Ridge(), {"alpha": [1.0]}, X, y, backend="serial", ncv_repetition=3)
+    # Nothing close: every parameter of the function, then its run options.
+    with pytest.raises(TypeError, match=r"'zzz'\. Its parameters are \[.*'interval'.*\], and "
+                       r"its run options \[.*'backend'"):  # fmt: skip
+        parcv.cross_validate(Ridge(), X, y, backend="serial", zzz=1)
