@@ -302,7 +302,7 @@ def _regressor_name(estimator: Any) -> str | None:
         return None
 
 
-def load_data(spec: Spec, *, estimator: Any = None) -> LoadedData:
+def load_data(spec: Spec, *, estimator: Any = None, run_code: bool = True) -> LoadedData:
     """Load the data a spec names (relative file paths are relative to the spec).
 
     A CSV file's target column holds numbers if every cell is one, and class
@@ -314,6 +314,10 @@ def load_data(spec: Spec, *, estimator: Any = None) -> LoadedData:
     spec : Spec
     estimator : estimator object, default=None
         The spec's estimator, for the target a CSV file must hold.
+    run_code : bool, default=True
+        Whether a ``python:`` source's function may be called. Without, its
+        data is not read: X, y and groups are None (``parcv inspect`` runs no
+        code a spec names).
 
     Returns
     -------
@@ -336,6 +340,8 @@ def load_data(spec: Spec, *, estimator: Any = None) -> LoadedData:
     """
     table = spec.table("data")
     source = str(table["source"])
+    if source.startswith("python:") and not run_code:
+        return LoadedData(None, None, None, f"{source} (read at run time, by calling it)")
     try:
         if source.startswith(("sklearn:", "python:")):
             prefix, _, name = source.partition(":")

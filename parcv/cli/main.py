@@ -264,7 +264,7 @@ def _looks_like_yaml(path: Path) -> bool:
 
 
 def _load(args: argparse.Namespace) -> Any:
-    from parcv.cli.spec import SpecError, load_spec
+    from parcv.cli.spec import SpecError, check_out, load_spec
     from parcv.cli.sweep import UsageError
 
     path = Path(args.spec)
@@ -277,6 +277,8 @@ def _load(args: argparse.Namespace) -> Any:
         if err.key == "(toml syntax)" and _looks_like_yaml(path):
             raise UsageError(f"{err} It looks like YAML: specs are TOML files. {fix}") from None
         raise
+    if getattr(args, "out", None) is None:  # --out may send the outputs anywhere; a spec not
+        check_out(spec)
     return _apply_overrides(spec, args)
 
 

@@ -29,7 +29,7 @@ from parcv.cli.build import (
     check_space_keys,
 )
 from parcv.cli.data_sources import LoadedData, load_data
-from parcv.cli.spec import Spec, SpecError, UsageError
+from parcv.cli.spec import Spec, SpecError, UsageError, check_out
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.engine.options import RunOptions
 from parcv.engine.session import count_stored, pending_refits, reuse_message, units_message
@@ -148,8 +148,11 @@ class Job:
         return nested
 
 
-def build_job(spec: Spec) -> Job:
+def build_job(spec: Spec, *, run_code: bool = True) -> Job:
     """Load the data and build the estimator, space, CV schemes and scoring of a spec.
+
+    With ``run_code=False`` a ``python:`` data source is not called: the job's
+    data is then None (see :func:`~parcv.cli.data_sources.load_data`).
 
     Raises
     ------
@@ -158,15 +161,15 @@ def build_job(spec: Spec) -> Job:
         located in the spec's file.
     """
     try:
-        return _build_job(spec)
+        return _build_job(spec, run_code)
     except SpecError as err:
         raise err.located(spec.source, spec.text) from None
 
 
-def _build_job(spec: Spec) -> Job:
+def _build_job(spec: Spec, run_code: bool = True) -> Job:
     seed = spec.run.seed
     estimator = build_estimator(spec.table("estimator"), "estimator", seed)
-    data = load_data(spec, estimator=estimator)
+    data = load_data(spec, estimator=estimator, run_code=run_code)
     cv = spec.table("cv")
     where = {
         "classifier": is_classifier(estimator),
@@ -503,7 +506,9 @@ def run_spec(
     ----------
     spec : Spec
     out : str or Path, default=None
-        Run directory; defaults to the spec's ``run.out``, then ``runs/<spec stem>``.
+        Run directory; defaults to the spec's ``run.out`` (which must stay inside
+        the current folder: a spec cannot send its outputs elsewhere), then
+        ``runs/<spec stem>``.
     resume, overwrite, progress
         As in :func:`parcv.nested_cv`.
     connect_timeout : float, default=None
@@ -535,6 +540,8 @@ def run_spec(
         On Ctrl-C after every unit was done and stored: only the report may be
         missing or incomplete (``parcv report RUN_DIR`` writes it).
     """
+    if out is None:
+        check_out(spec)  # the spec's run.out: inside the folder this runs from
     job = build_job(spec)
     plan, (backend, n_jobs, where) = _check_run(job, connect_timeout)
     run_dir = Path(out or default_out(spec)).expanduser()
