@@ -336,6 +336,7 @@ def _interrupted(out: Path, argv: Sequence[str]) -> int:
 
 def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from parcv.cli.sweep import ReportInterrupted, default_out, run_spec, stored_units
+    from parcv.errors import StoreFullError
     from parcv.report.run_dir import RunInfo, render_summary
 
     if args.dry_run:
@@ -369,8 +370,9 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         if not _disk_full(err):
             raise
         store = out / "store.sqlite"
+        cause = err.__cause__ if isinstance(err, StoreFullError) and err.__cause__ else err
         print(
-            f"parcv: run failed: the disk holding {out} is full ({err}). The "
+            f"parcv: run failed: the disk holding {out} is full ({cause}). The "
             f"{stored_units(store)} finished units are kept in {store}. Free some space "
             f"there, then resume with:\n  {_resume_hint(argv)}",
             file=sys.stderr,

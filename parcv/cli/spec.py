@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from parcv.errors import ParcvError
+from parcv.errors import ParcvError, shorten, shown
 
 try:
     import tomllib
@@ -89,11 +89,13 @@ class SpecError(ParcvError, ValueError):
         self.key, self.value, self.allowed, self.hint = key, value, allowed, hint
         self.line, self.source = line, source
         where = f"{source}:{line}: " if line is not None else f"{source}: "
+        # A key, value or hint from the spec is shown cut: a 1 MB name is not echoed in full.
+        name = shorten(key, 120)
         if value is MISSING:
-            what = f"{key} is missing; expected {allowed}."
+            what = f"{name} is missing; expected {allowed}."
         else:
-            what = f"{key} = {value!r} is not valid; allowed: {allowed}."
-        super().__init__(where + what + (f" {hint}" if hint else ""))
+            what = f"{name} = {shown(value)} is not valid; allowed: {allowed}."
+        super().__init__(where + what + (f" {shorten(hint, 400)}" if hint else ""))
 
     def located(self, source: str, text: str | None) -> SpecError:
         """Return the same error with the file name and, if found, the line number."""
