@@ -35,7 +35,8 @@ from parcv.engine.options import RunOptions
 from parcv.engine.session import count_stored, pending_refits, reuse_message, units_message
 from parcv.errors import BackendError, RunInterrupted
 from parcv.plan.build import Plan, build_plan
-from parcv.plan.data import check_dataset
+from parcv.plan.data import accepts_nan, check_dataset
+from parcv.plan.space import check_space
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
 from parcv.results.halving import HalvingResult, HyperbandResult
@@ -204,7 +205,22 @@ def _build_job(spec: Spec, run_code: bool = True) -> Job:
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")
+    _check_missing(data, estimator, space)
     return Job(spec, estimator, space, data, options)
+
+
+def _check_missing(data: LoadedData, estimator: Any, space: Any) -> None:
+    """Refuse missing values, named by file, line and column, for an estimator without NaN.
+
+    scikit-learn's ``allow_nan`` tag says which estimators take NaN as missing;
+    when the tags do not say (a space that swaps a pipeline's first step), the
+    fits decide.
+    """
+    if data.missing is None:
+        return
+    params = [] if space is None else [c.params for c in check_space(space)]
+    if accepts_nan(estimator, params) is False:
+        raise UsageError(data.missing.refusal(estimator))
 
 
 def _criteria(search: dict[str, Any], estimator: Any) -> CriteriaRequest | None:
@@ -515,7 +531,8 @@ def run_spec(
         Seconds to reach a Dask scheduler (None: the backend's default).
     announce : callable, default=None
         Called before the run with "reusing n of m units; k to compute" when
-        ``resume`` finds a store with records.
+        ``resume`` finds a store with records, and with the count, columns and
+        first place of missing values the estimator takes as NaN.
     resume_command : str, default=None
         The command that resumes this run, kept in the run directory
         (``resume-command.txt``) for the report of an unfinished run.
@@ -544,6 +561,12 @@ def run_spec(
         check_out(spec)  # the spec's run.out: inside the folder this runs from
     job = build_job(spec)
     plan, (backend, n_jobs, where) = _check_run(job, connect_timeout)
+    if job.data.missing is not None and announce is not None:
+        missing = job.data.missing
+        announce(
+            f"{missing.summary()} (the first at {missing.first}); "
+            f"{type(job.estimator).__name__} takes them as missing (NaN)"
+        )
     run_dir = Path(out or default_out(spec)).expanduser()
     check_run_dir(run_dir, overwrite=overwrite)
     created = _missing_from(run_dir)
