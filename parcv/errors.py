@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import errno
 import sys
 import warnings
 from collections.abc import Iterable
@@ -17,6 +18,7 @@ __all__ = [
     "BackendError",
     "StoreLockedError",
     "StoreDamagedError",
+    "StoreFullError",
     "RunInterrupted",
     "UnfinishedRunError",
     "FitFailedWarning",
@@ -24,6 +26,8 @@ __all__ = [
     "warn_at_caller",
     "closest_names",
     "did_you_mean",
+    "shorten",
+    "shown",
     "suggest",
 ]
 
@@ -65,6 +69,18 @@ class StoreLockedError(ParcvError, RuntimeError):
 
 class StoreDamagedError(ParcvError, ValueError):
     """A store file is truncated, not a SQLite file, or misses what parcv wrote into it."""
+
+
+class StoreFullError(ParcvError, OSError):
+    """The disk holding a store is full (or failed a write): finished records are kept.
+
+    An ``OSError`` with ``errno`` ENOSPC, as a full disk is: free some space and run
+    the same call again with ``resume=True``. The SQLite or OS error is its cause.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.errno = errno.ENOSPC
 
 
 class UnfinishedRunError(ParcvError):
@@ -210,3 +226,53 @@ def suggest(names: Iterable[str], *, end: str = "") -> str:
     """
     listed = list(names)
     return f"Did you mean {' or '.join(repr(c) for c in listed)}?{end}" if listed else ""
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    """Cut ``text`` to about ``limit`` characters for a message, saying how long it was.
+
+    Parameters
+    ----------
+    text : str
+    limit : int, default=200
+
+    Returns
+    -------
+    str
+        ``text`` itself when short enough; else its start and end around an
+        ellipsis, and its length.
+
+    Examples
+    --------
+    >>> shorten("x" * 1_000_000, limit=20)
+    'xxxxxxxxxxxxx…xxxxxx (1,000,000 characters)'
+    >>> shorten("short")
+    'short'
+    """
+    if len(text) <= limit:
+        return text
+    head = max(limit * 2 // 3, 1)
+    tail = text[len(text) - max(limit - head - 1, 0) :]
+    return f"{text[:head]}…{tail} ({len(text):,} characters)"
+
+
+def shown(value: object, limit: int = 200) -> str:
+    """Return the ``repr`` of a value for a message, cut to about ``limit`` characters.
+
+    A value too deeply nested to ``repr`` is named by its type.
+
+    Examples
+    --------
+    >>> shown("sklearn." + "A" * 10_000, limit=30)
+    "'sklearn.AAAAAAAAAAA…AAAAAAAA' (10,010 characters)"
+    >>> nested = []
+    >>> for _ in range(100_000):
+    ...     nested = [nested]
+    >>> shown(nested)
+    '<a list too deeply nested to show>'
+    """
+    try:
+        text = repr(value)
+    except RecursionError:
+        return f"<a {type(value).__name__} too deeply nested to show>"
+    return shorten(text, limit)

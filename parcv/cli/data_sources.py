@@ -5,32 +5,70 @@ from __future__ import annotations
 import csv
 import importlib
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import is_regressor
+from sklearn.base import is_classifier, is_regressor
 
 from parcv.cli.spec import MISSING, Spec, SpecError, UsageError, check_type
-from parcv.errors import did_you_mean
+from parcv.errors import did_you_mean, shown
 
-__all__ = ["LoadedData", "load_data"]
+__all__ = ["LoadedData", "MissingValues", "load_data"]
 
 SKLEARN_LOADERS = ("breast_cancer", "diabetes", "digits", "iris", "linnerud", "wine")
 SOURCES = ("a .csv, .npz or .npy file", "'sklearn:NAME'", "'python:module.function'")
 
 
 @dataclass(frozen=True)
+class MissingValues:
+    """The missing cells of a table's features: how many, per column, and the first one.
+
+    Examples
+    --------
+    >>> m = MissingValues(3, (("age", 2), ("income", 1)), "d.csv line 7, column 'age'", "")
+    >>> m.summary()
+    "3 missing values, in columns 'age' (2) and 'income' (1)"
+    """
+
+    count: int
+    columns: tuple[tuple[str, int], ...]  # column, its count; in the table's order
+    first: str  # where the first is: file and line as an editor counts them, and column
+    cell: str  # what that cell holds ("" when empty)
+
+    def summary(self) -> str:
+        """How many are missing, and in which columns."""
+        parts = [f"{shown(name, 60)} ({n})" for name, n in self.columns]
+        listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        noun = "value" if self.count == 1 else "values"
+        return f"{self.count} missing {noun}, in column{'s' * (len(parts) > 1)} {listed}"
+
+    def refusal(self, estimator: Any) -> str:
+        """Why the sweep cannot start: ``estimator`` does not take missing values."""
+        name = type(estimator).__name__
+        what = "is empty" if not self.cell.strip() else f"holds {shown(self.cell, 40)}"
+        kind = "Classifier" if is_classifier(estimator) else "Regressor"
+        return (
+            f"{self.first}: the cell {what} (a missing value), and {name} does not accept "
+            f"missing values ({self.summary()}). Fill them, remove those rows, or use an "
+            f"estimator that accepts them: HistGradientBoosting{kind}, or a pipeline that "
+            "starts with SimpleImputer."
+        )
+
+
+@dataclass(frozen=True)
 class LoadedData:
-    """X, y and groups of a spec, and a one-line description of where they came from."""
+    """X, y and groups of a spec, a one-line description of where they came from, and
+    the missing values of its features (None: none)."""
 
     X: Any
     y: Any
     groups: Any
     description: str
+    missing: MissingValues | None = None
 
 
 def _params(table: Mapping[str, Any]) -> dict[str, Any]:
@@ -227,9 +265,57 @@ def _csv_target(rows: _Rows, name: str, values: list[str], regressor: str | None
     return np.array(values)
 
 
+@dataclass(frozen=True)
+class _Cells:
+    """Where a cell of X came from: its column's name, and its place in the source."""
+
+    names: list[str]
+    place: Callable[[int, int], tuple[str, str]]  # row, column -> where, the cell as read
+
+
+def _array_cells(source: str, n_columns: int) -> _Cells:
+    def place(row: int, column: int) -> tuple[str, str]:
+        return f"{source}: X row {row}, column {column}", "nan"
+
+    return _Cells([f"column {j}" for j in range(n_columns)], place)
+
+
+def _csv_cells(rows: _Rows, features: list[str]) -> _Cells:
+    def place(row: int, column: int) -> tuple[str, str]:
+        name = features[column]
+        index, cells = rows.header.index(name), rows.body[row]
+        return rows.where(row, name), cells[index] if index < len(cells) else ""
+
+    return _Cells(list(features), place)
+
+
+def _subset_cells(cells: _Cells, kept: Any) -> _Cells:
+    """The cells of the rows ``kept`` (``data.n_samples``), still placed in the source."""
+
+    def place(row: int, column: int) -> tuple[str, str]:
+        return cells.place(int(kept[row]), column)
+
+    return _Cells(cells.names, place)
+
+
+def _missing(X: Any, cells: _Cells) -> MissingValues | None:
+    """The NaN of a numeric X (empty or "nan" cells of a table), by column, and the first."""
+    values = np.asarray(X)
+    if values.dtype.kind != "f" or values.ndim != 2:
+        return None
+    mask = np.isnan(values)
+    if not mask.any():
+        return None
+    row, column = (int(i) for i in np.argwhere(mask)[0])  # the first in reading order
+    counts = mask.sum(axis=0)
+    columns = tuple((cells.names[j], int(n)) for j, n in enumerate(counts) if n)
+    where, cell = cells.place(row, column)
+    return MissingValues(int(mask.sum()), columns, where, cell)
+
+
 def _csv(
     path: Path, table: Mapping[str, Any], *, source: str, regressor: str | None
-) -> tuple[Any, Any, Any]:
+) -> tuple[Any, Any, Any, _Cells]:
     delimiter = check_type(table.get("delimiter", ","), (str,), "data.delimiter", "one character")
     rows = _read_rows(path, delimiter, source)
     header, body = rows.header, rows.body
@@ -273,10 +359,10 @@ def _csv(
         X.append(values)
     y = _csv_target(rows, table["target"], columns[table["target"]], regressor)
     groups = np.array(columns[table["groups"]]) if "groups" in table else None
-    return np.column_stack(X), y, groups
+    return np.column_stack(X), y, groups, _csv_cells(rows, list(features))
 
 
-def _file(source: str, spec: Spec, regressor: str | None) -> tuple[Any, Any, Any]:
+def _file(source: str, spec: Spec, regressor: str | None) -> tuple[Any, Any, Any, _Cells | None]:
     path = Path(source).expanduser()
     path = path if path.is_absolute() else spec.base_dir / path
     readers = {".npz": _npz, ".npy": _npy}
@@ -302,15 +388,17 @@ def _file(source: str, spec: Spec, regressor: str | None) -> tuple[Any, Any, Any
             )
     if path.suffix == ".csv":
         return _csv(path, table, source=source, regressor=regressor)
-    return readers[path.suffix](path, table)
+    X, y, groups = readers[path.suffix](path, table)
+    return X, y, groups, None
 
 
-def _subsample(X: Any, y: Any, groups: Any, n: Any, seed: int) -> tuple[Any, Any, Any]:
+def _subsample(X: Any, y: Any, groups: Any, n: Any, seed: int) -> tuple[Any, Any, Any, Any]:
+    """A random subset of ``n`` rows, in their order; the rows kept are returned last."""
     check_type(n, (int,), "data.n_samples", f"an int in [2, {len(y)}]")
     if not 2 <= n <= len(y):
         raise SpecError("data.n_samples", n, f"an int in [2, {len(y)}]")
     rows = np.sort(np.random.default_rng(seed).choice(len(y), size=n, replace=False))
-    return X[rows], y[rows], None if groups is None else groups[rows]
+    return X[rows], y[rows], None if groups is None else groups[rows], rows
 
 
 def _regressor_name(estimator: Any) -> str | None:
@@ -321,7 +409,7 @@ def _regressor_name(estimator: Any) -> str | None:
         return None
 
 
-def load_data(spec: Spec, *, estimator: Any = None) -> LoadedData:
+def load_data(spec: Spec, *, estimator: Any = None, run_code: bool = True) -> LoadedData:
     """Load the data a spec names (relative file paths are relative to the spec).
 
     A CSV file's target column holds numbers if every cell is one, and class
@@ -333,6 +421,10 @@ def load_data(spec: Spec, *, estimator: Any = None) -> LoadedData:
     spec : Spec
     estimator : estimator object, default=None
         The spec's estimator, for the target a CSV file must hold.
+    run_code : bool, default=True
+        Whether a ``python:`` source's function may be called. Without, its
+        data is not read: X, y and groups are None (``parcv inspect`` runs no
+        code a spec names).
 
     Returns
     -------
@@ -355,6 +447,8 @@ def load_data(spec: Spec, *, estimator: Any = None) -> LoadedData:
     """
     table = spec.table("data")
     source = str(table["source"])
+    if source.startswith("python:") and not run_code:
+        return LoadedData(None, None, None, f"{source} (read at run time, by calling it)")
     try:
         if source.startswith(("sklearn:", "python:")):
             prefix, _, name = source.partition(":")
@@ -362,16 +456,20 @@ def load_data(spec: Spec, *, estimator: Any = None) -> LoadedData:
                 X, y = _sklearn(name, table)
             else:
                 X, y = _python(name, table, spec.base_dir)
-            groups = None
+            groups, cells = None, None
             if "groups" in table:
                 raise SpecError("data.groups", table["groups"], "groups only from a file column")
         else:
-            X, y, groups = _file(source, spec, _regressor_name(estimator))
+            X, y, groups, cells = _file(source, spec, _regressor_name(estimator))
         X, y = np.asarray(X), np.asarray(y)
+        cells = cells or _array_cells(source, X.shape[1] if X.ndim > 1 else 1)
         if "n_samples" in table:
-            X, y, groups = _subsample(X, y, groups, table["n_samples"], spec.run.seed)
+            X, y, groups, kept = _subsample(X, y, groups, table["n_samples"], spec.run.seed)
+            cells = _subset_cells(cells, kept)
     except SpecError as err:
         raise err.located(spec.source, spec.text) from None
     shape = f"{X.shape[0]} samples x {X.shape[1] if X.ndim > 1 else 1} features"
     grouped = "" if groups is None else f", {len(np.unique(groups))} groups"
-    return LoadedData(X, y, groups, f"{source} ({shape}{grouped})")
+    missing = _missing(X, cells)
+    noted = "" if missing is None else f"; {missing.summary()}"
+    return LoadedData(X, y, groups, f"{source} ({shape}{grouped}{noted})", missing)

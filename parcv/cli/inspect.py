@@ -130,6 +130,31 @@ def _rounds_lines(job: Any) -> tuple[list[str], str] | None:
     return lines, units
 
 
+def _unread_text(spec: Any, job: Any, store: Path) -> str:
+    """What inspect tells of a spec whose data only a run reads (a ``python:`` source)."""
+    from parcv.plan.space import check_space
+
+    labels = [c.label for c in check_space(job.space)] if job.space is not None else [""]
+    shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
+    names = {"outer": "outer", "cv": "inner" if job.options.get("outer") else "cv"}
+    schemes = [f"{names[k]} {job.options[k]!r}" for k in names if job.options.get(k)]
+    stored = "exists (its records are matched when the data is read)" if store.is_file() else (
+        "none yet"
+    )  # fmt: skip
+    return "\n".join(
+        [
+            f"spec       {spec.source} ({spec.name}), mode {spec.mode}",
+            f"data       {job.data.description}",
+            f"estimator  {' '.join(repr(job.estimator).split())}",
+            f"candidates {len(labels)}: {shown}",
+            f"folds      {'; '.join(schemes) or 'as the spec says'}",
+            "units      counted once the data is read: inspect calls no function a spec "
+            "names (parcv run does)",
+            f"store      {store}: {stored}",
+        ]
+    )
+
+
 def plan_text(
     spec: Any, out: Path, probe: bool, *, resume: bool = False, kept: bool = False
 ) -> str:
@@ -137,11 +162,15 @@ def plan_text(
 
     ``resume``: also what a ``--resume`` run would recompute because code or
     versions changed, one line per cause; ``kept``: it would keep those records
-    (``--rerun-triggers values``), so they read "kept", not "recomputed".
+    (``--rerun-triggers values``), so they read "kept", not "recomputed". It runs no
+    function the spec names: the shape of a ``python:`` data source is left to the
+    run, which calls it.
     """
     from parcv.cli.sweep import build_job
 
-    job = build_job(spec)
+    job = build_job(spec, run_code=False)
+    if job.data.X is None:
+        return _unread_text(spec, job, out / "store.sqlite")
     plan = job.plan()
     n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
     rounds = _rounds_lines(job)

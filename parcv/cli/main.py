@@ -312,7 +312,7 @@ def _looks_like_yaml(path: Path) -> bool:
 
 
 def _load(args: argparse.Namespace) -> Any:
-    from parcv.cli.spec import SpecError, load_spec
+    from parcv.cli.spec import SpecError, check_out, load_spec
     from parcv.cli.sweep import UsageError
 
     path = Path(args.spec)
@@ -325,6 +325,8 @@ def _load(args: argparse.Namespace) -> Any:
         if err.key == "(toml syntax)" and _looks_like_yaml(path):
             raise UsageError(f"{err} It looks like YAML: specs are TOML files. {fix}") from None
         raise
+    if getattr(args, "out", None) is None:  # --out may send the outputs anywhere; a spec not
+        check_out(spec)
     return _apply_overrides(spec, args)
 
 
@@ -386,6 +388,7 @@ def _interrupted(out: Path, argv: Sequence[str]) -> int:
 
 def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from parcv.cli.sweep import ReportInterrupted, default_out, run_spec, stored_units
+    from parcv.errors import StoreFullError
     from parcv.report.run_dir import RunInfo, render_summary
 
     if args.dry_run:
@@ -426,8 +429,9 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         if not _disk_full(err):
             raise
         store = out / "store.sqlite"
+        cause = err.__cause__ if isinstance(err, StoreFullError) and err.__cause__ else err
         print(
-            f"parcv: run failed: the disk holding {out} is full ({err}). The "
+            f"parcv: run failed: the disk holding {out} is full ({cause}). The "
             f"{stored_units(store)} finished units are kept in {store}. Free some space "
             f"there, then resume with:\n  {_resume_hint(argv)}",
             file=sys.stderr,

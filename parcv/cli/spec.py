@@ -8,13 +8,15 @@ and types; :mod:`parcv.cli.sweep` turns a checked spec into objects and runs it.
 from __future__ import annotations
 
 import math
+import os
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from parcv.errors import ParcvError, did_you_mean
+from parcv.errors import ParcvError, did_you_mean, shorten, shown
 
 try:
     import tomllib
@@ -28,7 +30,9 @@ __all__ = [
     "MISSING",
     "Spec",
     "SpecError",
+    "check_depth",
     "check_keys",
+    "check_out",
     "check_type",
     "find_line",
     "RunTable",
@@ -83,11 +87,13 @@ class SpecError(ParcvError, ValueError):
         self.key, self.value, self.allowed, self.hint = key, value, allowed, hint
         self.line, self.source = line, source
         where = f"{source}:{line}: " if line is not None else f"{source}: "
+        # A key, value or hint from the spec is shown cut: a 1 MB name is not echoed in full.
+        name = shorten(key, 120)
         if value is MISSING:
-            what = f"{key} is missing; expected {allowed}."
+            what = f"{name} is missing; expected {allowed}."
         else:
-            what = f"{key} = {value!r} is not valid; allowed: {allowed}."
-        super().__init__(where + what + (f" {hint}" if hint else ""))
+            what = f"{name} = {shown(value)} is not valid; allowed: {allowed}."
+        super().__init__(where + what + (f" {shorten(hint, 400)}" if hint else ""))
 
     def located(self, source: str, text: str | None) -> SpecError:
         """Return the same error with the file name and, if found, the line number."""
@@ -459,6 +465,71 @@ def _mode(doc: Mapping[str, Any]) -> str:
     return mode
 
 
+# How deep a spec may nest tables, dotted keys, arrays and inline tables, all counted
+# together: the deepest real specs (an estimator inside a pipeline inside a space) need
+# about 10. Deeper ones end in the TOML parser's or parcv's recursion.
+MAX_DEPTH = 32
+# Strings (whose brackets, dots and '=' are no structure) and comments, in TOML's forms.
+_STRING_OR_COMMENT = re.compile(
+    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*',
+    re.DOTALL,
+)
+_TABLE_HEADER = re.compile(r"^\s*\[\[?([^\]]*)\]")
+
+
+def _blank_strings(text: str) -> str:
+    """``text`` with each string reduced to ``""`` and comments removed, lines kept."""
+
+    def blank(match: re.Match[str]) -> str:
+        token = match.group(0)
+        return "" if token.startswith("#") else '""' + "\n" * token.count("\n")
+
+    return _STRING_OR_COMMENT.sub(blank, text)
+
+
+def check_depth(text: str, source: str = "spec") -> None:
+    """Refuse a spec nested deeper than ``MAX_DEPTH``, before parsing it.
+
+    Each line's depth counts the parts of its table header, of its dotted
+    keys and its open arrays and inline tables; a parser would recurse that
+    deep. Strings and comments do not count.
+
+    Examples
+    --------
+    >>> check_depth("[space]\\nC = " + "[" * 40 + "]" * 40, source="deep.toml")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    parcv.cli.spec.SpecError: deep.toml:2: (nesting) = 'C, 42 levels deep' is not valid; ...
+    """
+    header, table, open_brackets = 0, "", 0
+    for number, line in enumerate(_blank_strings(text).splitlines(), start=1):
+        if open_brackets == 0 and (match := _TABLE_HEADER.match(line)):
+            table = match.group(1).strip()
+            header = table.count(".") + 1
+            line = line[match.end() :]
+        keys = [re.split(r"[{,\[]", part)[-1] for part in line.split("=")[:-1]]
+        parts = max((k.count(".") + 1 for k in keys), default=0)
+        deepest = open_brackets
+        for char in line:
+            if char in "[{":
+                open_brackets += 1
+                deepest = max(deepest, open_brackets)
+            elif char in "]}":
+                open_brackets = max(open_brackets - 1, 0)
+        depth = header + parts + deepest
+        if depth > MAX_DEPTH:
+            name = (keys[0].strip() if keys else "") or table  # the outermost key
+            name = ".".join(name.split(".")[:3]) + (".…" if name.count(".") > 2 else "")
+            raise SpecError(
+                "(nesting)", f"{name[:40]}, {depth} levels deep",
+                f"at most {MAX_DEPTH} levels of tables, dotted keys, arrays and inline "
+                "tables together",
+                hint="A sweep spec needs a few: flatten this value.",
+                line=number, source=source,
+            )  # fmt: skip
+
+
 def parse_spec(text: str, *, source: str = "spec", base_dir: str | Path = ".") -> Spec:
     """Parse and check the text of a spec.
 
@@ -494,6 +565,7 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: str | Path = ".") -
     ...
     parcv.cli.spec.SpecError: spec:4: estimator.klass = 'x' is not valid; ... Did you mean 'class'?
     """
+    check_depth(text, source)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -534,6 +606,36 @@ def load_spec(path: str | Path) -> Spec:
             "SPEC", str(p), "a readable UTF-8 TOML file", hint=str(err), source=str(p)
         ) from None
     return parse_spec(text, source=str(p), base_dir=p.resolve().parent)
+
+
+def check_out(spec: Spec) -> None:
+    """Refuse a spec's ``run.out`` outside the folder parcv runs from.
+
+    A spec file may come from anyone: where outputs land outside the current
+    folder is the command line's choice (``--out``, which replaces ``run.out``);
+    call this only when the command line gave none.
+
+    Examples
+    --------
+    >>> check_out(parse_spec('[data]\\nsource = "sklearn:iris"\\n[estimator]\\nclass = "x.Y"\\n'
+    ...                      '[run]\\nout = "../../x"\\n'))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    parcv.cli.spec.SpecError: spec:6: run.out = '../../x' is not valid; allowed: a folder ...
+    """
+    out = spec.run.out
+    if out is None:
+        return
+    path = Path(out).expanduser()
+    parts = Path(os.path.normpath(path)).parts
+    if out.strip() and not path.is_absolute() and not (parts and parts[0] == ".."):
+        return
+    raise spec.error(
+        "run.out", out,
+        "a folder inside the one parcv runs from (a relative path that does not climb out "
+        "with '..')",
+        f"To write elsewhere, say so on the command line: --out {shlex.quote(out)}",
+    )  # fmt: skip
 
 
 def override_run(spec: Spec, **options: Any) -> Spec:

@@ -31,14 +31,15 @@ from parcv.cli.build import (
     check_space_keys,
 )
 from parcv.cli.data_sources import LoadedData, load_data
-from parcv.cli.spec import Spec, SpecError, UsageError
+from parcv.cli.spec import Spec, SpecError, UsageError, check_out
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.engine.options import RunOptions
 from parcv.engine.rounds import plan_rounds, takes_distributions
 from parcv.engine.session import pending_refits, reuse_message, survey_store, units_message
 from parcv.errors import BackendError, RunInterrupted, did_you_mean
 from parcv.plan.build import Plan, build_plan
-from parcv.plan.data import check_dataset
+from parcv.plan.data import accepts_nan, check_dataset
+from parcv.plan.space import check_space
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
 from parcv.results.halving import NestedHalvingResult
@@ -177,8 +178,11 @@ class Job:
                          **kwargs)  # fmt: skip
 
 
-def build_job(spec: Spec) -> Job:
+def build_job(spec: Spec, *, run_code: bool = True) -> Job:
     """Load the data and build the estimator, space, CV schemes and scoring of a spec.
+
+    With ``run_code=False`` a ``python:`` data source is not called: the job's
+    data is then None (see :func:`~parcv.cli.data_sources.load_data`).
 
     Raises
     ------
@@ -187,15 +191,15 @@ def build_job(spec: Spec) -> Job:
         located in the spec's file.
     """
     try:
-        return _build_job(spec)
+        return _build_job(spec, run_code)
     except SpecError as err:
         raise err.located(spec.source, spec.text) from None
 
 
-def _build_job(spec: Spec) -> Job:
+def _build_job(spec: Spec, run_code: bool = True) -> Job:
     seed = spec.run.seed
     estimator = build_estimator(spec.table("estimator"), "estimator", seed)
-    data = load_data(spec, estimator=estimator)
+    data = load_data(spec, estimator=estimator, run_code=run_code)
     cv = spec.table("cv")
     where = {
         "classifier": is_classifier(estimator),
@@ -227,7 +231,22 @@ def _build_job(spec: Spec) -> Job:
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")
+    _check_missing(data, estimator, space)
     return Job(spec, estimator, space, data, options)
+
+
+def _check_missing(data: LoadedData, estimator: Any, space: Any) -> None:
+    """Refuse missing values, named by file, line and column, for an estimator without NaN.
+
+    scikit-learn's ``allow_nan`` tag says which estimators take NaN as missing;
+    when the tags do not say (a space that swaps a pipeline's first step), the
+    fits decide.
+    """
+    if data.missing is None:
+        return
+    params = [] if space is None else [c.params for c in check_space(space)]
+    if accepts_nan(estimator, params) is False:
+        raise UsageError(data.missing.refusal(estimator))
 
 
 def _criteria(search: dict[str, Any], estimator: Any) -> CriteriaRequest | None:
@@ -539,7 +558,9 @@ def run_spec(
     ----------
     spec : Spec
     out : str or Path, default=None
-        Run directory; defaults to the spec's ``run.out``, then ``runs/<spec stem>``.
+        Run directory; defaults to the spec's ``run.out`` (which must stay inside
+        the current folder: a spec cannot send its outputs elsewhere), then
+        ``runs/<spec stem>``.
     resume, overwrite, progress
         As in :func:`parcv.nested_cv`.
     connect_timeout : float, default=None
@@ -548,7 +569,8 @@ def run_spec(
         Called before the run with "reusing n of m units; k to compute" when
         ``resume`` finds a store with records, then once per code change that
         makes stored units stale ("scikit-learn 1.9.1 → 1.9.2: 4,210 units
-        recomputed").
+        recomputed"), and with the count, columns and first place of missing
+        values the estimator takes as NaN.
     resume_command : str, default=None
         The command that resumes this run, kept in the run directory
         (``resume-command.txt``) for the report of an unfinished run.
@@ -573,8 +595,16 @@ def run_spec(
         On Ctrl-C after every unit was done and stored: only the report may be
         missing or incomplete (``parcv report RUN_DIR`` writes it).
     """
+    if out is None:
+        check_out(spec)  # the spec's run.out: inside the folder this runs from
     job = build_job(spec)
     plan, (backend, n_jobs, where) = _check_run(job, connect_timeout)
+    if job.data.missing is not None and announce is not None:
+        missing = job.data.missing
+        announce(
+            f"{missing.summary()} (the first at {missing.first}); "
+            f"{type(job.estimator).__name__} takes them as missing (NaN)"
+        )
     run_dir = Path(out or default_out(spec)).expanduser()
     check_run_dir(run_dir, overwrite=overwrite)
     created = _missing_from(run_dir)

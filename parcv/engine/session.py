@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import sqlite3
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from contextlib import nullcontext
@@ -64,6 +65,7 @@ from parcv.store.sqlite import (
     read_partitions,
     read_store,
     read_unidentified,
+    store_error,
     store_session,
 )
 
@@ -570,6 +572,11 @@ def execute_plan(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> d
     ------
     StoreLockedError
         Another live parcv run writes the same store (nothing is changed).
+    StoreFullError
+        The disk holding the store is full: the finished records are kept, and
+        the message says to resume once there is space.
+    StoreDamagedError
+        SQLite cannot read or write the store file (truncated, overwritten).
     ParcvError
         For ``cross_validate``, every fit failed (with a numeric
         ``error_score``); the records are stored first.
@@ -584,7 +591,24 @@ def execute_plan(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> d
     """
     path = check_store(options.store)
     with nullcontext() if path is None else lock_store(path):
-        return _execute_unlocked(plan, data, kind, options)
+        try:
+            return _execute_unlocked(plan, data, kind, options)
+        except (sqlite3.Error, OSError) as err:
+            failure = _store_failure(path, err)
+            if failure is None:
+                raise
+            raise failure from err
+
+
+def _store_failure(path: Path | None, err: BaseException) -> ParcvError | None:
+    """parcv's error for a store that fails a run (full disk, damaged file); None if not.
+
+    A unit's own exception re-raised by ``error_score="raise"`` (its notes say so) is
+    the estimator's, whatever its type: it is left as it is.
+    """
+    if path is None or any(str(n).startswith("parcv: ") for n in getattr(err, "__notes__", ())):
+        return None
+    return store_error(path, err)
 
 
 def _execute_unlocked(
@@ -820,6 +844,19 @@ def load_run(
     too (else it is refused, saying how far it got).
     """
     path = check_store_to_read(store)
+    try:
+        return _load_run(path, load_models=load_models, partial=partial)
+    except sqlite3.DatabaseError as err:  # damaged below what parcv reads by name
+        failure = store_error(path, err)
+        if failure is None:
+            raise
+        raise failure from err
+
+
+def _load_run(
+    path: Path, *, load_models: bool, partial: bool
+) -> tuple[str, Plan, MutableMapping[Key, Record]]:
+    """The body of :func:`load_run`."""
     meta, records = read_store(path)
     if "plan" not in meta:
         raise ParcvError(f"store {str(path)!r} has no plan description; it is not a parcv store.")

@@ -11,7 +11,14 @@ import scipy.sparse as sp
 
 from parcv.plan.tokens import token_of
 
-__all__ = ["Dataset", "check_data_for", "check_dataset", "data_token", "n_rows_of"]
+__all__ = [
+    "Dataset",
+    "accepts_nan",
+    "check_data_for",
+    "check_dataset",
+    "data_token",
+    "n_rows_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,6 +338,23 @@ def _input_tags(estimator: Any, params: list[dict[str, Any]]) -> Any:
     except Exception:  # an estimator without tags: nothing to check against
         return None
     return None if tags.no_validation else tags.input_tags
+
+
+def accepts_nan(estimator: Any, params: list[dict[str, Any]]) -> bool | None:
+    """Whether ``estimator`` takes NaN in X as missing values (scikit-learn's ``allow_nan``).
+
+    ``params`` are the candidates' parameters (a space that changes a pipeline's
+    first step makes it unknown). None when the tags do not say.
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from sklearn.linear_model import Ridge
+    >>> accepts_nan(Ridge(), []), accepts_nan(HistGradientBoostingRegressor(), [])
+    (False, True)
+    """
+    tags = _input_tags(estimator, params)
+    return None if tags is None else bool(tags.allow_nan)
 
 
 def check_data_for(estimator: Any, data: Dataset, params: list[dict[str, Any]]) -> None:

@@ -11,6 +11,7 @@ compared with in ``target``, as plain arrays (:mod:`parcv.store.arrays`).
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import os
@@ -27,7 +28,14 @@ from typing import Any, NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.errors import PlanMismatchError, StoreDamagedError, did_you_mean
+from parcv.errors import (
+    ParcvError,
+    PlanMismatchError,
+    StoreDamagedError,
+    StoreFullError,
+    did_you_mean,
+    shorten,
+)
 from parcv.plan.build import FINGERPRINTED
 from parcv.plan.code import Environment
 from parcv.plan.kinds import KINDS
@@ -1451,6 +1459,36 @@ def _damaged(path: Path, what: str) -> str:
     )
 
 
+_BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")
+
+
+def store_error(path: Path, err: BaseException) -> ParcvError | None:
+    """parcv's error for a SQLite or disk error met while a run used ``path``; None: not one.
+
+    A full disk (or a failed write) keeps the finished records: the error says how
+    many and to resume once there is space, in the words of the command line. Any
+    other SQLite error but a busy database means the file is damaged.
+    """
+    name = str(getattr(err, "sqlite_errorname", ""))
+    full = name == "SQLITE_FULL" or (
+        isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)
+    )
+    if full or name.startswith("SQLITE_IOERR"):
+        what = "is full" if full else "failed a write or read (a full or failing disk)"
+        try:
+            kept = f"The {_count_records(path):,} finished units are kept in it"
+        except (ParcvError, sqlite3.Error, OSError):
+            kept = "The finished units are kept in it"
+        return StoreFullError(
+            f"store {str(path)!r}: the disk holding it {what} ({shorten(str(err))}). {kept}. "
+            "Free some space there, then run the same call again with resume=True "
+            "(command line: --resume)."
+        )
+    if not isinstance(err, sqlite3.DatabaseError) or name in _BUSY:
+        return None
+    return StoreDamagedError(_damaged(path, f"SQLite cannot use it ({shorten(str(err))})"))
+
+
 def never_created(path: Path) -> bool:
     """Whether ``path`` is an empty file or a SQLite file whose creation was interrupted.
 
@@ -1595,6 +1633,12 @@ def _check_existing(path: Path, meta: dict[str, str], overwrite: bool, resume: b
     )
 
 
+def _remove_store_file(path: Path) -> None:
+    """Remove a store file and SQLite's files beside it (overwrite=True discards them all)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
 def open_store(
     path: str | Path | None,
     meta: dict[str, str],
@@ -1661,6 +1705,8 @@ def open_store(
         return Store(None, None, labels, key_of, identity_of)
     fresh = not p.exists() or never_created(p)
     action = "wipe" if fresh else _check_existing(p, meta, overwrite, resume)
+    if overwrite and not fresh:
+        _remove_store_file(p)  # damaged pages or a foreign schema would refuse DROP TABLE
     conn = _connect(p, journal)
     try:
         _write_plan(conn, p, meta, folds, action=action, partitions=partitions, target=target)

@@ -236,16 +236,16 @@ class ChainingExecutor(ShuffledExecutor):
         return self.count
 
     def wait(self):
-        from parcv.engine.backends._dask_executor import _Payload, _run_refit
+        from parcv.engine.backends._dask_executor import _Payload, _PlanCopy, _run_refit
 
         for ticket, (outer, after, known) in list(self.chains.items()):
             if all(t in self.results for t in after):  # its chunks finished: run it first
                 del self.chains[ticket]
                 deps = [self.results[t] for t in after]
-                payload = _Payload(self.plan.for_workers(), self.data)
+                data, plan = _Payload(self.data), _PlanCopy(self.plan.for_workers())
                 yield (
                     ticket,
-                    [] if self.broken else _run_refit(payload, outer, known, 1, None, *deps),
+                    [] if self.broken else _run_refit(data, plan, outer, known, 1, None, *deps),
                 )
                 return
         ticket = min(self.queue)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import queue
+import sys
 import time
 import uuid
 from collections.abc import Hashable, Iterator
+from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,15 +23,18 @@ __all__: list[str] = []
 
 logger = logging.getLogger("parcv.engine.backends.dask")
 
-_MAX_RESENDS = 3  # times a chunk whose data was lost with its workers is sent again
+# Times a chunk may be lost with its workers (or with the data they held) before the run
+# stops: after the first death every unit runs in a forked process, so a chunk lost again
+# and again kills its worker from outside the fork (or the workers keep being killed).
+_MAX_LOSSES = 5
 _RESUME = "finished results are kept, resume to continue"
+_WAIT_HINT = "raise no_worker_timeout when workers come from a batch queue or restart slowly"
 
 
 @dataclass(frozen=True, slots=True)
 class _Payload:
-    """The plan and data of a run: one object, scattered once per run."""
+    """The data of a run, as scattered to the workers (once, and again if lost)."""
 
-    plan: Plan
     data: Dataset
 
     def __sizeof__(self) -> int:
@@ -38,9 +42,32 @@ class _Payload:
         from dask.sizeof import sizeof
 
         d = self.data
-        folds = [f for fs in (self.plan.outer_folds, *self.plan.inner_folds.values()) for f in fs]
-        indices = sum(f.train.nbytes + f.test.nbytes for f in folds)
-        return int(sizeof([d.X, d.y, d.groups, d.fit_params])) + indices
+        return int(sizeof([d.X, d.y, d.groups, d.fit_params]))
+
+
+@dataclass(frozen=True, slots=True)
+class _PlanCopy:
+    """A plan as scattered to the workers, apart from the data it runs on."""
+
+    plan: Plan
+
+    def __sizeof__(self) -> int:
+        plan = self.plan
+        folds = [f for fs in (plan.outer_folds, *plan.inner_folds.values()) for f in fs]
+        return sys.getsizeof(plan) + sum(f.train.nbytes + f.test.nbytes for f in folds)
+
+
+class _Shipment:
+    """A value every task needs (the data, a plan): kept by the driver, scattered to the
+    workers, and scattered again when every worker holding a copy died."""
+
+    __slots__ = ("future", "value")
+
+    def __init__(self, value: _Payload | _PlanCopy) -> None:
+        self.value, self.future = value, None
+
+    def lost(self) -> bool:
+        return self.future is None or self.future.status != "finished"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,44 +79,39 @@ class _Guard:
 
 
 def _run_chunk(
-    payload: _Payload,
+    data: _Payload,
+    plan: _PlanCopy,
     units: tuple[Unit, ...],
     threads: int | None,
     guard: _Guard | None = None,
-    plan: Plan | None = None,
 ) -> list[Record]:
-    """Run one chunk on a worker, BLAS/OpenMP threads capped; guarded if ``guard``.
-
-    ``plan``: a plan added to the run (a strategy's round), else the payload's own.
-    """
+    """Run one chunk of ``plan`` on a worker, BLAS/OpenMP threads capped; guarded if ``guard``."""
     from parcv.engine.backends._threads import cap_threads
     from parcv.engine.work import run_units
 
     cap_threads(threads)
-    if plan is not None:
-        payload = _Payload(plan, payload.data)
     if guard is None:
-        return run_units(payload.plan, payload.data, units)
+        return run_units(plan.plan, data.data, units)
     from distributed import get_worker
 
     from parcv.engine.backends._guard import run_guarded
     from parcv.engine.work import lost_unit_records
 
     return run_guarded(
-        payload.plan, payload.data, units, timeout=guard.timeout,
+        plan.plan, data.data, units, timeout=guard.timeout,
         max_crashes=guard.max_crashes, worker=f"Dask worker {get_worker().address}",
         on_lost=lost_unit_records,
     )  # fmt: skip
 
 
 def _run_refit(
-    payload: _Payload,
+    data: _Payload,
+    plan: _PlanCopy,
     outer: int | None,
     known: tuple[Record, ...],
     threads: int | None,
     guard: _Guard | None,
     *chunks: list[Record],
-    plan: Plan | None = None,
 ) -> list[Record]:
     """Select the candidate of ``outer`` from its fits, then refit it (a chained refit).
 
@@ -99,16 +121,15 @@ def _run_refit(
     """
     from parcv.results.aggregate import select_for
 
-    if plan is not None:
-        payload = _Payload(plan, payload.data)
     records = {r.key: r for r in known}
     fits = (r for chunk in chunks for r in chunk if KINDS[r.unit.kind].selects)
     records.update((r.key, r) for r in fits if r.unit.outer == outer)
     try:
-        chosen = select_for(payload.plan, records, outer)
+        chosen = select_for(plan.plan, records, outer)
     except Exception:
         return []
-    return _run_chunk(payload, (Unit(refit_kind(outer), outer, None, chosen),), threads, guard)
+    unit = Unit(refit_kind(outer), outer, None, chosen)
+    return _run_chunk(data, plan, (unit,), threads, guard)
 
 
 def _priority(units: tuple[Unit, ...]) -> int:
@@ -123,7 +144,15 @@ def _failure(what: str, err: BaseException) -> BackendError:
 
 
 class _DaskExecutor:
-    """Chunks as futures of one client, all sharing one scattered (plan, data) future."""
+    """Chunks as futures of one client, sharing the scattered data and plan.
+
+    The driver keeps the data and the plan: when every worker holding a copy died
+    (killed, out of memory, or crashed by a fit), they are scattered again as soon
+    as a worker is back, within ``no_worker_timeout``, and the chunks lost with them
+    are sent again. After the first worker death every chunk runs in processes
+    forked from its worker (``_guard``): a unit that kills its process then costs
+    only that unit, never the worker and the data it holds.
+    """
 
     chunk_seconds = 0.2
     poll_seconds = 0.5
@@ -135,29 +164,27 @@ class _DaskExecutor:
     def __init__(
         self,
         client: Any,
-        payload: _Payload,
+        plan: Plan,
+        data: Dataset,
         *,
         threads: int | None,
         timeout: float | None,
         unit_timeout: float | None = None,
         max_crashes: int = 2,
     ) -> None:
-        self._client, self._value = client, payload
+        self._client = client
         self._threads, self._timeout = threads, timeout
-        # With a time limit every chunk runs guarded; else only a chunk that killed workers.
-        self._guard_isolated = _Guard(unit_timeout, max_crashes)
-        self._guard_all = self._guard_isolated if unit_timeout is not None else None
-        self._isolated: set[int] = set()  # tickets of chunks sent again, guarded
+        # With a time limit every chunk runs guarded; else every chunk once a worker died.
+        self._guard = _Guard(unit_timeout, max_crashes)
+        self._guard_all = self._guard if unit_timeout is not None else None
         self._where = str(getattr(client.scheduler, "address", "the scheduler"))
         self._count = 0
         self._futures: dict[Any, tuple[int, tuple[Unit, ...]]] = {}  # future: ticket, units
-        self._resends: dict[int, int] = {}
+        self._unguarded: set[Any] = set()  # futures of chunks sent before any worker died
+        self._losses: dict[int, int] = {}  # ticket: times lost with its workers
         self._outbox: list[tuple[int, tuple[Unit, ...]]] = []  # submitted, not yet sent
         self._chains: list[tuple[int, int | None, list[Hashable], tuple[Record, ...]]] = []
-        # Plans added to the run, scattered each once (None: the payload's own, plan 0),
-        # and each ticket's plan id.
-        self._plans: list[Any] = [None]
-        self._plan_of: dict[int, int] = {}
+        self._plan_of: dict[int, int] = {}  # a ticket's plan id, when not 0
         self._chained: set[int] = set()  # tickets of chained refits
         # Filled from dask's callback thread with each future that stopped pending.
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -165,7 +192,10 @@ class _DaskExecutor:
             self._broadcast = not client.amm.running()
         except Exception:  # an old or restricted scheduler: assume dask's default (on)
             self._broadcast = False
-        self._payload = self._scatter()
+        # The data once per run; each plan apart from it (the runner's one plan: 0).
+        self._data = _Shipment(_Payload(data))
+        self._plans = {0: _Shipment(_PlanCopy(plan))}
+        self._ship()
         per_worker = self._threads_per_worker()
         self.n_workers = max(1, sum(per_worker.values()))
         # With one copy of the payload, dask sends every chunk to the worker holding it
@@ -174,22 +204,63 @@ class _DaskExecutor:
         # fetches its copy with its first chunk.
         self._places: list[str] = [] if self._broadcast else list(per_worker) * 2
 
-    def _scatter(self) -> Any:
-        # hash=False: a key of this run only, so another run's cancel never frees it.
-        timeout = math.inf if self._timeout is None else self._timeout
-        value, broadcast = [self._value], self._broadcast
-        try:
-            [future] = self._client.scatter(value, broadcast=broadcast, hash=False, timeout=timeout)
-        except (TimeoutError, asyncio.TimeoutError) as err:
-            raise BackendError(self._no_workers_message()) from err
-        except Exception as err:
-            raise _failure(f"cannot send the data to the workers of {self._where}", err) from err
-        return future
+    def _shipments(self) -> list[_Shipment]:
+        return [self._data, *self._plans.values()]
 
-    def _no_workers_message(self) -> str:
+    def _ship(self) -> None:
+        """Scatter what no worker holds (yet, or any more) in one call, waiting for workers.
+
+        Tries again until a worker takes it: one that just registered may be dying, or
+        one being restarted may not be there yet. Gives up ``no_worker_timeout``
+        seconds after the first try, naming why.
+        """
+        missing = [s for s in self._shipments() if s.lost()]
+        if not missing:
+            return
+        again = any(s.future is not None for s in missing)
+        if again:
+            logger.warning(
+                "parcv's data was lost with the Dask workers holding it (they died); sending "
+                "it again once a worker is back (waiting up to no_worker_timeout)"
+            )
+        start = time.monotonic()
+        while True:
+            spent = time.monotonic() - start
+            left = math.inf if self._timeout is None else self._timeout - spent
+            try:
+                # hash=False: keys of this run only, so another run's cancel never frees them.
+                futures = self._client.scatter(
+                    [s.value for s in missing], broadcast=self._broadcast, hash=False,
+                    timeout=max(left, self.poll_seconds),
+                )  # fmt: skip
+                break
+            except Exception as err:
+                self._threads_per_worker()  # raises if the scheduler itself is gone
+                left = math.inf if self._timeout is None else start + self._timeout
+                left -= time.monotonic()
+                if left <= 0:
+                    raise BackendError(self._no_workers_message(err, lost=again)) from err
+                logger.debug("scattering parcv's data failed, trying again: %r", err)
+                time.sleep(min(self.poll_seconds, left))
+        for shipment, future in zip(missing, futures, strict=True):
+            shipment.future = future
+
+    def _no_workers_message(self, err: BaseException | None = None, *, lost: bool) -> str:
+        """Why the run stops without workers: gone (with the data, or not) or never there."""
+        wait = "ever" if self._timeout is None else f"{self._timeout:g} s"
+        if lost:
+            why = (
+                "the workers holding parcv's data died (killed, out of memory, or crashed "
+                "by a fit) and none came back to take it again"
+            )
+        elif err is not None:
+            why = "none joined, or each died as the data reached it"
+        else:
+            why = "they died or left and none came back"
+        last = "" if err is None else f" (last error: {type(err).__name__}: {err})"
         return (
-            f"no Dask workers left at {self._where} for {self._timeout:g} s; {_RESUME} "
-            "(or raise no_worker_timeout when workers come from a batch queue)."
+            f"no Dask workers left at {self._where} for {wait}: {why}{last}; {_RESUME} "
+            f"(or {_WAIT_HINT})."
         )
 
     def _threads_per_worker(self) -> dict[str, int]:
@@ -202,17 +273,14 @@ class _DaskExecutor:
         return int(sum(self._threads_per_worker().values()))
 
     def add_plan(self, plan: Plan) -> int:
-        """Scatter another plan of the run (its data is the payload's); return its id."""
-        timeout = math.inf if self._timeout is None else self._timeout
-        try:
-            [future] = self._client.scatter([plan.for_workers()], broadcast=self._broadcast,
-                                            hash=False, timeout=timeout)  # fmt: skip
-        except (TimeoutError, asyncio.TimeoutError) as err:
-            raise BackendError(self._no_workers_message()) from err
-        except Exception as err:
-            raise _failure(f"cannot send a plan to the workers of {self._where}", err) from err
-        self._plans.append(future)
-        return len(self._plans) - 1
+        """Scatter another plan of the run (its data is the run's); return its id.
+
+        Held like the data: scattered again if every worker holding it dies.
+        """
+        pid = len(self._plans)
+        self._plans[pid] = _Shipment(_PlanCopy(plan.for_workers()))
+        self._ship()
+        return pid
 
     def submit(self, units: tuple[Unit, ...], plan: int = 0) -> Hashable:
         # Sent at the next wait(), together: one graph update per priority, not one per chunk.
@@ -243,6 +311,7 @@ class _DaskExecutor:
         return self._count
 
     def _flush(self) -> None:
+        self._ship()  # lost and not noticed yet: chunks sent now would only be cancelled
         groups: dict[int, list[tuple[int, tuple[Unit, ...]]]] = {}
         for ticket, units in self._outbox:
             groups.setdefault(_priority(units), []).append((ticket, units))
@@ -261,8 +330,8 @@ class _DaskExecutor:
         kind = refit_kind(outer)
         try:
             future = self._client.submit(
-                _run_refit, self._payload, outer, known, self._threads, self._guard_all, *deps,
-                plan=self._plans[self._plan_of.get(ticket, 0)],
+                _run_refit, self._data.future, self._plans[self._plan_of.get(ticket, 0)].future,
+                outer, known, self._threads, self._guard_all, *deps,
                 key=f"parcv-{kind}-{uuid.uuid4().hex}", priority=1, pure=False,
             )  # fmt: skip
         except Exception as err:
@@ -283,19 +352,15 @@ class _DaskExecutor:
     ) -> None:
         chunks = [units for _, units in sent]
         keys = [f"parcv-{units[0].kind}-{uuid.uuid4().hex}" for units in chunks]
-        guards = [
-            self._guard_isolated if ticket in self._isolated else self._guard_all
-            for ticket, _ in sent
-        ]
         n = len(chunks)
         try:
             futures = self._client.map(
                 _run_chunk,
-                [self._payload] * n,
+                [self._data.future] * n,
+                [self._plans[self._plan_of.get(ticket, 0)].future for ticket, _ in sent],
                 chunks,
                 [self._threads] * n,
-                guards,
-                [self._plans[self._plan_of.get(ticket, 0)] for ticket, _ in sent],
+                [self._guard_all] * n,
                 key=keys,
                 priority=priority,
                 pure=False,
@@ -306,6 +371,8 @@ class _DaskExecutor:
             raise _failure(f"the Dask scheduler at {self._where} takes no work", err) from err
         for future, item in zip(futures, sent, strict=True):
             self._futures[future] = item
+            if self._guard_all is None:
+                self._unguarded.add(future)
             future.add_done_callback(self._done.put)
 
     def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
@@ -314,6 +381,8 @@ class _DaskExecutor:
         error: BackendError | None = None
         while self._futures and not finished and error is None:
             for future in self._wait_any():
+                if future not in self._futures:
+                    continue  # sent again guarded by a _resend earlier in this loop
                 if future.status == "finished":
                     finished.append(future)
                 elif self._futures[future][0] in self._chained:
@@ -330,6 +399,7 @@ class _DaskExecutor:
         for future, records in zip(finished, results, strict=True):
             if records is not None:  # None: lost with its data, and sent again
                 ticket = self._futures.pop(future)[0]
+                self._unguarded.discard(future)
                 self._chained.discard(ticket)
                 self._plan_of.pop(ticket, None)
                 yield ticket, records
@@ -342,9 +412,10 @@ class _DaskExecutor:
         except Exception as err:
             if self._futures[future][0] in self._chained:
                 return []  # a chained refit lost or failed: the driver refits by itself
-            if future.status not in ("cancelled", "lost"):
+            lost = future.status in ("cancelled", "lost")
+            if not lost and not isinstance(err, (OSError, CancelledError)):
                 raise _failure(f"cannot fetch results from {self._where}", err) from err
-        self._resend(future)
+        self._resend(future)  # its result went with its worker: compute it again
         return None
 
     def _wait_any(self) -> list[Any]:
@@ -360,7 +431,7 @@ class _DaskExecutor:
                 elif zero_since is None:
                     zero_since = time.monotonic()
                 elif self._timeout is not None and time.monotonic() - zero_since > self._timeout:
-                    raise BackendError(self._no_workers_message()) from None
+                    raise BackendError(self._no_workers_message(lost=False)) from None
                 continue
             while not self._done.empty():
                 done.append(self._done.get())
@@ -370,41 +441,56 @@ class _DaskExecutor:
                 return done
 
     def _resend(self, future: Any) -> None:
-        """Send again a chunk lost with its workers (guarded, if it may be what kills them);
-        fail on a task error outside any fit."""
+        """Send again a chunk lost with its workers (from now on every chunk guarded);
+        fail on a task error outside any fit, or on a chunk lost too often."""
         ticket, units = self._futures.pop(future)
+        self._unguarded.discard(future)
         what = f"{len(units)} unit(s) from {units[0].key!r}"
-        killed = future.status == "error"
-        if killed and type(err := future.exception()).__name__ != "KilledWorker":
-            raise _failure(f"Dask could not run {what} outside any fit", err) from err
-        self._resends[ticket] = self._resends.get(ticket, 0) + 1
-        if ticket not in self._isolated and (killed or self._resends[ticket] > 1):
-            # Its workers died allowed-failures + 1 times (KilledWorker), or it was lost with
-            # them (and the data) twice: it may hold a unit that kills them, or sat beside
-            # one. Guarded, such a unit kills only the process forked for it.
-            logger.warning(
-                "Dask workers died running %s; running them again, each in a forked process, "
-                "to find the unit that kills them", what,
-            )  # fmt: skip
-            self._isolated.add(ticket)
-            self._resends[ticket] = 0
-        elif self._resends[ticket] > _MAX_RESENDS:
-            raise BackendError(f"Dask lost {what} {_MAX_RESENDS} times; {_RESUME}.")
-        if self._payload.status != "finished":
-            logger.warning("parcv's data was lost with its Dask workers; sending it again")
-            self._payload = self._scatter()
-        self._send([(ticket, units)], _priority(units))
+        if future.status == "error":
+            err = future.exception()
+            if type(err).__name__ != "KilledWorker":
+                raise _failure(f"Dask could not run {what} outside any fit", err) from err
+        losses = self._losses[ticket] = self._losses.get(ticket, 0) + 1
+        if losses > _MAX_LOSSES:
+            raise BackendError(
+                f"Dask workers died {losses} times running {what}, the last times with each "
+                "unit in a process forked from its worker (so something kills the workers "
+                f"themselves: the system's out-of-memory killer, or another process); {_RESUME}."
+            )
+        self._guard_from_now(what)
+        self._outbox.append((ticket, units))
+        self._flush()
+
+    def _guard_from_now(self, what: str) -> None:
+        """Run every chunk guarded from now on; send again, guarded, those sent unguarded.
+
+        A worker died: if a unit killed it, any other chunk may hold one that kills
+        its worker too, and each such death can take parcv's data with it.
+        """
+        if self._guard_all is not None:
+            return
+        logger.warning(
+            "Dask workers died running %s; from now on each unit runs in a process forked "
+            "from its worker, so a unit that kills its process costs only itself", what,
+        )  # fmt: skip
+        self._guard_all = self._guard
+        pending = [f for f in self._unguarded if f in self._futures and f.status == "pending"]
+        self._unguarded.clear()
+        self._outbox.extend(self._futures.pop(f) for f in pending)
+        if pending:
+            self._client.cancel(pending)
 
     def cancel(self) -> None:
         self._outbox = []
         futures, self._futures = list(self._futures), {}
+        self._unguarded.clear()
         if futures:
             self._client.cancel(futures)
 
     def close(self) -> None:
-        """Cancel what still runs and free the scattered data."""
+        """Cancel what still runs and free the scattered data and plans."""
         try:
             self.cancel()
-            self._client.cancel([self._payload, *(p for p in self._plans if p is not None)])
+            self._client.cancel([s.future for s in self._shipments() if s.future is not None])
         except Exception as err:  # the scheduler may be gone already
             logger.debug("ignored while closing the Dask executor: %r", err)

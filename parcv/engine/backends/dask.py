@@ -13,7 +13,7 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-from parcv.engine.backends._dask_executor import _DaskExecutor, _Payload
+from parcv.engine.backends._dask_executor import _DaskExecutor
 from parcv.engine.backends.base import (
     check_fault_options,
     check_number,
@@ -201,8 +201,10 @@ class DaskBackend:
     security : distributed.Security, default=None
         TLS settings of the client parcv opens (or of the cluster it starts).
     no_worker_timeout : float or None, default=30
-        Seconds without any worker (all lost, or none arrived yet) before
-        :class:`~parcv.BackendError`; ``None`` waits (for batch queues).
+        Seconds without any worker (all lost, or none arrived yet), or
+        without one that takes the data again after every copy was lost,
+        before :class:`~parcv.BackendError`; ``None`` waits (for batch
+        queues).
     connect_timeout : float, default=30
         Seconds to reach the scheduler or start the local cluster.
     timeout : float or None, default=None
@@ -217,7 +219,8 @@ class DaskBackend:
         another cluster that setting of its scheduler (dask's default: 3)
         decides when Dask gives up on the chunk. Either way its units then run
         again one by one in forked processes, so the unit that kills them is
-        found and recorded, and every other unit finishes.
+        found and recorded, and every other unit finishes; from then on every
+        chunk runs in forked processes, so no other unit kills a worker.
 
     Raises
     ------
@@ -230,8 +233,11 @@ class DaskBackend:
 
     Notes
     -----
-    A worker lost mid-run has its chunks recomputed elsewhere; data lost
-    with every worker holding it is sent again. The data is broadcast unless
+    A worker lost mid-run has its chunks recomputed elsewhere. The driver
+    keeps the data and the plan: lost with every worker holding a copy
+    (killed, or crashed by a fit), they are sent again as soon as a worker is
+    back, restarted by its nanny or by a batch queue, within
+    ``no_worker_timeout``. The data is broadcast unless
     the scheduler runs the Active Memory Manager (dask's default; it drops
     the copies and can stall a broadcast, dask/distributed#8796): then each
     worker fetches it on first use, or again after an idle copy was dropped.
@@ -283,7 +289,8 @@ class DaskBackend:
             client = self.client if self.client is not None else self._open_client(stack)
             executor = _DaskExecutor(
                 client,
-                _Payload(plan.for_workers(), data),
+                plan.for_workers(),
+                data,
                 threads=self.threads,
                 timeout=self.no_worker_timeout,
                 unit_timeout=self.timeout,

@@ -1,0 +1,300 @@
+"""Dead Dask workers cost their units only, as on the local pool: real crashes and kills.
+
+Every test runs a real loopback cluster and the same sweep on the local pool, and
+compares the stored records: the same keys, the same scores, failures only where a
+fit brought its process down.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+
+import dask
+import numpy as np
+import pytest
+from conftest import start_loopback_cluster
+from distributed import Client
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.linear_model import Ridge
+
+import parcv
+from parcv.engine.backends import DaskBackend, LocalBackend
+from parcv.store.sqlite import read_store
+from tests.sweep_script import sweep_data
+
+ERROR = -1e6
+CRASH = 1.0  # the alpha whose fit segfaults
+SPACE = {"alpha": [0.01, 0.1, 0.3, CRASH, 3.0, 10.0]}
+
+
+class CrashingRidge(BaseEstimator, RegressorMixin):
+    """Ridge whose fit sleeps, and for ``alpha == crash`` reads address 0 (a real SIGSEGV)."""
+
+    def __init__(self, alpha=1.0, crash=None, sleep=0.0):
+        self.alpha, self.crash, self.sleep = alpha, crash, sleep
+
+    def fit(self, X, y):
+        if self.alpha == self.crash:
+            import ctypes
+
+            ctypes.string_at(0)
+        time.sleep(self.sleep)
+        self.model_ = Ridge(alpha=self.alpha).fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def _sweep(estimator, backend, store):
+    X, y = sweep_data()
+    return parcv.nested_cv(
+        estimator, SPACE, X, y, outer=3, inner=4, backend=backend, store=store,
+        error_score=ERROR, progress=False,
+    )  # fmt: skip
+
+
+def _on_pool(tmp_path, estimator):
+    """The same sweep on the local pool, the reference every Dask run must equal."""
+    store = tmp_path / "pool.sqlite"
+    _sweep(estimator, LocalBackend(n_jobs=2), store)
+    return read_store(store)[1]
+
+
+def _assert_same_records(records, expected):
+    assert set(records) == set(expected)
+    for key, record in records.items():
+        assert record.status == expected[key].status, key
+        assert record.test_scores == expected[key].test_scores, key
+
+
+class _KillAfter:
+    """Backend wrapper calling ``kill()`` once, from the driver, after ``after`` records."""
+
+    def __init__(self, backend, after, kill):
+        self.backend, self.after, self.kill = backend, after, kill
+        self.seen, self.killed_at = 0, None
+
+    @contextmanager
+    def open(self, plan, data):
+        with self.backend.open(plan, data) as self.executor:
+            yield self
+
+    def __getattr__(self, name):  # n_workers, chunk_seconds, submit, submit_refit, cancel
+        return getattr(vars(self).get("executor"), name)
+
+    def wait(self):
+        for ticket, records in self.executor.wait():
+            self.seen += len(records)
+            if self.killed_at is None and self.seen >= self.after:
+                self.killed_at = time.monotonic()
+                self.kill()
+            yield ticket, records
+
+
+def _removed_workers(dask_scheduler):
+    """How many workers the scheduler removed (each death of a worker process)."""
+    events = dask_scheduler.get_events("all")
+    return sum(event.get("action") == "remove-worker" for _, event in events)
+
+
+def _kill_all(client):
+    for pid in client.run(os.getpid).values():
+        os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_a_segfaulting_candidate_costs_only_its_units_on_dask(tmp_path):
+    """18 units segfault: before, the workers died so often that the run ended every time.
+
+    The reference is the serial run of the same estimator without the crash (its
+    numbers are the local pool's, bit for bit): the local pool itself needs minutes
+    here, as it starts a new process pool after each crash (``test_faults`` compares
+    it with Dask on a smaller sweep).
+    """
+    X, y = sweep_data()
+    space = {"alpha": [CRASH, 0.3]}
+
+    def run(estimator, backend, store):
+        return parcv.search(
+            estimator, space, X, y, cv=18, backend=backend, store=store, error_score=ERROR,
+            progress=False,
+        )  # fmt: skip
+
+    run(CrashingRidge(), "serial", tmp_path / "serial.sqlite")
+    calm = read_store(tmp_path / "serial.sqlite")[1]
+    store = tmp_path / "dask.sqlite"
+    # As the cluster parcv starts: a chunk may kill 2 workers (max_crashes=2), no AMM.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = start_loopback_cluster(2)
+    try:
+        with Client(cluster, set_as_default=False) as client:
+            client.amm.stop()
+            with pytest.warns(parcv.FitFailedWarning):
+                result = run(
+                    CrashingRidge(crash=CRASH, sleep=0.1), DaskBackend(cluster=cluster), store
+                )
+            deaths = client.run_on_scheduler(_removed_workers)
+    finally:
+        cluster.close()
+    # The first chunk that kills workers makes every chunk run forked: at most that
+    # chunk's two deaths, and one per worker for a chunk running unguarded meanwhile
+    # (before: two per chunk holding a crashing unit, until dask's LocalCluster gave
+    # up restarting the workers and the run ended).
+    assert 1 <= deaths <= 4, deaths
+    records = read_store(store)[1]
+    assert set(records) == set(calm)
+    failed = {k for k, r in records.items() if not r.ok}
+    assert failed == {("fit", None, i, 0) for i in range(18)}  # the crashing candidate's
+    for key, record in records.items():
+        if key in failed:
+            assert "worker died: SIGSEGV" in record.error.message, record.error
+            assert record.test_scores == {"score": ERROR}
+        else:
+            assert record.test_scores == calm[key].test_scores, key
+    assert result.best_params_ == {"alpha": 0.3}
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_sigkill_of_every_worker_with_nannies_costs_nothing(tmp_path):
+    estimator = CrashingRidge(sleep=0.03)
+    expected = _on_pool(tmp_path, estimator)
+    cluster = start_loopback_cluster(2)
+    try:
+        with Client(cluster, set_as_default=False) as client:
+            killer = _KillAfter(DaskBackend(cluster=cluster), 20, lambda: _kill_all(client))
+            _sweep(estimator, killer, tmp_path / "dask.sqlite")
+    finally:
+        cluster.close()
+    assert killer.killed_at is not None and killer.seen > 20
+    _assert_same_records(read_store(tmp_path / "dask.sqlite")[1], expected)
+
+
+# A worker preload: the worker dies as data is scattered to it (as one killed mid-transfer).
+_DIES_ON_DATA = """
+import os
+
+
+def dask_setup(worker):
+    def die(*args, **kwargs):
+        os._exit(1)
+
+    worker.handlers["update_data"] = die
+"""
+
+
+class _ExternalWorkers:
+    """``dask worker`` processes without nannies: once killed, only the test starts others."""
+
+    def __init__(self, address):
+        self.address, self.procs = address, []
+
+    def start(self, *options):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        command = [sys.executable, "-m", "distributed.cli.dask_worker", self.address]
+        command += ["--no-nanny", "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"]
+        proc = subprocess.Popen([*command, *options], env=env, stderr=subprocess.DEVNULL)
+        self.procs.append(proc)
+        return proc
+
+    def kill_all(self):
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def _external_workers(address):
+    workers = _ExternalWorkers(address)
+    try:
+        yield workers
+    finally:
+        workers.kill_all()
+
+
+def _wait_until_registered(client, n_seen):
+    """Wait until the scheduler has seen ``n_seen`` workers join since it started."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if client.run_on_scheduler(_added_workers) >= n_seen:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{n_seen} workers never joined")
+
+
+def _added_workers(dask_scheduler):
+    events = dask_scheduler.get_events("all")
+    return sum(event.get("action") == "add-worker" for _, event in events)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_sigkill_of_every_external_worker_waits_for_others_within_the_timeout(tmp_path):
+    """All workers killed; the first to come back dies as the data reaches it (before: the
+    run ended at once, "Stream is closed"); a healthy one joins later."""
+    estimator = CrashingRidge(sleep=0.03)
+    expected = _on_pool(tmp_path, estimator)
+    preload = tmp_path / "dies_on_data.py"
+    preload.write_text(_DIES_ON_DATA)
+    cluster = start_loopback_cluster(0)
+    try:
+        with (
+            Client(cluster, set_as_default=False) as client,
+            _external_workers(cluster.scheduler_address) as workers,
+        ):
+            workers.start()
+            workers.start()
+            client.wait_for_workers(2, timeout=60)
+
+            def come_back():
+                workers.start("--preload", str(preload))
+                _wait_until_registered(client, 3)
+                workers.start()
+
+            def kill():
+                workers.kill_all()
+                threading.Thread(target=come_back, daemon=True).start()
+
+            backend = DaskBackend(cluster=cluster, no_worker_timeout=60)
+            killer = _KillAfter(backend, 20, kill)
+            _sweep(estimator, killer, tmp_path / "dask.sqlite")
+            joined = client.run_on_scheduler(_added_workers)
+    finally:
+        cluster.close()
+    assert killer.killed_at is not None
+    assert joined == 4  # two at the start, the one that died on the data, the healthy one
+    assert workers.procs[2].returncode == 1  # it did die as the data reached it
+    _assert_same_records(read_store(tmp_path / "dask.sqlite")[1], expected)
+
+
+@pytest.mark.cluster
+def test_data_lost_with_every_worker_and_none_back_names_the_cause_after_the_timeout(tmp_path):
+    estimator = CrashingRidge(sleep=0.03)
+    cluster = start_loopback_cluster(0)
+    try:
+        with (
+            Client(cluster, set_as_default=False) as client,
+            _external_workers(cluster.scheduler_address) as workers,
+        ):
+            workers.start()
+            client.wait_for_workers(1, timeout=60)
+            backend = DaskBackend(cluster=cluster, no_worker_timeout=3)
+            killer = _KillAfter(backend, 5, workers.kill_all)
+            with pytest.raises(parcv.BackendError) as info:
+                _sweep(estimator, killer, tmp_path / "dask.sqlite")
+            elapsed = time.monotonic() - killer.killed_at
+    finally:
+        cluster.close()
+    message = str(info.value)
+    assert "for 3 s" in message and "died" in message, message
+    assert "resume" in message
+    assert 3 <= elapsed < 3 + 15  # the timeout honoured, plus polling on a loaded machine
+    assert np.isfinite(elapsed)
