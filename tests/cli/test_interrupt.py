@@ -138,8 +138,10 @@ def _run(
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
-        "INTERRUPT_AT": moment,
-        "INTERRUPT_FIT": str(fit),
+        # A resume keeps the hooks' constants (INTERRUPT_AT is code the fits read: a change
+        # recomputes them) and moves the interrupt past the last fit instead.
+        "INTERRUPT_AT": moment or "fit",
+        "INTERRUPT_FIT": str(fit if moment else 10**6),
     }
     done = subprocess.run(
         [sys.executable, str(tmp_path / "driver.py"), *words],
@@ -225,23 +227,27 @@ def test_interrupt_after_every_unit_is_done_exits_0(tmp_path, moment, sigint_rea
 
 
 class _StopsAtTenthFit(Ridge):
-    fits: list[int] = []  # noqa: RUF012 - the serial backend fits in this process
-
+    # The count lives outside the class (in the environment, which the serial backend shares):
+    # a class attribute is part of the class's code, and a changed one recomputes its units.
     def fit(self, X, y, **kwargs):
-        self.fits.append(1)
-        if len(self.fits) == 10:
+        fits = int(os.environ["PARCV_TEST_FITS"]) + 1
+        os.environ["PARCV_TEST_FITS"] = str(fits)
+        if fits == 10:
             raise KeyboardInterrupt  # as if Ctrl-C was pressed here
         return super().fit(X, y, **kwargs)
 
 
-def test_the_apis_interrupt_message_counts_the_units_its_resume_reuses(tmp_path, caplog):
+def test_the_apis_interrupt_message_counts_the_units_its_resume_reuses(
+    tmp_path, caplog, monkeypatch
+):
     X, y = make_regression(n_samples=30, n_features=2, random_state=0)
     store = tmp_path / "run.sqlite"
     grid = {"alpha": [0.1, 1.0]}
-    _StopsAtTenthFit.fits = []
+    monkeypatch.setenv("PARCV_TEST_FITS", "0")
     with pytest.raises(parcv.RunInterrupted, match=r"Interrupted\. 8 finished units \(and 1 refit"):
         parcv.nested_cv(_StopsAtTenthFit(), grid, X, y, outer=3, inner=3, backend="serial",
                         store=store)  # fmt: skip
+    monkeypatch.setenv("PARCV_TEST_FITS", "100")
     with caplog.at_level(logging.INFO, logger="parcv"):
         parcv.nested_cv(_StopsAtTenthFit(), grid, X, y, outer=3, inner=3, backend="serial",
                         store=store, resume=True)  # fmt: skip
