@@ -20,7 +20,7 @@ import struct
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -452,9 +452,30 @@ _V2_COLUMNS = _COLUMNS.replace("label,", "candidate_id, params,").replace("metri
 _V1_COLUMNS = _V2_COLUMNS.replace("ckey,", "key,", 1)
 
 
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
 def key_text(key: Key) -> str:
-    """Serialise a task key as compact JSON (the primary key of a record row)."""
-    return json.dumps(list(key), separators=(",", ":"))
+    """Serialise a task key as compact JSON (the primary key of a record row).
+
+    Examples
+    --------
+    >>> key_text(("fit", None, 2, 14))
+    '["fit",null,2,14]'
+    >>> key_text(("perm", 3, "a b")) == json.dumps(["perm", 3, "a b"], separators=(",", ":"))
+    True
+    """
+    parts = []
+    for part in key:  # most keys: names, ints and None, written without json's machinery
+        if part is None:
+            parts.append("null")
+        elif type(part) is int:
+            parts.append(str(part))
+        elif type(part) is str and _PLAIN.issuperset(part):
+            parts.append(f'"{part}"')
+        else:
+            return json.dumps(list(key), separators=(",", ":"))
+    return f"[{','.join(parts)}]"
 
 
 def _json_value(value: Any) -> Any:
@@ -490,7 +511,30 @@ def _connect(path: Path, journal: str) -> sqlite3.Connection:
             "local, writable file system, or journal='delete' on NFS or Lustre."
         ) from err
     conn.execute("PRAGMA synchronous=NORMAL" if journal == "wal" else "PRAGMA synchronous=FULL")
+    # Records are keyed by content digests: each batch touches pages all over the tables. A
+    # cache of 64 MiB (SQLite's default is 2 MiB) keeps a million-unit store's inner pages.
+    conn.execute("PRAGMA cache_size=-65536")
     return conn
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to a store file.
+
+    A store whose writer was killed (SIGKILL, power loss) in a transaction, or while it
+    switched the store back from WAL at its close, can leave a hot ``-journal`` (or a
+    ``-wal``) beside it, which only a connection that may write can roll back or recover.
+    With such a file beside a writable store, one such connection reads the store first,
+    as any reader would, and SQLite puts the store back to its last commit.
+    """
+    if os.access(path, os.W_OK) and any(
+        Path(f"{path}-{suffix}").is_file() for suffix in ("journal", "wal")
+    ):
+        with suppress(sqlite3.Error), closing(sqlite3.connect(f"file:{path}?mode=rw", uri=True,
+                                                               timeout=30.0)) as conn:  # fmt: skip
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        yield conn
 
 
 def ckey_blob(ckey: str) -> bytes:
@@ -503,8 +547,16 @@ def _ckey_text(ckey: Any) -> str:
     return ckey.hex() if isinstance(ckey, bytes) else str(ckey)
 
 
+_LAYOUTS = [struct.Struct(f"<{n}d") for n in range(9)]
+
+
 def _packed(scores: dict[str, float]) -> bytes:
-    return np.asarray(list(scores.values()), dtype="<f8").tobytes()
+    n = len(scores)
+    layout = _LAYOUTS[n] if n < len(_LAYOUTS) else struct.Struct(f"<{n}d")
+    try:
+        return layout.pack(*scores.values())
+    except struct.error:  # a score that is no number (None): numpy's conversion, as before
+        return np.asarray(list(scores.values()), dtype="<f8").tobytes()
 
 
 # The error_type of an ``ok`` row whose fit succeeded but some scorers raised: its
@@ -554,7 +606,7 @@ def _row(record: Record, ckey: str, ids: tuple[int, int, int]) -> tuple[Any, ...
         record.n_train,
         record.n_test,
         *_error_columns(record),
-        json.dumps(list(record.warnings)),
+        json.dumps(list(record.warnings)) if record.warnings else "[]",
         worker,
         record.started,
         record.finished,
@@ -1049,13 +1101,13 @@ def _by_values(
 
 def read_by_values(path: Path, vkeys: Iterable[str]) -> dict[str, Stored]:
     """:meth:`Store.by_values` of a store file, read-only."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         return _by_values(conn, vkeys, {})
 
 
 def read_kept(path: Path, pid: int = 0) -> dict[Key, tuple[str, ...]]:
     """The current plan's units that took a record of other code, with why (resume="values")."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         if not _has_table(conn, "kept"):
             return {}
         where, args = _of_plan(conn, "kept", pid)
@@ -1073,7 +1125,7 @@ def _n_unidentified(conn: sqlite3.Connection) -> int:
 
 def read_unidentified(path: Path) -> int:
     """:meth:`Store.n_unidentified` of a store file, read-only."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         if _is_schema_1(conn) or _is_schema_2(conn):
             return 0
         return _n_unidentified(conn)
@@ -1081,7 +1133,7 @@ def read_unidentified(path: Path) -> int:
 
 def read_meta(path: Path) -> dict[str, str]:
     """Read the meta table (fingerprint, plan description) without writing anything."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         try:
             return dict(conn.execute("SELECT name, value FROM meta").fetchall())
         except sqlite3.DatabaseError as err:
@@ -1129,7 +1181,7 @@ def _with_predictions(record: Record, predictions: Predictions | None) -> Record
 
 def read_target(path: Path) -> Any:
     """Return the target ``y`` a run with predictions stored, or None (read-only)."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         if not _has_table(conn, "target"):
             return None
         row = conn.execute(f"SELECT {ARRAY_COLUMNS} FROM target WHERE name = 'y'").fetchone()
@@ -1180,7 +1232,7 @@ def read_records(path: Path, pid: int = 0) -> MutableMapping[Key, Record]:
 
 
 def _read_records(path: Path, pid: int = 0) -> MutableMapping[Key, Record]:
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         try:
             if _is_schema_1(conn):
                 # Stores written before fast CV have no fold_scores column: read it as NULL.
@@ -1328,7 +1380,7 @@ def _records(
 
 def read_counts(path: Path) -> tuple[int, int]:
     """Return (records the store holds of any plan, units of its current plan)."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         n_records = conn.execute("SELECT count(*) FROM records").fetchone()[0]
         if _is_schema_1(conn):
             return n_records, n_records
@@ -1389,7 +1441,7 @@ class ReusedCounts:
 def count_reused(path: Path, since: float) -> ReusedCounts:
     """Count the current plan's units reused from before ``since`` and computed since."""
     join = "FROM units u JOIN records r ON r.ckey = u.ckey"
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         reused = conn.execute(
             f"SELECT u.kind, count(*) {join} WHERE r.started < ? GROUP BY u.kind", (since,)
         ).fetchall()
@@ -1401,7 +1453,7 @@ def count_reused(path: Path, since: float) -> ReusedCounts:
 
 def read_ckeys(path: Path) -> set[str]:
     """Return the content keys of every record in the store (empty for a schema-1 store)."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         if _is_schema_1(conn):
             return set()
         return {_ckey_text(row[0]) for row in conn.execute("SELECT ckey FROM records")}
@@ -1427,7 +1479,7 @@ def prune_store(path: Path) -> tuple[int, int]:
 
 def read_model_entry(path: Path, ckey: str | None = None) -> tuple[str, str] | None:
     """Return (file, sha256) of a recorded model: the current plan's final, or unit ``ckey``'s."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         if _is_schema_1(conn):
             return None  # such stores recorded no digest: their model files are never loaded
         if ckey is None:
@@ -1444,7 +1496,7 @@ def read_model_entry(path: Path, ckey: str | None = None) -> tuple[str, str] | N
 
 def _count_records(path: Path) -> int:
     """How many records a store holds, without reading them (a damaged one can be overwritten)."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         try:
             return int(conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
         except sqlite3.DatabaseError as err:
@@ -1499,7 +1551,7 @@ def never_created(path: Path) -> bool:
     if path.stat().st_size == 0:
         return True
     try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        with _reading(path) as conn:
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
             if "meta" not in tables:
                 return not tables - {"folds", "partitions", "records"} and not (
@@ -1515,7 +1567,7 @@ def read_folds(
     path: Path, pid: int = 0
 ) -> list[tuple[int | None, int | None, np.ndarray, np.ndarray]]:
     """Read the fold index arrays of plan ``pid``, in the order they were written."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         where, args = _of_plan(conn, "folds", pid)
         query = f"SELECT outer, inner, train, test FROM folds{where} ORDER BY rowid"
         rows = conn.execute(query, args).fetchall()
@@ -1532,7 +1584,7 @@ def read_folds(
 
 def read_partitions(path: Path, pid: int = 0) -> dict[int | None, PartitionFolds]:
     """Read the compact (leave-one-out) fold sets of plan ``pid``, by outer fold."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         if not _has_table(conn, "partitions"):
             return {}
         where, args = _of_plan(conn, "partitions", pid)
@@ -1546,7 +1598,7 @@ def read_partitions(path: Path, pid: int = 0) -> dict[int | None, PartitionFolds
 
 def read_rounds(path: Path) -> dict[int, RoundRow]:
     """Read the plans a run added after its first (a strategy's rounds, refits), by plan id."""
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         if not _has_table(conn, "rounds"):
             return {}
         try:
@@ -1585,7 +1637,7 @@ def _check_existing(path: Path, meta: dict[str, str], overwrite: bool, resume: b
     old = read_meta(path)
     if not old:
         return "wipe"  # creation was interrupted before the meta table was written
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+    with _reading(path) as conn:
         if _is_schema_1(conn):
             raise PlanMismatchError(
                 f"store {str(path)!r} was written by parcv 0.1.0, which kept records by their "

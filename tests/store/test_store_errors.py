@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import logging
+import re
 import sqlite3
 from contextlib import closing
 
@@ -51,7 +53,9 @@ DAMAGES = {
         s, "DROP TABLE records; CREATE TABLE records (ckey BLOB)"
     ),
     "records-a-view": lambda s: _sql(
-        s, "ALTER TABLE records RENAME TO old_records; CREATE VIEW records AS SELECT * FROM old_records"
+        s,
+        "ALTER TABLE records RENAME TO old_records; "
+        "CREATE VIEW records AS SELECT * FROM old_records",
     ),
 }
 
@@ -153,3 +157,40 @@ def test_shorten_keeps_short_text_and_says_how_long_long_text_was():
     cut = shorten("a" * 150 + "b" * 150, limit=100)
     assert cut.startswith("a" * 66 + "…") and cut.endswith("b" * 33 + " (300 characters)")
     assert shown("x" * 10) == repr("x" * 10)
+
+
+def test_a_store_whose_writer_was_killed_in_a_transaction_reads_back_at_its_last_commit(
+    tmp_path, caplog
+):
+    # A writer killed mid-transaction (as a SIGKILL while the store switches back from WAL at
+    # its close) leaves a hot rollback journal, which a read-only connection cannot roll back:
+    # reading the store's description for a resume or a load said "not a parcv store".
+    import shutil
+    import subprocess
+    import sys
+
+    store, untouched = tmp_path / "run.sqlite", tmp_path / "untouched.sqlite"
+    first = _nested(store)
+    shutil.copy(store, untouched)
+    killed = f"""
+import os, signal, sqlite3
+conn = sqlite3.connect({str(store)!r}, isolation_level=None)
+conn.execute("PRAGMA cache_size=10")  # spill the change to the file before any commit
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("DELETE FROM meta")
+conn.execute("CREATE TABLE filler (k BLOB PRIMARY KEY, v BLOB)")
+conn.executemany("INSERT INTO filler VALUES (?, ?)",
+                 [(os.urandom(16), bytes(500)) for _ in range(3000)])
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    subprocess.run([sys.executable, "-c", killed], check=False)
+    assert (tmp_path / "run.sqlite-journal").is_file()
+    back = parcv.load(store)
+    assert back.outer_scores["score"].tolist() == first.outer_scores["score"].tolist()
+    with caplog.at_level(logging.INFO, logger="parcv"):
+        _nested(untouched, resume=True)
+        expected = re.search(r"reusing \d+ of \d+ units[^\n]*", caplog.text)
+        caplog.clear()
+        again = _nested(store, resume=True)
+    assert expected is not None and expected[0] in caplog.text, caplog.text
+    assert again.outer_scores["score"].tolist() == first.outer_scores["score"].tolist()
