@@ -138,12 +138,12 @@ class _Schedule:
         refits: list[int | None] = ([None] if self.plan.final else []) + list(
             self.plan.refit_outers
         )
+        fit_keys = self.plan.fit_record_keys_by_outer() if refits else {}
         for outer in refits:
             key = Unit(refit_kind(outer), outer, None, 0).key
             if key not in self.records:
-                self.waiting[outer] = sum(
-                    1 for k in self.plan.fit_record_keys(outer) if k not in self.records
-                )
+                missing = [k for k in fit_keys.get(outer, ()) if k not in self.records]
+                self.waiting[outer] = len(missing)
         if self.plan.racing is not None:
             racing = self.plan.racing
             self.races = {o: _Race.start(self.plan, o, racing) for o in self.plan.inner_folds}

@@ -236,6 +236,14 @@ class Plan:
         """Return the keys of the fit records that select the candidate of ``outer``."""
         return [k for u in self.fit_keys(outer) for k in self.unit_keys(u)]
 
+    def fit_record_keys_by_outer(self) -> dict[int | None, list[Key]]:
+        """:meth:`fit_record_keys` of every outer fold, in one pass over the units."""
+        out: dict[int | None, list[Key]] = {outer: [] for outer in self.inner_folds}
+        for unit in self.units:
+            if kind_of(unit).selects:
+                out.setdefault(unit.outer, []).extend(self.unit_keys(unit))
+        return out
+
     def fit_keys(self, outer: int | None) -> list[Unit]:
         """Return the fit units whose results select the candidate of ``outer``."""
         return [u for u in self.units if u.outer == outer and kind_of(u).selects]

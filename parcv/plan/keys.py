@@ -210,10 +210,23 @@ class ContentKeys:
         object.__setattr__(
             self, "_full", tuple(c + e for c, e in zip(self.candidates, envs, strict=True))
         )
+        # Per (kind name, outer, inner): the unit's kind and its fold's prefix, made once.
+        object.__setattr__(self, "_folds", {})
 
     def _prefix(self, kind: Kind, outer: int | None, inner: int | None) -> bytes:
         """Digest inputs shared by every candidate of one fold: kind, rows, context."""
         return b"\x00".join((kind.tag, *kind.digests(self, outer, inner), self.context, b""))
+
+    def _fold(self, unit: Unit) -> tuple[Kind, bytes]:
+        """A unit's kind and its fold's prefix (computed once per fold)."""
+        where = (unit.kind, unit.outer, unit.inner)
+        folds: dict[tuple[str, int | None, int | None], tuple[Kind, bytes]]
+        folds = self._folds  # type: ignore[attr-defined]
+        found = folds.get(where)
+        if found is None:
+            kind = kind_of(unit)
+            found = folds[where] = (kind, self._prefix(kind, unit.outer, unit.inner))
+        return found
 
     def key(self, unit: Unit) -> str:
         """Return the content key (hex) of one record's unit.
@@ -232,15 +245,9 @@ class ContentKeys:
 
     def values_keys(self, units: Sequence[Unit]) -> list[str]:
         """:meth:`values_key` of many units, each fold's prefix hashed once."""
-        prefixes: dict[tuple[str, int | None, int | None], tuple[Kind, bytes]] = {}
         out = []
         for unit in units:
-            where = (unit.kind, unit.outer, unit.inner)
-            found = prefixes.get(where)
-            if found is None:
-                kind = kind_of(unit)
-                found = prefixes[where] = (kind, self._prefix(kind, unit.outer, unit.inner))
-            kind, prefix = found
+            kind, prefix = self._fold(unit)
             c = unit.candidate
             batch = self.batches.get(c, b"") if kind.selects else b""
             out.append(_blake(prefix + self.candidates[c] + batch, digest_size=_SIZE).hexdigest())
@@ -257,8 +264,8 @@ class ContentKeys:
         return digest, self.environments.get(digest, _NO_CODE)
 
     def _key(self, unit: Unit, *, with_code: bool) -> str:
-        kind, c = kind_of(unit), unit.candidate
-        prefix = self._prefix(kind, unit.outer, unit.inner)
+        kind, prefix = self._fold(unit)
+        c = unit.candidate
         # The fits that select: a fast-CV batch's or an iteration path's records.
         batch = self.batches.get(c, b"") if kind.selects else b""
         code = self._code[c] if with_code else b""  # type: ignore[attr-defined]
@@ -270,19 +277,12 @@ class ContentKeys:
         One prefix per fold, then one short digest per unit: 1.1M units in seconds.
         """
         out: dict[Key, str] = {}
-        prefixes: dict[tuple[str, int | None, int | None], tuple[Kind, bytes]] = {}
         cands, full, code = self.candidates, self._full, self._code  # type: ignore[attr-defined]
         for unit in plan.units:
-            if kind_of(unit).records_as is not None:  # an iteration path: its fit records
+            kind, prefix = self._fold(unit)
+            if kind.records_as is not None:  # an iteration path: its fit records
                 out.update((r.key, self.key(r)) for r in plan.record_units(unit))
                 continue
-            o, i = unit.outer, unit.inner
-            where = (unit.kind, o, i)
-            found = prefixes.get(where)
-            if found is None:
-                kind = kind_of(unit)
-                found = prefixes[where] = (kind, self._prefix(kind, o, i))
-            kind, prefix = found
             if not kind.batched:
                 text = prefix + full[unit.candidate]
                 out[kind.key(unit)] = _blake(text, digest_size=_SIZE).hexdigest()

@@ -322,8 +322,11 @@ def report_fit_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
     fit failed is an error.
     """
     _reemit_unit_warnings(records)
+    fit_keys = plan.fit_record_keys_by_outer()
     for outer in plan.inner_folds:
-        fits = [r for r in _fits(plan, records, outer) if _ran(plan, records, r)]
+        ran = race_mask(plan, records, outer)
+        fits = [records[k] for k in fit_keys.get(outer, ()) if k in records]
+        fits = [r for r in fits if _ran(ran, r)]
         failed = [r for r in fits if not r.ok]
         if fits and len(failed) == len(fits):
             where = "all data" if outer is None else f"outer fold {outer}"
@@ -350,7 +353,8 @@ def _reemit_unit_warnings(records: Mapping[Key, Record]) -> None:
         return  # read from a store: its warnings were shown when it was computed
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
-    for record in sorted(records.values(), key=lambda r: repr(r.unit.key)):
+    warned = [r for r in records.values() if r.warnings or r.first_warnings]
+    for record in sorted(warned, key=lambda r: repr(r.unit.key)):
         counts.update(record.warnings)
         for path, text in record.first_warnings.items():
             first.setdefault(path, text)
@@ -389,9 +393,9 @@ def _warn_nothing_finite(plan: Plan, records: Mapping[Key, Record], outer: int |
     )
 
 
-def _ran(plan: Plan, records: Mapping[Key, Record], record: Record) -> bool:
-    """Whether a fit record counts: a race may have dropped its candidate before its fold."""
-    ran = race_mask(plan, records, record.unit.outer)
+def _ran(ran: NDArray[np.bool_] | None, record: Record) -> bool:
+    """Whether a fit record counts: a race (``ran``, its fold's :func:`race_mask`) may have
+    dropped its candidate before its fold."""
     inner = record.unit.inner
     return ran is None or inner is None or bool(ran[record.unit.candidate, inner])
 
