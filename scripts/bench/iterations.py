@@ -385,8 +385,10 @@ def _optuna_study(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> O
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=0))
     wall, _ = _timed(lambda: study.optimize(objective, n_trials=ctx.n_trials))
-    trials = {"params": [{k: _plain(v) for k, v in t.params.items()} for t in study.trials],
-              "values": [float(t.value) for t in study.trials]}  # fmt: skip
+    trials: dict[str, list[Any]] = {
+        "params": [{k: _plain(v) for k, v in t.params.items()} for t in study.trials],
+        "values": [t.value for t in study.trials],  # every trial completes: a float each
+    }
     return Outcome(dict(study.best_params), spent[0], wall, trials)
 
 
@@ -400,8 +402,10 @@ def _parcv_tpe(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context, batch: 
         )
     )
     cv = result.cv_results_
-    trials = {"params": [{k: _plain(p[k]) for k in space} for p in cv["params"]],
-              "values": [float(v) for v in cv["mean_test_score"]]}  # fmt: skip
+    trials: dict[str, list[Any]] = {
+        "params": [{k: _plain(p[k]) for k in space} for p in cv["params"]],
+        "values": [float(v) for v in cv["mean_test_score"]],
+    }
     fit = _parcv_fit_time(result, ctx.inner.get_n_splits())
     return Outcome(dict(result.best_params_), fit, wall, trials)
 
@@ -530,15 +534,16 @@ def run_workload(model: Model, data: str, X: np.ndarray, y: np.ndarray, ctx: Con
     shape = f"{len(X)} x {X.shape[1]}, {len(np.unique(y))} classes"
     return {"model": model.name, "data": data, "shape": shape,
             "candidates": model.n_candidates, "iterations": model.values,
-            "rows": [asdict(r) for r in rows], "tpe": compare_tpe(rows)}  # fmt: skip
+            "rows": [asdict(r) for r in rows], "tpe": compare_tpe(rows, ctx.n_jobs)}  # fmt: skip
 
 
-def compare_tpe(rows: list[Row]) -> dict[str, Any]:
+def compare_tpe(rows: list[Row], n_jobs: int) -> dict[str, Any]:
     """parcv's TPE rows against Optuna's own study, outer fold by outer fold.
 
     ``same_trials``: outer folds where every trial's parameters and mean inner score are
     equal, in order; ``same_winner``: where the winners are; the ratios are parcv's wall
-    and fit times over Optuna's; ``tied``: the outer scores, by :func:`tied`.
+    and fit times over Optuna's; ``tied``: the outer scores, by :func:`tied`; ``busy``:
+    parcv's fit time over ``n_jobs`` x its wall time (how busy it kept the workers).
     """
     by_method = {r.method: r for r in rows}
     reference = by_method.get("optuna")
@@ -557,6 +562,7 @@ def compare_tpe(rows: list[Row]) -> dict[str, Any]:
             "wall_ratio": row.wall_time / reference.wall_time,
             "fit_ratio": row.fit_time / reference.fit_time,
             "tied": tied(row.outer_scores, reference.outer_scores),
+            "busy": row.fit_time / (n_jobs * row.wall_time),
         }
     return compared
 
@@ -579,7 +585,8 @@ def print_workload(result: dict[str, Any]) -> None:
         tie = "yes" if c["tied"] else "no"
         print(f"  vs optuna: {method} (batch {c['batch']}) same trials in {c['same_trials']}/{n} "
               f"outer folds, same winner in {c['same_winner']}/{n}; wall {c['wall_ratio']:.2f}x, "
-              f"fit {c['fit_ratio']:.2f}x optuna's; outer tied: {tie}")  # fmt: skip
+              f"fit {c['fit_ratio']:.2f}x optuna's; outer tied: {tie}; "
+              f"busy {c.get('busy', math.nan):.2f}")  # fmt: skip
 
 
 def summarize(results: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
@@ -652,7 +659,8 @@ def print_summary(summary: dict[str, Any], n_workloads: int) -> None:
         if s["workloads"] == 0:
             print(f"{method:<22} {0:>4} {'-':>13} {'-':>4}")
             continue
-        print(f"{method:<22} {s['workloads']:>4} {s['median_ratio']:>13.2f} {s['tied']:>4}")
+        ratio = "-" if math.isnan(s["median_ratio"]) else f"{s['median_ratio']:.2f}"
+        print(f"{method:<22} {s['workloads']:>4} {ratio:>13} {s['tied']:>4}")
     if any(m in summary["methods"] for m in PARCV_METHODS):  # iterations as a resource
         _print_resource_targets(summary, n_workloads)
     tpe = summary.get("tpe", {})
@@ -717,10 +725,12 @@ def summarize_files(paths: list[str]) -> int:
     Each run measures its own workloads side by side; the summary only takes the median of
     their ratios, as one run over all of them does.
     """
-    results, methods = [], list(METHODS)
+    results = []
     for path in paths:
         with open(path) as f:
             results += json.load(f)["results"]
+    ran = {r["method"] for w in results for r in w["rows"]}
+    methods = [m for m in METHODS if m in ran]
     for result in results:
         print_workload(result)
     print_summary(summarize(results, methods), len(results))
