@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
@@ -79,14 +80,14 @@ def test_two_cores_prints_the_slowdown_of_copies_run_at_once(tmp_path: Path) -> 
     assert slowdown == pytest.approx(sum(together) / 2 / alone, rel=1e-2)  # printed rounded
 
 
-def _timeline_module(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """Import scripts/bench/timeline.py; what its ``_setup`` import changes is undone after."""
+def _bench_module(monkeypatch: pytest.MonkeyPatch, name: str) -> Any:
+    """Import scripts/bench/<name>.py; what its ``_setup`` import changes is undone after."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONPATH"):
         monkeypatch.setenv(var, os.environ.get(var, ""))  # restored (or removed) afterwards
     monkeypatch.syspath_prepend(str(SCRIPT.parent))  # sys.path is restored afterwards
-    spec = importlib.util.spec_from_file_location("timeline", SCRIPT.with_name("timeline.py"))
+    spec = importlib.util.spec_from_file_location(name, SCRIPT.with_name(f"{name}.py"))
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    monkeypatch.setitem(sys.modules, "timeline", module)  # dataclasses look their module up
+    monkeypatch.setitem(sys.modules, name, module)  # dataclasses look their module up
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
@@ -94,7 +95,7 @@ def _timeline_module(monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_timeline_spans_count_units_gaps_and_the_wave_bound(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    timeline = _timeline_module(monkeypatch)
+    timeline = _bench_module(monkeypatch, "timeline")
     rec = SimpleNamespace
     records = [
         rec(worker="a", started=10.0, finished=10.5),
@@ -183,7 +184,11 @@ ITERATION_METHODS = [
     "sklearn-halving",
     "dask-ml-hyperband",
     "optuna-tpe-hyperband",
+    "optuna",
+    "parcv-tpe",
+    "parcv-tpe-b2",
 ]
+OPTUNA_ROWS = ["optuna-tpe-hyperband", "optuna", "parcv-tpe", "parcv-tpe-b2"]
 
 
 @pytest.mark.slow
@@ -194,7 +199,7 @@ def test_iterations_quick_prints_a_row_per_method_for_every_model(tmp_path: Path
     import parcv
 
     # optuna and dask-ml are the 'bench' extra: without them, their rows say so.
-    missing = {m for m, name in [("optuna-tpe-hyperband", "optuna"),
+    missing = {m for m, name in [*((m, "optuna") for m in OPTUNA_ROWS),
                                  ("dask-ml-hyperband", "dask_ml")]
                if importlib.util.find_spec(name) is None}  # fmt: skip
 
@@ -207,7 +212,8 @@ def test_iterations_quick_prints_a_row_per_method_for_every_model(tmp_path: Path
         ("xgb", "classification"),
     ]
     planned = {"parcv-early-stop": "Iterations", "parcv-halving": "Halving",
-               "parcv-hyperband": "Hyperband"}  # fmt: skip
+               "parcv-hyperband": "Hyperband", "parcv-tpe": "Sampler",
+               "parcv-tpe-b2": "Sampler"}  # fmt: skip
     for workload in report["results"]:
         rows = {row["method"]: row for row in workload["rows"]}
         assert list(rows) == ITERATION_METHODS
@@ -230,9 +236,65 @@ def test_iterations_quick_prints_a_row_per_method_for_every_model(tmp_path: Path
                 assert 0.0 <= row["outer_score"] <= 1.0 and row["fit_time"] > 0, name
                 assert isinstance(row["tied"], bool), name
         assert rows["full-grid"]["ratio"] == 1.0 and rows["full-grid"]["tied"] is True
+        if rows["parcv-tpe"]["ran"] and rows["optuna"]["ran"]:  # batch 1: Optuna's own trials
+            same = workload["tpe"]["parcv-tpe"]
+            assert same["same_trials"] == same["same_winner"] == same["n_outer"] == 2, workload
     lines = proc.stdout.splitlines()
     assert sum(line.startswith("== ") for line in lines) == 3 + 1  # a table each, a summary
     for method in ITERATION_METHODS:
         assert sum(line.startswith(f"{method} ") for line in lines) == 3 + 1, method
     assert "target 1" in proc.stdout or "targets: no parcv method" in proc.stdout
     assert set(report["summary"]["methods"]) == set(ITERATION_METHODS)
+
+
+def test_tpe_rows_are_compared_with_optuna_fold_by_fold(monkeypatch: pytest.MonkeyPatch) -> None:
+    iterations = _bench_module(monkeypatch, "iterations")
+    Row = iterations.Row
+    trials = [{"params": [{"a": 1}, {"a": 2}], "values": [0.5, 0.7]},
+              {"params": [{"a": 2}, {"a": 1}], "values": [0.6, 0.8]}]  # fmt: skip
+    other = [trials[0], {"params": [{"a": 2}, {"a": 2}], "values": [0.6, 0.6]}]
+    optuna = Row("optuna", ran=True, fit_time=10.0, wall_time=20.0, outer_scores=[0.9, 0.8],
+                 winners=[{"a": 2}, {"a": 1}], trials=trials)  # fmt: skip
+    equal = Row("parcv-tpe", ran=True, fit_time=10.0, wall_time=12.0, outer_scores=[0.9, 0.8],
+                winners=[{"a": 2}, {"a": 1}], trials=trials)  # fmt: skip
+    batched = Row("parcv-tpe-b2", ran=True, fit_time=11.0, wall_time=11.0,
+                  outer_scores=[0.95, 0.7], winners=[{"a": 2}, {"a": 2}], trials=other)  # fmt: skip
+    compared = iterations.compare_tpe([optuna, equal, batched], 2)
+    assert compared["parcv-tpe"] == {"batch": 1, "n_outer": 2, "same_trials": 2,
+                                     "same_winner": 2, "wall_ratio": 0.6, "fit_ratio": 1.0,
+                                     "tied": True, "busy": 10.0 / (2 * 12.0)}  # fmt: skip
+    b2 = compared["parcv-tpe-b2"]
+    assert (b2["same_trials"], b2["same_winner"], b2["wall_ratio"]) == (1, 1, 0.55)
+    # d = (0.05, -0.1): |mean| 0.025 is within one paired standard error (0.075).
+    assert b2["tied"] is True
+    assert iterations.compare_tpe([equal, batched], 2) == {}  # no Optuna row: nothing to compare
+    summary = iterations.summarize_tpe([{"tpe": compared}, {"tpe": {}}])
+    assert (summary["equal"], summary["equal_runs"], summary["target_equal"]) == (1, 1, False)
+    assert (summary["fast_and_tied"], summary["target_fast"]) == (1, False)
+    alone = iterations.summarize_tpe([{"tpe": compared}])
+    assert alone["target_equal"] and alone["target_fast"] and alone["median_wall_ratio"] == 0.55
+
+
+@pytest.mark.slow
+def test_iterations_quick_tpe_rows_equal_optunas_trials_at_batch_one(tmp_path: Path) -> None:
+    pytest.importorskip("optuna")
+    import parcv
+
+    if not hasattr(parcv, "Sampler"):
+        pytest.skip("this parcv has no Sampler")
+    out = tmp_path / "tpe.json"
+    args = ["--quick", "--model", "hgb", "--no-full-grid", "--method", "optuna",
+            "--method", "parcv-tpe", "--method", "parcv-tpe-b2", "--json", str(out)]  # fmt: skip
+    proc = _run_script(SCRIPT.with_name("iterations.py"), args, tmp_path)
+    [workload] = json.loads(out.read_text())["results"]
+    rows = {row["method"]: row for row in workload["rows"]}
+    assert list(rows) == ["optuna", "parcv-tpe", "parcv-tpe-b2"]
+    assert all(row["ran"] and math.isnan(row["ratio"]) for row in rows.values())  # no grid
+    assert rows["parcv-tpe"]["trials"] == rows["optuna"]["trials"]  # every trial, every fold
+    assert len(rows["optuna"]["trials"]) == 2
+    assert [len(t["params"]) for t in rows["optuna"]["trials"]] == [12, 12]  # --quick: 12
+    assert rows["parcv-tpe"]["winners"] == rows["optuna"]["winners"]
+    assert rows["parcv-tpe"]["outer_scores"] == rows["optuna"]["outer_scores"]
+    assert isinstance(workload["tpe"]["parcv-tpe-b2"]["tied"], bool)
+    assert "target 3 (" in proc.stdout and "target 1 (" not in proc.stdout
+    assert "vs optuna: parcv-tpe (batch 1) same trials in 2/2" in proc.stdout

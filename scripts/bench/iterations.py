@@ -24,6 +24,16 @@ the same outer folds:
   start, continued booster, ``partial_fit``) and reports the mean inner score at each of
   the full grid's iteration values. Trials run one at a time (TPE is sequential; threads
   would share the GIL and inflate the measured fit times).
+- ``optuna``: Optuna's own ``study.optimize(objective, n_trials=N)``, ``TPESampler(seed=0)``
+  fresh for each outer fold, no pruner. The objective suggests every list of the space and
+  the iteration parameter (over the full grid's values) as categoricals, in that order, and
+  returns ``cross_validate``'s mean test score on the inner folds; its fits are timed by
+  ``cross_validate`` (``fit_time``). One trial at a time, in this process.
+- ``parcv-tpe`` / ``parcv-tpe-b2``: ``parcv.search(..., strategy=parcv.Sampler("tpe",
+  n_trials=N, seed=0, batch=1 / 2))`` over the same space (the iteration parameter as a list
+  of the same values), the folds of a round's trials run on the backend's workers. At
+  ``batch=1`` the trials (parameters and mean scores) and the winner must equal Optuna's,
+  outer fold by outer fold; at ``batch=2`` two trials' folds run at once.
 
 Nested CV gives each method's winner (its parameters and iteration count) an outer score:
 on each of the outer folds (``StratifiedKFold``, seed 0) the method searches the
@@ -41,12 +51,19 @@ paired standard error).
 Targets (computed, not asserted): (1) parcv's best method (the parcv method with the
 highest median ``x less`` among those tied on every workload) has a median ``x less``
 >= 5; (2) on every workload, its fit time is below every other tool's and its outer
-score is equal (tied by the rule above) or better.
+score is equal (tied by the rule above) or better. These two compare the methods that treat
+iterations as a resource (the rows above ``optuna``). The TPE rows spend a fixed budget of N
+trials on the space rather than search all of it, and are judged against Optuna's own study:
+(3) ``parcv-tpe``'s trials and winner equal ``optuna``'s in every outer fold of every
+workload; (4) on every workload, ``parcv-tpe-b2``'s wall time is <= 0.6x ``optuna``'s
+(sequential) and its outer score is tied with ``optuna``'s by the paired rule above.
 
     python scripts/bench/iterations.py                       # 3 models x 5 data sets (long)
     python scripts/bench/iterations.py --model hgb --data breast_cancer
     python scripts/bench/iterations.py --quick               # smoke run (< 1 min)
     python scripts/bench/iterations.py --json iterations.json
+    python scripts/bench/iterations.py --model hgb --model xgb --no-full-grid \
+        --method optuna --method parcv-tpe --method parcv-tpe-b2 --trials 30   # TPE rows only
 """
 
 from __future__ import annotations
@@ -55,6 +72,7 @@ import argparse
 import importlib.util
 import json
 import math
+import operator
 import sys
 import time
 import warnings
@@ -89,8 +107,15 @@ METHODS = [
     "sklearn-halving",
     "dask-ml-hyperband",
     "optuna-tpe-hyperband",
+    "optuna",
+    "parcv-tpe",
+    "parcv-tpe-b2",
 ]
-PARCV_METHODS = [m for m in METHODS if m.startswith("parcv-")]
+# Model-based search with a fixed budget of trials: judged against Optuna's own study.
+TPE_METHODS = ["optuna", "parcv-tpe", "parcv-tpe-b2"]
+TPE_BATCH = {"parcv-tpe": 1, "parcv-tpe-b2": 2}
+# Iterations as a resource: targets 1 and 2.
+PARCV_METHODS = [m for m in METHODS if m.startswith("parcv-") and m not in TPE_METHODS]
 NOT_IN_PARCV = "not available in this parcv"
 NEEDS_PARTIAL_FIT = "n/a (needs partial_fit)"
 
@@ -191,6 +216,7 @@ class Outcome:
     params: dict[str, Any]  # the winner, its iteration count included
     fit_time: float  # summed own time of every fit or partial fit
     wall_time: float
+    trials: dict[str, list[Any]] | None = None  # a sampler's: each trial's params and value
 
 
 def _timed(run: Callable[[], Any]) -> tuple[float, Any]:
@@ -337,6 +363,53 @@ def _optuna(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcome
     return Outcome({**best.params, model.param: best.user_attrs[model.param]}, spent[0], wall)
 
 
+def _tpe_space(model: Model) -> dict[str, list[Any]]:
+    """The space of the TPE rows: the lists, then the iteration parameter over its values."""
+    return {**model.space, model.param: model.values}
+
+
+def _optuna_study(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcome:
+    """Optuna's own sequential ``study.optimize``: the reference of the TPE rows."""
+    import optuna
+    from sklearn.model_selection import cross_validate
+
+    space, spent = _tpe_space(model), [0.0]
+
+    def objective(trial: Any) -> float:
+        params = {k: trial.suggest_categorical(k, v) for k, v in space.items()}
+        estimator = clone(model.estimator).set_params(**params)
+        scores = cross_validate(estimator, X, y, cv=ctx.inner)
+        spent[0] += float(np.sum(scores["fit_time"]))
+        return float(scores["test_score"].mean())
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=0))
+    wall, _ = _timed(lambda: study.optimize(objective, n_trials=ctx.n_trials))
+    trials: dict[str, list[Any]] = {
+        "params": [{k: _plain(v) for k, v in t.params.items()} for t in study.trials],
+        "values": [t.value for t in study.trials],  # every trial completes: a float each
+    }
+    return Outcome(dict(study.best_params), spent[0], wall, trials)
+
+
+def _parcv_tpe(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context, batch: int) -> Outcome:
+    """parcv's TPE: Optuna's sampler asked ``batch`` trials a round, their folds as units."""
+    strategy = parcv.Sampler("tpe", n_trials=ctx.n_trials, seed=0, batch=batch)
+    space, inner, backend = _tpe_space(model), ctx.inner, ctx.backend
+    wall, result = _timed(
+        lambda: parcv.search(
+            model.estimator, space, X, y, cv=inner, refit=False, backend=backend, strategy=strategy
+        )
+    )
+    cv = result.cv_results_
+    trials: dict[str, list[Any]] = {
+        "params": [{k: _plain(p[k]) for k in space} for p in cv["params"]],
+        "values": [float(v) for v in cv["mean_test_score"]],
+    }
+    fit = _parcv_fit_time(result, ctx.inner.get_n_splits())
+    return Outcome(dict(result.best_params_), fit, wall, trials)
+
+
 # ---------------------------------------------------------------- nested CV and the table
 
 
@@ -350,6 +423,7 @@ class Context:
     backend: Any
     patience: int = 3  # parcv's early stopping, in checkpoints
     cluster: Any = None
+    n_trials: int = 30  # the TPE rows' trials, per outer fold
 
 
 @dataclass
@@ -366,6 +440,7 @@ class Row:
     outer_score: float = math.nan
     tied: bool | None = None
     winners: list[dict[str, Any]] = field(default_factory=list)
+    trials: list[dict[str, list[Any]]] = field(default_factory=list)  # per outer fold (TPE)
 
 
 def why_not(method: str, model: Model, ctx: Context) -> str:
@@ -381,16 +456,22 @@ def why_not(method: str, model: Model, ctx: Context) -> str:
             return "dask-ml not installed (pip install '.[bench]')"
         if ctx.cluster is None:
             return "no dask cluster (--no-dask)"
-    if method == "optuna-tpe-hyperband" and importlib.util.find_spec("optuna") is None:
+    if method in TPE_BATCH and not hasattr(parcv, "Sampler"):
+        return NOT_IN_PARCV
+    optuna_rows = ("optuna-tpe-hyperband", *TPE_METHODS)
+    if method in optuna_rows and importlib.util.find_spec("optuna") is None:
         return "optuna not installed (pip install '.[bench]')"
     return ""
 
 
 def _search(method: str, model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcome:
+    if method in TPE_BATCH:
+        return _parcv_tpe(model, X, y, ctx, TPE_BATCH[method])
     if method.startswith("parcv-"):
         return _parcv(model, X, y, ctx, method)
     run = {"full-grid": _full_grid, "sklearn-halving": _sklearn_halving,
-           "dask-ml-hyperband": _dask_ml, "optuna-tpe-hyperband": _optuna}[method]  # fmt: skip
+           "dask-ml-hyperband": _dask_ml, "optuna-tpe-hyperband": _optuna,
+           "optuna": _optuna_study}[method]  # fmt: skip
     return run(model, X, y, ctx)
 
 
@@ -411,6 +492,8 @@ def run_method(method: str, model: Model, X: np.ndarray, y: np.ndarray, ctx: Con
         winner = clone(model.estimator).set_params(**outcome.params)
         row.outer_scores.append(float(winner.fit(X[train], y[train]).score(X[test], y[test])))
         row.winners.append({k: _plain(v) for k, v in outcome.params.items()})
+        if outcome.trials is not None:
+            row.trials.append(outcome.trials)
     row.ran, row.fit_time, row.wall_time = True, fit, wall
     row.outer_score = float(np.mean(row.outer_scores))
     return row
@@ -443,15 +526,45 @@ def run_workload(model: Model, data: str, X: np.ndarray, y: np.ndarray, ctx: Con
                  methods: list[str]) -> dict[str, Any]:  # fmt: skip
     """Every method on one (model, data set); ratios and ties against the full grid."""
     rows = [run_method(m, model, X, y, ctx) for m in methods]
-    full = rows[0]
+    full = next((r for r in rows if r.method == "full-grid"), None)  # --no-full-grid: none
     for row in rows:
-        if row.ran and full.ran:
+        if full is not None and row.ran and full.ran:
             row.ratio = full.fit_time / row.fit_time if row.fit_time > 0 else math.inf
             row.tied = tied(row.outer_scores, full.outer_scores)
     shape = f"{len(X)} x {X.shape[1]}, {len(np.unique(y))} classes"
     return {"model": model.name, "data": data, "shape": shape,
             "candidates": model.n_candidates, "iterations": model.values,
-            "rows": [asdict(r) for r in rows]}  # fmt: skip
+            "rows": [asdict(r) for r in rows], "tpe": compare_tpe(rows, ctx.n_jobs)}  # fmt: skip
+
+
+def compare_tpe(rows: list[Row], n_jobs: int) -> dict[str, Any]:
+    """parcv's TPE rows against Optuna's own study, outer fold by outer fold.
+
+    ``same_trials``: outer folds where every trial's parameters and mean inner score are
+    equal, in order; ``same_winner``: where the winners are; the ratios are parcv's wall
+    and fit times over Optuna's; ``tied``: the outer scores, by :func:`tied`; ``busy``:
+    parcv's fit time over ``n_jobs`` x its wall time (how busy it kept the workers).
+    """
+    by_method = {r.method: r for r in rows}
+    reference = by_method.get("optuna")
+    if reference is None or not reference.ran:
+        return {}
+    compared = {}
+    for method, batch in TPE_BATCH.items():
+        row = by_method.get(method)
+        if row is None or not row.ran:
+            continue
+        compared[method] = {
+            "batch": batch,
+            "n_outer": len(reference.trials),
+            "same_trials": sum(map(operator.eq, row.trials, reference.trials)),
+            "same_winner": sum(map(operator.eq, row.winners, reference.winners)),
+            "wall_ratio": row.wall_time / reference.wall_time,
+            "fit_ratio": row.fit_time / reference.fit_time,
+            "tied": tied(row.outer_scores, reference.outer_scores),
+            "busy": row.fit_time / (n_jobs * row.wall_time),
+        }
+    return compared
 
 
 def print_workload(result: dict[str, Any]) -> None:
@@ -464,8 +577,16 @@ def print_workload(result: dict[str, Any]) -> None:
             print(f"{r['method']:<22} {r['note']}")
             continue
         tie = "-" if r["tied"] is None else ("yes" if r["tied"] else "no")
+        ratio = "-" if math.isnan(r["ratio"]) else f"{r['ratio']:.2f}"
         print(f"{r['method']:<22} {r['fit_time']:>9.2f} {r['wall_time']:>8.2f} "
-              f"{r['ratio']:>7.2f} {r['outer_score']:>7.4f} {tie:>5}")  # fmt: skip
+              f"{ratio:>7} {r['outer_score']:>7.4f} {tie:>5}")  # fmt: skip
+    for method, c in result.get("tpe", {}).items():
+        n = c["n_outer"]
+        tie = "yes" if c["tied"] else "no"
+        print(f"  vs optuna: {method} (batch {c['batch']}) same trials in {c['same_trials']}/{n} "
+              f"outer folds, same winner in {c['same_winner']}/{n}; wall {c['wall_ratio']:.2f}x, "
+              f"fit {c['fit_ratio']:.2f}x optuna's; outer tied: {tie}; "
+              f"busy {c.get('busy', math.nan):.2f}")  # fmt: skip
 
 
 def summarize(results: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
@@ -485,11 +606,32 @@ def summarize(results: list[dict[str, Any]], methods: list[str]) -> dict[str, An
     pool = tied_everywhere or everywhere
     best = max(pool, key=lambda m: per_method[m]["median_ratio"]) if pool else None
     target1 = bool(best in tied_everywhere and per_method[best]["median_ratio"] >= 5)
-    others = [m for m in methods if m not in PARCV_METHODS]
+    others = [m for m in methods if m not in PARCV_METHODS and m not in TPE_METHODS]
     beaten = {m: _beats(results, best, m) for m in others} if best else {}
     target2 = bool(best) and all(n == len(results) for n in beaten.values())
     return {"methods": per_method, "best_parcv": best, "target_ratio": target1,
-            "beats": beaten, "target_beats_all": target2}  # fmt: skip
+            "beats": beaten, "target_beats_all": target2,
+            "tpe": summarize_tpe(results)}  # fmt: skip
+
+
+def summarize_tpe(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Targets 3 and 4: parcv's TPE equal to Optuna's at batch 1, faster and tied at batch 2."""
+    equal = [w["tpe"]["parcv-tpe"] for w in results if "parcv-tpe" in w.get("tpe", {})]
+    batched = [w["tpe"]["parcv-tpe-b2"] for w in results if "parcv-tpe-b2" in w.get("tpe", {})]
+    n_equal = sum(c["same_trials"] == c["same_winner"] == c["n_outer"] for c in equal)
+    n_fast = sum(c["wall_ratio"] <= 0.6 and c["tied"] for c in batched)
+    walls = [c["wall_ratio"] for c in batched]
+    return {
+        "equal_runs": len(equal),
+        "equal": n_equal,
+        "target_equal": len(equal) == len(results) > 0 and n_equal == len(results),
+        "batched_runs": len(batched),
+        "median_wall_ratio": float(np.median(walls)) if walls else math.nan,
+        "max_wall_ratio": max(walls) if walls else math.nan,
+        "fast_and_tied": n_fast,
+        "tied": sum(bool(c["tied"]) for c in batched),
+        "target_fast": len(batched) == len(results) > 0 and n_fast == len(results),
+    }
 
 
 def _beats(results: list[dict[str, Any]], best: str, other: str) -> int:
@@ -517,7 +659,16 @@ def print_summary(summary: dict[str, Any], n_workloads: int) -> None:
         if s["workloads"] == 0:
             print(f"{method:<22} {0:>4} {'-':>13} {'-':>4}")
             continue
-        print(f"{method:<22} {s['workloads']:>4} {s['median_ratio']:>13.2f} {s['tied']:>4}")
+        ratio = "-" if math.isnan(s["median_ratio"]) else f"{s['median_ratio']:.2f}"
+        print(f"{method:<22} {s['workloads']:>4} {ratio:>13} {s['tied']:>4}")
+    if any(m in summary["methods"] for m in PARCV_METHODS):  # iterations as a resource
+        _print_resource_targets(summary, n_workloads)
+    tpe = summary.get("tpe", {})
+    if tpe.get("equal_runs") or tpe.get("batched_runs"):
+        _print_tpe_targets(tpe, n_workloads)
+
+
+def _print_resource_targets(summary: dict[str, Any], n_workloads: int) -> None:
     best = summary["best_parcv"]
     if best is None:
         print("\ntargets: no parcv method ran on every workload: not met")
@@ -529,6 +680,15 @@ def print_summary(summary: dict[str, Any], n_workloads: int) -> None:
     beats = ", ".join(f"{m} {n}/{n_workloads}" for m, n in summary["beats"].items())
     print(f"target 2 (less fit time than every other tool at an equal or better outer score, "
           f"on every workload): {beats}; met: {summary['target_beats_all']}")  # fmt: skip
+
+
+def _print_tpe_targets(tpe: dict[str, Any], n_workloads: int) -> None:
+    print(f"\ntarget 3 (parcv-tpe at batch 1: Optuna's trials and winner in every outer fold): "
+          f"{tpe['equal']}/{n_workloads} workloads; met: {tpe['target_equal']}")  # fmt: skip
+    print(f"target 4 (parcv-tpe-b2 on 2 workers: wall <= 0.6x optuna's sequential, outer tied): "
+          f"{tpe['fast_and_tied']}/{n_workloads} workloads (wall ratio median "
+          f"{tpe['median_wall_ratio']:.2f}, max {tpe['max_wall_ratio']:.2f}; tied "
+          f"{tpe['tied']}/{tpe['batched_runs']}); met: {tpe['target_fast']}")  # fmt: skip
 
 
 # ---------------------------------------------------------------- main
@@ -544,6 +704,14 @@ def _warm_pools(ctx: Context) -> None:
     parcv.search(DummyClassifier(), grid, X, y, cv=2, refit=False, backend=ctx.backend)
 
 
+def _warm_model(model: Model, ctx: Context) -> None:
+    """Import the model's library in the workers untimed, as this process already has."""
+    X, y = make_classification(60, 5, random_state=0)
+    grid = {model.param: [model.values[0]]}
+    GridSearchCV(model.estimator, grid, cv=4, n_jobs=ctx.n_jobs).fit(X, y)
+    parcv.search(model.estimator, grid, X, y, cv=4, refit=False, backend=ctx.backend)
+
+
 def _start_cluster(n_jobs: int) -> Any:
     """A paused LocalCluster of n_jobs single-threaded worker processes (tools.DaskCluster)."""
     from tools import DaskCluster
@@ -557,10 +725,12 @@ def summarize_files(paths: list[str]) -> int:
     Each run measures its own workloads side by side; the summary only takes the median of
     their ratios, as one run over all of them does.
     """
-    results, methods = [], list(METHODS)
+    results = []
     for path in paths:
         with open(path) as f:
             results += json.load(f)["results"]
+    ran = {r["method"] for w in results for r in w["rows"]}
+    methods = [m for m in METHODS if m in ran]
     for result in results:
         print_workload(result)
     print_summary(summarize(results, methods), len(results))
@@ -579,6 +749,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--patience", type=int, default=3,
                         help="parcv-early-stop's patience, in checkpoints")  # fmt: skip
     parser.add_argument("--no-dask", action="store_true", help="skip dask-ml")
+    parser.add_argument("--trials", type=int, help="the TPE rows' trials per outer fold "
+                        "(default 30; 12 with --quick)")  # fmt: skip
+    parser.add_argument("--no-full-grid", action="store_true",
+                        help="skip the reference (then no 'x less' or 'tied' columns)")  # fmt: skip
     parser.add_argument("--json", help="write every measurement to this file")
     parser.add_argument("--summarize", nargs="+", metavar="JSON",
                         help="print the tables and the summary over the workloads of these "
@@ -588,7 +762,7 @@ def main(argv: list[str] | None = None) -> int:
         return summarize_files(args.summarize)
     started = time.perf_counter()
     warnings.simplefilter("ignore")  # convergence warnings of few epochs: the same for all
-    methods = ["full-grid", *(args.method or METHODS[1:])]
+    methods = [*([] if args.no_full_grid else ["full-grid"]), *(args.method or METHODS[1:])]
     data_names = args.data or list(_data_sets(args.quick))
     inner = 3 if args.quick else 5
     ctx = Context(
@@ -597,6 +771,7 @@ def main(argv: list[str] | None = None) -> int:
         n_jobs=args.n_jobs,
         backend=parcv.LocalBackend(n_jobs=args.n_jobs),
         patience=args.patience,
+        n_trials=args.trials or (12 if args.quick else 30),
     )
     models = [MODELS[m](args.quick) for m in (args.model or list(MODELS))]
     dask_ml = importlib.util.find_spec("dask_ml") is not None
@@ -612,6 +787,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with threadpool_limits(1):
             for model in models:
+                _warm_model(model, ctx)
                 for data in data_names:
                     X, y = load_data(data, args.quick)
                     result = run_workload(model, data, X, y, ctx, methods)
