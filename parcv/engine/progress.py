@@ -90,6 +90,7 @@ class Progress:
         self._n_folds = n_folds
         self._sums: dict[int, list[float]] = {}
         self.best = ""
+        self._best: float | None = None
         self._track_best(list(done))
         self._bar: Any = None
         if enabled:
@@ -130,9 +131,11 @@ class Progress:
             acc = self._sums.setdefault(r.unit.candidate, [0.0, 0])
             acc[0] += score * weight
             acc[1] += weight
-        complete = [total / n for total, n in self._sums.values() if n >= n_folds]
-        if complete:
-            self.best = f"{name}={max(complete):.6g}"
+            # Compared as each candidate completes: a scan of every candidate per batch grew
+            # with candidates x batches.
+            if acc[1] >= n_folds and (self._best is None or acc[0] / acc[1] > self._best):
+                self._best = acc[0] / acc[1]
+                self.best = f"{name}={self._best:.6g}"
 
     def close(self) -> None:
         """Close the bar."""
