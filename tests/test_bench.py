@@ -298,3 +298,26 @@ def test_iterations_quick_tpe_rows_equal_optunas_trials_at_batch_one(tmp_path: P
     assert isinstance(workload["tpe"]["parcv-tpe-b2"]["tied"], bool)
     assert "target 3 (" in proc.stdout and "target 1 (" not in proc.stdout
     assert "vs optuna: parcv-tpe (batch 1) same trials in 2/2" in proc.stdout
+
+
+@pytest.mark.slow
+def test_driver_quick_measures_a_sweep_its_report_load_and_the_big_plan(tmp_path: Path) -> None:
+    import pstats
+
+    script = SCRIPT.parent / "driver.py"
+    saved, prof = tmp_path / "driver.json", tmp_path / "prof"
+    args = ["--quick", "--backends", "local", "--json", str(saved), "--profile", str(prof)]
+    printed = _run_script(script, args, tmp_path).stdout
+    report = json.loads(saved.read_text())
+    (run,) = report["runs"]  # 4 candidates x (10 x 5 + 5) + 11 units, by this checkout
+    assert run["units"] == 231 and run["load"]["finished"] and run["report"]["rc"] == 0
+    assert Path(run["driver"]["parcv"]).parent == SCRIPT.parents[2] / "parcv"
+    assert run["driver"]["cpu"] > 0 and run["driver"]["peak_mb"] >= run["driver"]["base_mb"]
+    assert "| units stored | 231 |" in printed and "| driver CPU (us/unit) |" in printed
+    (plan,) = report["plans"]  # 20 draws x (10 x 10 + 10) + 11 units
+    assert plan["units"] == 2211 and plan["inspect"]["rc"] == 0
+    assert plan["first_unit"]["first_s"] > 0
+    assert "| parcv inspect wall (s) |" in printed
+    (stats,) = prof.glob("*.pstats")  # a cProfile of the driver, its top printed
+    assert pstats.Stats(str(stats)).total_calls > 0
+    assert "top 25 by tottime" in printed
