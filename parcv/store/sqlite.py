@@ -371,8 +371,10 @@ def mismatch_message(path: Path, old: dict[str, str], new: dict[str, str], n_old
 # bytes (not 32 hex digits); what repeats from row to row is kept once and referred to by
 # id: a candidate's id and parameters (``labels``), the worker (``workers``) and the names
 # of the metrics (``metrics``), whose scores are packed little-endian float64 (a third of a
-# large store's size). ``records`` and ``units`` are WITHOUT ROWID tables, kept in the order
-# of their key with no second index.
+# large store's size). ``units`` is a WITHOUT ROWID table, kept in the order of its key;
+# ``records`` and ``identities`` are kept in the order they were stored, with an index of
+# their content keys: a batch's random keys then touch the index's small pages only, not
+# the rows' (a store of schema 3 to 5 made before keeps its layout: the SQL is the same).
 # Schema 2 (the releases before) kept the same records as text and JSON: ``load`` and
 # ``parcv report`` read it, a run refuses to add to it. Schema 1 (parcv 0.1.0) kept records
 # by graph key: read by ``load``, refused by a run.
@@ -397,13 +399,13 @@ CREATE TABLE IF NOT EXISTS labels (
 CREATE TABLE IF NOT EXISTS workers (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS metrics (id INTEGER PRIMARY KEY, names TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS records (
-    ckey BLOB PRIMARY KEY, kind TEXT NOT NULL, outer INTEGER, inner INTEGER,
+    ckey BLOB NOT NULL UNIQUE, kind TEXT NOT NULL, outer INTEGER, inner INTEGER,
     candidate INTEGER NOT NULL, label INTEGER NOT NULL, status TEXT NOT NULL,
     metrics INTEGER NOT NULL, test_scores BLOB NOT NULL, train_scores BLOB NOT NULL,
     fit_time REAL NOT NULL, score_time REAL NOT NULL, n_train INTEGER NOT NULL,
     n_test INTEGER NOT NULL, error_type TEXT, error_message TEXT, traceback TEXT,
     warnings TEXT NOT NULL, worker INTEGER NOT NULL, started REAL NOT NULL,
-    finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT) WITHOUT ROWID;
+    finished REAL NOT NULL, stored REAL NOT NULL, fold_scores TEXT);
 CREATE TABLE IF NOT EXISTS units (
     pid INTEGER NOT NULL DEFAULT 0, key TEXT NOT NULL, ckey BLOB NOT NULL, kind TEXT NOT NULL,
     outer INTEGER, inner INTEGER, candidate INTEGER NOT NULL,
@@ -422,7 +424,7 @@ CREATE TABLE IF NOT EXISTS target (
 CREATE TABLE IF NOT EXISTS environments (
     id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, entries TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS identities (
-    vkey BLOB NOT NULL, ckey BLOB NOT NULL, env INTEGER, PRIMARY KEY (vkey, ckey)) WITHOUT ROWID;
+    vkey BLOB NOT NULL, ckey BLOB NOT NULL, env INTEGER, UNIQUE (vkey, ckey));
 CREATE TABLE IF NOT EXISTS kept (
     pid INTEGER NOT NULL DEFAULT 0, key TEXT NOT NULL, causes TEXT NOT NULL,
     PRIMARY KEY (pid, key)) WITHOUT ROWID;

@@ -305,20 +305,32 @@ def test_ctrl_c_stops_cleanly_keeps_records_and_says_how_to_resume(
     assert json.loads(out)["outer"] == _reference(tmp_path).outer_scores["score"].tolist()
 
 
-def _rowid_layout(store: Path) -> None:
-    """Rebuild records and units as the rowid tables stores had before WITHOUT ROWID."""
+_WITHOUT_ROWID = {  # the layout of stores of schemas 3 to 5 made before: key-ordered rows
+    "records": ("ckey BLOB NOT NULL UNIQUE", "ckey BLOB PRIMARY KEY"),
+    "identities": ("UNIQUE (vkey, ckey))", "PRIMARY KEY (vkey, ckey)) WITHOUT ROWID"),
+}
+
+
+def _without_rowid_layout(store: Path) -> None:
+    """Rebuild records and identities as the WITHOUT ROWID tables of the stores before."""
     with closing(sqlite3.connect(store)) as conn, conn:
-        for table in ("records", "units"):
+        for table, (now, before) in _WITHOUT_ROWID.items():
             sql = conn.execute(
                 "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
             ).fetchone()[0]
+            assert now in sql, sql
+            sql = sql.replace(now, before)
+            sql = sql if sql.endswith("WITHOUT ROWID") else f"{sql} WITHOUT ROWID"
             conn.execute(f"ALTER TABLE {table} RENAME TO old_{table}")
-            conn.execute(sql.replace(" WITHOUT ROWID", ""))
+            conn.execute(sql)
             conn.execute(f"INSERT INTO {table} SELECT * FROM old_{table}")
             conn.execute(f"DROP TABLE old_{table}")
 
 
-def test_records_and_units_have_no_rowid_and_older_rowid_stores_still_resume(reg_data, tmp_path):
+def test_records_keep_their_order_and_stores_keyed_by_row_before_still_resume(reg_data, tmp_path):
+    # Records and identities are appended in the order they arrive, with an index of their
+    # content keys: a batch's random keys touch the index's pages, not the rows'. Units stay
+    # ordered by their graph key.
     X, y = reg_data
     store = tmp_path / "run.sqlite"
     small = {"alpha": [0.1, 1.0]}
@@ -327,9 +339,10 @@ def test_records_and_units_have_no_rowid_and_older_rowid_stores_still_resume(reg
         tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
         indexes = {row[0] for row in conn.execute("SELECT tbl_name FROM sqlite_master "
                                                   "WHERE type = 'index'")}  # fmt: skip
-    assert all(tables[t].endswith("WITHOUT ROWID") for t in ("records", "units"))
-    assert not indexes & {"records", "units"}  # the key is the table: no second index
-    _rowid_layout(store)
+    assert tables["units"].endswith("WITHOUT ROWID")
+    assert not any(tables[t].endswith("WITHOUT ROWID") for t in ("records", "identities"))
+    assert {"records", "identities"} <= indexes and "units" not in indexes
+    _without_rowid_layout(store)
     grown = parcv.search(Ridge(), SPACE, X, y, cv=3, backend="serial", store=store, resume=True)
     fresh = parcv.search(Ridge(), SPACE, X, y, cv=3, backend="serial")
     for name in ("mean_test_score", "split0_test_score", "rank_test_score"):
