@@ -234,19 +234,27 @@ class Plan:
 
     def fit_record_keys(self, outer: int | None) -> list[Key]:
         """Return the keys of the fit records that select the candidate of ``outer``."""
-        return [k for u in self.fit_keys(outer) for k in self.unit_keys(u)]
+        return self.fit_record_keys_by_outer().get(outer, [])
 
     def fit_record_keys_by_outer(self) -> dict[int | None, list[Key]]:
-        """:meth:`fit_record_keys` of every outer fold, in one pass over the units."""
+        """:meth:`fit_record_keys` of every outer fold, in one pass over the units.
+
+        Examples
+        --------
+        >>> from sklearn.linear_model import Ridge
+        >>> from parcv.plan.data import check_dataset
+        >>> data = check_dataset(np.arange(24.0).reshape(12, 2), np.arange(12.0))
+        >>> plan = build_plan(Ridge(), {"alpha": [1.0, 2.0]}, data, outer=2, inner=2,
+        ...                   fast_cv=False)
+        >>> keys = plan.fit_record_keys_by_outer()
+        >>> sorted(keys, key=str), len(keys[0]), keys[0][0]
+        ([0, 1, None], 4, ('fit', 0, 0, 0))
+        """
         out: dict[int | None, list[Key]] = {outer: [] for outer in self.inner_folds}
         for unit in self.units:
             if kind_of(unit).selects:
                 out.setdefault(unit.outer, []).extend(self.unit_keys(unit))
         return out
-
-    def fit_keys(self, outer: int | None) -> list[Unit]:
-        """Return the fit units whose results select the candidate of ``outer``."""
-        return [u for u in self.units if u.outer == outer and kind_of(u).selects]
 
     def share_group(self, unit: Unit) -> tuple[Any, ...] | None:
         """Return what a fit unit shares its whole fitted prefix with (None: nothing).
