@@ -154,7 +154,9 @@ def _hgb(quick: bool) -> Model:
 
 
 def _sgd(quick: bool) -> Model:
-    # tol=None: fit() runs exactly max_iter epochs, as max_iter partial_fit calls would.
+    # tol=None: fit() runs exactly max_iter epochs. max_iter partial_fit calls do not give
+    # the same weights (SGD's L2 penalty rescales them within one fit: parcv/plan/shortcuts.py),
+    # so parcv fits each max_iter separately; Optuna and dask-ml grow by partial_fit.
     estimator = SGDClassifier(tol=None, random_state=0)
     space: dict[str, list[Any]] = {
         "alpha": [float(a) for a in np.logspace(-6, -1, 10)],
