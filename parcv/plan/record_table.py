@@ -1,16 +1,20 @@
-"""Records read as columns: a store's many records without an object per record.
+"""Records kept as columns: many records without an object per record.
 
-A report of 100,000 fit units needs their scores and times as (candidate, fold)
-matrices, their failures and their warnings, not 100,000 :class:`Record`
-objects. :class:`RecordTable` holds what a store read as numpy columns and
-builds a :class:`Record` only when one is looked up; :meth:`RecordTable.fit_matrix`
-gives one outer fold's matrix of a column in one numpy step.
+A sweep of a million fit units needs their scores and times as (candidate, fold)
+matrices, their failures and their warnings, not a million :class:`Record`
+objects (about 800 bytes each). :class:`RecordTable` keeps records as numpy
+columns and builds a :class:`Record` only when one is looked up. A store's
+table is read whole (:mod:`parcv.store.sqlite`); the driver's grows as records
+arrive (:meth:`RecordTable.add`) and keeps as objects only the records that hold
+more than numbers (a failure, warnings, fold scores, predictions, a model).
+:meth:`RecordTable.fit_matrix` gives one outer fold's matrix of a column in one
+numpy step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import overload
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,9 +24,13 @@ from parcv.plan.records import Key, Record, Unit
 
 __all__ = ["RecordTable", "RecordList"]
 
+# Columns every table has; plain records are rebuilt from these and the scores.
+_FLOATS = ("fit_time", "score_time", "started", "finished")
+_INTS = ("n_train", "n_test", "worker", "reused_steps")
+
 
 class RecordTable(MutableMapping[Key, Record]):
-    """The records of a store's units by key, kept as columns.
+    """Records by key, kept as columns.
 
     Parameters
     ----------
@@ -52,6 +60,15 @@ class RecordTable(MutableMapping[Key, Record]):
     ({'score': 4.0}, 6)
     >>> table.fit_matrix(None, (2, 3), "test:score").tolist()
     [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+    A table that grows as records arrive (the driver's) rebuilds what it
+    keeps as numbers, equal to the record it was given:
+
+    >>> run = RecordTable.growing()
+    >>> record = Record(Unit("fit", 0, 1, 2), "ok", {"score": 0.5}, {}, 0.1, 0.01, 8, 2)
+    >>> run.add([record])
+    >>> run[("fit", 0, 1, 2)] == record, ("fit", 0, 1, 3) in run
+    (True, False)
     """
 
     def __init__(
@@ -61,83 +78,159 @@ class RecordTable(MutableMapping[Key, Record]):
         build: Callable[[int], Record],
         built: Mapping[int, Record] | None = None,
     ) -> None:
-        self._shared = _Shared(units, columns, build)
-        self._shared.built.update(built or {})
-        self._rows: NDArray[np.intp] = np.arange(len(units), dtype=np.intp)
-        self._index: dict[Key, int] | None = None
+        shared = _Shared(build)
+        shared.append_units(units)
+        shared.set_columns(columns)
+        shared.built.update(built or {})
+        self._init(shared, None)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        unit_columns: tuple[Sequence[str], NDArray[np.integer], NDArray[np.integer],
+                            NDArray[np.integer], NDArray[np.integer]],
+        columns: Mapping[str, NDArray[np.generic]],
+        build: Callable[[int], Record],
+        built: Mapping[int, Record] | None = None,
+    ) -> RecordTable:
+        """A table of rows given as unit columns, without a :class:`Unit` per row.
+
+        ``unit_columns`` is ``(kinds, kind, outer, inner, candidate)``: the
+        kind names, then per row the index of its kind in ``kinds``, its outer
+        and inner fold (-1 for None) and its candidate.
+        """
+        shared = _Shared(build)
+        shared.append_arrays(*unit_columns)
+        shared.set_columns(columns)
+        shared.built.update(built or {})
+        table = cls.__new__(cls)
+        table._init(shared, None)
+        return table
+
+    @classmethod
+    def growing(cls) -> RecordTable:
+        """An empty table that :meth:`add` fills: the driver's records of a run."""
+        table = cls.__new__(cls)
+        table._init(_Shared(None), None)
+        return table
+
+    def _init(self, shared: _Shared, rows: NDArray[np.intp] | None) -> None:
+        self._shared = shared
+        self._rows = rows  # None: every row of the table, as it grows
 
     @classmethod
     def _view(cls, shared: _Shared, rows: NDArray[np.intp]) -> RecordTable:
         view = cls.__new__(cls)
-        view._shared, view._rows, view._index = shared, rows, None
+        view._init(shared, rows)
         return view
+
+    @property
+    def computed_now(self) -> bool:
+        """Whether the records came from a run now (not read from a store)."""
+        return self._shared.build is None
+
+    def _all_rows(self) -> NDArray[np.intp]:
+        if self._rows is None:
+            return self._shared.live_rows()
+        return self._rows
 
     # -- the mapping ---------------------------------------------------------------------
     def __getitem__(self, key: Key) -> Record:
-        return self._shared.record(self.index[key])
+        row = self._row(key)
+        if row < 0:
+            raise KeyError(key)
+        return self._shared.record(row)
+
+    def _row(self, key: Key) -> int:
+        row = self._shared.index.find(key)
+        if row >= 0 and self._rows is not None and not self._in_view(row):
+            return -1
+        return row
+
+    def _in_view(self, row: int) -> bool:
+        mask = getattr(self, "_mask", None)
+        if mask is None:
+            mask = np.zeros(self._shared.n, dtype=bool)
+            mask[self._rows] = True
+            self._mask = mask
+        return bool(row < len(mask) and mask[row])
 
     def __iter__(self) -> Iterator[Key]:
-        return iter(self.index)
+        key_of = self._shared.key_of
+        return (key_of(i) for i in self._all_rows().tolist())
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._all_rows())
 
     def __contains__(self, key: object) -> bool:
-        return key in self.index
+        return isinstance(key, tuple) and self._row(key) >= 0
 
     @property
     def index(self) -> dict[Key, int]:
-        """Row of each key of this view (built on first use)."""
-        if self._index is None:
-            units = self._shared.units
-            self._index = {units[i].key: i for i in self._rows.tolist()}
-        return self._index
+        """Row of each key of this table (a dict built on each call: for small tables)."""
+        key_of = self._shared.key_of
+        return {key_of(i): i for i in self._all_rows().tolist()}
 
     def __setitem__(self, key: Key, record: Record) -> None:
-        """Put ``record`` in place of the stored record of ``key`` (same unit and scores).
+        """Put ``record`` in place of the record of ``key`` (a growing table: or add it).
 
         What load adds to a stored record (the final model's loader) goes here;
-        the columns stay those of the stored row. A table holds a store's units
-        only: a key it does not hold is a KeyError.
+        the columns stay those of the stored row. A store's table holds a store's
+        units only: a key it does not hold is a KeyError.
         """
-        i = self.index[key]
-        if record.unit != self._shared.units[i]:
+        if record.key != key:
+            raise ValueError(f"record of {record.unit!r} cannot be stored under {key!r}")
+        if self.computed_now and self._rows is None:
+            self.add([record])
+            return
+        i = self._row(key)
+        if i < 0:
+            raise KeyError(key)
+        if record.unit != self._shared.unit(i):
             raise ValueError(f"record of {record.unit!r} cannot replace the record of {key!r}")
         self._shared.built[i] = record
 
     def __delitem__(self, key: Key) -> None:
-        raise TypeError("a table of stored records holds every unit it read; take a view")
+        raise TypeError("a table of records holds every unit it has; take a view")
 
     def __reduce__(self) -> tuple[type[dict[Key, Record]], tuple[dict[Key, Record]]]:
-        # Pickled (or copied) as the plain dict it stands for: the table reads a store.
+        # Pickled (or copied) as the plain dict it stands for.
         return (dict, (dict(self.items()),))
+
+    def add(self, records: Iterable[Record]) -> None:
+        """Add records as they arrive (a growing table); a key already held takes the new one."""
+        if not self.computed_now or self._rows is not None:
+            raise TypeError("only a growing table (RecordTable.growing()) takes new records")
+        self._shared.add(list(records))
 
     # -- columns -------------------------------------------------------------------------
     def column(self, name: str) -> NDArray[np.generic]:
         """A column over this view's rows, in row order (NaN-filled scores if unknown)."""
-        return self._shared.column(name)[self._rows]
+        return self._shared.column(name)[self._all_rows()]
 
     def where(self, mask: NDArray[np.bool_]) -> RecordTable:
         """The view of the rows of this view where ``mask`` (over this view's rows) holds."""
-        return RecordTable._view(self._shared, self._rows[mask])
+        return RecordTable._view(self._shared, self._all_rows()[mask])
 
     def of_outer(self, outer: int | None) -> RecordTable:
         """The view of the records of one outer fold (``None``: all data)."""
-        outers = self._shared.outer[self._rows]
+        rows = self._all_rows()
+        outers = self._shared.outer[rows]
         return self.where(outers == (-1 if outer is None else outer))
 
     def records(self, mask: NDArray[np.bool_] | None = None) -> RecordList:
         """The records of this view (where ``mask`` holds), built when read."""
-        rows = self._rows if mask is None else self._rows[mask]
-        return RecordList(self._shared, rows)
+        rows = self._all_rows()
+        return RecordList(self._shared, rows if mask is None else rows[mask])
 
     def sorted_records(self, kind_order: Mapping[str, int]) -> RecordList:
         """This view's records by (kind's place in ``kind_order``, outer, inner, candidate).
 
         None sorts before 0 (stored as -1), as the records' own sort key does.
         """
-        shared, rows = self._shared, self._rows
-        kinds = np.array([kind_order[k] for k in shared.kind[rows].tolist()], dtype=np.int64)
+        shared, rows = self._shared, self._all_rows()
+        places = np.array([kind_order[k] for k in shared.kinds] or [0], dtype=np.int64)
+        kinds = places[shared.kind[rows]]
         order = np.lexsort((shared.candidate[rows], shared.inner[rows], shared.outer[rows], kinds))
         return RecordList(shared, rows[order])
 
@@ -150,7 +243,7 @@ class RecordTable(MutableMapping[Key, Record]):
         """
         shared = self._shared
         fits = shared.fit_rows(-1 if outer is None else outer)
-        if len(self._rows) != len(shared.units):  # a view: its own fits only
+        if self._rows is not None:  # a view: its own fits only
             fits = fits[np.isin(fits, self._rows)]
         matrix = np.full(shape, np.nan)
         candidate, inner = shared.candidate[fits], shared.inner[fits]
@@ -161,48 +254,377 @@ class RecordTable(MutableMapping[Key, Record]):
 
 
 class _Shared:
-    """What the views of one table share: units, columns, built records, per-fold rows."""
+    """What the views of one table share: rows as columns, built records, a key index.
 
-    def __init__(
-        self,
-        units: Sequence[Unit],
-        columns: Mapping[str, NDArray[np.generic]],
-        build: Callable[[int], Record],
-    ) -> None:
-        self.units = units
-        self.columns = dict(columns)
+    Columns have room for more rows than they hold (doubled when full), so a
+    growing table appends a batch in one numpy step per column; ``n`` rows are
+    in use. Arrays handed out are slices of the first ``n`` rows.
+    """
+
+    def __init__(self, build: Callable[[int], Record] | None) -> None:
         self.build = build
         self.built: dict[int, Record] = {}
-        kind, outer, inner, candidate = (
-            zip(*[(u.kind, u.outer, u.inner, u.candidate) for u in units], strict=True)
-            if units
-            else ((), (), (), ())
-        )
-        self.kind = np.array(kind, dtype=object)
-        self.outer, self.inner = _folds(outer), _folds(inner)
-        self.candidate = np.array(candidate, dtype=np.int64)
+        self.kinds: list[str] = []
+        self._codes: dict[str, int] = {}
+        self.n = 0
+        self._cap = 0
+        self._units: dict[str, NDArray[Any]] = {
+            "kind": np.zeros(0, np.int8), "outer": np.zeros(0, np.int64),
+            "inner": np.zeros(0, np.int64), "candidate": np.zeros(0, np.int64),
+        }  # fmt: skip
+        self._columns: dict[str, NDArray[Any]] = {}
         self._fits: dict[int, NDArray[np.intp]] = {}
+        self._fits_n = -1
+        self.index = _KeyIndex(self)
+        # What a plain record's rebuilding needs: metric names in order, workers by code.
+        self.test_names: tuple[str, ...] | None = None
+        self.train_names: tuple[str, ...] | None = None
+        self.workers: list[str] = []
+        self._worker_codes: dict[str, int] = {}
+        self._replaced = False  # a key stored twice: its first row is no longer live
+        self._live: NDArray[np.bool_] | None = None
 
+    # -- unit columns --------------------------------------------------------------------
+    @property
+    def kind(self) -> NDArray[np.int8]:
+        return self._units["kind"][: self.n]
+
+    @property
+    def outer(self) -> NDArray[np.int64]:
+        return self._units["outer"][: self.n]
+
+    @property
+    def inner(self) -> NDArray[np.int64]:
+        return self._units["inner"][: self.n]
+
+    @property
+    def candidate(self) -> NDArray[np.int64]:
+        return self._units["candidate"][: self.n]
+
+    @property
+    def units(self) -> _Units:
+        return _Units(self)
+
+    def unit(self, i: int) -> Unit:
+        u = self._units
+        outer, inner = int(u["outer"][i]), int(u["inner"][i])
+        return Unit(self.kinds[u["kind"][i]], None if outer < 0 else outer,
+                    None if inner < 0 else inner, int(u["candidate"][i]))  # fmt: skip
+
+    def key_of(self, i: int) -> Key:
+        return self.unit(i).key
+
+    def code(self, kind: str) -> int:
+        found = self._codes.get(kind)
+        if found is None:
+            found = self._codes[kind] = len(self.kinds)
+            self.kinds.append(kind)
+        return found
+
+    def _grow(self, n_new: int) -> None:
+        """Make room for ``n_new`` more rows."""
+        need = self.n + n_new
+        if need <= self._cap:
+            return
+        cap = max(need, 2 * self._cap, 1024)
+        for group in (self._units, self._columns):
+            for name, values in group.items():
+                grown = _empty(values.dtype, cap)
+                grown[: self.n] = values[: self.n]
+                group[name] = grown
+        self._cap = cap
+
+    def _put(self, group: dict[str, NDArray[Any]], name: str, values: Any, dtype: Any,
+             at: slice | NDArray[np.intp]) -> None:  # fmt: skip
+        column = group.get(name)
+        if column is None:
+            column = group[name] = _empty(np.dtype(dtype), self._cap)
+        column[at] = values
+
+    def append_arrays(
+        self,
+        kinds: Sequence[str],
+        kind: NDArray[np.integer],
+        outer: NDArray[np.integer],
+        inner: NDArray[np.integer],
+        candidate: NDArray[np.integer],
+    ) -> None:
+        codes = np.array([self.code(k) for k in kinds] or [0], dtype=np.int8)
+        n_new = len(kind)
+        self._grow(n_new)
+        at = slice(self.n, self.n + n_new)
+        self._units["kind"][at] = codes[np.asarray(kind, dtype=np.intp)] if n_new else 0
+        self._units["outer"][at] = outer
+        self._units["inner"][at] = inner
+        self._units["candidate"][at] = candidate
+        start = self.n
+        self.n += n_new
+        self.index.put(np.arange(start, self.n, dtype=np.intp))
+
+    def append_units(self, units: Sequence[Unit]) -> None:
+        kinds: dict[str, int] = {}
+        fields = [(kinds.setdefault(u.kind, len(kinds)), u.outer, u.inner, u.candidate)
+                  for u in units]  # fmt: skip
+        kind, outer, inner, candidate = zip(*fields, strict=True) if fields else ((),) * 4
+        self.append_arrays(list(kinds), np.array(kind, dtype=np.intp), _folds(outer),
+                           _folds(inner), np.array(candidate, dtype=np.int64))  # fmt: skip
+
+    def set_columns(self, columns: Mapping[str, NDArray[np.generic]]) -> None:
+        """The value columns of a table read whole (as many values as rows)."""
+        for name, values in columns.items():
+            if len(values) != self.n:
+                raise ValueError(f"column {name!r} has {len(values)} values for {self.n} rows")
+            self._put(self._columns, name, values, np.asarray(values).dtype, slice(0, self.n))
+
+    # -- records as they arrive ----------------------------------------------------------
+    def add(self, records: list[Record]) -> None:
+        if not records:
+            return
+        n_new = len(records)
+        self._grow(n_new)
+        start = self.n
+        at = slice(start, start + n_new)
+        code = self.code
+        units = [r.unit for r in records]
+        u = self._units
+        u["kind"][at] = [code(x.kind) for x in units]
+        u["outer"][at] = [-1 if x.outer is None else x.outer for x in units]
+        u["inner"][at] = [-1 if x.inner is None else x.inner for x in units]
+        u["candidate"][at] = [x.candidate for x in units]
+        put, columns = self._put, self._columns
+        put(columns, "ok", [r.status == "ok" for r in records], bool, at)
+        put(columns, "warned", [bool(r.warnings or r.first_warnings) for r in records], bool, at)
+        for name in _FLOATS:
+            put(columns, name, [getattr(r, name) for r in records], np.float64, at)
+        put(columns, "n_train", [r.n_train for r in records], np.int64, at)
+        put(columns, "n_test", [r.n_test for r in records], np.int64, at)
+        put(columns, "reused_steps", [r.reused_steps for r in records], np.int64, at)
+        put(columns, "worker", [self._worker(r.worker) for r in records], np.int64, at)
+        plain = self._plain(records)
+        for which in ("test", "train"):
+            by_metric: dict[str, list[float]] = {}
+            rows: dict[str, list[int]] = {}
+            for j, r in enumerate(records):
+                for metric, value in (r.test_scores if which == "test" else r.train_scores).items():
+                    by_metric.setdefault(metric, []).append(value)
+                    rows.setdefault(metric, []).append(j)
+            for metric, values in by_metric.items():
+                name = f"{which}:{metric}"
+                if name not in columns:
+                    columns[name] = np.full(self._cap, np.nan)
+                if len(values) == n_new:
+                    columns[name][at] = values
+                else:
+                    columns[name][start + np.array(rows[metric], dtype=np.intp)] = values
+                    missing = np.ones(n_new, dtype=bool)
+                    missing[rows[metric]] = False
+                    columns[name][start + np.flatnonzero(missing)] = np.nan
+            for name in [c for c in columns if c.startswith(f"{which}:")]:
+                if name[len(which) + 1 :] not in by_metric:
+                    columns[name][at] = np.nan
+        for j, (record, is_plain) in enumerate(zip(records, plain, strict=True)):
+            if not is_plain:
+                self.built[start + j] = record
+            elif start + j in self.built:
+                del self.built[start + j]
+        self.n += n_new
+        self.index.put(np.arange(start, self.n, dtype=np.intp))
+
+    def _worker(self, name: str) -> int:
+        found = self._worker_codes.get(name)
+        if found is None:
+            found = self._worker_codes[name] = len(self.workers)
+            self.workers.append(name)
+        return found
+
+    def _plain(self, records: list[Record]) -> list[bool]:
+        """Which records are rebuilt exactly from the columns (the rest are kept whole)."""
+        if self.test_names is None:
+            first = next((r for r in records if r.ok and r.error is None), None)
+            if first is not None:
+                self.test_names, self.train_names = tuple(first.test_scores), tuple(first.train_scores)
+        test, train = self.test_names, self.train_names
+        out = []
+        for r in records:
+            out.append(
+                r.status == "ok" and r.error is None and not r.warnings and r.estimator is None
+                and r.folds is None and r.predictions is None and not r.score_errors
+                and not r.first_warnings and not r.kept and type(r.fit_time) is float
+                and type(r.score_time) is float and type(r.started) is float
+                and type(r.finished) is float and type(r.n_train) is int
+                and type(r.n_test) is int and type(r.reused_steps) is int
+                and tuple(r.test_scores) == test and tuple(r.train_scores) == train
+                and all(type(v) is float for v in r.test_scores.values())
+                and all(type(v) is float for v in r.train_scores.values())
+            )  # fmt: skip
+        return out
+
+    def _rebuild(self, i: int) -> Record:
+        """The plain record of row ``i``, from its columns."""
+        c = self._columns
+        assert self.test_names is not None and self.train_names is not None
+        return Record(
+            self.unit(i), "ok",
+            {m: float(c[f"test:{m}"][i]) for m in self.test_names},
+            {m: float(c[f"train:{m}"][i]) for m in self.train_names},
+            float(c["fit_time"][i]), float(c["score_time"][i]),
+            int(c["n_train"][i]), int(c["n_test"][i]),
+            worker=self.workers[int(c["worker"][i])],
+            started=float(c["started"][i]), finished=float(c["finished"][i]),
+            reused_steps=int(c["reused_steps"][i]),
+        )  # fmt: skip
+
+    def replaced(self, old: int) -> None:
+        """Row ``old`` holds a key stored again in a later row: it is no longer live."""
+        self._replaced = True
+        self._live = None
+        self.built.pop(old, None)
+        self._dead = getattr(self, "_dead", set())
+        self._dead.add(old)
+
+    def live_rows(self) -> NDArray[np.intp]:
+        rows = np.arange(self.n, dtype=np.intp)
+        if not self._replaced:
+            return rows
+        if self._live is None or len(self._live) != self.n:
+            live = np.ones(self.n, dtype=bool)
+            live[list(self._dead)] = False
+            self._live = live
+        return rows[self._live]
+
+    # -- reading -------------------------------------------------------------------------
     def record(self, i: int) -> Record:
         found = self.built.get(i)
         if found is None:
-            found = self.built[i] = self.build(i)
+            found = self._rebuild(i) if self.build is None else self.build(i)
+            self.built[i] = found
         return found
 
     def column(self, name: str) -> NDArray[np.generic]:
-        found = self.columns.get(name)
+        found = self._columns.get(name)
         if found is None:
             if name.startswith(("test:", "train:")):
-                return np.full(len(self.units), np.nan)
-            raise KeyError(f"no column {name!r}; the columns are {sorted(self.columns)}")
-        return found
+                return np.full(self.n, np.nan)
+            raise KeyError(f"no column {name!r}; the columns are {sorted(self._columns)}")
+        return found[: self.n]
+
+    @property
+    def columns(self) -> dict[str, NDArray[Any]]:
+        return {name: values[: self.n] for name, values in self._columns.items()}
 
     def fit_rows(self, outer: int) -> NDArray[np.intp]:
-        """Rows of the fit units of one outer fold (-1: all data)."""
+        """Live rows of the fit units of one outer fold (-1: all data)."""
+        if self._fits_n != self.n:
+            self._fits, self._fits_n = {}, self.n
         if outer not in self._fits:
-            fits = np.isin(self.kind, [name for name, k in KINDS.items() if k.selects])
-            self._fits[outer] = np.flatnonzero(fits & (self.outer == outer))
+            selects = [i for i, name in enumerate(self.kinds) if KINDS[name].selects]
+            fits = np.isin(self.kind, selects) & (self.outer == outer)
+            if self._replaced:
+                fits &= np.isin(np.arange(self.n), self.live_rows())
+            self._fits[outer] = np.flatnonzero(fits)
         return self._fits[outer]
+
+
+class _KeyIndex:
+    """Row of each key: a dense array per (kind, outer fold) over (inner fold, candidate).
+
+    A key names its unit's fields in its kind's ``key_fields`` (a refit's key
+    leaves its candidate out): those are its coordinates, the others are
+    None (or candidate 0). About 4 bytes per (inner fold, candidate) cell, not a
+    dict entry and a tuple per record.
+    """
+
+    def __init__(self, shared: _Shared) -> None:
+        self._shared = shared
+        self._grids: dict[tuple[int, int], NDArray[np.int32]] = {}
+
+    def _coordinates(self, rows: NDArray[np.intp]) -> tuple[NDArray[np.int64], ...]:
+        s = self._shared
+        kind, outer = s.kind[rows].astype(np.int64), s.outer[rows].copy()
+        inner, candidate = s.inner[rows].copy(), s.candidate[rows].copy()
+        for code, name in enumerate(s.kinds):
+            fields = KINDS[name].key_fields
+            mine = kind == code
+            if "outer" not in fields:
+                outer[mine] = -1
+            if "inner" not in fields:
+                inner[mine] = -1
+            if "candidate" not in fields:
+                candidate[mine] = 0
+        return kind, outer, inner, candidate
+
+    def put(self, rows: NDArray[np.intp]) -> None:
+        if not len(rows):
+            return
+        kind, outer, inner, candidate = self._coordinates(rows)
+        groups = np.unique(np.stack([kind, outer]), axis=1).T.tolist()
+        for k, o in groups:
+            mine = (kind == k) & (outer == o)
+            i, c, r = inner[mine] + 1, candidate[mine], rows[mine]
+            grid = self._grid((k, o), int(i.max()) + 1, int(c.max()) + 1)
+            old = grid[i, c]
+            for stale in old[old > 0].tolist():
+                self._shared.replaced(stale - 1)
+            grid[i, c] = r + 1
+
+    def _grid(self, where: tuple[int, int], n_inner: int, n_candidates: int) -> NDArray[np.int32]:
+        grid = self._grids.get(where)
+        if grid is None or grid.shape[0] < n_inner or grid.shape[1] < n_candidates:
+            shape = (n_inner, n_candidates)
+            if grid is not None:
+                shape = (max(n_inner, 2 * grid.shape[0] if n_inner > grid.shape[0] else grid.shape[0]),
+                         max(n_candidates, 2 * grid.shape[1] if n_candidates > grid.shape[1] else grid.shape[1]))  # fmt: skip
+            grown = np.zeros(shape, dtype=np.int32)
+            if grid is not None:
+                grown[: grid.shape[0], : grid.shape[1]] = grid
+            grid = self._grids[where] = grown
+        return grid
+
+    def find(self, key: Key) -> int:
+        """The row of ``key``; -1 if the table has none."""
+        name = key[0] if key else None
+        s = self._shared
+        code = s._codes.get(name) if isinstance(name, str) else None  # noqa: SLF001
+        if code is None:
+            return -1
+        kind = KINDS[name]
+        if len(key) != len(kind.key_fields) + 1:
+            return -1
+        fields = dict(zip(kind.key_fields, key[1:], strict=True))
+        outer, inner = fields.get("outer"), fields.get("inner")
+        candidate = fields.get("candidate", 0)
+        if not all(v is None or type(v) is int or isinstance(v, np.integer)
+                   for v in (outer, inner, candidate)):  # fmt: skip
+            return -1
+        grid = self._grids.get((code, -1 if outer is None else int(outer)))
+        i = 0 if inner is None else int(inner) + 1
+        if grid is None or candidate is None or not (0 <= i < grid.shape[0]) \
+                or not (0 <= int(candidate) < grid.shape[1]):  # fmt: skip
+            return -1
+        return int(grid[i, int(candidate)]) - 1
+
+
+class _Units(Sequence[Unit]):
+    """The unit of each row of a table, built when read."""
+
+    def __init__(self, shared: _Shared) -> None:
+        self._shared = shared
+
+    @overload
+    def __getitem__(self, i: int) -> Unit: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Unit]: ...
+
+    def __getitem__(self, i: int | slice) -> Unit | list[Unit]:
+        if isinstance(i, slice):
+            return [self._shared.unit(j) for j in range(self._shared.n)[i]]
+        if not -self._shared.n <= i < self._shared.n:
+            raise IndexError(i)
+        return self._shared.unit(i % self._shared.n)
+
+    def __len__(self) -> int:
+        return self._shared.n
 
 
 class RecordList(Sequence[Record]):
@@ -237,8 +659,8 @@ class RecordList(Sequence[Record]):
 
     def of_units(self, keep: Callable[[Unit], bool]) -> list[Record]:
         """The records whose unit ``keep`` accepts, in order; only those are built."""
-        units, record = self._shared.units, self._shared.record
-        return [record(r) for r in self._rows if keep(units[r])]
+        unit, record = self._shared.unit, self._shared.record
+        return [record(r) for r in self._rows if keep(unit(r))]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (RecordList, list, tuple)):
@@ -251,6 +673,13 @@ class RecordList(Sequence[Record]):
 
     def __repr__(self) -> str:
         return f"<{len(self)} records>"
+
+
+def _empty(dtype: np.dtype[Any], n: int) -> NDArray[Any]:
+    """``n`` values of ``dtype``: NaN for floats (a score a row lacks), zeros otherwise."""
+    if dtype.kind == "f":
+        return np.full(n, np.nan, dtype=dtype)
+    return np.zeros(n, dtype=dtype)
 
 
 def _folds(values: Sequence[int | None]) -> NDArray[np.int64]:
