@@ -17,6 +17,7 @@ from parcv.errors import FitFailedError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.kinds import KINDS, kind_of, refit_kind
+from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record, Unit
 from parcv.results.aggregate import failure_details, raised_error, select_for
 from parcv.stats.racing import Racing, race_step
@@ -114,7 +115,8 @@ def estimate_chunks(n_units: int, n_workers: int, target: float, per_unit: float
 @dataclass
 class _Schedule:
     plan: Plan
-    records: dict[Key, Record]
+    # Every record of the plan, old and new, as columns: a million records in tens of MB.
+    records: RecordTable
     pending: deque[Unit] = field(default_factory=deque)
     waiting: dict[int | None, int] = field(default_factory=dict)
     # Records that are final without running anything more (a speculative refit that won).
@@ -130,11 +132,14 @@ class _Schedule:
     def __post_init__(self) -> None:
         copies = {u.key for units in self.twins.values() for u in units}
         # A unit is done when all its records are (a fast-CV unit makes one per candidate).
-        self.pending.extend(
-            u for u in self.plan.units
-            if u.key not in copies
-            and any(k not in self.records for k in self.plan.unit_keys(u))
-        )  # fmt: skip
+        if not copies and not self.records:
+            self.pending.extend(self.plan.units)
+        else:
+            self.pending.extend(
+                u for u in self.plan.units
+                if u.key not in copies
+                and any(k not in self.records for k in self.plan.unit_keys(u))
+            )  # fmt: skip
         refits: list[int | None] = ([None] if self.plan.final else []) + list(
             self.plan.refit_outers
         )
@@ -220,19 +225,20 @@ class _Schedule:
         """Whether a speculative refit still running is the selected one of its fold."""
         return bool(self.speculation.awaited)
 
-    def done(self, record: Record) -> None:
+    def done(self, records: list[Record]) -> None:
+        """Keep a batch of records; take the decisions and refits they complete."""
         # A rerun fast batch may return records that are already stored: count each key once.
-        new = record.key not in self.records
-        self.records[record.key] = record
-        outer = record.unit.outer
-        if not (new and _selects(record.unit)):
-            return
-        if outer in self.races:
-            self._advance_race(outer)
-        elif outer in self.waiting:
-            self.waiting[outer] -= 1
-        if self.waiting.get(outer, -1) == 0:
-            self._release(outer)
+        new = self.records.add(records).tolist()
+        for record, is_new in zip(records, new, strict=True):
+            if not (is_new and _selects(record.unit)):
+                continue
+            outer = record.unit.outer
+            if outer in self.races:
+                self._advance_race(outer)
+            elif outer in self.waiting:
+                self.waiting[outer] -= 1
+            if self.waiting.get(outer, -1) == 0:
+                self._release(outer)
 
     def with_twins(self, records: list[Record]) -> list[Record]:
         """The records plus a copy under each twin unit of theirs."""
@@ -593,8 +599,7 @@ class Driver:
                 yield pid, [r for r in records if r.ok]
                 raise error
             yield pid, entry.first_wave.release(records)
-            for record in records:
-                entry.schedule.done(record)
+            entry.schedule.done(records)
 
     def finish(self, pid: int) -> list[Record]:
         """The records plan ``pid`` held back while its first fits might all fail alike."""
@@ -609,7 +614,9 @@ def start_schedule(
     twins: Mapping[Key, tuple[Unit, ...]] | None = None,
 ) -> _Schedule:
     """The schedule of a plan whose records ``done`` are already known (see :func:`run_plan`)."""
-    return _Schedule(plan, dict(done or {}), reuse=reuse, twins=twins or {})
+    records = RecordTable.growing()
+    records.add((done or {}).values())
+    return _Schedule(plan, records, reuse=reuse, twins=twins or {})
 
 
 def run_plan(
@@ -621,7 +628,7 @@ def run_plan(
     on_batch: Callable[[list[Record]], None] | None = None,
     reuse: Callable[[Unit], Record | None] | None = None,
     twins: Mapping[Key, tuple[Unit, ...]] | None = None,
-) -> dict[Key, Record]:
+) -> RecordTable:
     """Run every unit of a plan that is not already done.
 
     Parameters
@@ -644,8 +651,8 @@ def run_plan(
 
     Returns
     -------
-    dict of key to Record
-        Every record of the plan, old and new.
+    RecordTable
+        Every record of the plan, old and new, by key (kept as columns).
 
     Raises
     ------

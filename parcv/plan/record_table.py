@@ -178,10 +178,10 @@ class RecordTable(MutableMapping[Key, Record]):
         the columns stay those of the stored row. A store's table holds a store's
         units only: a key it does not hold is a KeyError.
         """
-        if record.key != key:
-            raise ValueError(f"record of {record.unit!r} cannot be stored under {key!r}")
         if self.computed_now and self._rows is None:
-            self.add([record])
+            if record.key != key:
+                raise ValueError(f"record of {record.unit!r} cannot be stored under {key!r}")
+            self._shared.add([record])
             return
         i = self._row(key)
         if i < 0:
@@ -197,11 +197,14 @@ class RecordTable(MutableMapping[Key, Record]):
         # Pickled (or copied) as the plain dict it stands for.
         return (dict, (dict(self.items()),))
 
-    def add(self, records: Iterable[Record]) -> None:
-        """Add records as they arrive (a growing table); a key already held takes the new one."""
+    def add(self, records: Iterable[Record]) -> NDArray[np.bool_]:
+        """Add records as they arrive (a growing table); a key already held takes the new one.
+
+        Returns which of the records hold a key the table did not hold.
+        """
         if not self.computed_now or self._rows is not None:
             raise TypeError("only a growing table (RecordTable.growing()) takes new records")
-        self._shared.add(list(records))
+        return self._shared.add(list(records))
 
     # -- columns -------------------------------------------------------------------------
     def column(self, name: str) -> NDArray[np.generic]:
@@ -377,9 +380,9 @@ class _Shared:
             self._put(self._columns, name, values, np.asarray(values).dtype, slice(0, self.n))
 
     # -- records as they arrive ----------------------------------------------------------
-    def add(self, records: list[Record]) -> None:
+    def add(self, records: list[Record]) -> NDArray[np.bool_]:
         if not records:
-            return
+            return np.zeros(0, dtype=bool)
         n_new = len(records)
         self._grow(n_new)
         start = self.n
@@ -425,10 +428,8 @@ class _Shared:
         for j, (record, is_plain) in enumerate(zip(records, plain, strict=True)):
             if not is_plain:
                 self.built[start + j] = record
-            elif start + j in self.built:
-                del self.built[start + j]
         self.n += n_new
-        self.index.put(np.arange(start, self.n, dtype=np.intp))
+        return self.index.put(np.arange(start, self.n, dtype=np.intp))
 
     def _worker(self, name: str) -> int:
         found = self._worker_codes.get(name)
@@ -496,8 +497,9 @@ class _Shared:
     def record(self, i: int) -> Record:
         found = self.built.get(i)
         if found is None:
-            found = self._rebuild(i) if self.build is None else self.build(i)
-            self.built[i] = found
+            if self.build is None:  # rebuilt from its numbers each time: kept, it would cost
+                return self._rebuild(i)  # the ~800 bytes the table saves
+            found = self.built[i] = self.build(i)
         return found
 
     def column(self, name: str) -> NDArray[np.generic]:
@@ -553,9 +555,11 @@ class _KeyIndex:
                 candidate[mine] = 0
         return kind, outer, inner, candidate
 
-    def put(self, rows: NDArray[np.intp]) -> None:
+    def put(self, rows: NDArray[np.intp]) -> NDArray[np.bool_]:
+        """Index ``rows``; which of them hold a key no earlier row held."""
+        new = np.ones(len(rows), dtype=bool)
         if not len(rows):
-            return
+            return new
         kind, outer, inner, candidate = self._coordinates(rows)
         groups = np.unique(np.stack([kind, outer]), axis=1).T.tolist()
         for k, o in groups:
@@ -565,7 +569,17 @@ class _KeyIndex:
             old = grid[i, c]
             for stale in old[old > 0].tolist():
                 self._shared.replaced(stale - 1)
+            new[np.flatnonzero(mine)[old > 0]] = False
+            cells = i * grid.shape[1] + c
+            if len(np.unique(cells)) < len(cells):  # a key twice in one batch: the last counts
+                last = len(cells) - 1 - np.unique(cells[::-1], return_index=True)[1]
+                earlier = np.setdiff1d(np.arange(len(cells)), last)
+                for stale in r[earlier].tolist():
+                    self._shared.replaced(stale)
+                new[np.flatnonzero(mine)[earlier]] = False
+                i, c, r = i[last], c[last], r[last]
             grid[i, c] = r + 1
+        return new
 
     def _grid(self, where: tuple[int, int], n_inner: int, n_candidates: int) -> NDArray[np.int32]:
         grid = self._grids.get(where)

@@ -322,13 +322,17 @@ def report_fit_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
     fit failed is an error.
     """
     _reemit_unit_warnings(records)
-    fit_keys = plan.fit_record_keys_by_outer()
+    columns = isinstance(records, RecordTable) and not (plan.fast_cv or plan.paths or plan.prefixes)
+    fit_keys = {} if columns else plan.fit_record_keys_by_outer()
     for outer in plan.inner_folds:
         ran = race_mask(plan, records, outer)
-        fits = [records[k] for k in fit_keys.get(outer, ()) if k in records]
-        fits = [r for r in fits if _ran(ran, r)]
-        failed = [r for r in fits if not r.ok]
-        if fits and len(failed) == len(fits):
+        if columns:
+            n_fits, failed = _fit_failures(plan, records, outer, ran)  # type: ignore[arg-type]
+        else:
+            fits = [records[k] for k in fit_keys.get(outer, ()) if k in records]
+            fits = [r for r in fits if _ran(ran, r)]
+            n_fits, failed = len(fits), [r for r in fits if not r.ok]
+        if n_fits and len(failed) == n_fits:
             where = "all data" if outer is None else f"outer fold {outer}"
             what = (
                 "cross_validate failed on every fold"
@@ -337,10 +341,27 @@ def report_fit_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
             )
             raise all_failed_error(plan, records, outer, what, "nothing was scored")
         if failed:
-            _warn_fit_failures(plan, records, outer, (len(failed), len(fits)), failed)
-        if fits and plan.scoring.refit in plan.scoring.scorers:
+            _warn_fit_failures(plan, records, outer, (len(failed), n_fits), failed)
+        if n_fits and plan.scoring.refit in plan.scoring.scorers:
             _warn_nothing_finite(plan, records, outer)
     _warn_score_failures(plan, records)
+
+
+def _fit_failures(
+    plan: Plan, records: RecordTable, outer: int | None, ran: NDArray[np.bool_] | None
+) -> tuple[int, list[Record]]:
+    """The fits of ``outer`` that count (a race's dropped folds do not), and the failed ones.
+
+    Read from the table's ``ok`` column: only the failed records are built, in
+    plan order (inner fold, then candidate).
+    """
+    shape = (len(plan.candidates), len(plan.inner_folds[outer]))
+    ok = records.fit_matrix(outer, shape, "ok")
+    counted = ~np.isnan(ok) if ran is None else ~np.isnan(ok) & ran
+    inner, candidate = np.nonzero((counted & (ok == 0)).T)
+    failed = [records[("fit", outer, i, c)]
+              for i, c in zip(inner.tolist(), candidate.tolist(), strict=True)]  # fmt: skip
+    return int(counted.sum()), failed
 
 
 def _reemit_unit_warnings(records: Mapping[Key, Record]) -> None:
@@ -350,10 +371,13 @@ def _reemit_unit_warnings(records: Mapping[Key, Record]) -> None:
     backend), then how many of the run's records raised it.
     """
     if isinstance(records, RecordTable):
-        return  # read from a store: its warnings were shown when it was computed
+        if not records.computed_now:
+            return  # read from a store: its warnings were shown when it was computed
+        warned = list(records.records(records.column("warned").astype(bool)))
+    else:
+        warned = [r for r in records.values() if r.warnings or r.first_warnings]
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
-    warned = [r for r in records.values() if r.warnings or r.first_warnings]
     for record in sorted(warned, key=lambda r: repr(r.unit.key)):
         counts.update(record.warnings)
         for path, text in record.first_warnings.items():
@@ -481,7 +505,10 @@ def warn_non_finite(cv_results: Mapping[str, Any]) -> None:
 
 def _with_score_errors(records: Mapping[Key, Record]) -> Iterable[Record]:
     if isinstance(records, RecordTable):
-        return (r for r in records.records(records.column("ok").astype(bool)) if r.score_errors)
+        # A record with a failed scorer is kept whole by a table that grew in a run.
+        ok = records.column("ok").astype(bool)
+        found = records.records(ok).built() if records.computed_now else records.records(ok)
+        return (r for r in found if r.score_errors)
     return (r for r in records.values() if r.score_errors)
 
 
