@@ -66,7 +66,8 @@ class RecordTable(MutableMapping[Key, Record]):
 
     >>> run = RecordTable.growing()
     >>> record = Record(Unit("fit", 0, 1, 2), "ok", {"score": 0.5}, {}, 0.1, 0.01, 8, 2)
-    >>> run.add([record])
+    >>> run.add([record]).tolist()  # which records are of keys new to the table
+    [True]
     >>> run[("fit", 0, 1, 2)] == record, ("fit", 0, 1, 3) in run
     (True, False)
     """
@@ -272,8 +273,8 @@ class _Shared:
         self.n = 0
         self._cap = 0
         self._units: dict[str, NDArray[Any]] = {
-            "kind": np.zeros(0, np.int8), "outer": np.zeros(0, np.int64),
-            "inner": np.zeros(0, np.int64), "candidate": np.zeros(0, np.int64),
+            "kind": np.zeros(0, np.int8), "outer": np.zeros(0, np.int32),
+            "inner": np.zeros(0, np.int32), "candidate": np.zeros(0, np.int32),
         }  # fmt: skip
         self._columns: dict[str, NDArray[Any]] = {}
         self._fits: dict[int, NDArray[np.intp]] = {}
@@ -293,15 +294,15 @@ class _Shared:
         return self._units["kind"][: self.n]
 
     @property
-    def outer(self) -> NDArray[np.int64]:
+    def outer(self) -> NDArray[np.int32]:
         return self._units["outer"][: self.n]
 
     @property
-    def inner(self) -> NDArray[np.int64]:
+    def inner(self) -> NDArray[np.int32]:
         return self._units["inner"][: self.n]
 
     @property
-    def candidate(self) -> NDArray[np.int64]:
+    def candidate(self) -> NDArray[np.int32]:
         return self._units["candidate"][: self.n]
 
     @property
@@ -329,7 +330,7 @@ class _Shared:
         need = self.n + n_new
         if need <= self._cap:
             return
-        cap = max(need, 2 * self._cap, 1024)
+        cap = max(need, self._cap + self._cap // 2, 1024)  # x1.5: less room unused
         for group in (self._units, self._columns):
             for name, values in group.items():
                 grown = _empty(values.dtype, cap)
@@ -401,8 +402,8 @@ class _Shared:
             put(columns, name, [getattr(r, name) for r in records], np.float64, at)
         put(columns, "n_train", [r.n_train for r in records], np.int64, at)
         put(columns, "n_test", [r.n_test for r in records], np.int64, at)
-        put(columns, "reused_steps", [r.reused_steps for r in records], np.int64, at)
-        put(columns, "worker", [self._worker(r.worker) for r in records], np.int64, at)
+        put(columns, "reused_steps", [r.reused_steps for r in records], np.int16, at)
+        put(columns, "worker", [self._worker(r.worker) for r in records], np.int32, at)
         plain = self._plain(records)
         for which in ("test", "train"):
             by_metric: dict[str, list[float]] = {}
@@ -542,8 +543,8 @@ class _KeyIndex:
 
     def _coordinates(self, rows: NDArray[np.intp]) -> tuple[NDArray[np.int64], ...]:
         s = self._shared
-        kind, outer = s.kind[rows].astype(np.int64), s.outer[rows].copy()
-        inner, candidate = s.inner[rows].copy(), s.candidate[rows].copy()
+        kind, outer = s.kind[rows].astype(np.int64), s.outer[rows].astype(np.int64)
+        inner, candidate = s.inner[rows].astype(np.int64), s.candidate[rows].astype(np.int64)
         for code, name in enumerate(s.kinds):
             fields = KINDS[name].key_fields
             mine = kind == code
