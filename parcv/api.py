@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -104,7 +104,7 @@ def _run(
     data: Dataset,
     plan_options: dict[str, Any],
     options: RunOptions,
-) -> tuple[Plan, dict[Key, Record]]:
+) -> tuple[Plan, MutableMapping[Key, Record]]:
     """Build the plan of checked data and run it: the body every entry point shares.
 
     ``plan_options`` go to :func:`build_plan`.
@@ -186,7 +186,9 @@ def _search_data(
                                               _scorers_of(estimator, scoring), given))  # fmt: skip
 
 
-def _execute(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> dict[Key, Record]:
+def _execute(
+    plan: Plan, data: Dataset, kind: str, options: RunOptions
+) -> MutableMapping[Key, Record]:
     """Run a checked plan as ``options`` say: the one call of the engine."""
     return execute_plan(plan, data, kind, options)
 

@@ -485,7 +485,7 @@ def load_rounds(
         described = json.loads(row.plan)
         plan = plan_from_store({"plan": row.plan}, path, pid)
         records = read_records(path, pid)
-        run = PartRun(pid, key, row.round, row.part, plan, records,  # type: ignore[arg-type]
+        run = PartRun(pid, key, row.round, row.part, plan, records,
                       _proposal(described.get("part")), json.loads(row.decision))  # fmt: skip
         search = searches.setdefault(key, SearchRun(key))
         if row.round < 0:

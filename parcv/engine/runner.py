@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -112,12 +112,86 @@ def estimate_chunks(n_units: int, n_workers: int, target: float, per_unit: float
     return chunks
 
 
+class _Pending:
+    """Units still to send: a few in front (refits, units a race held back), then the plan's.
+
+    The plan's units are drawn from a cursor as chunks need them, so a plan of
+    ten million units costs no object per unit before its first chunk leaves.
+    ``keep`` (a unit not done yet) and the race rules that dropped candidates
+    (:meth:`drop`) are applied as units are drawn; ``len`` counts the units not
+    drawn yet, less those known to be done (an upper bound once a race drops some).
+    """
+
+    def __init__(
+        self, units: Sequence[Unit], keep: Callable[[Unit], bool] | None, n_kept: int
+    ) -> None:
+        self.front: deque[Unit] = deque()
+        self._units, self._keep = units, keep
+        self._next = 0
+        self._n_rest = n_kept  # units after the cursor that ``keep`` keeps
+        self._dropped: list[Callable[[Unit], bool]] = []
+        self._last: dict[int | None, int] | None = None
+
+    def _draw(self) -> bool:
+        """Move the next unit still to send from the plan's to the front; whether any was left."""
+        units, keep, dropped = self._units, self._keep, self._dropped
+        while self._next < len(units):
+            unit = units[self._next]
+            self._next += 1
+            if keep is not None and not keep(unit):
+                continue
+            self._n_rest -= 1
+            if not any(rule(unit) for rule in dropped):
+                self.front.append(unit)
+                return True
+        return False
+
+    def __bool__(self) -> bool:
+        return bool(self.front) or self._draw()
+
+    def __len__(self) -> int:
+        return len(self.front) + self._n_rest
+
+    def first(self) -> Unit:
+        if not self.front:
+            self._draw()
+        return self.front[0]
+
+    def popleft(self) -> Unit:
+        if not self.front:
+            self._draw()
+        return self.front.popleft()
+
+    def appendleft(self, unit: Unit) -> None:
+        self.front.appendleft(unit)
+
+    def put_back(self, units: Iterable[Unit]) -> None:
+        """Put units taken out (held back by a race) in front again, in their order."""
+        self.front.extendleft(reversed(list(units)))
+
+    def drop(self, rule: Callable[[Unit], bool]) -> None:
+        """Send no unit that ``rule`` rules out (a race dropped its candidates)."""
+        self.front = deque(u for u in self.front if not rule(u))
+        self._dropped.append(rule)
+
+    def unsent_outers(self) -> set[int | None]:
+        """Outer folds with a fit still to send (the plan's units after the cursor count)."""
+        out = {u.outer for u in self.front if _selects(u)}
+        if self._last is None:  # where each outer fold's last fit is in the plan's units
+            self._last = {}
+            for at, unit in enumerate(self._units):
+                if _selects(unit):
+                    self._last[unit.outer] = at
+        out.update(o for o, at in self._last.items() if at >= self._next)
+        return out
+
+
 @dataclass
 class _Schedule:
     plan: Plan
     # Every record of the plan, old and new, as columns: a million records in tens of MB.
     records: RecordTable
-    pending: deque[Unit] = field(default_factory=deque)
+    pending: _Pending = field(init=False)
     waiting: dict[int | None, int] = field(default_factory=dict)
     # Records that are final without running anything more (a speculative refit that won).
     ready: list[Record] = field(default_factory=list)
@@ -131,15 +205,17 @@ class _Schedule:
 
     def __post_init__(self) -> None:
         copies = {u.key for units in self.twins.values() for u in units}
-        # A unit is done when all its records are (a fast-CV unit makes one per candidate).
+        units = self.plan.units
         if not copies and not self.records:
-            self.pending.extend(self.plan.units)
+            self.pending = _Pending(units, None, len(units))
         else:
-            self.pending.extend(
-                u for u in self.plan.units
-                if u.key not in copies
-                and any(k not in self.records for k in self.plan.unit_keys(u))
-            )  # fmt: skip
+            records, unit_keys = self.records, self.plan.unit_keys
+
+            def keep(u: Unit) -> bool:
+                # A unit is done when all its records are (a fast-CV unit makes one per candidate).
+                return u.key not in copies and any(k not in records for k in unit_keys(u))
+
+            self.pending = _Pending(units, keep, sum(1 for u in units if keep(u)))
         refits: list[int | None] = ([None] if self.plan.final else []) + list(
             self.plan.refit_outers
         )
@@ -162,7 +238,7 @@ class _Schedule:
         race = self.races[outer]
         dropped = race.advance(self.plan, self.records)
         if dropped:
-            self.pending = deque(u for u in self.pending if not race.rules_out(u, self.plan))
+            self.pending.drop(lambda u: race.rules_out(u, self.plan))
         if outer in self.waiting:
             self.waiting[outer] = race.n_missing(self.plan, self.records)
 
@@ -202,7 +278,7 @@ class _Schedule:
         outers = list(outers)
         if not outers:
             return []
-        unsent = {u.outer for u in self.pending if _selects(u)}
+        unsent = self.pending.unsent_outers()
         return [o for o in outers if o not in unsent]
 
     def chain(self, outer: int | None) -> tuple[Record, ...]:
@@ -247,19 +323,18 @@ class _Schedule:
         return records + copies if copies else records
 
     def next_chunk(self, size: int) -> tuple[Unit, ...]:
-        if not _independent(self.pending[0]):
-            return (self.pending.popleft(),)
+        pending = self.pending
+        if not _independent(pending.first()):
+            return (pending.popleft(),)
         if self.races:
             return self._raced_chunk(size)
         chunk: list[Unit] = []
-        while self.pending and len(chunk) < size and _independent(self.pending[0]):
-            chunk.append(self.pending.popleft())
+        while pending and len(chunk) < size and _independent(pending.first()):
+            chunk.append(pending.popleft())
         # Units that share a fitted Pipeline prefix go together: split, it is fitted twice.
         group = self.plan.share_group(chunk[-1]) if chunk else None
-        while (
-            group is not None and self.pending and self.plan.share_group(self.pending[0]) == group
-        ):
-            chunk.append(self.pending.popleft())
+        while group is not None and pending and self.plan.share_group(pending.first()) == group:
+            chunk.append(pending.popleft())
         return tuple(chunk)
 
     def _held(self, unit: Unit) -> bool:
@@ -274,21 +349,19 @@ class _Schedule:
         its last scores; running further ahead would mostly fit candidates the
         decision is about to drop.
         """
+        pending = self.pending
         chunk: list[Unit] = []
-        kept: deque[Unit] = deque()
-        while self.pending and len(chunk) < size:
-            unit = self.pending.popleft()
+        kept: list[Unit] = []
+        while pending and len(chunk) < size:
+            unit = pending.popleft()
             if not _independent(unit) or self._held(unit):
                 kept.append(unit)
             else:
                 chunk.append(unit)
         group = self.plan.share_group(chunk[-1]) if chunk else None
-        while (
-            group is not None and self.pending and self.plan.share_group(self.pending[0]) == group
-        ):
-            chunk.append(self.pending.popleft())
-        kept.extend(self.pending)
-        self.pending = kept
+        while group is not None and pending and self.plan.share_group(pending.first()) == group:
+            chunk.append(pending.popleft())
+        pending.put_back(kept)
         return tuple(chunk)
 
 

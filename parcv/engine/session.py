@@ -547,7 +547,9 @@ def survey_store(plan: Plan, data: Dataset, store: str | Path) -> StoreSurvey:
     return StoreSurvey(len(graph) - len(missing), len(graph), n_records, changes)
 
 
-def execute_plan(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> dict[Key, Record]:
+def execute_plan(
+    plan: Plan, data: Dataset, kind: str, options: RunOptions
+) -> MutableMapping[Key, Record]:
     """Run a plan as ``options`` say, holding its store's writer lock.
 
     Reuse what the store holds, commit what finishes.
@@ -613,7 +615,7 @@ def _store_failure(path: Path | None, err: BaseException) -> ParcvError | None:
 
 def _execute_unlocked(
     plan: Plan, data: Dataset, kind: str, options: RunOptions
-) -> dict[Key, Record]:
+) -> MutableMapping[Key, Record]:
     """The body of :func:`execute_plan`, under the store's lock."""
     store, save_models = options.store, options.save_models
     # verbose >= 1 shows the bar as scikit-learn's verbose shows its log, unless told not to.

@@ -88,8 +88,13 @@ class RecordTable(MutableMapping[Key, Record]):
     @classmethod
     def from_arrays(
         cls,
-        unit_columns: tuple[Sequence[str], NDArray[np.integer], NDArray[np.integer],
-                            NDArray[np.integer], NDArray[np.integer]],
+        unit_columns: tuple[
+            Sequence[str],
+            NDArray[np.integer],
+            NDArray[np.integer],
+            NDArray[np.integer],
+            NDArray[np.integer],
+        ],
         columns: Mapping[str, NDArray[np.generic]],
         build: Callable[[int], Record],
         built: Mapping[int, Record] | None = None,
@@ -269,7 +274,7 @@ class _Shared:
         self.build = build
         self.built: dict[int, Record] = {}
         self.kinds: list[str] = []
-        self._codes: dict[str, int] = {}
+        self.codes: dict[str, int] = {}
         self.n = 0
         self._cap = 0
         self._units: dict[str, NDArray[Any]] = {
@@ -286,6 +291,7 @@ class _Shared:
         self.workers: list[str] = []
         self._worker_codes: dict[str, int] = {}
         self._replaced = False  # a key stored twice: its first row is no longer live
+        self._dead: set[int] = set()
         self._live: NDArray[np.bool_] | None = None
 
     # -- unit columns --------------------------------------------------------------------
@@ -319,9 +325,9 @@ class _Shared:
         return self.unit(i).key
 
     def code(self, kind: str) -> int:
-        found = self._codes.get(kind)
+        found = self.codes.get(kind)
         if found is None:
-            found = self._codes[kind] = len(self.kinds)
+            found = self.codes[kind] = len(self.kinds)
             self.kinds.append(kind)
         return found
 
@@ -444,7 +450,8 @@ class _Shared:
         if self.test_names is None:
             first = next((r for r in records if r.ok and r.error is None), None)
             if first is not None:
-                self.test_names, self.train_names = tuple(first.test_scores), tuple(first.train_scores)
+                self.test_names = tuple(first.test_scores)
+                self.train_names = tuple(first.train_scores)
         test, train = self.test_names, self.train_names
         out = []
         for r in records:
@@ -481,7 +488,6 @@ class _Shared:
         self._replaced = True
         self._live = None
         self.built.pop(old, None)
-        self._dead = getattr(self, "_dead", set())
         self._dead.add(old)
 
     def live_rows(self) -> NDArray[np.intp]:
@@ -586,9 +592,8 @@ class _KeyIndex:
         grid = self._grids.get(where)
         if grid is None or grid.shape[0] < n_inner or grid.shape[1] < n_candidates:
             shape = (n_inner, n_candidates)
-            if grid is not None:
-                shape = (max(n_inner, 2 * grid.shape[0] if n_inner > grid.shape[0] else grid.shape[0]),
-                         max(n_candidates, 2 * grid.shape[1] if n_candidates > grid.shape[1] else grid.shape[1]))  # fmt: skip
+            if grid is not None:  # doubled where too small: rows arrive in candidate order
+                shape = (_room(n_inner, grid.shape[0]), _room(n_candidates, grid.shape[1]))
             grown = np.zeros(shape, dtype=np.int32)
             if grid is not None:
                 grown[: grid.shape[0], : grid.shape[1]] = grid
@@ -599,8 +604,8 @@ class _KeyIndex:
         """The row of ``key``; -1 if the table has none."""
         name = key[0] if key else None
         s = self._shared
-        code = s._codes.get(name) if isinstance(name, str) else None  # noqa: SLF001
-        if code is None:
+        code = s.codes.get(name) if isinstance(name, str) else None
+        if code is None or not isinstance(name, str):
             return -1
         kind = KINDS[name]
         if len(key) != len(kind.key_fields) + 1:
@@ -688,6 +693,11 @@ class RecordList(Sequence[Record]):
 
     def __repr__(self) -> str:
         return f"<{len(self)} records>"
+
+
+def _room(need: int, have: int) -> int:
+    """A grid side of at least ``need`` cells: ``have``, or doubled if that is too small."""
+    return have if need <= have else max(need, 2 * have)
 
 
 def _empty(dtype: np.dtype[Any], n: int) -> NDArray[Any]:

@@ -15,7 +15,7 @@ on the same parts, so they return equal results.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -59,7 +59,7 @@ class PartRun:
     round: int
     part: int
     plan: Plan
-    records: dict[Key, Record]
+    records: MutableMapping[Key, Record]
     proposal: Part | None = None
     decision: Mapping[str, Any] = field(default_factory=dict)
 
