@@ -64,7 +64,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 _CHECKOUT = "PARCV_BENCH_CHECKOUT"  # in a child: the checkout of parcv it imports
-N_WORKERS = 2
+# Workers of each sweep (``--workers``; the children read it from their environment).
+_WORKERS = "PARCV_BENCH_WORKERS"
+N_WORKERS = int(os.environ.get(_WORKERS, "2"))
 TARGET_US = 30.0  # driver CPU per unit
 TARGET_PEAK_MB = 600.0  # driver peak RSS at 1.1M units
 TARGET_PLAN = (30.0, 1024.0)  # parcv inspect of the 11M-unit plan: seconds, MB
@@ -686,6 +688,7 @@ def _parser() -> argparse.ArgumentParser:
         help="sweep sizes in candidates (55 C + 11 units; default 2000 20000)",
     )
     add("--backends", nargs="+", choices=["local", "dask"], default=["local", "dask"])
+    add("--workers", type=int, default=N_WORKERS, help="workers of each sweep (default 2)")
     add(
         "--paths",
         nargs="+",
@@ -746,7 +749,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main() -> int:
+    global N_WORKERS
     args = _parser().parse_args()
+    N_WORKERS = args.workers
+    os.environ[_WORKERS] = str(args.workers)  # the children's
     if args.child == "cluster":
         _child_cluster(args)
         return 0
