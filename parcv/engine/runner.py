@@ -223,8 +223,11 @@ class _Schedule:
         for outer in refits:
             key = Unit(refit_kind(outer), outer, None, 0).key
             if key not in self.records:
-                missing = [k for k in fit_keys.get(outer, ()) if k not in self.records]
-                self.waiting[outer] = len(missing)
+                keys = fit_keys.get(outer, ())
+                records = self.records
+                self.waiting[outer] = (
+                    sum(1 for k in keys if k not in records) if records else len(keys)
+                )
         if self.plan.racing is not None:
             racing = self.plan.racing
             self.races = {o: _Race.start(self.plan, o, racing) for o in self.plan.inner_folds}
