@@ -1245,14 +1245,13 @@ def _read_records(path: Path, pid: int = 0) -> MutableMapping[Key, Record]:
                 )
                 rows = conn.execute(f"SELECT {columns} FROM records").fetchall()
                 return {r.key: r for r in _records(path, rows, None)}
-            names = None if _is_schema_2(conn) else _Names.read(conn)
-            columns = _V2_COLUMNS if names is None else _UNIT_COLUMNS
-            rows, units = _unit_rows(conn, columns, pid)
+            if not _is_schema_2(conn):
+                kept = _read_predictions(conn, path)
+                return _table(path, conn, pid, _Names.read(conn), kept)
+            rows, units = _unit_rows(conn, _V2_COLUMNS, pid)
         except sqlite3.DatabaseError as err:
             raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
         kept = _read_predictions(conn, path)
-    if names is not None:
-        return _table(path, rows, units, names, kept)
     found = _records(path, rows, units)  # schema 2
     if not kept:
         return {r.key: r for r in found}
@@ -1261,64 +1260,175 @@ def _read_records(path: Path, pid: int = 0) -> MutableMapping[Key, Record]:
     }
 
 
-# Where _UNIT_COLUMNS puts what a table keeps as columns.
-_STATUS, _METRICS, _TEST, _TRAIN, _FIT_TIME, _SCORE_TIME = 6, 7, 8, 9, 10, 11
-_ERROR, _WARNINGS, _WORKER, _STARTED, _FOLD_SCORES = 14, 17, 18, 19, 22
+# Where _UNIT_COLUMNS puts what a table keeps as columns, and (after them) the unit's.
+_STATUS, _METRICS, _TEST, _TRAIN, _FIT_TIME, _SCORE_TIME, _N_TRAIN, _N_TEST = range(6, 14)
+_ERROR, _WARNINGS, _WORKER, _STARTED, _FINISHED, _FOLD_SCORES = 14, 17, 18, 19, 20, 22
+_KIND, _OUTER, _INNER, _CANDIDATE = range(_N_COLUMNS, _N_COLUMNS + 4)
+# _UNIT_COLUMNS after the content key, of ``records AS r`` (joined with its units).
+_TABLE_COLUMNS = (
+    "NULL, NULL, NULL, 0, NULL, r.status, r.metrics, r.test_scores, r.train_scores, "
+    "r.fit_time, r.score_time, r.n_train, r.n_test, r.error_type, r.error_message, "
+    "r.traceback, NULLIF(r.warnings, '[]'), r.worker, r.started, r.finished, NULL, r.fold_scores"
+)
+# Rows read and turned into columns at a time: a block's tuples are all a read keeps.
+_BLOCK = 65_536
 
 
 def _table(
     path: Path,
-    rows: list[Any],
-    units: list[Unit],
+    conn: sqlite3.Connection,
+    pid: int,
     names: _Names,
     kept: dict[Any, Predictions],
 ) -> RecordTable:
-    """The records of schema-3 rows as a table: numbers as columns, a Record when looked up.
+    """The records of plan ``pid``'s units as a table: numbers as columns, a Record when looked up.
 
-    Everything a record is built from is checked here, as building each would:
-    the packed scores against their metric names, the worker ids, and the rows
-    holding more than numbers (an error, warnings, fold scores), which are built now.
+    The units and their records are read as one join, block by block, into numpy
+    columns: no tuple or :class:`Unit` is kept per row. Everything a record is built
+    from is checked here, as building each would: the packed scores against their
+    metric names, the numbers' types, the worker ids, and the rows holding more than
+    numbers (a failure, an error, warnings, fold scores, predictions), which are built
+    now. A plain record is built from the columns when looked up.
     """
-
-    def build(i: int) -> Record:
-        record = _record(rows[i], units[i], names)
-        return _with_predictions(record, kept.get(rows[i][0])) if kept else record
-
-    n = len(rows)
-    by_column = list(zip(*rows, strict=True)) if rows else [()] * (_FOLD_SCORES + 1)
+    where, args = _of_plan(conn, "units", pid)
+    query = (
+        f"SELECT {'r.ckey' if kept else 'NULL'}, {_TABLE_COLUMNS}, u.kind, IFNULL(u.outer, -1), "
+        f"IFNULL(u.inner, -1), u.candidate FROM units AS u JOIN records AS r ON r.ckey = u.ckey"
+        + where.replace("pid", "u.pid")
+    )
+    reader = _TableReader(names, kept)
     try:
-        columns: dict[str, NDArray[Any]] = {
-            "ok": np.array(by_column[_STATUS], dtype=object) == "ok",
-            "warned": _not_null(by_column[_WARNINGS]),
-        }
-        for name, at in (
-            ("fit_time", _FIT_TIME),
-            ("score_time", _SCORE_TIME),
-            ("started", _STARTED),
-        ):
-            columns[name] = np.array(by_column[at], dtype=np.float64)
-        metrics = np.array(by_column[_METRICS], dtype=np.int64)
+        cursor = conn.execute(query, args)
+        while block := cursor.fetchmany(_BLOCK):
+            reader.add(block)
+        return reader.table()
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as err:
+        what = f"a record holds text parcv did not write ({type(err).__name__}: {err})"
+        raise StoreDamagedError(_damaged(path, what)) from err
+
+
+class _TableReader:
+    """Columns of a store's rows, filled a block of rows at a time (see :func:`_table`)."""
+
+    _NUMBERS = (("fit_time", _FIT_TIME, np.float64), ("score_time", _SCORE_TIME, np.float64),
+                ("started", _STARTED, np.float64), ("finished", _FINISHED, np.float64),
+                ("n_train", _N_TRAIN, np.int64), ("n_test", _N_TEST, np.int64),
+                ("worker", _WORKER, np.int64), ("metrics", _METRICS, np.int64),
+                ("outer", _OUTER, np.int64), ("inner", _INNER, np.int64),
+                ("candidate", _CANDIDATE, np.int64))  # fmt: skip
+
+    def __init__(self, names: _Names, kept: dict[Any, Predictions]) -> None:
+        self.names, self.kept = names, kept
+        self.kinds: dict[str, int] = {}
+        self.blocks: dict[str, list[NDArray[Any]]] = {}
+        self.built: dict[int, Record] = {}
+        self.n = 0
+
+    def _put(self, name: str, values: NDArray[Any]) -> None:
+        self.blocks.setdefault(name, []).append(values)
+
+    def add(self, block: list[Any]) -> None:
+        """Turn a block of rows into columns; build its rows that hold more than numbers."""
+        n = len(block)
+        by_column = list(zip(*block, strict=True))
+        kinds = self.kinds
+        self._put("kind", np.array([kinds.setdefault(k, len(kinds)) for k in by_column[_KIND]],
+                                   dtype=np.int8))  # fmt: skip
+        ok = np.array(by_column[_STATUS], dtype=object) == "ok"
+        self._put("ok", ok)
+        warned = _not_null(by_column[_WARNINGS])
+        self._put("warned", warned)
+        for name, at, dtype in self._NUMBERS:
+            self._put(name, _numbers(by_column[at], dtype))
+        metrics = self.blocks["metrics"][-1]
+        scores: dict[str, NDArray[np.float64]] = {}
         for m in np.unique(metrics).tolist():
             at_rows = np.flatnonzero(metrics == m)
             for which, at, metric_names in zip(
-                ("test", "train"), (_TEST, _TRAIN), names.metrics[m], strict=True
+                ("test", "train"), (_TEST, _TRAIN), self.names.metrics[m], strict=True
             ):
                 blobs = by_column[at]
-                scores = _packed_scores([blobs[i] for i in at_rows.tolist()], metric_names)
+                values = _packed_scores([blobs[i] for i in at_rows.tolist()], metric_names)
                 for j, metric in enumerate(metric_names):
-                    column = columns.setdefault(f"{which}:{metric}", np.full(n, np.nan))
-                    column[at_rows] = scores[:, j]
-        unknown = set(by_column[_WORKER]) - set(names.workers)
+                    column = scores.setdefault(f"{which}:{metric}", np.full(n, np.nan))
+                    column[at_rows] = values[:, j]
+        for name, values in scores.items():
+            self._put_score(name, values)
+        for name in self.blocks:
+            if name.startswith(("test:", "train:")) and name not in scores:
+                self._put(name, np.full(n, np.nan))
+        unknown = set(np.unique(self.blocks["worker"][-1]).tolist()) - set(self.names.workers)
         if unknown:
             raise KeyError(f"worker ids {sorted(unknown)} are not in the workers table")
-        special = (
-            _not_null(by_column[_ERROR]) | columns["warned"] | _not_null(by_column[_FOLD_SCORES])
-        )
-        built = {i: build(i) for i in np.flatnonzero(special).tolist()}
-    except (ValueError, TypeError, KeyError, AttributeError) as err:
-        what = f"a record holds text parcv did not write ({type(err).__name__}: {err})"
-        raise StoreDamagedError(_damaged(path, what)) from err
-    return RecordTable(units, columns, build, built)
+        special = ~ok | warned | _not_null(by_column[_ERROR]) | _not_null(by_column[_FOLD_SCORES])
+        if self.kept:
+            special |= np.fromiter((c in self.kept for c in by_column[0]), dtype=bool, count=n)
+        for i in np.flatnonzero(special).tolist():
+            self.built[self.n + i] = self._build_row(block[i])
+        self.n += n
+
+    def _put_score(self, name: str, values: NDArray[np.float64]) -> None:
+        if name not in self.blocks:  # a metric first met now: NaN in the blocks before
+            self.blocks[name] = [np.full(len(b), np.nan) for b in self.blocks["ok"][:-1]]
+        self._put(name, values)
+
+    def _build_row(self, row: Sequence[Any]) -> Record:
+        outer, inner = row[_OUTER], row[_INNER]
+        unit = Unit(row[_KIND], None if outer < 0 else outer, None if inner < 0 else inner,
+                    row[_CANDIDATE])  # fmt: skip
+        record = _record(row[:_N_COLUMNS], unit, self.names)
+        return _with_predictions(record, self.kept.get(row[0])) if self.kept else record
+
+    def table(self) -> RecordTable:
+        """The table of every row read."""
+        joined = {name: np.concatenate(blocks) for name, blocks in self.blocks.items()}
+        self.blocks.clear()
+        if not self.n:  # no unit of the plan has a record
+            joined = {name: np.zeros(0, dtype) for name, _, dtype in self._NUMBERS}
+            joined.update(kind=np.zeros(0, np.int8), ok=np.zeros(0, bool), warned=np.zeros(0, bool))
+        plain = _PlainRows(joined, list(self.kinds), self.names)
+        units: tuple[list[str], NDArray[np.integer], NDArray[np.integer], NDArray[np.integer],
+                     NDArray[np.integer]] = (plain.kinds, joined["kind"], joined["outer"],
+                                             joined["inner"], joined["candidate"])  # fmt: skip
+        shown = ("ok", "warned", "fit_time", "score_time", "started")
+        columns = {name: joined[name] for name in joined
+                   if name in shown or name.startswith(("test:", "train:"))}  # fmt: skip
+        return RecordTable.from_arrays(units, columns, plain.build, self.built)
+
+
+class _PlainRows:
+    """What a plain record (ok; no error, warnings, fold scores or predictions) is built from."""
+
+    def __init__(self, columns: dict[str, NDArray[Any]], kinds: list[str], names: _Names) -> None:
+        self.kinds, self.names = kinds, names
+        self.c = columns
+
+    def build(self, i: int) -> Record:
+        """The record of row ``i``, equal to the one its stored row reads as."""
+        c, names = self.c, self.names
+        outer, inner = int(c["outer"][i]), int(c["inner"][i])
+        test, train = names.metrics[int(c["metrics"][i])]
+        return Record(
+            Unit(self.kinds[c["kind"][i]], None if outer < 0 else outer,
+                 None if inner < 0 else inner, int(c["candidate"][i])),
+            "ok",
+            {m: float(c[f"test:{m}"][i]) for m in test},
+            {m: float(c[f"train:{m}"][i]) for m in train},
+            float(c["fit_time"][i]), float(c["score_time"][i]),
+            int(c["n_train"][i]), int(c["n_test"][i]),
+            worker=names.workers[int(c["worker"][i])],
+            started=float(c["started"][i]), finished=float(c["finished"][i]),
+        )  # fmt: skip
+
+
+def _numbers(values: Sequence[Any], dtype: type[np.generic]) -> NDArray[Any]:
+    """A column of numbers read from the store: TypeError for a value parcv did not write."""
+    array = np.array(values)
+    if array.dtype.kind not in ("i", "f" if dtype is np.float64 else "i") and len(array):
+        wrong = next(v for v in values if not isinstance(v, (int, float)) or isinstance(v, bool)
+                     or (dtype is not np.float64 and isinstance(v, float)))  # fmt: skip
+        raise TypeError(f"{wrong!r} is not a number of type {np.dtype(dtype).name}")
+    return array.astype(dtype, copy=False)
 
 
 def _not_null(values: Sequence[Any]) -> NDArray[np.bool_]:
