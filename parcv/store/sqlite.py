@@ -1419,7 +1419,9 @@ class _StoredRows:
     def __init__(self, names: _Names, kept: dict[Any, Predictions]) -> None:
         self.names, self.kept = names, kept
         self.keys: list[_KeyBlock] = []
-        self.blocks: dict[str, list[NDArray[Any]]] = {"ok": [], "warned": []}
+        self.blocks: dict[str, list[NDArray[Any]]] = {
+            name: [] for name in ("ok", "warned", *(n for n, _, _ in self._NUMBERS))
+        }  # every column, for a store holding no record too
         self.special: dict[int, Any] = {}  # content keys of the rows read whole, by place
         self.bad: dict[int, Exception] = {}  # rows whose scores do not read, by place
         self.n = 0

@@ -8,6 +8,8 @@ is independent of the store: the records the run itself returned.
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from dataclasses import replace
 
 import numpy as np
@@ -93,3 +95,13 @@ def test_content_keys_are_matched_exactly(stored):
     assert places.tolist() == [5, -1, 0, 5, -1, 6]
     assert list(_each_key(_blocks(stored))) == stored
     assert _match([], _blocks(wanted)).tolist() == [-1] * len(wanted)
+
+
+def test_a_store_whose_units_have_no_record_reads_as_an_empty_table(tmp_path):
+    store = tmp_path / "run.sqlite"
+    _fast_cv(store)
+    with closing(sqlite3.connect(store)) as conn, conn:
+        conn.execute("DELETE FROM records")  # a run stopped before its first record
+    table = read_records(store)
+    assert len(table) == 0 and list(table) == []
+    assert table.column("ok").dtype == bool and not len(table.column("fit_time"))
