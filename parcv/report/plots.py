@@ -417,8 +417,11 @@ def _draw_curves(
         color = "tab:red" if one else f"C{i % 10}"
         text = f"validation: {key}" if key else "validation (CV test folds)"
         # The numbers are a line; a level (None) is a point of its own, in the line's colour.
-        counted = [c for c in rows if _is_number(params[c][name])]
-        for part, label in ((counted, text), ([c for c in rows if c not in counted], None)):
+        # One pass each: "c not in counted" took 2 s for 20,000 candidates (quadratic).
+        numeric = [_is_number(params[c][name]) for c in rows]
+        counted = [c for c, n in zip(rows, numeric, strict=True) if n]
+        levels_ = [c for c, n in zip(rows, numeric, strict=True) if not n]
+        for part, label in ((counted, text), (levels_, None)):
             if not part:
                 continue
             x = np.array([position(c) for c in part])
