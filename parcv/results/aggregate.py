@@ -75,7 +75,15 @@ def _fit_values(
     """
     shape = (len(plan.candidates), len(plan.inner_folds[outer]))
     if isinstance(records, RecordTable):
-        return records.fit_matrix(outer, shape, column)
+        matrix = records.fit_matrix(outer, shape, column)
+        if column.startswith(("test:", "train:")) and isinstance(plan.error_score, float):
+            # A failed fit may hold no score of the metric: it reads as error_score.
+            failed = (records.fit_matrix(outer, shape, "ok") == 0) & np.isnan(matrix)
+            which, metric = column.split(":", 1)
+            for c, i in zip(*np.nonzero(failed), strict=True):
+                record = records[("fit", outer, int(i), int(c))]
+                matrix[c, i] = score_of(plan, record, metric=metric, which=which)
+        return matrix
     value = _FIT_VALUE.get(column)
     if value is None:
         which, metric = column.split(":", 1)
