@@ -602,26 +602,33 @@ class _KeyIndex:
 
     def find(self, key: Key) -> int:
         """The row of ``key``; -1 if the table has none."""
-        name = key[0] if key else None
-        s = self._shared
-        code = s.codes.get(name) if isinstance(name, str) else None
-        if code is None or not isinstance(name, str):
+        if not isinstance(key, tuple) or not key or not isinstance(key[0], str):
             return -1
-        kind = KINDS[name]
-        if len(key) != len(kind.key_fields) + 1:
+        kind = KINDS.get(key[0])
+        code = self._shared.codes.get(key[0])
+        if kind is None or code is None or len(key) != len(kind.key_fields) + 1:
             return -1
-        fields = dict(zip(kind.key_fields, key[1:], strict=True))
-        outer, inner = fields.get("outer"), fields.get("inner")
-        candidate = fields.get("candidate", 0)
-        if not all(v is None or type(v) is int or isinstance(v, np.integer)
-                   for v in (outer, inner, candidate)):  # fmt: skip
+        if kind.key_fields == _FULL:  # most keys: ("fit", outer, inner, candidate)
+            outer, inner, candidate = key[1], key[2], key[3]
+        else:
+            fields = dict(zip(kind.key_fields, key[1:], strict=True))
+            outer, inner = fields.get("outer"), fields.get("inner")
+            candidate = fields.get("candidate", 0)
+        if not (_index(outer) and _index(inner) and _index(candidate)) or candidate is None:
             return -1
         grid = self._grids.get((code, -1 if outer is None else int(outer)))
         i = 0 if inner is None else int(inner) + 1
-        if grid is None or candidate is None or not (0 <= i < grid.shape[0]) \
-                or not (0 <= int(candidate) < grid.shape[1]):  # fmt: skip
+        if grid is None or not (0 <= i < grid.shape[0] and 0 <= candidate < grid.shape[1]):
             return -1
-        return int(grid[i, int(candidate)]) - 1
+        return int(grid[i, candidate]) - 1
+
+
+_FULL = ("outer", "inner", "candidate")
+
+
+def _index(value: object) -> bool:
+    """Whether a key's field can be a fold or candidate index (None: no fold)."""
+    return value is None or type(value) is int or isinstance(value, np.integer)
 
 
 class _Units(Sequence[Unit]):
