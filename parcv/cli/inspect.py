@@ -69,6 +69,22 @@ def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
     return lines
 
 
+def _train_rows(plan: Any) -> int:
+    """Training rows over all units; a grid's from its folds (its units' rows are their fold's)."""
+    from parcv.plan.records import Unit
+    from parcv.plan.units import as_units
+
+    units = as_units(plan.units)
+    rows = sum(len(plan.fold_of(u).train) for _, u in units.listed())
+    for _, grid in units.grids():
+        if grid.order:
+            first = grid.order[0]
+            per_fold = sum(len(plan.fold_of(Unit(grid.kind, o, i, first)).train)
+                           for o, i in grid.fold_positions())  # fmt: skip
+            rows += per_fold * len(grid.order)
+    return rows
+
+
 def _criteria_lines(plan: Any) -> list[str]:
     if plan.criteria is None:
         return []
@@ -176,7 +192,7 @@ def plan_text(
     rounds = _rounds_lines(job)
     labels = [c.label for c in plan.candidates]
     shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
-    rows = sum(len(plan.fold_of(u).train) for u in plan.units)
+    rows = _train_rows(plan)
     store = out / "store.sqlite"
     return "\n".join(
         [

@@ -322,18 +322,44 @@ def _rescored(record: Record, plan: Plan) -> Record | None:
     )
 
 
-def _twins(graph: dict[Key, str], plan: Plan) -> dict[Key, tuple[Unit, ...]]:
-    """Units equal in content to an earlier unit of the plan (not fast CV: batches differ)."""
-    if plan.fast_cv:
-        return {}
-    first: dict[str, Key] = {}
-    twins: dict[Key, list[Unit]] = {}
-    for key, ckey in graph.items():
-        if ckey in first:
-            twins.setdefault(first[ckey], []).append(unit_of(key))
-        else:
-            first[ckey] = key
-    return {k: tuple(v) for k, v in twins.items()}
+# Units whose values keys one query of the store looks for at a time: a plan's missing
+# units are not all held at once (11M of them would take gigabytes).
+_STALE_CHUNK = 1_000_000
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """A plan's records among a store's content keys: those found, and the rest's old code."""
+
+    found: list[tuple[Key, str]]
+    n_missing: int
+    stale: dict[Key, tuple[Stored, tuple[str, ...]]]
+
+
+def _scan(
+    plan: Plan, keys: ContentKeys, present: set[str], find: Callable[[set[str]], dict[str, Stored]]
+) -> _Scan:
+    """Match a plan's records to the content keys ``present`` in a store, chunk by chunk.
+
+    Only what is found is kept; the missing units are looked up by values key
+    (:func:`_stale`) a chunk at a time.
+    """
+    found: list[tuple[Key, str]] = []
+    missing: list[Key] = []
+    stale: dict[Key, tuple[Stored, tuple[str, ...]]] = {}
+    n_missing = 0
+    for chunk in keys.graph_key_chunks(plan):
+        for key, ckey in chunk:
+            if ckey in present:
+                found.append((key, ckey))
+            else:
+                missing.append(key)
+        if len(missing) >= _STALE_CHUNK:
+            stale.update(_stale(keys, missing, find))
+            n_missing, missing = n_missing + len(missing), []
+    if missing:
+        stale.update(_stale(keys, missing, find))
+    return _Scan(found, n_missing + len(missing), stale)
 
 
 def _reuse(
@@ -351,25 +377,28 @@ def _reuse(
     is counted per cause in ``changes``; with ``keep_code`` (``resume="values"``)
     it takes that record.
     """
-    graph = keys.graph_keys(plan)
-    twins = _twins(graph, plan)
+    twins = keys.twins(plan)
     if st.path is None or st.n_records() == 0 or plan.estimators:
         # A store keeps no fold's fitted estimator: a run that returns them fits every fold.
+        # A fresh store: nothing to look up, so no unit's content key is computed.
         return Reuse({}, twins, None, 0)
-    stored = st.stored(graph.values())
+    scan = _scan(plan, keys, read_ckeys(Path(st.path)), st.by_values)
+    stored = st.stored({ckey for _, ckey in scan.found}) if scan.found else {}
     done = {}
-    for key, ckey in graph.items():
+    n_missing, stale = scan.n_missing, scan.stale
+    for key, ckey in scan.found:
         found = stored.get(ckey)
-        record = None if found is None else _rescored(replace(found, unit=unit_of(key)), plan)
+        if found is None:  # gone since the scan read the keys
+            n_missing += 1
+            continue
+        record = _rescored(replace(found, unit=unit_of(key)), plan)
         if record is not None:
             done[key] = record
-    missing = [key for key, ckey in graph.items() if ckey not in stored]
-    stale = _stale(keys, missing, st.by_values) if missing else {}
     n_old = st.n_unidentified()
     if n_old:  # records stored before parcv kept code identity: those taken by key get theirs
         st.identify(done.values(), pid)
         n_old = st.n_unidentified()
-    changes = _count_changes(stale, n_old if missing else 0)
+    changes = _count_changes(stale, n_old if n_missing else 0)
     if keep_code and stale:
         done.update(_keep(st, plan, stale, pid))
     # A failure rescored with this run's error_score is written back; the rest only claimed.
@@ -535,16 +564,14 @@ class StoreSurvey:
 def survey_store(plan: Plan, data: Dataset, store: str | Path) -> StoreSurvey:
     """Survey ``store`` for a run of ``plan``, read-only (``parcv inspect``, ``parcv run``)."""
     path = Path(store)
-    keys = content_keys(plan, data)
-    graph = keys.graph_keys(plan)
     n_records = read_counts(path)[0] if path.is_file() else 0
-    if not n_records:
-        return StoreSurvey(0, len(graph), 0, CodeChanges({}, 0))
-    stored = read_ckeys(path)
-    missing = [key for key, ckey in graph.items() if ckey not in stored]
-    stale = _stale(keys, missing, lambda vkeys: read_by_values(path, vkeys)) if missing else {}
-    changes = _count_changes(stale, read_unidentified(path) if missing else 0)
-    return StoreSurvey(len(graph) - len(missing), len(graph), n_records, changes)
+    if not n_records:  # nothing stored: no content key to compute
+        return StoreSurvey(0, plan.n_fit_records, 0, CodeChanges({}, 0))
+    keys = content_keys(plan, data)
+    scan = _scan(plan, keys, read_ckeys(path), lambda vkeys: read_by_values(path, vkeys))
+    n_missing = scan.n_missing
+    changes = _count_changes(scan.stale, read_unidentified(path) if n_missing else 0)
+    return StoreSurvey(len(scan.found), len(scan.found) + n_missing, n_records, changes)
 
 
 def execute_plan(

@@ -25,7 +25,7 @@ from parcv.plan.iterations import (
     choose_path,
     expand_paths,
 )
-from parcv.plan.kinds import kind_of
+from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_folds
 from parcv.plan.prefix import prefix_ids, sharing_problem
 from parcv.plan.records import PREDICT_METHODS, Key, Unit
@@ -43,6 +43,7 @@ from parcv.plan.shortcuts import log_fallbacks
 from parcv.plan.space import Candidate, check_candidate_params, check_candidate_values, check_space
 from parcv.plan.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
 from parcv.plan.tokens import token_hex
+from parcv.plan.units import UnitArray, UnitGrid, as_units
 from parcv.plan.version import __version__
 from parcv.stats.intervals import NestedCVPlan
 from parcv.stats.racing import Racing
@@ -65,10 +66,12 @@ class Plan:
     inner_folds : dict
         Inner folds per outer fold (``None`` = all data), absolute indices;
         leave-one-out is a compact :class:`~parcv.plan.partition.PartitionFolds`.
-    units : tuple of Unit
+    units : UnitArray or tuple of Unit
         Every unit that runs before the refits, in scheduling priority
         order: ``criteria`` units first, then ``fit`` units (with fast CV,
-        one ``fit`` unit per outer fold and batch of candidates).
+        one ``fit`` unit per outer fold and batch of candidates). Kept as a
+        :class:`~parcv.plan.units.UnitArray`, whose grid of fit units costs
+        no memory per unit.
     refit_outers : tuple of int
         Outer folds whose selected candidate is refitted and scored.
     final : bool
@@ -147,7 +150,7 @@ class Plan:
     scoring: Scoring
     outer_folds: tuple[Fold, ...]
     inner_folds: dict[int | None, Sequence[Fold]] = field(repr=False)
-    units: tuple[Unit, ...] = field(repr=False)
+    units: UnitArray | tuple[Unit, ...] = field(repr=False)
     refit_outers: tuple[int, ...]
     final: bool
     selection: Selection
@@ -173,11 +176,21 @@ class Plan:
     starts: dict[Key, Any] = field(default_factory=dict, repr=False, compare=False)
     keep_fitted: bool = False
 
+    def __post_init__(self) -> None:
+        # Units given as a tuple (a curve's, a part's) read like a built plan's.
+        object.__setattr__(self, "units", as_units(self.units))
+
     @property
     def n_units(self) -> int:
         """Total number of records a run makes, refits included."""
-        n_fits = sum(len(self.unit_keys(u)) for u in self.units)
-        return n_fits + len(self.refit_outers) + int(self.final)
+        return self.n_fit_records + len(self.refit_outers) + int(self.final)
+
+    @property
+    def n_fit_records(self) -> int:
+        """Number of records the units make before the refits (a grid's: one per unit)."""
+        units = as_units(self.units)
+        n_grid = sum(len(grid) for _, grid in units.grids())
+        return n_grid + sum(len(self.unit_keys(u)) for _, u in units.listed())
 
     @property
     def nested_outers(self) -> tuple[int, ...]:
@@ -251,9 +264,15 @@ class Plan:
         ([0, 1, None], 4, ('fit', 0, 0, 0))
         """
         out: dict[int | None, list[Key]] = {outer: [] for outer in self.inner_folds}
-        for unit in self.units:
-            if kind_of(unit).selects:
-                out.setdefault(unit.outer, []).extend(self.unit_keys(unit))
+        for block in as_units(self.units).blocks:
+            if isinstance(block, UnitGrid):  # the keys from the grid's ranges, no Unit built
+                if KINDS[block.kind].selects:
+                    for outer, keys in block.fold_keys():
+                        out.setdefault(outer, []).extend(keys)
+                continue
+            for unit in block:
+                if kind_of(unit).selects:
+                    out.setdefault(unit.outer, []).extend(self.unit_keys(unit))
         return out
 
     def share_group(self, unit: Unit) -> tuple[Any, ...] | None:
@@ -474,7 +493,7 @@ def build_plan(
         return_train_score=bool(return_train_score),
         rows_of=lambda o: np.arange(data.n_samples) if o is None else outer_folds[o].train,
     )  # fmt: skip
-    fits = make_units(
+    fits: Sequence[Unit] = make_units(
         inner_folds,
         len(candidates),
         decision.batches,
@@ -490,7 +509,7 @@ def build_plan(
         scoring=score_spec,
         outer_folds=outer_folds,
         inner_folds=inner_folds,
-        units=(*fits, *_ncv_units(None if outer is not None else ncv)),
+        units=as_units(fits) + _ncv_units(None if outer is not None else ncv),
         refit_outers=tuple(range(len(outer_folds))),
         final=do_final,
         selection=check_selection(selection, params),
@@ -835,7 +854,7 @@ def make_units(
     criteria: bool,
     *,
     order: tuple[tuple[int, ...], ...] | None = None,
-) -> tuple[Unit, ...]:
+) -> UnitArray:
     """Build the units that run before the refits, criteria first.
 
     Parameters
@@ -852,24 +871,30 @@ def make_units(
 
     Returns
     -------
-    tuple of Unit
+    UnitArray
+        Without batches, the fit units are one :class:`~parcv.plan.units.UnitGrid`
+        (fold by fold, candidates ranked), which costs no memory per unit.
 
     Examples
     --------
     >>> [u.key for u in make_units({None: [None] * 2}, 2, ((0, 1),), True)]
     [('criteria', None, 0), ('criteria', None, 1), ('fit', None, None, 0)]
+    >>> [u.key for u in make_units({0: [None] * 2}, 2, (), False, order=((1,), (0,)))]
+    [('fit', 0, 0, 1), ('fit', 0, 0, 0), ('fit', 0, 1, 1), ('fit', 0, 1, 0)]
     """
-    units = [Unit("criteria", o, None, c) for o in inner_folds if criteria
-             for c in range(n_candidates)]  # fmt: skip
+    listed = tuple(Unit("criteria", o, None, c) for o in inner_folds if criteria
+                   for c in range(n_candidates))  # fmt: skip
     if batches:
-        units += [Unit("fit", o, None, b[0]) for o in inner_folds for b in batches]
+        fits: tuple[Unit, ...] | UnitGrid = tuple(
+            Unit("fit", o, None, b[0]) for o in inner_folds for b in batches
+        )
     else:
         ranked = (
             sorted(range(n_candidates), key=lambda c: order[c]) if order else range(n_candidates)
         )
-        units += [Unit("fit", o, i, c) for o, folds in inner_folds.items()
-                  for i in range(len(folds)) for c in ranked]  # fmt: skip
-    return tuple(units)
+        folds = tuple((o, len(f)) for o, f in inner_folds.items())
+        fits = UnitGrid("fit", folds, tuple(ranked) if order else range(n_candidates))
+    return UnitArray((listed, fits))
 
 
 # What the plan fingerprint covers, as a mismatch message names it (see _fingerprint_parts).
@@ -908,7 +933,7 @@ def _fingerprint_parts(plan: Plan, data: Dataset) -> dict[str, Any]:
         if permutations is None
         else (permutations.indices, [_folds_value(f) for f in permutations.folds]),
         # A plan whose units keep other things (predictions of bootstrap rounds).
-        "unit kinds": sorted({u.kind for u in plan.units}),
+        "unit kinds": sorted(as_units(plan.units).kinds()),
         "parcv version": __version__,
     }
     if data.score_params or data.split_params or data.routed:

@@ -26,7 +26,7 @@ about a second.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,9 +36,9 @@ from sklearn.base import clone
 from parcv.plan.build import Plan
 from parcv.plan.code import Environment
 from parcv.plan.data import Dataset, data_token
-from parcv.plan.kinds import Kind, kind_of
+from parcv.plan.kinds import KINDS, Kind, kind_of
 from parcv.plan.partition import PartitionFolds
-from parcv.plan.records import Key, Unit
+from parcv.plan.records import Key, Unit, unit_of
 from parcv.plan.splits import Fold
 from parcv.plan.tokens import (
     TOKEN_SIZE,
@@ -49,6 +49,7 @@ from parcv.plan.tokens import (
     token,
     token_of_entries,
 )
+from parcv.plan.units import UnitGrid, as_units
 
 __all__ = [
     "NUMBERS_VERSION",
@@ -264,34 +265,186 @@ class ContentKeys:
         return digest, self.environments.get(digest, _NO_CODE)
 
     def _key(self, unit: Unit, *, with_code: bool) -> str:
+        return _blake(self._text(unit, with_code=with_code), digest_size=_SIZE).hexdigest()
+
+    def _text(self, unit: Unit, *, with_code: bool) -> bytes:
+        """What a unit's key digests: its fold's prefix, then its candidate's part."""
         kind, prefix = self._fold(unit)
         c = unit.candidate
         # The fits that select: a fast-CV batch's or an iteration path's records.
         batch = self.batches.get(c, b"") if kind.selects else b""
         code = self._code[c] if with_code else b""  # type: ignore[attr-defined]
-        return _blake(prefix + self.candidates[c] + batch + code, digest_size=_SIZE).hexdigest()
+        return prefix + self.candidates[c] + batch + code
+
+    def _record_texts(self, plan: Plan, unit: Unit) -> list[tuple[Key, bytes]]:
+        """The graph key and the digested text of each record a listed unit makes."""
+        kind, prefix = self._fold(unit)
+        if kind.records_as is not None:  # an iteration path: its fit records
+            return [(r.key, self._text(r, with_code=True)) for r in plan.record_units(unit)]
+        if not kind.batched:
+            return [(kind.key(unit), prefix + self._full[unit.candidate])]  # type: ignore[attr-defined]
+        cands, code = self.candidates, self._code  # type: ignore[attr-defined]
+        # Fast CV: one record per candidate, computed with its batch.
+        return [
+            (r.key, prefix + cands[r.candidate] + self.batches[r.candidate] + code[r.candidate])
+            for r in plan.record_units(unit)
+        ]
+
+    def _grid_prefix(self, grid: UnitGrid, outer: int | None, inner: int) -> bytes:
+        return self._fold(Unit(grid.kind, outer, inner, 0))[1]
+
+    def _grid_keys(self, grid: UnitGrid) -> Iterator[list[tuple[Key, str]]]:
+        """Per fold of a grid, the graph key and content key of each of its units."""
+        full = self._full  # type: ignore[attr-defined]
+        order = list(grid.order)
+        for (outer, keys), (_, inner) in zip(grid.fold_keys(), grid.fold_positions(), strict=True):
+            prefix = self._grid_prefix(grid, outer, inner)
+            yield [
+                (key, _blake(prefix + full[c], digest_size=_SIZE).hexdigest())
+                for key, c in zip(keys, order, strict=True)
+            ]
+
+    def graph_key_chunks(self, plan: Plan, size: int = 100_000) -> Iterator[list[tuple[Key, str]]]:
+        """The (graph key, content key) of every record of the plan, in plan order, in chunks.
+
+        Each chunk holds about ``size`` records (a grid's fold at least), so a
+        caller that keeps only some of them never holds every unit's key.
+        """
+        chunk: list[tuple[Key, str]] = []
+        for block in as_units(plan.units).blocks:
+            if isinstance(block, UnitGrid):
+                for part in self._grid_keys(block):
+                    chunk += part
+                    if len(chunk) >= size:
+                        yield chunk
+                        chunk = []
+                continue
+            for unit in block:
+                for key, text in self._record_texts(plan, unit):
+                    chunk.append((key, _blake(text, digest_size=_SIZE).hexdigest()))
+                if len(chunk) >= size:
+                    yield chunk
+                    chunk = []
+        if chunk:
+            yield chunk
 
     def graph_keys(self, plan: Plan) -> dict[Key, str]:
         """Return the content key of every record of the plan (fits, criteria, interval fits).
 
-        One prefix per fold, then one short digest per unit: 1.1M units in seconds.
+        One prefix per fold, then one short digest per unit: 1.1M units in
+        seconds. Holds every key: :meth:`graph_key_chunks` and :meth:`twins`
+        do not.
         """
         out: dict[Key, str] = {}
-        cands, full, code = self.candidates, self._full, self._code  # type: ignore[attr-defined]
-        for unit in plan.units:
-            kind, prefix = self._fold(unit)
-            if kind.records_as is not None:  # an iteration path: its fit records
-                out.update((r.key, self.key(r)) for r in plan.record_units(unit))
-                continue
-            if not kind.batched:
-                text = prefix + full[unit.candidate]
-                out[kind.key(unit)] = _blake(text, digest_size=_SIZE).hexdigest()
-                continue
-            for record in plan.record_units(unit):  # fast CV: one record per candidate
-                c = record.candidate
-                text = prefix + cands[c] + self.batches[c] + code[c]
-                out[record.key] = _blake(text, digest_size=_SIZE).hexdigest()
+        for chunk in self.graph_key_chunks(plan):
+            out.update(chunk)
         return out
+
+    def twins(self, plan: Plan) -> dict[Key, tuple[Unit, ...]]:
+        """Return the units equal in content to an earlier unit of the plan, by that unit's key.
+
+        Not with fast CV (batches differ). A grid unit's text is its fold's
+        prefix and its candidate's digest, and the prefixes of one grid have
+        one length: two grid units are equal iff their prefixes and digests
+        are, so the twins come from duplicate folds and duplicate candidates,
+        without a key per unit. Listed units take the per-unit path.
+        """
+        if plan.fast_cv:
+            return {}
+        units = as_units(plan.units)
+        grids = list(units.grids())
+        if len(grids) > 1:
+            return _twins_of(self.graph_key_chunks(plan))
+        classes: dict[bytes, list[tuple[tuple[int, int], Key]]] = {}
+        match = (lambda text: None) if not grids else self._grid_classes(*grids[0], classes)
+        if match is None:  # a grid whose prefixes differ in length: every key
+            return _twins_of(self.graph_key_chunks(plan))
+        for position, unit in units.listed():
+            for j, (key, text) in enumerate(self._record_texts(plan, unit)):
+                match(text)  # a grid unit of this text joins its class
+                classes.setdefault(text, []).append(((position, j), key))
+        found = []
+        for members in classes.values():
+            if len(members) < 2:
+                continue
+            members.sort()
+            seen = {members[0][1]}
+            copies = []
+            for where, key in members[1:]:
+                if key not in seen:  # a graph key listed twice is one record
+                    seen.add(key)
+                    copies.append((where, unit_of(key)))
+            if copies:
+                found.append((copies[0][0], members[0][1], tuple(u for _, u in copies)))
+        # In the order a pass over the plan meets each first copy.
+        return {key: copies for _, key, copies in sorted(found, key=lambda f: f[0])}
+
+    def _grid_classes(
+        self,
+        start: int,
+        grid: UnitGrid,
+        classes: dict[bytes, list[tuple[tuple[int, int], Key]]],
+    ) -> Callable[[bytes], None] | None:
+        """Add a grid's classes of equal units to ``classes``; return how a listed text joins one.
+
+        None when the grid's prefixes differ in length (no split of a text is
+        then certain).
+        """
+        full = self._full  # type: ignore[attr-defined]
+        positions = list(grid.fold_positions())
+        prefixes = [self._grid_prefix(grid, o, i) for o, i in positions]
+        if len({len(p) for p in prefixes}) > 1:
+            return None
+        by_prefix: dict[bytes, list[int]] = {}
+        for f, prefix in enumerate(prefixes):
+            by_prefix.setdefault(prefix, []).append(f)
+        by_full: dict[bytes, list[int]] = {}
+        for rank, c in enumerate(grid.order):
+            by_full.setdefault(full[c], []).append(rank)
+        kind, n = KINDS[grid.kind], len(grid.order)
+        added: set[bytes] = set()
+
+        def add(prefix: bytes, candidate: bytes) -> None:
+            text = prefix + candidate
+            if text in added:
+                return
+            added.add(text)
+            members = classes.setdefault(text, [])
+            for f in by_prefix[prefix]:
+                outer, inner = positions[f]
+                for rank in by_full[candidate]:
+                    unit = Unit(grid.kind, outer, inner, grid.order[rank])
+                    members.append(((start + f * n + rank, 0), kind.key(unit)))
+
+        repeated = [d for d, ranks in by_full.items() if len(ranks) > 1]
+        for prefix, folds in by_prefix.items():
+            for candidate in by_full if len(folds) > 1 else repeated:
+                add(prefix, candidate)
+        size = len(prefixes[0]) if prefixes else 0
+
+        def match(text: bytes) -> None:
+            prefix, candidate = text[:size], text[size:]
+            if prefix in by_prefix and candidate in by_full:
+                add(prefix, candidate)
+
+        return match
+
+
+def _twins_of(chunks: Iterable[list[tuple[Key, str]]]) -> dict[Key, tuple[Unit, ...]]:
+    """Twins from every (graph key, content key) of a plan: the per-unit path."""
+    first: dict[str, Key] = {}
+    seen: set[Key] = set()
+    twins: dict[Key, list[Unit]] = {}
+    for chunk in chunks:
+        for key, ckey in chunk:
+            if key in seen:
+                continue
+            seen.add(key)
+            if ckey in first:
+                twins.setdefault(first[ckey], []).append(unit_of(key))
+            else:
+                first[ckey] = key
+    return {k: tuple(v) for k, v in twins.items()}
 
 
 def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
