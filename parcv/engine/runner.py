@@ -19,6 +19,7 @@ from parcv.plan.data import Dataset
 from parcv.plan.kinds import KINDS, kind_of, refit_kind
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record, Unit
+from parcv.plan.units import UnitGrid, as_units
 from parcv.results.aggregate import failure_details, raised_error, select_for
 from parcv.stats.racing import Racing, race_step
 
@@ -127,16 +128,16 @@ class _Pending:
     ) -> None:
         self.front: deque[Unit] = deque()
         self._units, self._keep = units, keep
-        self._next = 0
+        self._rest = iter(units)
+        self._next = 0  # the position of the next unit of ``units`` to draw
         self._n_rest = n_kept  # units after the cursor that ``keep`` keeps
         self._dropped: list[Callable[[Unit], bool]] = []
         self._last: dict[int | None, int] | None = None
 
     def _draw(self) -> bool:
         """Move the next unit still to send from the plan's to the front; whether any was left."""
-        units, keep, dropped = self._units, self._keep, self._dropped
-        while self._next < len(units):
-            unit = units[self._next]
+        keep, dropped = self._keep, self._dropped
+        for unit in self._rest:
             self._next += 1
             if keep is not None and not keep(unit):
                 continue
@@ -177,13 +178,30 @@ class _Pending:
     def unsent_outers(self) -> set[int | None]:
         """Outer folds with a fit still to send (the plan's units after the cursor count)."""
         out = {u.outer for u in self.front if _selects(u)}
-        if self._last is None:  # where each outer fold's last fit is in the plan's units
-            self._last = {}
-            for at, unit in enumerate(self._units):
-                if _selects(unit):
-                    self._last[unit.outer] = at
+        if self._last is None:
+            self._last = _last_fits(self._units)
         out.update(o for o, at in self._last.items() if at >= self._next)
         return out
+
+
+def _last_fits(units: Sequence[Unit]) -> dict[int | None, int]:
+    """Where each outer fold's last fit is in a plan's units (a grid's: from its shape)."""
+    last: dict[int | None, int] = {}
+    start = 0
+    for block in as_units(units).blocks:
+        if isinstance(block, UnitGrid):
+            if KINDS[block.kind].selects:
+                end = start
+                for outer, n_inner in block.folds:
+                    end += n_inner * len(block.order)
+                    if n_inner:
+                        last[outer] = end - 1
+        else:
+            for at, unit in enumerate(block, start):
+                if _selects(unit):
+                    last[unit.outer] = at
+        start += len(block)
+    return last
 
 
 @dataclass

@@ -322,3 +322,19 @@ def test_single_units_keep_workers_fed_until_four_are_timed():
     n_fit_chunks = executor.kinds.count("fit")
     assert estimate_chunks(len(plan.units), 16, executor.chunk_seconds, None) == n_fit_chunks
     assert {k: r.test_scores for k, r in got.items()} == {k: r.test_scores for k, r in ref.items()}
+
+
+@pytest.mark.parametrize(
+    "options", [dict(outer=3, inner=2), dict(inner=3), dict(outer=2, inner=2, criteria=["aic"])]
+)
+def test_the_last_fit_of_each_outer_fold_is_found_from_the_plan_shape(options):
+    from parcv.engine.runner import _last_fits
+    from parcv.plan.kinds import KINDS
+
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0, 10.0]}, data, fast_cv=False, **options)
+    brute: dict = {}
+    for at, unit in enumerate(list(plan.units)):  # every unit built: the reference
+        if KINDS[unit.kind].selects:
+            brute[unit.outer] = at
+    assert _last_fits(plan.units) == brute
