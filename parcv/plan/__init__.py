@@ -3,7 +3,8 @@
 It owns the candidate space (``space``), the CV schemes materialised as index
 arrays (``splits``, ``partition``), scorers and the checks that they can score
 the run (``scoring``), the checked data (``data``), the selection rule
-(``selection``), unit keys and records (``records``), the registry of unit
+(``selection``), unit keys and records (``records``), a plan's units as a
+sequence that builds each unit only when read (``units``), the registry of unit
 kinds that says each kind's key, rows, record, order and failure text
 (``kinds``), process-independent
 reprs (``reprs``), the one tokenizer and the content keys it makes (``tokens``,

@@ -43,7 +43,7 @@ from parcv.plan.shortcuts import log_fallbacks
 from parcv.plan.space import Candidate, check_candidate_params, check_candidate_values, check_space
 from parcv.plan.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
 from parcv.plan.tokens import token_hex
-from parcv.plan.units import UnitArray, UnitGrid, as_units
+from parcv.plan.units import KeySequence, UnitArray, UnitGrid, as_units
 from parcv.plan.version import __version__
 from parcv.stats.intervals import NestedCVPlan
 from parcv.stats.racing import Racing
@@ -245,12 +245,16 @@ class Plan:
         """Return the keys of the records a unit makes (one per candidate of a fast batch)."""
         return [u.key for u in self.record_units(unit)]
 
-    def fit_record_keys(self, outer: int | None) -> list[Key]:
+    def fit_record_keys(self, outer: int | None) -> Sequence[Key]:
         """Return the keys of the fit records that select the candidate of ``outer``."""
-        return self.fit_record_keys_by_outer().get(outer, [])
+        return self.fit_record_keys_by_outer().get(outer, KeySequence())
 
-    def fit_record_keys_by_outer(self) -> dict[int | None, list[Key]]:
+    def fit_record_keys_by_outer(self) -> dict[int | None, KeySequence]:
         """:meth:`fit_record_keys` of every outer fold, in one pass over the units.
+
+        A grid's keys are read from its ranges when iterated, never held:
+        the 11M fit keys of 10 outer x 10 inner x 100,000 candidates would
+        take a gigabyte.
 
         Examples
         --------
@@ -263,17 +267,20 @@ class Plan:
         >>> sorted(keys, key=str), len(keys[0]), keys[0][0]
         ([0, 1, None], 4, ('fit', 0, 0, 0))
         """
-        out: dict[int | None, list[Key]] = {outer: [] for outer in self.inner_folds}
+        parts: dict[int | None, list[Any]] = {outer: [] for outer in self.inner_folds}
         for block in as_units(self.units).blocks:
-            if isinstance(block, UnitGrid):  # the keys from the grid's ranges, no Unit built
+            if isinstance(block, UnitGrid):
                 if KINDS[block.kind].selects:
-                    for outer, keys in block.fold_keys():
-                        out.setdefault(outer, []).extend(keys)
+                    for outer, keys in block.outer_keys():
+                        parts.setdefault(outer, []).append(keys)
                 continue
             for unit in block:
                 if kind_of(unit).selects:
-                    out.setdefault(unit.outer, []).extend(self.unit_keys(unit))
-        return out
+                    these = parts.setdefault(unit.outer, [])
+                    if not these or not isinstance(these[-1], list):
+                        these.append([])
+                    these[-1].extend(self.unit_keys(unit))
+        return {outer: KeySequence(p) for outer, p in parts.items()}
 
     def share_group(self, unit: Unit) -> tuple[Any, ...] | None:
         """Return what a fit unit shares its whole fitted prefix with (None: nothing).

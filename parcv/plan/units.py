@@ -18,7 +18,7 @@ from typing import Any, overload
 from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.records import Key, Unit
 
-__all__ = ["UnitArray", "UnitGrid", "as_units"]
+__all__ = ["KeySequence", "UnitArray", "UnitGrid", "as_units"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +86,11 @@ class UnitGrid:
             fold -= n
         raise IndexError(i)
 
+    def outer_keys(self) -> Iterator[tuple[int | None, _GridKeys]]:
+        """Per outer fold, the keys of its units, as a sequence built only when read."""
+        for outer, n in self.folds:
+            yield outer, _GridKeys(self, outer, n)
+
     def fold_keys(self) -> Iterator[tuple[int | None, list[Key]]]:
         """Per (outer, inner) fold, its outer fold and the keys of its units, in order."""
         kind = KINDS[self.kind]
@@ -96,6 +101,85 @@ class UnitGrid:
                 yield outer, [(self.kind, outer, inner, c) for c in order]
             else:
                 yield outer, [kind.key(Unit(self.kind, outer, inner, c)) for c in order]
+
+
+@dataclass(frozen=True, slots=True)
+class _GridKeys:
+    """The keys of a grid's units on one outer fold (``n_inner`` inner folds)."""
+
+    grid: UnitGrid
+    outer: int | None
+    n_inner: int
+
+    def __len__(self) -> int:
+        return self.n_inner * len(self.grid.order)
+
+    def __iter__(self) -> Iterator[Key]:
+        name, outer, order = self.grid.kind, self.outer, list(self.grid.order)
+        kind = KINDS[name]
+        if kind.key_fields == ("outer", "inner", "candidate"):
+            for inner in range(self.n_inner):
+                yield from [(name, outer, inner, c) for c in order]
+            return
+        for inner in range(self.n_inner):
+            yield from [kind.key(Unit(name, outer, inner, c)) for c in order]
+
+    def __getitem__(self, i: int) -> Key:
+        inner, rank = divmod(i, len(self.grid.order))
+        return KINDS[self.grid.kind].key(
+            Unit(self.grid.kind, self.outer, inner, self.grid.order[rank])
+        )
+
+
+class KeySequence(Sequence[Key]):
+    """Record keys, a grid's among them built only when read (an outer fold's fit keys).
+
+    Examples
+    --------
+    >>> grid = UnitGrid("fit", ((0, 2),), range(2))
+    >>> keys = KeySequence([[("criteria", 0, 0)], *(k for _, k in grid.outer_keys())])
+    >>> len(keys), keys[2], keys == list(keys)
+    (5, ('fit', 0, 0, 1), True)
+    """
+
+    __slots__ = ("_ends", "_parts")
+
+    def __init__(self, parts: Iterable[list[Key] | _GridKeys] = ()) -> None:
+        self._parts = tuple(p for p in parts if len(p))
+        self._ends = tuple(itertools.accumulate(len(p) for p in self._parts))
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def __iter__(self) -> Iterator[Key]:
+        for part in self._parts:
+            yield from part
+
+    @overload
+    def __getitem__(self, i: int) -> Key: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Key]: ...
+
+    def __getitem__(self, i: int | slice) -> Key | list[Key]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise IndexError(f"key index {i} out of range for {n} keys")
+        b = bisect.bisect_right(self._ends, j)
+        return self._parts[b][j - (self._ends[b - 1] if b else 0)]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (KeySequence, list, tuple)):
+            return NotImplemented
+        return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which have none
+
+    def __repr__(self) -> str:
+        return f"KeySequence({len(self)} keys)"
 
 
 Block = UnitGrid | tuple[Unit, ...]

@@ -87,7 +87,11 @@ def test_a_plan_keeps_its_fits_as_one_grid_and_counts_them_from_it():
     for u in units:
         if kind_of(u).selects:
             want[u.outer].extend(plan.unit_keys(u))
-    assert plan.fit_record_keys_by_outer() == want
+    got = plan.fit_record_keys_by_outer()
+    assert got == want
+    for outer, keys in got.items():  # a grid's keys, read one by one, are its units'
+        assert [keys[i] for i in range(len(keys))] == want[outer] == keys[:]
+        assert keys[-1] == want[outer][-1] and plan.fit_record_keys(outer) == want[outer]
     # A plan given its units as a tuple holds them as an array too, equal to the built one.
     same = replace(plan, units=units)
     assert isinstance(same.units, UnitArray) and same.units == plan.units
