@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from parcv.plan.kinds import KINDS
 from parcv.plan.records import Key, Record, Unit
 
-__all__ = ["RecordTable", "RecordList"]
+__all__ = ["RecordTable", "RecordList", "unit_at"]
 
 # Columns every table has; plain records are rebuilt from these and the scores.
 _FLOATS = ("fit_time", "score_time", "started", "finished")
@@ -316,10 +316,7 @@ class _Shared:
         return _Units(self)
 
     def unit(self, i: int) -> Unit:
-        u = self._units
-        outer, inner = int(u["outer"][i]), int(u["inner"][i])
-        return Unit(self.kinds[u["kind"][i]], None if outer < 0 else outer,
-                    None if inner < 0 else inner, int(u["candidate"][i]))  # fmt: skip
+        return unit_at(self.kinds, self._units, i)
 
     def key_of(self, i: int) -> Key:
         return self.unit(i).key
@@ -700,6 +697,21 @@ class RecordList(Sequence[Record]):
 
     def __repr__(self) -> str:
         return f"<{len(self)} records>"
+
+
+def unit_at(kinds: Sequence[str], columns: Mapping[str, NDArray[Any]], i: int) -> Unit:
+    """The unit of row ``i`` of unit columns (``kind``: index into ``kinds``; -1: None).
+
+    Examples
+    --------
+    >>> columns = {"kind": np.array([0]), "outer": np.array([-1]), "inner": np.array([2]),
+    ...            "candidate": np.array([5])}
+    >>> unit_at(["fit"], columns, 0)
+    Unit(kind='fit', outer=None, inner=2, candidate=5)
+    """
+    outer, inner = int(columns["outer"][i]), int(columns["inner"][i])
+    return Unit(kinds[columns["kind"][i]], None if outer < 0 else outer,
+                None if inner < 0 else inner, int(columns["candidate"][i]))  # fmt: skip
 
 
 def _room(need: int, have: int) -> int:

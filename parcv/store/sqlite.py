@@ -40,7 +40,7 @@ from parcv.plan.build import FINGERPRINTED
 from parcv.plan.code import Environment
 from parcv.plan.kinds import KINDS
 from parcv.plan.partition import PartitionFolds
-from parcv.plan.record_table import RecordTable
+from parcv.plan.record_table import RecordTable, unit_at
 from parcv.plan.records import ErrorInfo, FoldScores, Key, Predictions, Record, Unit
 from parcv.store.arrays import ARRAY_COLUMNS, decode_array, encode_array
 
@@ -1526,10 +1526,7 @@ class _PlainRows:
 
     def unit(self, i: int) -> Unit:
         """The unit of row ``i``."""
-        c = self.c
-        outer, inner = int(c["outer"][i]), int(c["inner"][i])
-        return Unit(self.kinds[c["kind"][i]], None if outer < 0 else outer,
-                    None if inner < 0 else inner, int(c["candidate"][i]))  # fmt: skip
+        return unit_at(self.kinds, self.c, i)
 
     def build(self, i: int) -> Record:
         """The record of row ``i``, equal to the one its stored row reads as."""
