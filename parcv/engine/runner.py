@@ -118,28 +118,27 @@ class _Pending:
 
     The plan's units are drawn from a cursor as chunks need them, so a plan of
     ten million units costs no object per unit before its first chunk leaves.
-    ``keep`` (a unit not done yet) and the race rules that dropped candidates
-    (:meth:`drop`) are applied as units are drawn; ``len`` counts the units not
-    drawn yet, less those known to be done (an upper bound once a race drops some).
+    ``todo`` (which units are not done yet; None: all) and the race rules that
+    dropped candidates (:meth:`drop`) are applied as units are drawn; ``len``
+    counts the units not drawn yet that are to do (an upper bound once a race
+    drops some).
     """
 
-    def __init__(
-        self, units: Sequence[Unit], keep: Callable[[Unit], bool] | None, n_kept: int
-    ) -> None:
+    def __init__(self, units: Sequence[Unit], todo: NDArray[np.bool_] | None) -> None:
         self.front: deque[Unit] = deque()
-        self._units, self._keep = units, keep
+        self._units, self._todo = units, todo
         self._rest = iter(units)
         self._next = 0  # the position of the next unit of ``units`` to draw
-        self._n_rest = n_kept  # units after the cursor that ``keep`` keeps
+        self._n_rest = len(units) if todo is None else int(todo.sum())
         self._dropped: list[Callable[[Unit], bool]] = []
         self._last: dict[int | None, int] | None = None
 
     def _draw(self) -> bool:
         """Move the next unit still to send from the plan's to the front; whether any was left."""
-        keep, dropped = self._keep, self._dropped
+        todo, dropped = self._todo, self._dropped
         for unit in self._rest:
             self._next += 1
-            if keep is not None and not keep(unit):
+            if todo is not None and not todo[self._next - 1]:
                 continue
             self._n_rest -= 1
             if not any(rule(unit) for rule in dropped):
@@ -223,17 +222,16 @@ class _Schedule:
 
     def __post_init__(self) -> None:
         copies = {u.key for units in self.twins.values() for u in units}
-        units = self.plan.units
-        if not copies and not self.records:
-            self.pending = _Pending(units, None, len(units))
-        else:
+        units, todo = self.plan.units, None
+        if copies or self.records:
             records, unit_keys = self.records, self.plan.unit_keys
-
-            def keep(u: Unit) -> bool:
-                # A unit is done when all its records are (a fast-CV unit makes one per candidate).
-                return u.key not in copies and any(k not in records for k in unit_keys(u))
-
-            self.pending = _Pending(units, keep, sum(1 for u in units if keep(u)))
+            # A unit is done when all its records are (a fast-CV unit makes one per candidate).
+            todo = np.fromiter(
+                (u.key not in copies and any(k not in records for k in unit_keys(u))
+                 for u in units),
+                dtype=bool, count=len(units),
+            )  # fmt: skip
+        self.pending = _Pending(units, todo)
         refits: list[int | None] = ([None] if self.plan.final else []) + list(
             self.plan.refit_outers
         )
