@@ -59,7 +59,8 @@ def check_constant_difference(
 ) -> None:
     """Raise if a t-type statistic would divide by a zero variance."""
     scale = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
-    if spread <= 8.0 * np.finfo(np.float64).eps * scale:
+    # Differences of ~1e-200 have a spread yet a variance that underflows to zero.
+    if spread <= 8.0 * np.finfo(np.float64).eps * scale or _zero_variance(difference):
         raise ValueError(
             "scores of A and B differ by the same amount on every fold; a t-test is "
             "undefined because the variance of the differences a - b is zero (got "
@@ -67,6 +68,10 @@ def check_constant_difference(
             "that a and b come from different candidates, or use wilcoxon_test() or "
             "one_se_rule_compare()."
         )
+
+
+def _zero_variance(difference: FloatArray) -> bool:
+    return difference.size > 1 and float(np.var(difference, ddof=1)) == 0.0
 
 
 def check_probability(value: float, name: str, hint: str) -> float:

@@ -295,7 +295,9 @@ def _one_sided_corrected_t(
     """P-value of "other is worse than best" by the corrected resampled t-test."""
     difference = best - other
     scale = max(float(np.max(np.abs(best))), float(np.max(np.abs(other))))
-    if float(np.ptp(difference)) <= _CONSTANT_SPREAD * scale:
+    # A spread of ~1e-200 whose variance underflows to zero is as constant for t.
+    constant = float(np.ptp(difference)) <= _CONSTANT_SPREAD * scale
+    if constant or (difference.size > 1 and float(np.var(difference, ddof=1)) == 0.0):
         # Zero variance: t is undefined. Identical scores are a tie (never drop);
         # a constant positive gap is the limit t -> +inf, as irace treats it.
         return 0.0 if float(np.mean(difference)) > _CONSTANT_SPREAD * scale else 1.0

@@ -341,3 +341,10 @@ def test_friedman_not_significant_drops_none() -> None:
     assert step.omnibus_p_value >= 0.05
     assert step.eliminated == ()
     assert all(p >= step.omnibus_p_value for p in step.adjusted_p_values if not math.isnan(p))
+
+
+def test_a_gap_too_small_for_its_variance_races_as_a_constant_gap() -> None:
+    # Hypothesis found it: the differences' spread is 7.5e-237, their variance underflows to 0.
+    scores = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 7.52214564e-237]])
+    race = run_race(scores, Racing(burn_in=2, test="corrected_t"), **SIZES)
+    assert race.eliminated_after[1] == -1  # the best by mean is never dropped
