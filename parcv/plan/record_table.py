@@ -24,9 +24,8 @@ from parcv.plan.records import Key, Record, Unit
 
 __all__ = ["RecordTable", "RecordList", "unit_at"]
 
-# Columns every table has; plain records are rebuilt from these and the scores.
+# Float columns of every growing table; plain records are rebuilt from these, ints, scores.
 _FLOATS = ("fit_time", "score_time", "started", "finished")
-_INTS = ("n_train", "n_test", "worker", "reused_steps")
 
 
 class RecordTable(MutableMapping[Key, Record]):
@@ -171,12 +170,6 @@ class RecordTable(MutableMapping[Key, Record]):
     def __contains__(self, key: object) -> bool:
         return isinstance(key, tuple) and self._row(key) >= 0
 
-    @property
-    def index(self) -> dict[Key, int]:
-        """Row of each key of this table (a dict built on each call: for small tables)."""
-        key_of = self._shared.key_of
-        return {key_of(i): i for i in self._all_rows().tolist()}
-
     def __setitem__(self, key: Key, record: Record) -> None:
         """Put ``record`` in place of the record of ``key`` (a growing table: or add it).
 
@@ -310,10 +303,6 @@ class _Shared:
     @property
     def candidate(self) -> NDArray[np.int32]:
         return self._units["candidate"][: self.n]
-
-    @property
-    def units(self) -> _Units:
-        return _Units(self)
 
     def unit(self, i: int) -> Unit:
         return unit_at(self.kinds, self._units, i)
@@ -514,10 +503,6 @@ class _Shared:
             raise KeyError(f"no column {name!r}; the columns are {sorted(self._columns)}")
         return found[: self.n]
 
-    @property
-    def columns(self) -> dict[str, NDArray[Any]]:
-        return {name: values[: self.n] for name, values in self._columns.items()}
-
     def fit_rows(self, outer: int) -> NDArray[np.intp]:
         """Live rows of the fit units of one outer fold (-1: all data)."""
         if self._fits_n != self.n:
@@ -626,29 +611,6 @@ _FULL = ("outer", "inner", "candidate")
 def _index(value: object) -> bool:
     """Whether a key's field can be a fold or candidate index (None: no fold)."""
     return value is None or type(value) is int or isinstance(value, np.integer)
-
-
-class _Units(Sequence[Unit]):
-    """The unit of each row of a table, built when read."""
-
-    def __init__(self, shared: _Shared) -> None:
-        self._shared = shared
-
-    @overload
-    def __getitem__(self, i: int) -> Unit: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Unit]: ...
-
-    def __getitem__(self, i: int | slice) -> Unit | list[Unit]:
-        if isinstance(i, slice):
-            return [self._shared.unit(j) for j in range(self._shared.n)[i]]
-        if not -self._shared.n <= i < self._shared.n:
-            raise IndexError(i)
-        return self._shared.unit(i % self._shared.n)
-
-    def __len__(self) -> int:
-        return self._shared.n
 
 
 class RecordList(Sequence[Record]):
