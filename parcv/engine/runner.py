@@ -674,11 +674,17 @@ class Driver:
             batches.append((pid, records))
         # The chunks of one plan that came back together are stored in one transaction:
         # each costs the driver a commit, and with cheap fits on many workers they come
-        # back by the hundred per second.
+        # back by the hundred per second. While a plan's first wave is open its chunks
+        # are checked one by one, so the run stops after the same fits however the
+        # chunks happened to arrive.
         merged: dict[int, list[Record]] = {}
+        single = []
         for pid, records in batches:
-            merged.setdefault(pid, []).extend(records)
-        return list(merged.items())
+            if self.entries[pid].first_wave.open:
+                single.append((pid, records))
+            else:
+                merged.setdefault(pid, []).extend(records)
+        return single + list(merged.items())
 
     def step(self) -> Iterator[tuple[int, list[Record]]]:
         """Send what there is room for, wait, and yield each plan's new records to store.

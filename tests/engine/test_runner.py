@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
+from sklearn.pipeline import Pipeline
 
 import parcv
 from parcv.engine.backends.serial import SerialBackend
@@ -15,7 +16,7 @@ from parcv.engine.runner import estimate_chunks, run_plan
 from parcv.engine.work import run_units
 from parcv.plan.build import build_plan
 from parcv.plan.data import check_dataset
-from tests.estimators import FailsOnAlpha
+from tests.estimators import FailsOnAlpha, WarnsOnFit
 
 X = np.random.default_rng(0).normal(size=(80, 3))
 Y = X @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(size=80)
@@ -338,3 +339,31 @@ def test_the_last_fit_of_each_outer_fold_is_found_from_the_plan_shape(options):
         if KINDS[unit.kind].selects:
             brute[unit.outer] = at
     assert _last_fits(plan.units) == brute
+
+
+class AllAtOnceExecutor(ShuffledExecutor):
+    """Hands back every chunk out at each wait, as a pool whose fits all finished together."""
+
+    n_workers = 3
+    chunk_seconds = 0.0
+
+    def wait(self):
+        while self.queue:
+            ticket = min(self.queue)
+            yield ticket, run_units(self.plan, self.data, self.queue.pop(ticket))
+
+
+class AllAtOnceBackend(ShuffledBackend):
+    @contextmanager
+    def open(self, plan, data):
+        yield AllAtOnceExecutor(plan, data, 0)
+
+
+def test_a_first_wave_stops_after_the_same_fits_however_chunks_arrive():
+    # Chunks that come back together are stored together, but the first-wave check
+    # reads them one by one: the run stops once every candidate failed alike.
+    data = check_dataset(X, Y)
+    model = Pipeline([("scale", WarnsOnFit(fail=True)), ("ridge", Ridge())])
+    plan = build_plan(model, {"ridge__alpha": [1.0, 2.0, 3.0]}, data, inner=3, refit=False)
+    with pytest.raises(parcv.FitFailedError, match=r"the first 3 fits .* run the other 6"):
+        run_plan(plan, data, AllAtOnceBackend(0))
