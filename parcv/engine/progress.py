@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from parcv.plan.kinds import KINDS
+from parcv.plan.record_batch import RecordBatch
 from parcv.plan.records import Record
 
 __all__ = ["VERBOSE_LOG", "FitLog", "Progress", "check_progress", "verbose_output"]
@@ -107,7 +108,8 @@ class Progress:
 
     def update(self, batch: Sequence[Record]) -> None:
         """Count a finished batch."""
-        self.failed += sum(not r.ok for r in batch)
+        notable = batch.others if isinstance(batch, RecordBatch) else batch  # plain ones are ok
+        self.failed += sum(not r.ok for r in notable)
         self._track_best(batch)
         if self._bar is not None:
             said = [f"failed={self.failed}"] if self.failed else []
@@ -121,21 +123,37 @@ class Progress:
         name, n_folds = self._metric, self._n_folds
         if name is None or not n_folds:
             return
+        if isinstance(batch, RecordBatch):  # its blocks from their columns
+            for block in batch.blocks:
+                if not KINDS[block.kind].selects or name not in block.test_names:
+                    continue
+                on_all = block.folds[:, 0] == -1  # no outer fold: the CV on all data
+                folds = block.folds[on_all].tolist()
+                scores = block.test[on_all, block.test_names.index(name)].tolist()
+                for (_, inner, candidate), score in zip(folds, scores, strict=True):
+                    self._count(candidate, None if inner == -1 else inner, score, n_folds, name)
+            batch = batch.others
         for r in batch:
             score = r.test_scores.get(name)
-            if (not KINDS[r.unit.kind].selects or r.unit.outer is not None or not r.ok
-                    or score is None or score != score):  # fmt: skip
+            if not KINDS[r.unit.kind].selects or r.unit.outer is not None or not r.ok:
                 continue
-            # A record of every fold at once (fast CV, a path in lockstep) holds their mean.
-            weight = n_folds if r.unit.inner is None else 1
-            acc = self._sums.setdefault(r.unit.candidate, [0.0, 0])
-            acc[0] += score * weight
-            acc[1] += weight
-            # Compared as each candidate completes: a scan of every candidate per batch grew
-            # with candidates x batches.
-            if acc[1] >= n_folds and (self._best is None or acc[0] / acc[1] > self._best):
-                self._best = acc[0] / acc[1]
-                self.best = f"{name}={self._best:.6g}"
+            self._count(r.unit.candidate, r.unit.inner, score, n_folds, name)
+
+    def _count(
+        self, candidate: int, inner: int | None, score: float | None, n_folds: int, name: str
+    ) -> None:
+        if score is None or score != score:
+            return
+        # A record of every fold at once (fast CV, a path in lockstep) holds their mean.
+        weight = n_folds if inner is None else 1
+        acc = self._sums.setdefault(candidate, [0.0, 0])
+        acc[0] += score * weight
+        acc[1] += weight
+        # Compared as each candidate completes: a scan of every candidate per batch grew
+        # with candidates x batches.
+        if acc[1] >= n_folds and (self._best is None or acc[0] / acc[1] > self._best):
+            self._best = acc[0] / acc[1]
+            self.best = f"{name}={self._best:.6g}"
 
     def close(self) -> None:
         """Close the bar."""

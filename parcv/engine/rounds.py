@@ -253,7 +253,7 @@ class _Rounds:
         search.index += 1
         self.propose(search)
 
-    def store(self, pid: int, records: list[Record]) -> None:
+    def store(self, pid: int, records: Sequence[Record]) -> None:
         """Commit a batch of plan ``pid``'s new records; advance the bar."""
         self.st.add(records, pid)
         self.bar.update(records)

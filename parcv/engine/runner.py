@@ -17,6 +17,7 @@ from parcv.errors import FitFailedError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.kinds import KINDS, kind_of, refit_kind
+from parcv.plan.record_batch import RecordBatch
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record, Unit
 from parcv.plan.units import UnitGrid, as_units
@@ -69,8 +70,11 @@ class _ChunkSizer:
         """Whether enough records have been timed to size chunks."""
         return self.n_seen >= min(self.n_workers, _CALIBRATION)
 
-    def observe(self, records: list[Record]) -> None:
-        self.total_time += sum(r.fit_time + r.score_time for r in records)
+    def observe(self, records: Sequence[Record]) -> None:
+        if isinstance(records, RecordBatch):
+            self.total_time += records.seconds()
+        else:
+            self.total_time += sum(r.fit_time + r.score_time for r in records)
         self.n_seen += len(records)
 
     def room(self, executor: Executor, n_in_flight: int) -> int:
@@ -307,7 +311,7 @@ class _Schedule:
         keys = self.plan.fit_record_keys(outer)
         return tuple(self.records[k] for k in keys if k in self.records)
 
-    def chain_finished(self, outer: int | None, records: list[Record]) -> None:
+    def chain_finished(self, outer: int | None, records: Sequence[Record]) -> None:
         """A chained refit came back (no record: it failed): use it, or run the refit."""
         out = self.speculation.chain_finished(outer, records, outer in self.waiting)
         if isinstance(out, Record):
@@ -320,14 +324,15 @@ class _Schedule:
         """Whether a speculative refit still running is the selected one of its fold."""
         return bool(self.speculation.awaited)
 
-    def done(self, records: list[Record]) -> None:
+    def done(self, records: Sequence[Record]) -> None:
         """Keep a batch of records; take the decisions and refits they complete."""
         # A rerun fast batch may return records that are already stored: count each key once.
         new = self.records.add(records).tolist()
-        for record, is_new in zip(records, new, strict=True):
-            if not (is_new and _selects(record.unit)):
+        units = records.units() if isinstance(records, RecordBatch) else [r.unit for r in records]
+        for unit, is_new in zip(units, new, strict=True):
+            if not (is_new and _selects(unit)):
                 continue
-            outer = record.unit.outer
+            outer = unit.outer
             if outer in self.races:
                 self._advance_race(outer)
             elif outer in self.waiting:
@@ -335,11 +340,13 @@ class _Schedule:
             if self.waiting.get(outer, -1) == 0:
                 self._release(outer)
 
-    def with_twins(self, records: list[Record]) -> list[Record]:
+    def with_twins(self, records: Sequence[Record]) -> Sequence[Record]:
         """The records plus a copy under each twin unit of theirs."""
+        if not self.twins:
+            return records
         copies = [replace(r, unit=u) for r in records for u in self.twins.get(r.key, ())
                   if u.key not in self.records]  # fmt: skip
-        return records + copies if copies else records
+        return [*records, *copies] if copies else records
 
     def next_chunk(self, size: int) -> tuple[Unit, ...]:
         pending = self.pending
@@ -472,8 +479,10 @@ def _criterion_undefined(record: Record) -> bool:
     return undefined and "criteria" in kind_of(record.unit).keeps
 
 
-def _check(plan: Plan, records: list[Record]) -> Exception | None:
+def _check(plan: Plan, records: Sequence[Record]) -> Exception | None:
     """The error that stops the run at this batch, if any (its good records are kept)."""
+    if isinstance(records, RecordBatch):  # its plain records have no error
+        records = records.others
     undefined = [r for r in records if _criterion_undefined(r)]
     if undefined:
         return CriteriaUndefinedError(undefined[0].error.message)  # type: ignore[union-attr]
@@ -508,7 +517,7 @@ class _FirstWave:
     def __post_init__(self) -> None:
         self.open = len(self.plan.candidates) >= 2
 
-    def release(self, records: list[Record], *, last: bool = False) -> list[Record]:
+    def release(self, records: Sequence[Record], *, last: bool = False) -> Sequence[Record]:
         """The records to store now: failures are held while they may still stop the run.
 
         ``records`` passed :meth:`check` (which holds them while the wave is
@@ -520,7 +529,7 @@ class _FirstWave:
             records, self.failed = self.failed, []
         return records
 
-    def check(self, records: list[Record]) -> Exception | None:
+    def check(self, records: Sequence[Record]) -> Exception | None:
         if not self.open:
             return None
         self.failed += records
@@ -650,9 +659,11 @@ class Driver:
                 self.guesses.add(ticket)
                 idle -= 1
 
-    def _arrived(self) -> list[tuple[int, list[Record]]]:
+    def _arrived(self) -> list[tuple[int, Sequence[Record]]]:
         """Records ready without running anything, or else the chunks that finish next."""
-        ready = [(pid, e.schedule.ready[:]) for pid, e in self.entries.items() if e.schedule.ready]
+        ready: list[tuple[int, Sequence[Record]]] = [
+            (pid, e.schedule.ready[:]) for pid, e in self.entries.items() if e.schedule.ready
+        ]
         for _, entry in self.entries.items():
             entry.schedule.ready.clear()
         if ready:
@@ -677,16 +688,16 @@ class Driver:
         # back by the hundred per second. While a plan's first wave is open its chunks
         # are checked one by one, so the run stops after the same fits however the
         # chunks happened to arrive.
-        merged: dict[int, list[Record]] = {}
+        merged: dict[int, list[Sequence[Record]]] = {}
         single = []
         for pid, records in batches:
             if self.entries[pid].first_wave.open:
                 single.append((pid, records))
             else:
-                merged.setdefault(pid, []).extend(records)
-        return single + list(merged.items())
+                merged.setdefault(pid, []).append(records)
+        return single + [(pid, RecordBatch.join(parts)) for pid, parts in merged.items()]
 
-    def step(self) -> Iterator[tuple[int, list[Record]]]:
+    def step(self) -> Iterator[tuple[int, Sequence[Record]]]:
         """Send what there is room for, wait, and yield each plan's new records to store.
 
         Raises the error that stops the run (``error_score="raise"``, a failure
@@ -705,7 +716,7 @@ class Driver:
             yield pid, entry.first_wave.release(records)
             entry.schedule.done(records)
 
-    def finish(self, pid: int) -> list[Record]:
+    def finish(self, pid: int) -> Sequence[Record]:
         """The records plan ``pid`` held back while its first fits might all fail alike."""
         return self.entries[pid].first_wave.release([], last=True)
 
@@ -729,7 +740,7 @@ def run_plan(
     backend: Backend,
     *,
     done: Mapping[Key, Record] | None = None,
-    on_batch: Callable[[list[Record]], None] | None = None,
+    on_batch: Callable[[Sequence[Record]], None] | None = None,
     reuse: Callable[[Unit], Record | None] | None = None,
     twins: Mapping[Key, tuple[Unit, ...]] | None = None,
 ) -> RecordTable:

@@ -674,7 +674,7 @@ def _execute_unlocked(
                        n_folds=n_folds, done=done.values())  # fmt: skip
         log = FitLog(plan, options.verbose)
 
-        def on_batch(batch: list[Record]) -> None:
+        def on_batch(batch: Sequence[Record]) -> None:
             st.add(batch)
             bar.update(batch)
             log.update(batch)

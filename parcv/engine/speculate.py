@@ -13,7 +13,7 @@ are identical to a run without speculation; only the waiting is shorter.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,7 +96,7 @@ class Speculation:
         return found
 
     def chain_finished(
-        self, outer: int | None, records: list[Record], still_waiting: bool
+        self, outer: int | None, records: Sequence[Record], still_waiting: bool
     ) -> Record | Unit | None:
         """A chained refit came back: its record if awaited, or the refit to run instead.
 

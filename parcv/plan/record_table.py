@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.plan.kinds import KINDS
+from parcv.plan.record_batch import RecordBatch, RecordBlock
 from parcv.plan.records import Key, Record, Unit
 
 __all__ = ["RecordTable", "RecordList", "unit_at"]
@@ -203,6 +204,8 @@ class RecordTable(MutableMapping[Key, Record]):
         """
         if not self.computed_now or self._rows is not None:
             raise TypeError("only a growing table (RecordTable.growing()) takes new records")
+        if isinstance(records, RecordBatch):
+            return self._shared.add_batch(records)
         return self._shared.add(list(records))
 
     # -- columns -------------------------------------------------------------------------
@@ -421,6 +424,50 @@ class _Shared:
         for j, (record, is_plain) in enumerate(zip(records, plain, strict=True)):
             if not is_plain:
                 self.built[start + j] = record
+        self.n += n_new
+        return self.index.put(np.arange(start, self.n, dtype=np.intp))
+
+    def add_batch(self, batch: RecordBatch) -> NDArray[np.bool_]:
+        """:meth:`add` of a worker's batch: its blocks column by column, in its order."""
+        parts = []
+        for block in batch.blocks:
+            if self.test_names is None:
+                self.test_names, self.train_names = block.test_names, block.train_names
+            if (block.test_names, block.train_names) == (self.test_names, self.train_names):
+                parts.append(self._add_block(block))
+            else:  # other metrics than the table's plain records: kept whole
+                parts.append(self.add(block.records()))
+        parts.append(self.add(list(batch.others)))
+        return np.concatenate(parts)
+
+    def _add_block(self, block: RecordBlock) -> NDArray[np.bool_]:
+        n_new = len(block)
+        self._grow(n_new)
+        start = self.n
+        at = slice(start, start + n_new)
+        u, put, columns = self._units, self._put, self._columns
+        u["kind"][at] = self.code(block.kind)
+        u["outer"][at] = block.folds[:, 0]
+        u["inner"][at] = block.folds[:, 1]
+        u["candidate"][at] = block.folds[:, 2]
+        put(columns, "ok", True, bool, at)
+        put(columns, "warned", False, bool, at)
+        for j, name in enumerate(_FLOATS):
+            put(columns, name, block.times[:, j], np.float64, at)
+        put(columns, "n_train", block.sizes[:, 0], np.int64, at)
+        put(columns, "n_test", block.sizes[:, 1], np.int64, at)
+        put(columns, "reused_steps", block.sizes[:, 2], np.int16, at)
+        put(columns, "worker", self._worker(block.worker), np.int32, at)
+        for which, names, values in (("test", block.test_names, block.test),
+                                     ("train", block.train_names, block.train)):  # fmt: skip
+            for j, metric in enumerate(names):
+                name = f"{which}:{metric}"
+                if name not in columns:
+                    columns[name] = np.full(self._cap, np.nan)
+                columns[name][at] = values[:, j]
+            for name in [c for c in columns if c.startswith(f"{which}:")]:
+                if name[len(which) + 1 :] not in names:
+                    columns[name][at] = np.nan
         self.n += n_new
         return self.index.put(np.arange(start, self.n, dtype=np.intp))
 

@@ -40,6 +40,7 @@ from parcv.plan.build import FINGERPRINTED
 from parcv.plan.code import Environment
 from parcv.plan.kinds import KINDS
 from parcv.plan.partition import PartitionFolds
+from parcv.plan.record_batch import RecordBatch, RecordBlock
 from parcv.plan.record_table import RecordTable, unit_at
 from parcv.plan.records import ErrorInfo, FoldScores, Key, Predictions, Record, Unit
 from parcv.store.arrays import ARRAY_COLUMNS, decode_array, encode_array
@@ -617,6 +618,17 @@ def _row(record: Record, ckey: str, ids: tuple[int, int, int]) -> tuple[Any, ...
     )
 
 
+def _key_texts(block: RecordBlock) -> list[str]:
+    """:func:`key_text` of the key of each unit of a block (of most kinds, without its unit)."""
+    kind = block.kind
+    if KINDS[kind].key_fields != ("outer", "inner", "candidate") or not _PLAIN.issuperset(kind):
+        return [key_text(u.key) for u in block.units()]
+    return [
+        f'["{kind}",{"null" if o == -1 else o},{"null" if i == -1 else i},{c}]'
+        for o, i, c in block.folds.tolist()
+    ]
+
+
 def _unit_row(record: Record, ckey: str, pid: int) -> tuple[Any, ...]:
     u = record.unit
     return (pid, key_text(record.key), ckey_blob(ckey), u.kind, u.outer, u.inner, u.candidate)
@@ -830,35 +842,53 @@ class Store:
         )
 
     def add(self, records: Iterable[Record], pid: int = 0) -> None:
-        """Commit a batch of records (by content key) and plan ``pid``'s units, in one go."""
+        """Commit a batch of records (by content key) and plan ``pid``'s units, in one go.
+
+        A worker's :class:`RecordBatch` is stored from its columns: its plain
+        records are never built.
+        """
         if self.conn is None:
             return
+        blocks: tuple[RecordBlock, ...] = ()
+        if isinstance(records, RecordBatch) and not self.kept:
+            blocks, records = records.blocks, records.others
         records = [r for r in records if (pid, r.key) not in self.kept]
         key_of = self._plans[pid][1]
         ckeys = [key_of(r.unit) for r in records]
         try:
-            self._add(self.conn, records, ckeys, pid)
+            self._add(self.conn, records, ckeys, pid, blocks)
         except BaseException:
             self._ids.clear()  # ids inserted by the rolled-back transaction do not exist
             raise
 
     def _add(
-        self, conn: sqlite3.Connection, records: list[Record], ckeys: list[str], pid: int
+        self,
+        conn: sqlite3.Connection,
+        records: list[Record],
+        ckeys: list[str],
+        pid: int,
+        blocks: Sequence[RecordBlock] = (),
     ) -> None:
         with conn:  # BEGIN ... COMMIT, or ROLLBACK on error
             conn.execute("BEGIN IMMEDIATE")
-            rows = [_row(r, k, self._row_ids(conn, r, pid))
-                    for r, k in zip(records, ckeys, strict=True)]  # fmt: skip
+            # In the batch's order (its blocks, then the rest): of a key twice, the last counts.
+            rows: list[tuple[Any, ...]] = []
+            unit_rows: list[tuple[Any, ...]] = []
+            identities: list[tuple[Any, ...]] = []
+            for block in blocks:
+                self._block_rows(conn, block, pid, rows, unit_rows, identities)
+            rows += [_row(r, k, self._row_ids(conn, r, pid))
+                     for r, k in zip(records, ckeys, strict=True)]  # fmt: skip
+            unit_rows += [_unit_row(r, k, pid) for r, k in zip(records, ckeys, strict=True)]
+            identities += self._identity_rows(conn, [r.unit for r in records], ckeys, pid)
             conn.executemany(
                 f"INSERT OR REPLACE INTO records ({_COLUMNS}) VALUES "
                 f"({', '.join('?' * _N_COLUMNS)})",
                 rows,
             )
-            conn.executemany(
-                _UNITS_INSERT, [_unit_row(r, k, pid) for r, k in zip(records, ckeys, strict=True)]
-            )
-            if self._plans[pid][2] is not None:
-                self._add_identities(conn, records, ckeys, pid)
+            conn.executemany(_UNITS_INSERT, unit_rows)
+            if identities:
+                conn.executemany("INSERT OR REPLACE INTO identities VALUES (?, ?, ?)", identities)
             conn.executemany(
                 f"INSERT OR REPLACE INTO predictions (ckey, method, {ARRAY_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -870,16 +900,60 @@ class Store:
                 ],
             )
 
+    def _block_rows(
+        self,
+        conn: sqlite3.Connection,
+        block: RecordBlock,
+        pid: int,
+        rows: list[tuple[Any, ...]],
+        unit_rows: list[tuple[Any, ...]],
+        identities: list[tuple[Any, ...]],
+    ) -> None:
+        """The rows of a block of plain records, as :func:`_row` makes them, from its columns."""
+        labels, key_of, _ = self._plans[pid]
+        units = block.units()
+        ckeys = [key_of(u) for u in units]
+        label_ids = {c: self._id(conn, "labels", labels[c])
+                     for c in set(block.folds[:, 2].tolist())}  # fmt: skip
+        metrics = self._id(conn, "metrics", (block.test_names, block.train_names))
+        worker = self._id(conn, "workers", block.worker)
+        # Each record's scores as _packed packs them: little-endian float64, in metric order.
+        test = np.ascontiguousarray(block.test, dtype="<f8").tobytes()
+        train = np.ascontiguousarray(block.train, dtype="<f8").tobytes()
+        w_test, w_train = 8 * len(block.test_names), 8 * len(block.train_names)
+        now = time.time()
+        texts = _key_texts(block)
+        for j, (u, ckey, text, (fit, score, start, end), (n_train, n_test, _)) in enumerate(
+            zip(units, ckeys, texts, block.times.tolist(), block.sizes.tolist(), strict=True)
+        ):
+            blob = ckey_blob(ckey)
+            rows.append((
+                blob, u.kind, u.outer, u.inner, u.candidate, label_ids[u.candidate], "ok",
+                metrics, test[j * w_test : (j + 1) * w_test],
+                train[j * w_train : (j + 1) * w_train], fit, score, n_train, n_test,
+                None, None, None, "[]", worker, start, end, now, None,
+            ))  # fmt: skip
+            unit_rows.append((pid, text, blob, u.kind, u.outer, u.inner, u.candidate))
+        identities += self._identity_rows(conn, units, ckeys, pid)
+
+    def _identity_rows(
+        self, conn: sqlite3.Connection, units: list[Unit], ckeys: list[str], pid: int
+    ) -> list[tuple[bytes, bytes, int | None]]:
+        """Each unit's values key and the environment of the code it ran (in a transaction)."""
+        identity_of = self._plans[pid][2]
+        if identity_of is None:
+            return []
+        rows = []
+        for unit, ckey in zip(units, ckeys, strict=True):
+            vkey, digest, env = identity_of(unit)
+            rows.append((ckey_blob(vkey), ckey_blob(ckey), self._env_id(conn, digest, env)))
+        return rows
+
     def _add_identities(
         self, conn: sqlite3.Connection, records: list[Record], ckeys: list[str], pid: int
     ) -> None:
         """Each record's values key and the environment of the code it ran (in a transaction)."""
-        identity_of = self._plans[pid][2]
-        assert identity_of is not None
-        rows = []
-        for record, ckey in zip(records, ckeys, strict=True):
-            vkey, digest, env = identity_of(record.unit)
-            rows.append((ckey_blob(vkey), ckey_blob(ckey), self._env_id(conn, digest, env)))
+        rows = self._identity_rows(conn, [r.unit for r in records], ckeys, pid)
         conn.executemany("INSERT OR REPLACE INTO identities VALUES (?, ?, ?)", rows)
 
     def _env_id(self, conn: sqlite3.Connection, digest: bytes, env: Environment) -> int | None:

@@ -44,17 +44,26 @@ def test_progress_best_is_the_cv_score_the_result_reports(capsys):
     assert f"best CV score={result.final.best_score_:.6g}" in err, err
 
 
-def test_progress_best_counts_only_candidates_whose_every_fold_is_done():
+@pytest.mark.parametrize("packed", [False, True])
+def test_progress_best_counts_only_candidates_whose_every_fold_is_done(packed):
+    # packed: the batches as the local pool's workers send them (numbers in columns).
     from parcv.engine.progress import Progress
-    from parcv.plan.records import Record, Unit
+    from parcv.plan.record_batch import RecordBatch
+    from parcv.plan.records import ErrorInfo, Record, Unit
 
     def rec(outer, inner, c, s):
         return Record(Unit("fit", outer, inner, c), "ok", {"accuracy": s}, {}, 0.0, 0.0, 1, 1)
 
+    failed = Record(Unit("fit", None, 0, 2), "failed", {"accuracy": 1.0}, {}, 0.0, 0.0, 1, 1,
+                    error=ErrorInfo("ValueError", "bad", ""))  # fmt: skip
+
+    def update(batch):
+        bar.update(RecordBatch.pack(batch) if packed else batch)
+
     bar = Progress(9, enabled=False, metric="accuracy", n_folds=2)
-    bar.update([rec(None, 0, 0, 0.5), rec(None, 0, 1, 0.9), rec(0, 0, 0, 1.0), rec(0, 1, 0, 1.0)])
+    update([rec(None, 0, 0, 0.5), rec(None, 0, 1, 0.9), rec(0, 0, 0, 1.0), rec(0, 1, 0, 1.0)])
     assert bar.best == ""  # no candidate has both folds on all data yet
-    bar.update([rec(None, 1, 0, 0.7)])
-    assert bar.best == "accuracy=0.6"
-    bar.update([rec(None, 1, 1, 0.8)])
+    update([rec(None, 1, 0, 0.7), failed])
+    assert bar.best == "accuracy=0.6" and bar.failed == 1
+    update([rec(None, 1, 1, 0.8)])
     assert bar.best == "accuracy=0.85"

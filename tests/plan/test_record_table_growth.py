@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from parcv.plan.record_batch import RecordBatch
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
 
@@ -83,6 +84,40 @@ def test_every_record_reads_back_as_it_was_put_in(batches: list[list[Record]]) -
     assert sorted(map(repr, (r.key for r in table.records(~ok)))) == sorted(
         repr(k) for k, r in want.items() if not r.ok
     )
+
+
+def _unique_keys(batch: list[Record]) -> list[Record]:
+    """A chunk's records: one per key (a worker runs each unit of a chunk once)."""
+    return list({r.key: r for r in batch}.values())
+
+
+def _fingerprint(r: Record) -> str:
+    types = [type(v).__name__ for v in (*r.test_scores.values(), *r.train_scores.values())]
+    return f"{r!r} {types} {r.first_warnings} {r.kept} {list(r.test_scores)}"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(_records(), min_size=1, max_size=12), min_size=1, max_size=6))
+def test_a_worker_batch_carries_its_records_exactly_and_fills_the_same_table(
+    batches: list[list[Record]],
+) -> None:
+    # What a worker packs is what the driver reads, after pickling: every record, exactly
+    # (its plain ones as columns), and a table fed batches reads as one fed the records.
+    import pickle
+
+    batches = [_unique_keys(b) for b in batches]
+    by_list, by_batch = RecordTable.growing(), RecordTable.growing()
+    for batch in batches:
+        packed = pickle.loads(pickle.dumps(RecordBatch.pack(batch)))
+        assert len(packed) == len(batch)
+        assert sorted(map(_fingerprint, packed)) == sorted(map(_fingerprint, batch))
+        joined = RecordBatch.join([packed, RecordBatch.pack([])])
+        assert sum(by_batch.add(joined).tolist()) == sum(by_list.add(batch).tolist())
+    assert set(by_batch) == set(by_list)
+    for key in by_list:
+        assert _same(by_batch[key], by_list[key]), key
+    for name in ("ok", "warned", "n_train"):  # rows in another order: the same values
+        np.testing.assert_array_equal(np.sort(by_batch.column(name)), np.sort(by_list.column(name)))
 
 
 def test_fit_matrix_reads_the_latest_record_of_each_fit() -> None:

@@ -105,3 +105,33 @@ def test_a_store_whose_units_have_no_record_reads_as_an_empty_table(tmp_path):
     table = read_records(store)
     assert len(table) == 0 and list(table) == []
     assert table.column("ok").dtype == bool and not len(table.column("fit_time"))
+
+
+def _rows(store):
+    """Every stored record and unit, without what differs between two runs (times, workers)."""
+    with closing(sqlite3.connect(store)) as conn:
+        records = conn.execute(
+            "SELECT r.ckey, kind, outer, inner, candidate, l.params, status, m.names, "
+            "test_scores, train_scores, n_train, n_test, error_type, error_message, warnings, "
+            "fold_scores FROM records r JOIN labels l ON l.id = r.label "
+            "JOIN metrics m ON m.id = r.metrics ORDER BY r.ckey"
+        ).fetchall()
+        units = conn.execute("SELECT * FROM units ORDER BY pid, key").fetchall()
+        identities = conn.execute("SELECT vkey, ckey FROM identities ORDER BY ckey").fetchall()
+    return records, units, identities
+
+
+def test_a_store_written_from_workers_batches_equals_one_written_record_by_record(tmp_path):
+    # The local pool's workers send their records as columns, stored without building them;
+    # the serial backend stores each record: the two stores hold the same rows.
+    def run(backend):
+        store = tmp_path / f"{backend}.sqlite"
+        parcv.nested_cv(Ridge(), {"alpha": [0.1, 1.0, 10.0]}, X, Y, outer=3, inner=3,
+                        store=store, backend=backend, return_train_score=True,
+                        scoring=["r2", "neg_mean_squared_error"], refit="r2",
+                        progress=False)  # fmt: skip
+        return _rows(store)
+
+    serial, local = run("serial"), run("local")
+    assert len(local[0]) == (3 + 1) * 3 * 3 + 3 + 1  # fits (outer folds, all data), refits
+    assert local == serial

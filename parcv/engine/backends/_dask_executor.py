@@ -8,7 +8,7 @@ import queue
 import sys
 import time
 import uuid
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +17,7 @@ from parcv.errors import BackendError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.kinds import KINDS, refit_kind
+from parcv.plan.record_batch import RecordBatch
 from parcv.plan.records import Record, Unit
 
 __all__: list[str] = []
@@ -84,14 +85,14 @@ def _run_chunk(
     units: tuple[Unit, ...],
     threads: int | None,
     guard: _Guard | None = None,
-) -> list[Record]:
+) -> Sequence[Record]:
     """Run one chunk of ``plan`` on a worker, BLAS/OpenMP threads capped; guarded if ``guard``."""
     from parcv.engine.backends._threads import cap_threads
     from parcv.engine.work import run_units
 
     cap_threads(threads)
     if guard is None:
-        return run_units(plan.plan, data.data, units)
+        return RecordBatch.pack(run_units(plan.plan, data.data, units))
     from distributed import get_worker
 
     from parcv.engine.backends._guard import run_guarded
@@ -111,8 +112,8 @@ def _run_refit(
     known: tuple[Record, ...],
     threads: int | None,
     guard: _Guard | None,
-    *chunks: list[Record],
-) -> list[Record]:
+    *chunks: Sequence[Record],
+) -> Sequence[Record]:
     """Select the candidate of ``outer`` from its fits, then refit it (a chained refit).
 
     ``known`` holds the fold's fit records the driver had when it sent this task;
@@ -375,7 +376,7 @@ class _DaskExecutor:
                 self._unguarded.add(future)
             future.add_done_callback(self._done.put)
 
-    def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
+    def wait(self) -> Iterator[tuple[Hashable, Sequence[Record]]]:
         self._flush()
         finished: list[Any] = []
         error: BackendError | None = None
@@ -406,7 +407,7 @@ class _DaskExecutor:
         if error is not None:
             raise error
 
-    def _result(self, future: Any) -> list[Record] | None:
+    def _result(self, future: Any) -> Sequence[Record] | None:
         try:
             return list(future.result())
         except Exception as err:

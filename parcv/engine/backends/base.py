@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -47,7 +47,7 @@ class Executor(Protocol):
         """
         ...
 
-    def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
+    def wait(self) -> Iterator[tuple[Hashable, Sequence[Record]]]:
         """Block until at least one chunk finished; yield every finished one."""
         ...
 

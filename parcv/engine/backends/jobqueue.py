@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -105,7 +105,7 @@ class _ScaledExecutor:
         chain: Hashable = self._inner.submit_refit(outer, after, known, plan)  # type: ignore[attr-defined]
         return chain
 
-    def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
+    def wait(self) -> Iterator[tuple[Hashable, Sequence[Record]]]:
         return self._inner.wait()
 
     def cancel(self) -> None:

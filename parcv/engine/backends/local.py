@@ -8,7 +8,7 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,6 +25,7 @@ from parcv.engine.backends.base import (
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
+from parcv.plan.record_batch import RecordBatch
 from parcv.plan.records import ErrorInfo, Record, Unit
 
 __all__ = ["LocalBackend", "check_n_jobs", "remove_stale_payloads"]
@@ -79,14 +80,14 @@ def _run_chunk(
     threads: int | None,
     timeout: float | None = None,
     plan_path: str | None = None,
-) -> list[Record]:
+) -> Sequence[Record]:
     from parcv.engine.work import run_units
 
     plan, data = _load_payload(path, threads)
     if plan_path is not None:
         plan = _load_plan(plan_path)
     if timeout is None:
-        return run_units(plan, data, units)
+        return RecordBatch.pack(run_units(plan, data, units))
     records: list[Record] = []
     for unit in units:
         # Only a process exit stops a fit stuck in C code: the driver then isolates the unit.
@@ -97,7 +98,7 @@ def _run_chunk(
             records += run_units(plan, data, (unit,))
         finally:
             watchdog.cancel()
-    return records
+    return RecordBatch.pack(records)
 
 
 def _death_cause(err: BaseException, timeout: float | None, tries: int) -> ErrorInfo:
@@ -223,12 +224,12 @@ class _LocalExecutor:
         self._pool, self._path, self._threads = pool, path, threads
         self._faults = faults
         self.n_workers = n_workers
-        self._futures: dict[Future[list[Record]], int] = {}
+        self._futures: dict[Future[Sequence[Record]], int] = {}
         self._chunks: dict[int, tuple[int, tuple[Unit, ...]]] = {}  # ticket: plan id, units
         self._plan_paths: list[str | None] = [None]  # by plan id; None: the payload's own
         # Finished futures, in the order they finished: one blocking get per wait instead
         # of concurrent.futures.wait's waiter on every future in flight (up to 2 x workers).
-        self._done: queue.SimpleQueue[Future[list[Record]]] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[Future[Sequence[Record]]] = queue.SimpleQueue()
         self._count = 0
 
     def add_plan(self, plan: Plan) -> int:
@@ -240,7 +241,7 @@ class _LocalExecutor:
         self._faults.plans.append(plan)
         return pid
 
-    def _send(self, units: tuple[Unit, ...], plan: int) -> Future[list[Record]]:
+    def _send(self, units: tuple[Unit, ...], plan: int) -> Future[Sequence[Record]]:
         return self._pool.submit(  # type: ignore[no-any-return]
             _run_chunk, self._path, units, self._threads, self._faults.timeout,
             self._plan_paths[plan],
@@ -257,14 +258,14 @@ class _LocalExecutor:
         future.add_done_callback(self._done.put)
         return self._count
 
-    def _finished(self) -> list[Future[list[Record]]]:
+    def _finished(self) -> list[Future[Sequence[Record]]]:
         """Block for one finished future; return it with every other one already done."""
         done = [self._done.get()]
         while not self._done.empty():
             done.append(self._done.get())
         return done
 
-    def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
+    def wait(self) -> Iterator[tuple[Hashable, Sequence[Record]]]:
         from concurrent.futures.process import BrokenProcessPool
 
         for future in self._finished():
@@ -284,7 +285,7 @@ class _LocalExecutor:
 
     def _recover(
         self, lost: dict[int, tuple[int, tuple[Unit, ...]]]
-    ) -> Iterator[tuple[Hashable, list[Record]]]:
+    ) -> Iterator[tuple[Hashable, Sequence[Record]]]:
         """Keep the chunks that finished, rerun every other unit alone on a fresh pool."""
         finished = {}
         for future, ticket in self._futures.items():
@@ -300,7 +301,7 @@ class _LocalExecutor:
         for ticket, (plan, units) in lost.items():
             yield ticket, [r for unit in units for r in self._isolate(unit, plan)]
 
-    def _isolate(self, unit: Unit, plan: int) -> list[Record]:
+    def _isolate(self, unit: Unit, plan: int) -> Sequence[Record]:
         """Run one unit alone until it returns, or record what killed its worker."""
         from concurrent.futures.process import BrokenProcessPool
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -36,7 +36,7 @@ class _SerialExecutor:
         self._queue.append((self._count, plan, units))
         return self._count
 
-    def wait(self) -> Iterator[tuple[Hashable, list[Record]]]:
+    def wait(self) -> Iterator[tuple[Hashable, Sequence[Record]]]:
         ticket, plan, units = self._queue.popleft()
         yield ticket, run_units(self._plans[plan], self._data, units)
 
