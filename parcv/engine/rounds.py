@@ -29,7 +29,7 @@ from sklearn.base import is_classifier
 
 from parcv.engine.options import RunOptions
 from parcv.engine.progress import VERBOSE_LOG, Progress, check_progress, verbose_output
-from parcv.engine.runner import Driver, start_schedule
+from parcv.engine.runner import Driver, frozen_heap, start_schedule
 from parcv.engine.session import (
     CodeChanges,
     _interrupt_text,
@@ -171,7 +171,7 @@ class _Rounds:
         labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
         self.st.add_plan(pid, labels=labels, key_of=keys.key, folds=_plan_folds(plan),
                          partitions=_plan_partitions(plan), round=round_row,
-                         identity_of=keys.identity)  # fmt: skip
+                         identity_of=keys.identity, block_keys=keys.block_keys)  # fmt: skip
         with_model = self.options.save_models and run.round < 0 and search.job.key is None
         keep_code = self.options.resume == "values"
         reuse = _reuse(self.st, plan, keys, with_model=with_model, keep_code=keep_code, pid=pid)
@@ -416,7 +416,8 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
                 rounds = _Rounds(job, data, st, Driver(ex), bar, options, searches)
                 for search in searches:
                     rounds.propose(search)
-                _drive(rounds)
+                with frozen_heap():
+                    _drive(rounds)
             if n_stored:
                 _log.info("%s", reuse_message(rounds.n_reused, rounds.n_units))
                 rounds.say_changes()

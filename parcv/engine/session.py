@@ -461,7 +461,8 @@ def _open(
     meta = options.pop("meta", None) or plan_meta(plan, kind, fingerprint(plan, data))
     target = data.y if plan.predictions else None
     return open_store(store, meta, _plan_folds(plan), labels=labels, key_of=keys.key,
-                      identity_of=keys.identity, partitions=_plan_partitions(plan),
+                      identity_of=keys.identity, block_keys=keys.block_keys,
+                      partitions=_plan_partitions(plan),
                       target=target, **options)  # fmt: skip
 
 

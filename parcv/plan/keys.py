@@ -254,6 +254,33 @@ class ContentKeys:
             out.append(_blake(prefix + self.candidates[c] + batch, digest_size=_SIZE).hexdigest())
         return out
 
+    def block_keys(
+        self, kind: str, units: Sequence[tuple[int | None, int | None, int]]
+    ) -> tuple[list[bytes], list[bytes], list[tuple[bytes, Environment]]]:
+        """:meth:`key`, :meth:`values_key` (as bytes) and :meth:`environment` of many units.
+
+        ``units`` are of one ``kind``, as (outer, inner, candidate): a worker's
+        records sent as columns are stored without a :class:`Unit` each, and
+        each key is hashed once, its values key on the way.
+        """
+        ckeys, vkeys, codes = [], [], []
+        prefixes: dict[tuple[int | None, int | None], tuple[bytes, bool]] = {}
+        cands, code = self.candidates, self._code  # type: ignore[attr-defined]
+        envs = [(d, self.environments.get(d, _NO_CODE)) for d in code]
+        for outer, inner, c in units:
+            found = prefixes.get((outer, inner))
+            if found is None:
+                fold_kind, prefix = self._fold(Unit(kind, outer, inner, 0))
+                found = prefixes[(outer, inner)] = (prefix, fold_kind.selects)
+            prefix, selects = found
+            h = _blake(prefix + cands[c] + (self.batches.get(c, b"") if selects else b""),
+                       digest_size=_SIZE)  # fmt: skip
+            vkeys.append(h.digest())
+            h.update(code[c])
+            ckeys.append(h.digest())
+            codes.append(envs[c])
+        return ckeys, vkeys, codes
+
     def identity(self, unit: Unit) -> tuple[str, bytes, Environment]:
         """A unit's values key, and the digest and entries of the code it runs (for a store)."""
         digest, env = self.environment(unit)

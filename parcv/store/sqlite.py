@@ -730,6 +730,15 @@ _SHARED: dict[str, Callable[[Any], tuple[tuple[str, ...], tuple[Any, ...]]]] = {
 
 # A unit's values key, its code's digest and environment (see parcv.plan.keys), or None.
 _Identity = Callable[[Unit], tuple[str, bytes, Environment]] | None
+# The content keys, values keys and code (digest, environment) of units of one kind given
+# as (outer, inner, candidate), as bytes (:meth:`parcv.plan.keys.ContentKeys.block_keys`).
+_BlockKeys = (
+    Callable[
+        [str, list[tuple[Any, Any, int]]],
+        tuple[list[bytes], list[bytes], list[tuple[bytes, Environment]]],
+    ]
+    | None
+)
 
 
 def _no_key(unit: Unit) -> str:
@@ -776,18 +785,21 @@ class Store:
     key_of: Callable[[Unit], str] = _no_key
     # A unit's values key and the code it runs (digest, entries), kept beside its record.
     identity_of: Callable[[Unit], tuple[str, bytes, Environment]] | None = None
+    # Both for a block of a worker's plain records at once (without building their units).
+    block_keys: _BlockKeys = None
     # Units (plan id, graph key) that took a stored record of other code (resume="values"):
     # the content key of that record; they are not written again under their own key.
     kept: dict[tuple[int, Key], str] = field(default_factory=dict, repr=False)
     _ids: dict[tuple[str, Any], int] = field(default_factory=dict, repr=False)
     _envs: dict[int, Environment | None] = field(default_factory=dict, repr=False)
-    # Per plan id: its labels, content keys and identities (plan 0's are the fields above).
-    _plans: dict[int, tuple[tuple[tuple[str, str], ...], Callable[[Unit], str], _Identity]] = field(
-        default_factory=dict, repr=False
-    )
+    # Per plan id: its labels, content keys, identities and block keys (plan 0's: the fields
+    # above).
+    _plans: dict[
+        int, tuple[tuple[tuple[str, str], ...], Callable[[Unit], str], _Identity, _BlockKeys]
+    ] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        self._plans[0] = (self.labels, self.key_of, self.identity_of)
+        self._plans[0] = (self.labels, self.key_of, self.identity_of, self.block_keys)
 
     def add_plan(
         self,
@@ -799,9 +811,10 @@ class Store:
         partitions: dict[int | None, PartitionFolds] | None = None,
         round: RoundRow | None = None,
         identity_of: _Identity = None,
+        block_keys: _BlockKeys = None,
     ) -> None:
         """Describe another plan of the run (``pid`` > 0): its folds and its round."""
-        self._plans[pid] = (labels, key_of, identity_of)
+        self._plans[pid] = (labels, key_of, identity_of, block_keys)
         if self.conn is None:
             return
         with self.conn:
@@ -910,9 +923,19 @@ class Store:
         identities: list[tuple[Any, ...]],
     ) -> None:
         """The rows of a block of plain records, as :func:`_row` makes them, from its columns."""
-        labels, key_of, _ = self._plans[pid]
-        units = block.units()
-        ckeys = [key_of(u) for u in units]
+        labels, key_of, identity_of, block_keys = self._plans[pid]
+        kind = block.kind
+        folds = [(None if o == -1 else o, None if i == -1 else i, c)
+                 for o, i, c in block.folds.tolist()]  # fmt: skip
+        if block_keys is not None:
+            blobs, vkeys, codes = block_keys(kind, folds)
+        else:
+            units = block.units()
+            ckeys = [key_of(u) for u in units]
+            blobs = [ckey_blob(k) for k in ckeys]
+            found = [identity_of(u) for u in units] if identity_of is not None else []
+            vkeys = [ckey_blob(v) for v, _, _ in found]
+            codes = [(digest, env) for _, digest, env in found]
         label_ids = {c: self._id(conn, "labels", labels[c])
                      for c in set(block.folds[:, 2].tolist())}  # fmt: skip
         metrics = self._id(conn, "metrics", (block.test_names, block.train_names))
@@ -922,19 +945,22 @@ class Store:
         train = np.ascontiguousarray(block.train, dtype="<f8").tobytes()
         w_test, w_train = 8 * len(block.test_names), 8 * len(block.train_names)
         now = time.time()
-        texts = _key_texts(block)
-        for j, (u, ckey, text, (fit, score, start, end), (n_train, n_test, _)) in enumerate(
-            zip(units, ckeys, texts, block.times.tolist(), block.sizes.tolist(), strict=True)
+        texts, times, sizes = _key_texts(block), block.times.tolist(), block.sizes.tolist()
+        columns = zip(folds, blobs, texts, times, sizes, strict=True)
+        for j, ((o, i, c), blob, text, (fit, score, start, end), (n_train, n_test, _)) in enumerate(
+            columns
         ):
-            blob = ckey_blob(ckey)
             rows.append((
-                blob, u.kind, u.outer, u.inner, u.candidate, label_ids[u.candidate], "ok",
+                blob, kind, o, i, c, label_ids[c], "ok",
                 metrics, test[j * w_test : (j + 1) * w_test],
                 train[j * w_train : (j + 1) * w_train], fit, score, n_train, n_test,
                 None, None, None, "[]", worker, start, end, now, None,
             ))  # fmt: skip
-            unit_rows.append((pid, text, blob, u.kind, u.outer, u.inner, u.candidate))
-        identities += self._identity_rows(conn, units, ckeys, pid)
+            unit_rows.append((pid, text, blob, kind, o, i, c))
+        if identity_of is not None:
+            env_id = self._env_id
+            known = zip(vkeys, blobs, codes, strict=True)
+            identities += [(vkey, blob, env_id(conn, *code)) for vkey, blob, code in known]
 
     def _identity_rows(
         self, conn: sqlite3.Connection, units: list[Unit], ckeys: list[str], pid: int
@@ -1020,7 +1046,7 @@ class Store:
         what changed when their code does.
         """
         records = list(records)
-        _, key_of, identity_of = self._plans[pid]
+        _, key_of, identity_of, _ = self._plans[pid]
         if self.conn is None or identity_of is None or not records:
             return
         with self.conn:
@@ -2003,6 +2029,7 @@ def open_store(
     labels: tuple[tuple[str, str], ...],
     key_of: Callable[[Unit], str] = _no_key,
     identity_of: Callable[[Unit], tuple[str, bytes, Environment]] | None = None,
+    block_keys: _BlockKeys = None,
     partitions: dict[int | None, PartitionFolds] | None = None,
     resume: bool = False,
     overwrite: bool = False,
@@ -2027,6 +2054,10 @@ def open_store(
         A unit's values key, and the digest and entries of the code it runs
         (:meth:`parcv.plan.keys.ContentKeys.values_key` and ``environment``),
         kept beside each record it adds.
+    block_keys : callable, default=None
+        Both of units of one kind given by their folds and candidates
+        (:meth:`parcv.plan.keys.ContentKeys.block_keys`): how the records a
+        worker sent as columns are stored without building their units.
     partitions : dict of outer fold to PartitionFolds, default=None
         Compact fold sets (leave-one-out), stored as index blobs.
     resume : bool, default=False
@@ -2058,7 +2089,7 @@ def open_store(
     journal = check_journal(journal)
     p = check_store(path)
     if p is None:
-        return Store(None, None, labels, key_of, identity_of)
+        return Store(None, None, labels, key_of, identity_of, block_keys)
     fresh = not p.exists() or never_created(p)
     action = "wipe" if fresh else _check_existing(p, meta, overwrite, resume)
     if overwrite and not fresh:
@@ -2071,7 +2102,7 @@ def open_store(
         # connection now, or its -wal and -shm files outlive the process.
         conn.close()
         raise
-    return Store(p, conn, labels, key_of, identity_of)
+    return Store(p, conn, labels, key_of, identity_of, block_keys)
 
 
 def _write_plan(

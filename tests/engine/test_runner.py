@@ -367,3 +367,20 @@ def test_a_first_wave_stops_after_the_same_fits_however_chunks_arrive():
     plan = build_plan(model, {"ridge__alpha": [1.0, 2.0, 3.0]}, data, inner=3, refit=False)
     with pytest.raises(parcv.FitFailedError, match=r"the first 3 fits .* run the other 6"):
         run_plan(plan, data, AllAtOnceBackend(0))
+
+
+def test_a_run_sets_its_heap_aside_from_full_collections_and_puts_it_back():
+    import gc
+
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=2, refit=False)
+    during = []
+    assert gc.get_freeze_count() == 0
+    run_plan(plan, data, SerialBackend(), on_batch=lambda b: during.append(gc.get_freeze_count()))
+    assert min(during) > 0 and gc.get_freeze_count() == 0
+    gc.freeze()  # a process that froze its own objects: left as it was
+    try:
+        run_plan(plan, data, SerialBackend())
+        assert gc.get_freeze_count() > 0  # not unfrozen by the run
+    finally:
+        gc.unfreeze()

@@ -279,6 +279,28 @@ def test_content_keys_separate_what_determines_the_numbers():
     assert len(set(graph.values())) == len(graph) == 6 * 3
 
 
+@pytest.mark.parametrize(
+    "estimator, options",
+    [(Ridge(), {"fast_cv": False}), (Ridge(), {"fast_cv": True}), (FitLogged(), {"outer": 3})],
+)
+def test_block_keys_equal_each_units_keys_and_code(estimator, options):
+    # A worker's records sent as columns are keyed in blocks: the bytes of each unit's
+    # content key and values key, and its code, as the unit's own methods give them.
+    data = check_dataset(X, Y)
+    plan = build_plan(estimator, {"alpha": SIX}, data, inner=3, **options)
+    keys = content_keys(plan, data)
+    records = [r for u in plan.units for r in plan.record_units(u)]
+    for kind in {r.kind for r in records}:
+        units = [r for r in records if r.kind == kind]
+        ckeys, vkeys, codes = keys.block_keys(
+            kind, [(u.outer, u.inner, u.candidate) for u in units]
+        )
+        assert ckeys == [bytes.fromhex(keys.key(u)) for u in units]
+        assert vkeys == [bytes.fromhex(keys.values_key(u)) for u in units]
+        assert codes == [keys.environment(u) for u in units]
+    assert all(digest for digest, _ in codes)  # the code run: the scorer's, library versions
+
+
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
