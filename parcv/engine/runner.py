@@ -323,12 +323,15 @@ class _Schedule:
         unsent = self.pending.unsent_outers()
         return [o for o in outers if o not in unsent]
 
-    def chain(self, outer: int | None) -> tuple[Record, ...]:
-        """Mark the refit of ``outer`` chained; return the fold's fit records known so far."""
+    def chain(self, outer: int | None) -> Sequence[Record]:
+        """Mark the refit of ``outer`` chained; return the fold's fit records known so far.
+
+        As a batch read from the table's columns: the task that selects carries
+        them, and the Dask scheduler unpickles and pickles every task it runs.
+        """
         self.chain_tried.add(outer)
         self.speculation.chained.add(outer)
-        keys = self.plan.fit_record_keys(outer)
-        return tuple(self.records[k] for k in keys if k in self.records)
+        return self.records.batch(self.plan.fit_record_keys(outer))
 
     def chain_finished(self, outer: int | None, records: Sequence[Record]) -> None:
         """A chained refit came back (no record: it failed): use it, or run the refit."""

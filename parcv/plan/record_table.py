@@ -208,6 +208,18 @@ class RecordTable(MutableMapping[Key, Record]):
             return self._shared.add_batch(records)
         return self._shared.add(list(records))
 
+    def batch(self, keys: Iterable[Key]) -> RecordBatch:
+        """The records of those of ``keys`` the table holds, as a batch: no record built.
+
+        Its plain rows go as columns (blocks), the rest whole; a batch reads as
+        the records that looking each key up gives. For a growing table only.
+        """
+        if not self.computed_now or self._rows is not None:
+            raise TypeError("only a growing table (RecordTable.growing()) gives a batch")
+        find = self._shared.index.find
+        rows = np.array([r for r in map(find, keys) if r >= 0], dtype=np.intp)
+        return self._shared.batch(rows)
+
     # -- columns -------------------------------------------------------------------------
     def column(self, name: str) -> NDArray[np.generic]:
         """A column over this view's rows, in row order (NaN-filled scores if unknown)."""
@@ -439,6 +451,38 @@ class _Shared:
                 parts.append(self.add(block.records()))
         parts.append(self.add(list(batch.others)))
         return np.concatenate(parts)
+
+    def batch(self, rows: NDArray[np.intp]) -> RecordBatch:
+        """Rows as a batch: the plain ones in blocks of one kind and worker, as :meth:`_rebuild`."""
+        whole = np.array([i in self.built for i in rows.tolist()], dtype=bool)
+        others = [self.built[i] for i in rows[whole].tolist()]
+        plain = rows[~whole]
+        if not len(plain):
+            return RecordBatch([], others)
+        assert self.test_names is not None and self.train_names is not None
+        u, c = self._units, self._columns
+        kind, worker = u["kind"][plain], c["worker"][plain]
+        blocks = []
+        for k, w in np.unique(np.stack([kind, worker]), axis=1).T.tolist():
+            at = plain[(kind == k) & (worker == w)]
+
+            def matrix(names: Sequence[str], which: str, at: NDArray[np.intp] = at) -> Any:
+                if not names:
+                    return np.empty((len(at), 0))
+                return np.stack([c[f"{which}:{m}"][at] for m in names], axis=1)
+
+            blocks.append(
+                RecordBlock(
+                    self.kinds[k], self.workers[w], self.test_names, self.train_names,
+                    np.stack([u["outer"][at], u["inner"][at], u["candidate"][at]], axis=1)
+                    .astype(np.int64),
+                    matrix(self.test_names, "test"), matrix(self.train_names, "train"),
+                    np.stack([c[name][at] for name in _FLOATS], axis=1),
+                    np.stack([c["n_train"][at], c["n_test"][at], c["reused_steps"][at]], axis=1)
+                    .astype(np.int64),
+                )
+            )  # fmt: skip
+        return RecordBatch(blocks, others)
 
     def _add_block(self, block: RecordBlock) -> NDArray[np.bool_]:
         n_new = len(block)

@@ -15,10 +15,20 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+import numpy as np
+
 from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.records import Key, Unit
 
-__all__ = ["KeySequence", "UnitArray", "UnitGrid", "as_units"]
+__all__ = [
+    "KeySequence",
+    "PackedUnits",
+    "UnitArray",
+    "UnitGrid",
+    "as_units",
+    "pack_units",
+    "unpack_units",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,3 +321,34 @@ def _is_grid_kind(kind: str) -> bool:
         return False
     variant = kind_of(Unit(kind, 0, 0, 0))
     return variant.name == kind and not variant.batched and variant.records_as is None
+
+
+# A chunk's units as they travel to a worker: the kinds' names, and per unit its kind's
+# index, outer fold, inner fold (-1: None) and candidate as little-endian int64 bytes.
+# Built-in types only: a Dask scheduler unpickles (and pickles again) every task's
+# arguments, and a pickled Unit each cost it about a microsecond per unit.
+PackedUnits = tuple[tuple[str, ...], bytes]
+
+
+def pack_units(units: Sequence[Unit]) -> PackedUnits:
+    """A chunk's units in the compact form :func:`unpack_units` reads.
+
+    Examples
+    --------
+    >>> units = (Unit("fit", 0, 1, 7), Unit("refit", 2, None, 3), Unit("final", None, None, 0))
+    >>> unpack_units(pack_units(units)) == units
+    True
+    """
+    kinds: dict[str, int] = {}
+    rows = [(kinds.setdefault(u.kind, len(kinds)), -1 if u.outer is None else u.outer,
+             -1 if u.inner is None else u.inner, u.candidate) for u in units]  # fmt: skip
+    return tuple(kinds), np.array(rows, dtype="<i8").reshape(len(rows), 4).tobytes()
+
+
+def unpack_units(packed: PackedUnits) -> tuple[Unit, ...]:
+    """The units :func:`pack_units` packed, equal and in order."""
+    kinds, data = packed
+    rows = np.frombuffer(data, dtype="<i8").reshape(-1, 4).tolist()
+    return tuple(
+        Unit(kinds[k], None if o == -1 else o, None if i == -1 else i, c) for k, o, i, c in rows
+    )

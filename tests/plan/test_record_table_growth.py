@@ -7,6 +7,8 @@ plain dict of the same records that the driver kept before, fed in the same orde
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -80,6 +82,10 @@ def test_every_record_reads_back_as_it_was_put_in(batches: list[list[Record]]) -
         assert key in table
         assert _same(table[key], record), key
     assert ("fit", 99, 99, 99) not in table and ("nokind", 1) not in table
+    # The batch of some keys (a chained refit's known fits) reads as looking each up.
+    keys = [*list(want)[::2], ("fit", 99, 99, 99)]
+    batch = pickle.loads(pickle.dumps(table.batch(keys)))
+    assert sorted(map(_fingerprint, batch)) == sorted(_fingerprint(want[k]) for k in keys[:-1])
     ok = table.column("ok").astype(bool)
     assert sorted(map(repr, (r.key for r in table.records(~ok)))) == sorted(
         repr(k) for k, r in want.items() if not r.ok
@@ -103,8 +109,6 @@ def test_a_worker_batch_carries_its_records_exactly_and_fills_the_same_table(
 ) -> None:
     # What a worker packs is what the driver reads, after pickling: every record, exactly
     # (its plain ones as columns), and a table fed batches reads as one fed the records.
-    import pickle
-
     batches = [_unique_keys(b) for b in batches]
     by_list, by_batch = RecordTable.growing(), RecordTable.growing()
     for batch in batches:

@@ -18,7 +18,7 @@ from parcv.plan.data import check_dataset
 from parcv.plan.keys import content_keys
 from parcv.plan.kinds import kind_of
 from parcv.plan.records import Unit, unit_of
-from parcv.plan.units import UnitArray, UnitGrid
+from parcv.plan.units import UnitArray, UnitGrid, pack_units, unpack_units
 
 X = np.random.default_rng(0).normal(size=(40, 2))
 Y = X[:, 0] + np.random.default_rng(1).normal(size=40)
@@ -150,3 +150,16 @@ def test_twins_from_duplicate_folds_and_candidates_equal_twins_from_every_key(in
     pairs = [pair for chunk in chunks for pair in chunk]
     assert len(pairs) == plan.n_fit_records and all(len(c) >= 7 for c in chunks[:-1])
     assert list(dict(pairs).items()) == list(keys.graph_keys(plan).items())
+
+
+_FOLD = st.one_of(st.none(), st.integers(0, 2**40))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.builds(Unit, st.sampled_from(["fit", "refit", "final", "perm", "boot"]),
+                          _FOLD, _FOLD, st.integers(0, 2**40)), max_size=30))  # fmt: skip
+def test_a_chunk_travels_as_built_in_types_and_unpacks_to_the_same_units(units):
+    packed = pack_units(units)
+    assert {type(x) for x in (packed, *packed, *packed[0])} <= {tuple, bytes, str}
+    assert unpack_units(pickle.loads(pickle.dumps(packed))) == tuple(units)
+    assert all(type(u.candidate) is int for u in unpack_units(packed))

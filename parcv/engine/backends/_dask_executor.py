@@ -19,6 +19,7 @@ from parcv.plan.data import Dataset
 from parcv.plan.kinds import KINDS, refit_kind
 from parcv.plan.record_batch import RecordBatch
 from parcv.plan.records import Record, Unit
+from parcv.plan.units import PackedUnits, pack_units, unpack_units
 
 __all__: list[str] = []
 
@@ -82,7 +83,7 @@ class _Guard:
 def _run_chunk(
     data: _Payload,
     plan: _PlanCopy,
-    units: tuple[Unit, ...],
+    packed: PackedUnits,
     threads: int | None,
     guard: _Guard | None = None,
 ) -> Sequence[Record]:
@@ -90,6 +91,7 @@ def _run_chunk(
     from parcv.engine.backends._threads import cap_threads
     from parcv.engine.work import run_units
 
+    units = unpack_units(packed)
     cap_threads(threads)
     if guard is None:
         return RecordBatch.pack(run_units(plan.plan, data.data, units))
@@ -109,7 +111,7 @@ def _run_refit(
     data: _Payload,
     plan: _PlanCopy,
     outer: int | None,
-    known: tuple[Record, ...],
+    known: Sequence[Record],
     threads: int | None,
     guard: _Guard | None,
     *chunks: Sequence[Record],
@@ -130,7 +132,7 @@ def _run_refit(
     except Exception:
         return []
     unit = Unit(refit_kind(outer), outer, None, chosen)
-    return _run_chunk(data, plan, (unit,), threads, guard)
+    return _run_chunk(data, plan, pack_units((unit,)), threads, guard)
 
 
 def _priority(units: tuple[Unit, ...]) -> int:
@@ -184,7 +186,7 @@ class _DaskExecutor:
         self._unguarded: set[Any] = set()  # futures of chunks sent before any worker died
         self._losses: dict[int, int] = {}  # ticket: times lost with its workers
         self._outbox: list[tuple[int, tuple[Unit, ...]]] = []  # submitted, not yet sent
-        self._chains: list[tuple[int, int | None, list[Hashable], tuple[Record, ...]]] = []
+        self._chains: list[tuple[int, int | None, list[Hashable], Sequence[Record]]] = []
         self._plan_of: dict[int, int] = {}  # a ticket's plan id, when not 0
         self._chained: set[int] = set()  # tickets of chained refits
         # Filled from dask's callback thread with each future that stopped pending.
@@ -295,7 +297,7 @@ class _DaskExecutor:
         self,
         outer: int | None,
         after: list[Hashable],
-        known: tuple[Record, ...],
+        known: Sequence[Record],
         plan: int = 0,
     ) -> Hashable:
         """Refit the candidate of ``outer`` as a task depending on the chunks ``after``.
@@ -324,7 +326,7 @@ class _DaskExecutor:
             self._send_refit(ticket, outer, after, known)
 
     def _send_refit(
-        self, ticket: int, outer: int | None, after: list[Hashable], known: tuple[Record, ...]
+        self, ticket: int, outer: int | None, after: list[Hashable], known: Sequence[Record]
     ) -> None:
         tickets = set(after)
         deps = [f for f, (t, _) in self._futures.items() if t in tickets]
@@ -351,8 +353,8 @@ class _DaskExecutor:
     def _map(
         self, sent: list[tuple[int, tuple[Unit, ...]]], priority: int, workers: Any = None
     ) -> None:
-        chunks = [units for _, units in sent]
-        keys = [f"parcv-{units[0].kind}-{uuid.uuid4().hex}" for units in chunks]
+        chunks = [pack_units(units) for _, units in sent]
+        keys = [f"parcv-{units[0].kind}-{uuid.uuid4().hex}" for _, units in sent]
         n = len(chunks)
         try:
             futures = self._client.map(

@@ -27,6 +27,7 @@ from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.record_batch import RecordBatch
 from parcv.plan.records import ErrorInfo, Record, Unit
+from parcv.plan.units import PackedUnits, pack_units, unpack_units
 
 __all__ = ["LocalBackend", "check_n_jobs", "remove_stale_payloads"]
 
@@ -76,13 +77,14 @@ def _exit_with_parent(parent: int) -> None:
 
 def _run_chunk(
     path: str,
-    units: tuple[Unit, ...],
+    packed: PackedUnits,
     threads: int | None,
     timeout: float | None = None,
     plan_path: str | None = None,
 ) -> Sequence[Record]:
     from parcv.engine.work import run_units
 
+    units = unpack_units(packed)
     plan, data = _load_payload(path, threads)
     if plan_path is not None:
         plan = _load_plan(plan_path)
@@ -243,7 +245,7 @@ class _LocalExecutor:
 
     def _send(self, units: tuple[Unit, ...], plan: int) -> Future[Sequence[Record]]:
         return self._pool.submit(  # type: ignore[no-any-return]
-            _run_chunk, self._path, units, self._threads, self._faults.timeout,
+            _run_chunk, self._path, pack_units(units), self._threads, self._faults.timeout,
             self._plan_paths[plan],
         )  # fmt: skip
 
