@@ -213,6 +213,9 @@ class ContentKeys:
         )
         # Per (kind name, outer, inner): the unit's kind and its fold's prefix, made once.
         object.__setattr__(self, "_folds", {})
+        # Per candidate, what environment() gives (block_keys reads it per unit).
+        by_candidate = [(d, self.environments.get(d, _NO_CODE)) for d in envs]
+        object.__setattr__(self, "_by_candidate", by_candidate)
 
     def _prefix(self, kind: Kind, outer: int | None, inner: int | None) -> bytes:
         """Digest inputs shared by every candidate of one fold: kind, rows, context."""
@@ -266,7 +269,7 @@ class ContentKeys:
         ckeys, vkeys, codes = [], [], []
         prefixes: dict[tuple[int | None, int | None], tuple[bytes, bool]] = {}
         cands, code = self.candidates, self._code  # type: ignore[attr-defined]
-        envs = [(d, self.environments.get(d, _NO_CODE)) for d in code]
+        envs = self._by_candidate  # type: ignore[attr-defined]
         for outer, inner, c in units:
             found = prefixes.get((outer, inner))
             if found is None:
