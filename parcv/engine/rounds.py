@@ -416,7 +416,7 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
                 rounds = _Rounds(job, data, st, Driver(ex), bar, options, searches)
                 for search in searches:
                     rounds.propose(search)
-                with frozen_heap():
+                with frozen_heap(job.bound):
                     _drive(rounds)
             if n_stored:
                 _log.info("%s", reuse_message(rounds.n_reused, rounds.n_units))

@@ -741,18 +741,25 @@ class Driver:
         return self.entries[pid].first_wave.release([], last=True)
 
 
+# Runs of fewer units leave the collector alone: they make too few objects for its full
+# passes to matter, and a process may run thousands of them (freezing costs more on
+# interpreters whose collector is incremental).
+_FREEZE_FROM = 10_000
+
+
 @contextmanager
-def frozen_heap() -> Iterator[None]:
+def frozen_heap(n_units: int) -> Iterator[None]:
     """Keep the objects alive when a run starts out of the garbage collector's full passes.
 
     A driver storing cheap fits makes many short-lived objects, and each full
     pass of the collector walks every object of the process: the imported
     libraries and the plan, which outlive the run. Those passes were a fifth of
-    the driver's CPU on a sweep of null fits (issue 40). :func:`gc.freeze` sets
-    them aside for the run, and :func:`gc.unfreeze` puts them back after it.
-    A process that froze objects itself keeps its own state untouched.
+    the driver's CPU on a sweep of null fits (issue 40). For a run of at least
+    ``_FREEZE_FROM`` units, :func:`gc.freeze` sets them aside for the run, and
+    :func:`gc.unfreeze` puts them back after it. A process that froze objects
+    itself keeps its own state untouched.
     """
-    if gc.get_freeze_count():
+    if n_units < _FREEZE_FROM or gc.get_freeze_count():
         yield
         return
     gc.freeze()
@@ -822,7 +829,7 @@ def run_plan(
         the first ``criteria`` record, whatever ``error_score`` says).
     """
     schedule = start_schedule(plan, done=done, reuse=reuse, twins=twins)
-    with frozen_heap(), backend.open(plan, data) as executor:
+    with frozen_heap(plan.n_units), backend.open(plan, data) as executor:
         driver = Driver(executor)
         driver.add(0, plan, schedule)
         while driver.busy:

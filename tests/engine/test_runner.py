@@ -369,13 +369,19 @@ def test_a_first_wave_stops_after_the_same_fits_however_chunks_arrive():
         run_plan(plan, data, AllAtOnceBackend(0))
 
 
-def test_a_run_sets_its_heap_aside_from_full_collections_and_puts_it_back():
+def test_a_run_sets_its_heap_aside_from_full_collections_and_puts_it_back(monkeypatch):
     import gc
+
+    import parcv.engine.runner as runner
 
     data = check_dataset(X, Y)
     plan = build_plan(Ridge(), {"alpha": [0.1, 1.0]}, data, inner=2, refit=False)
     during = []
     assert gc.get_freeze_count() == 0
+    run_plan(plan, data, SerialBackend(), on_batch=lambda b: during.append(gc.get_freeze_count()))
+    assert max(during) == 0  # a run of a few units leaves the collector alone
+    monkeypatch.setattr(runner, "_FREEZE_FROM", plan.n_units)
+    during.clear()
     run_plan(plan, data, SerialBackend(), on_batch=lambda b: during.append(gc.get_freeze_count()))
     assert min(during) > 0 and gc.get_freeze_count() == 0
     gc.freeze()  # a process that froze its own objects: left as it was
