@@ -204,10 +204,6 @@ class RecordBatch(Sequence[Record]):
     def __repr__(self) -> str:
         return f"RecordBatch({len(self)} records, {len(self.others)} not plain)"
 
-    def units(self) -> list[Unit]:
-        """The unit of each record, in the batch's order."""
-        return [u for b in self.blocks for u in b.units()] + [r.unit for r in self.others]
-
     def seconds(self) -> float:
         """The fit and score time of every record together."""
         return float(sum(b.times[:, :2].sum() for b in self.blocks)) + sum(
