@@ -50,7 +50,7 @@ def _selecting_outers(records: Sequence[Record]) -> list[Any]:
     out: list[Any] = []
     for block in records.blocks:  # one kind each: its outer folds from the column
         if KINDS[block.kind].selects:
-            out += [None if o == -1 else o for o in block.folds[:, 0].tolist()]
+            out += [outer for outer, _, _ in block.places()]
         else:
             out += [_NOT_SELECTING] * len(block)
     return out + _selecting_outers(list(records.others))

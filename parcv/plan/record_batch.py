@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from parcv.plan.records import Record, Unit
 
-__all__ = ["RecordBatch", "RecordBlock"]
+__all__ = ["RecordBatch", "RecordBlock", "is_plain"]
 
 _NONE = -1  # a fold of None (all data) in an int column
 
@@ -63,12 +63,16 @@ class RecordBlock:
     def __len__(self) -> int:
         return len(self.folds)
 
-    def units(self) -> list[Unit]:
-        kind = self.kind
+    def places(self) -> list[tuple[int | None, int | None, int]]:
+        """Each record's outer fold, inner fold (None: all data) and candidate."""
         return [
-            Unit(kind, None if o == _NONE else o, None if i == _NONE else i, c)
+            (None if o == _NONE else o, None if i == _NONE else i, c)
             for o, i, c in self.folds.tolist()
         ]
+
+    def units(self) -> list[Unit]:
+        kind = self.kind
+        return [Unit(kind, o, i, c) for o, i, c in self.places()]
 
     def records(self) -> list[Record]:
         """The records, each built as the worker built it."""
@@ -99,8 +103,8 @@ class RecordBlock:
         ]
 
 
-def _plain(r: Record) -> bool:
-    """Whether a record is rebuilt exactly from a block's columns."""
+def is_plain(r: Record) -> bool:
+    """Whether a record holds only numbers: rebuilt exactly from columns (given its metrics)."""
     u = r.unit
     return (
         r.status == "ok" and r.error is None and not r.warnings and r.estimator is None
@@ -147,7 +151,7 @@ class RecordBatch(Sequence[Record]):
         groups: dict[tuple[Any, ...], list[Record]] = {}
         others = []
         for r in records:
-            if _plain(r):
+            if is_plain(r):
                 shape = (r.unit.kind, r.worker, tuple(r.test_scores), tuple(r.train_scores))
                 groups.setdefault(shape, []).append(r)
             else:

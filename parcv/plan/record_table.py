@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.plan.kinds import KINDS
-from parcv.plan.record_batch import RecordBatch, RecordBlock
+from parcv.plan.record_batch import RecordBatch, RecordBlock, is_plain
 from parcv.plan.records import Key, Record, Unit
 
 __all__ = ["RecordTable", "RecordList", "unit_at"]
@@ -433,8 +433,8 @@ class _Shared:
             for name in [c for c in columns if c.startswith(f"{which}:")]:
                 if name[len(which) + 1 :] not in by_metric:
                     columns[name][at] = np.nan
-        for j, (record, is_plain) in enumerate(zip(records, plain, strict=True)):
-            if not is_plain:
+        for j, (record, numbers_only) in enumerate(zip(records, plain, strict=True)):
+            if not numbers_only:
                 self.built[start + j] = record
         self.n += n_new
         return self.index.put(np.arange(start, self.n, dtype=np.intp))
@@ -530,20 +530,10 @@ class _Shared:
                 self.test_names = tuple(first.test_scores)
                 self.train_names = tuple(first.train_scores)
         test, train = self.test_names, self.train_names
-        out = []
-        for r in records:
-            out.append(
-                r.status == "ok" and r.error is None and not r.warnings and r.estimator is None
-                and r.folds is None and r.predictions is None and not r.score_errors
-                and not r.first_warnings and not r.kept and type(r.fit_time) is float
-                and type(r.score_time) is float and type(r.started) is float
-                and type(r.finished) is float and type(r.n_train) is int
-                and type(r.n_test) is int and type(r.reused_steps) is int
-                and tuple(r.test_scores) == test and tuple(r.train_scores) == train
-                and all(type(v) is float for v in r.test_scores.values())
-                and all(type(v) is float for v in r.train_scores.values())
-            )  # fmt: skip
-        return out
+        return [
+            tuple(r.test_scores) == test and tuple(r.train_scores) == train and is_plain(r)
+            for r in records
+        ]
 
     def _rebuild(self, i: int) -> Record:
         """The plain record of row ``i``, from its columns."""

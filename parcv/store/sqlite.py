@@ -618,14 +618,13 @@ def _row(record: Record, ckey: str, ids: tuple[int, int, int]) -> tuple[Any, ...
     )
 
 
-def _key_texts(block: RecordBlock) -> list[str]:
-    """:func:`key_text` of the key of each unit of a block (of most kinds, without its unit)."""
-    kind = block.kind
+def _key_texts(kind: str, places: list[tuple[int | None, int | None, int]]) -> list[str]:
+    """:func:`key_text` of the key of each unit (of most kinds, without building the unit)."""
     if KINDS[kind].key_fields != ("outer", "inner", "candidate") or not _PLAIN.issuperset(kind):
-        return [key_text(u.key) for u in block.units()]
+        return [key_text(Unit(kind, o, i, c).key) for o, i, c in places]
     return [
-        f'["{kind}",{"null" if o == -1 else o},{"null" if i == -1 else i},{c}]'
-        for o, i, c in block.folds.tolist()
+        f'["{kind}",{"null" if o is None else o},{"null" if i is None else i},{c}]'
+        for o, i, c in places
     ]
 
 
@@ -924,20 +923,18 @@ class Store:
     ) -> None:
         """The rows of a block of plain records, as :func:`_row` makes them, from its columns."""
         labels, key_of, identity_of, block_keys = self._plans[pid]
-        kind = block.kind
-        folds = [(None if o == -1 else o, None if i == -1 else i, c)
-                 for o, i, c in block.folds.tolist()]  # fmt: skip
+        kind, places = block.kind, block.places()
         if block_keys is not None:
-            blobs, vkeys, codes = block_keys(kind, folds)
-        else:
+            blobs, vkeys, codes = block_keys(kind, places)
+            if identity_of is not None:
+                known = zip(vkeys, blobs, codes, strict=True)
+                identities += [(v, blob, self._env_id(conn, *code)) for v, blob, code in known]
+        else:  # a store opened without block keys: each unit's own keys
             units = block.units()
             ckeys = [key_of(u) for u in units]
             blobs = [ckey_blob(k) for k in ckeys]
-            found = [identity_of(u) for u in units] if identity_of is not None else []
-            vkeys = [ckey_blob(v) for v, _, _ in found]
-            codes = [(digest, env) for _, digest, env in found]
-        label_ids = {c: self._id(conn, "labels", labels[c])
-                     for c in set(block.folds[:, 2].tolist())}  # fmt: skip
+            identities += self._identity_rows(conn, units, ckeys, pid)
+        label_ids = {c: self._id(conn, "labels", labels[c]) for c in {c for _, _, c in places}}
         metrics = self._id(conn, "metrics", (block.test_names, block.train_names))
         worker = self._id(conn, "workers", block.worker)
         # Each record's scores as _packed packs them: little-endian float64, in metric order.
@@ -945,8 +942,8 @@ class Store:
         train = np.ascontiguousarray(block.train, dtype="<f8").tobytes()
         w_test, w_train = 8 * len(block.test_names), 8 * len(block.train_names)
         now = time.time()
-        texts, times, sizes = _key_texts(block), block.times.tolist(), block.sizes.tolist()
-        columns = zip(folds, blobs, texts, times, sizes, strict=True)
+        texts, times, sizes = _key_texts(kind, places), block.times.tolist(), block.sizes.tolist()
+        columns = zip(places, blobs, texts, times, sizes, strict=True)
         for j, ((o, i, c), blob, text, (fit, score, start, end), (n_train, n_test, _)) in enumerate(
             columns
         ):
@@ -957,10 +954,6 @@ class Store:
                 None, None, None, "[]", worker, start, end, now, None,
             ))  # fmt: skip
             unit_rows.append((pid, text, blob, kind, o, i, c))
-        if identity_of is not None:
-            env_id = self._env_id
-            known = zip(vkeys, blobs, codes, strict=True)
-            identities += [(vkey, blob, env_id(conn, *code)) for vkey, blob, code in known]
 
     def _identity_rows(
         self, conn: sqlite3.Connection, units: list[Unit], ckeys: list[str], pid: int
