@@ -222,24 +222,45 @@ def _child_load(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _child_cluster(args: argparse.Namespace) -> None:
-    """A Dask cluster of 2 single-threaded worker processes; stops when stdin closes.
+    """A Dask scheduler here and ``N_WORKERS`` single-threaded workers beside it; stops when
+    stdin closes.
 
-    As the cluster parcv starts for itself: the workers' profiler off, no Active Memory
-    Manager.
+    The workers and their nannies run in a ``dask worker`` process of their own (a child of
+    this one), so this process's CPU is the scheduler's alone: a ``LocalCluster`` would run
+    the nannies in the scheduler's process and event loop. As the cluster parcv starts for
+    itself: the workers' profiler off, no Active Memory Manager.
     """
     import dask
-    from distributed import LocalCluster
+    from distributed import Client, LocalCluster
 
-    config = {
-        "distributed.worker.profile.enabled": False,
-        "distributed.scheduler.active-memory-manager.start": False,
-    }
+    config = {"distributed.scheduler.active-memory-manager.start": False}
     with dask.config.set(config):
         cluster = LocalCluster(  # type: ignore[no-untyped-call]
-            n_workers=N_WORKERS, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=0, processes=True, dashboard_address=None
         )
-    Path(args.out).write_text(cluster.scheduler_address)
+    env = dict(os.environ, DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED="False")
+    workers = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_worker",
+            cluster.scheduler_address,
+            "--nworkers",
+            str(N_WORKERS),
+            "--nthreads",
+            "1",
+            "--no-dashboard",
+        ],
+        env=env,
+        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    with Client(cluster) as client:  # type: ignore[no-untyped-call]
+        client.wait_for_workers(N_WORKERS, timeout=120)
+    Path(args.out).write_text(f"{cluster.scheduler_address} {workers.pid}")
     sys.stdin.read()
+    workers.terminate()
+    workers.wait(timeout=60)
     cluster.close()
 
 
@@ -329,7 +350,7 @@ def _me(mode: str, result: Path, *extra: str) -> list[str]:
 
 
 def _cpu_of(pid: int) -> tuple[float, float]:
-    """CPU seconds of process ``pid`` itself (the scheduler) and of its descendants."""
+    """CPU seconds of process ``pid`` itself and of its descendants."""
     import psutil
 
     me = psutil.Process(pid)
@@ -341,7 +362,9 @@ def _cpu_of(pid: int) -> tuple[float, float]:
 
 
 class Cluster:
-    """A Dask cluster in a child process running ``checkout``'s parcv (``_child_cluster``)."""
+    """A Dask cluster in a child process running ``checkout``'s parcv (``_child_cluster``):
+    its ``address``, and ``workers``, the pid of its ``dask worker`` process (the nannies;
+    the workers are its children)."""
 
     def __init__(self, checkout: Path, work: Path) -> None:
         address = work / "scheduler.txt"
@@ -361,7 +384,8 @@ class Cluster:
                 self.close()
                 raise RuntimeError("the Dask cluster did not start")
             time.sleep(0.2)
-        self.address = address.read_text()
+        self.address, pid = address.read_text().split()
+        self.workers = int(pid)
 
     def close(self) -> None:
         with suppress(OSError, subprocess.TimeoutExpired):
@@ -417,17 +441,19 @@ def measure_run(
         "backend": backend,
         "units": n_units(n_candidates),
         "fit_ms": args.fit_ms,
+        "workers": args.workers,
     }
     cluster = Cluster(checkout, work) if backend == "dask" else None
     try:
         if cluster is not None:
             cmd += ["--scheduler", cluster.address]
-            before = _cpu_of(cluster.proc.pid)
+            before = _cpu_of(cluster.proc.pid)[0], *_cpu_of(cluster.workers)
         usage = _child(cmd, checkout, work, timeout=args.timeout)
         if cluster is not None:
-            after = _cpu_of(cluster.proc.pid)
+            after = _cpu_of(cluster.proc.pid)[0], *_cpu_of(cluster.workers)
             row["scheduler_cpu"] = after[0] - before[0]
-            row["workers_cpu"] = after[1] - before[1]
+            row["nannies_cpu"] = after[1] - before[1]
+            row["workers_cpu"] = after[2] - before[2]
     finally:
         if cluster is not None:
             cluster.close()
@@ -520,8 +546,17 @@ def _run_metrics(row: dict[str, Any]) -> dict[str, float | None]:
         "units/s": done / driver["wall"],
         "wall (s)": driver["wall"],
         "workers CPU (us/unit)": 1e6 * row.get("workers_cpu", driver["workers_cpu"]) / done,
+        "workers busy (% of wall x workers)": 100
+        * row.get("workers_cpu", driver["workers_cpu"])
+        / (driver["wall"] * row.get("workers", N_WORKERS)),
         "Dask scheduler CPU (us/unit)": 1e6 * row["scheduler_cpu"] / done
         if "scheduler_cpu" in row
+        else None,
+        "Dask scheduler CPU (% of wall)": 100 * row["scheduler_cpu"] / driver["wall"]
+        if "scheduler_cpu" in row
+        else None,
+        "Dask nannies CPU (us/unit)": 1e6 * row["nannies_cpu"] / done
+        if "nannies_cpu" in row
         else None,
         "run directory (B/unit)": row["dir_bytes"] / done,
     }
