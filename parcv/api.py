@@ -23,7 +23,7 @@ from parcv.engine.options import (
 )
 from parcv.engine.progress import VERBOSE_LOG, verbose_output
 from parcv.engine.rounds import execute_rounds, load_rounds, plan_rounds
-from parcv.engine.session import execute_plan, expected_keys, load_run, missing_keys
+from parcv.engine.session import count_expected, execute_plan, load_run, missing_keys
 from parcv.errors import ParcvError, did_you_mean, warn_at_caller
 from parcv.plan.build import Plan, build_plan, check_predictions
 from parcv.plan.curves import (
@@ -911,7 +911,7 @@ def load(
                                    partial=partial)  # fmt: skip
     missing = missing_keys(plan, records) if partial else []
     if missing:
-        n_units = len(expected_keys(plan, records))
+        n_units = count_expected(plan, records)
         return make_partial_result(kind, plan, records, missing, n_units)
     if kind not in ("cross_validate", "search", "nested_cv"):
         raise ParcvError(

@@ -243,17 +243,34 @@ class _Schedule:
     # Units equal in content to an earlier unit of the plan: run once, recorded under both.
     twins: Mapping[Key, tuple[Unit, ...]] = field(default_factory=dict)
 
+    def _todo(self, copies: set[Key]) -> NDArray[np.bool_]:
+        """Which of the plan's units are still to run (a resume's records hold the others).
+
+        A unit is done when all its records are (a fast-CV unit makes one per
+        candidate), or when it is an earlier unit's twin. A grid of units is
+        read from a table's index at once (:meth:`RecordTable.held`).
+        """
+        records, unit_keys, units = self.records, self.plan.unit_keys, self.plan.units
+
+        def done(block: Sequence[Unit] | UnitGrid) -> NDArray[np.bool_]:
+            return np.fromiter(
+                (u.key in copies or all(k in records for k in unit_keys(u)) for u in block),
+                dtype=bool, count=len(block),
+            )  # fmt: skip
+
+        if copies or not isinstance(records, RecordTable):
+            return ~done(units)
+        parts = []
+        for block in as_units(units).blocks:
+            held = records.held(block) if isinstance(block, UnitGrid) else None
+            parts.append(~(done(block) if held is None else held))
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+
     def __post_init__(self) -> None:
         copies = {u.key for units in self.twins.values() for u in units}
         units, todo = self.plan.units, None
         if copies or self.records:
-            records, unit_keys = self.records, self.plan.unit_keys
-            # A unit is done when all its records are (a fast-CV unit makes one per candidate).
-            todo = np.fromiter(
-                (u.key not in copies and any(k not in records for k in unit_keys(u))
-                 for u in units),
-                dtype=bool, count=len(units),
-            )  # fmt: skip
+            todo = self._todo(copies)
         self.pending = _Pending(units, todo)
         refits: list[int | None] = ([None] if self.plan.final else []) + list(
             self.plan.refit_outers

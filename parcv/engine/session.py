@@ -35,12 +35,14 @@ from parcv.plan.iterations import Iterations
 from parcv.plan.keys import ContentKeys, content_keys, unseeded_parameters
 from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.partition import PartitionFolds
+from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Key, Record, Unit, unit_of
 from parcv.plan.reprs import stable_repr
 from parcv.plan.scoring import Scoring
 from parcv.plan.selection import Selection
 from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
+from parcv.plan.units import UnitGrid, as_units
 from parcv.plan.version import __version__
 from parcv.results.aggregate import race_mask, report_fit_failures
 from parcv.results.objects import FinalModel
@@ -77,6 +79,7 @@ __all__ = [
     "count_stored",
     "survey_store",
     "execute_plan",
+    "count_expected",
     "expected_keys",
     "load_run",
     "missing_keys",
@@ -839,7 +842,43 @@ def expected_keys(plan: Plan, records: Mapping[Key, Record]) -> list[Key]:
 
 def missing_keys(plan: Plan, records: Mapping[Key, Record]) -> list[Key]:
     """The record keys a finished run of ``plan`` has and ``records`` lacks."""
+    found = _missing_from_index(plan, records)
+    if found is not None:
+        return found[1]
     return [k for k in expected_keys(plan, records) if k not in records]
+
+
+def count_expected(plan: Plan, records: Mapping[Key, Record]) -> int:
+    """How many records a finished run of ``plan`` holds: ``len(expected_keys(...))``."""
+    found = _missing_from_index(plan, records)
+    return len(expected_keys(plan, records)) if found is None else found[0]
+
+
+def _missing_from_index(plan: Plan, records: Mapping[Key, Record]) -> tuple[int, list[Key]] | None:
+    """(records expected, keys missing) with each grid of units read from a table's index.
+
+    Builds a key only for a unit that has no record: a finished million-unit
+    run is checked without a Unit or key per unit. None where that cannot be
+    read so (no table, a race that rules fits out, a kind recorded per batch).
+    """
+    if plan.racing is not None or not isinstance(records, RecordTable):
+        return None
+    blocks = as_units(plan.units).blocks
+    held = [records.held(b) if isinstance(b, UnitGrid) else None for b in blocks]
+    n, missing = 0, []
+    for block, mask in zip(blocks, held, strict=True):
+        if isinstance(block, UnitGrid):
+            if mask is None:
+                return None
+            n += len(block)
+            missing += [block[j].key for j in np.flatnonzero(~mask).tolist()]
+        else:
+            keys = [k for u in block for k in plan.unit_keys(u)]
+            n += len(keys)
+            missing += [k for k in keys if k not in records]
+    ends: list[Key] = [("refit", o) for o in plan.refit_outers]
+    ends += [("final",)] if plan.final else []
+    return n + len(ends), missing + [k for k in ends if k not in records]
 
 
 def check_complete(path: Path, plan: Plan, records: Mapping[Key, Record]) -> None:
@@ -847,7 +886,7 @@ def check_complete(path: Path, plan: Plan, records: Mapping[Key, Record]) -> Non
     missing = missing_keys(plan, records)
     if not missing:
         return
-    n_units = len(expected_keys(plan, records))
+    n_units = count_expected(plan, records)
     raise UnfinishedRunError(
         f"store {str(path)!r} holds an unfinished run: {n_units - len(missing)} of "
         f"{n_units} units done; missing {'; '.join(missing_parts(missing))}, so its estimates "

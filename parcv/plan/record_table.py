@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from parcv.plan.kinds import KINDS
 from parcv.plan.record_batch import RecordBatch, RecordBlock, is_plain
 from parcv.plan.records import Key, Record, Unit
+from parcv.plan.units import UnitGrid
 
 __all__ = ["RecordTable", "RecordList", "unit_at"]
 
@@ -154,12 +155,42 @@ class RecordTable(MutableMapping[Key, Record]):
         return row
 
     def _in_view(self, row: int) -> bool:
+        mask = self._view_mask()
+        return bool(row < len(mask) and mask[row])
+
+    def _view_mask(self) -> NDArray[np.bool_]:
         mask = getattr(self, "_mask", None)
         if mask is None:
             mask = np.zeros(self._shared.n, dtype=bool)
             mask[self._rows] = True
             self._mask = mask
-        return bool(row < len(mask) and mask[row])
+        return mask
+
+    def held(self, grid: UnitGrid) -> NDArray[np.bool_] | None:
+        """Which units of ``grid``, in its order, have a record here: from the index alone.
+
+        One boolean per unit, no key or unit built: a million-unit plan is
+        checked in milliseconds. None where a unit's record is not keyed by its
+        own fields (a kind that records per candidate of a batch): look its keys
+        up then.
+        """
+        kind = KINDS[grid.kind]
+        if kind.batched or kind.key_fields != _FULL:
+            return None
+        code = self._shared.codes.get(grid.kind)
+        order = np.asarray(grid.order, dtype=np.intp)
+        parts = [
+            self._shared.index.cells(code, outer, inner, order)
+            for outer, n_inner in grid.folds
+            for inner in range(n_inner)
+        ]
+        cells = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        held = cells > 0
+        if self._rows is not None:
+            mask = self._view_mask()
+            rows = cells[held] - 1
+            held[held] = (rows < len(mask)) & mask[np.minimum(rows, len(mask) - 1)]
+        return held
 
     def __iter__(self) -> Iterator[Key]:
         key_of = self._shared.key_of
@@ -631,9 +662,16 @@ class _KeyIndex:
         if not len(rows):
             return new
         kind, outer, inner, candidate = self._coordinates(rows)
-        groups = np.unique(np.stack([kind, outer]), axis=1).T.tolist()
-        for k, o in groups:
-            mine = (kind == k) & (outer == o)
+        # One code per (kind, outer fold), outer -1 (none) included: a 1-d unique is a
+        # plain sort, where np.unique(axis=1) sorts structured columns (1.4 s for 1.1M rows).
+        span = int(outer.max()) + 2
+        codes = kind * span + (outer + 1)
+        first = codes[0]
+        groups = [first] if (codes == first).all() else np.unique(codes).tolist()
+        for group in groups:
+            k, o = divmod(int(group), span)
+            o -= 1
+            mine = codes == group
             i, c, r = inner[mine] + 1, candidate[mine], rows[mine]
             grid = self._grid((k, o), int(i.max()) + 1, int(c.max()) + 1)
             old = grid[i, c]
@@ -662,6 +700,18 @@ class _KeyIndex:
                 grown[: grid.shape[0], : grid.shape[1]] = grid
             grid = self._grids[where] = grown
         return grid
+
+    def cells(
+        self, code: int | None, outer: int | None, inner: int, candidates: NDArray[np.intp]
+    ) -> NDArray[np.int64]:
+        """Row + 1 of each candidate's key of kind ``code`` on fold (outer, inner); 0: none."""
+        out = np.zeros(len(candidates), dtype=np.int64)
+        grid = None if code is None else self._grids.get((code, -1 if outer is None else outer))
+        if grid is None or inner + 1 >= grid.shape[0]:
+            return out
+        inside = candidates < grid.shape[1]
+        out[inside] = grid[inner + 1, candidates[inside]]
+        return out
 
     def find(self, key: Key) -> int:
         """The row of ``key``; -1 if the table has none."""
