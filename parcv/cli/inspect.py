@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,8 @@ from parcv.plan.splits import describe_folds
 __all__ = ["plan_text"]
 
 
-def _workers(spec: Any) -> tuple[int, float, str]:
-    """Workers, chunk target (s) and a description of the backend, without starting it."""
+def _workers(spec: Any) -> tuple[int, Any, str]:
+    """Workers, executor class (its chunk sizing) and the backend in words, without starting it."""
     from parcv.engine.backends._dask_executor import _DaskExecutor
     from parcv.engine.backends.local import _LocalExecutor, check_n_jobs
     from parcv.engine.backends.serial import _SerialExecutor
@@ -19,16 +20,15 @@ def _workers(spec: Any) -> tuple[int, float, str]:
     run, cluster = spec.run, spec.table("cluster")
     if cluster:
         n = (cluster.get("jobs") or 1) * (cluster.get("cores") or 1)
-        dask = _DaskExecutor.chunk_seconds
-        return n, dask, f"dask on a {cluster.get('kind')} cluster ({n} worker threads)"
+        return n, _DaskExecutor, f"dask on a {cluster.get('kind')} cluster ({n} worker threads)"
     if run.scheduler or run.scheduler_file or run.backend == "dask":
         where = run.scheduler or run.scheduler_file or "a local cluster"
         n = check_n_jobs(run.n_jobs)
-        return n, _DaskExecutor.chunk_seconds, f"dask at {where} (estimates assume {n} workers)"
+        return n, _DaskExecutor, f"dask at {where} (estimates assume {n} workers)"
     if run.backend == "serial":
-        return 1, _SerialExecutor.chunk_seconds, "serial (1 worker)"
+        return 1, _SerialExecutor, "serial (1 worker)"
     n = check_n_jobs(run.n_jobs)
-    return n, _LocalExecutor.chunk_seconds, f"local ({n} workers)"
+    return n, _LocalExecutor, f"local ({n} workers)"
 
 
 def _folds_text(plan: Any) -> str:
@@ -49,8 +49,9 @@ def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
     from parcv.engine.runner import estimate_chunks
 
     n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
-    workers, target, where = _workers(spec)
-    low = estimate_chunks(n_fit, workers, target, None) + n_refit
+    workers, executor, where = _workers(spec)
+    sizing = (executor.chunk_seconds, getattr(executor, "chunk_rate", math.inf))
+    low = estimate_chunks(n_fit, workers, sizing[0], None, sizing[1]) + n_refit
     chunks = (
         f"{plan.n_units} (one unit each)"
         if low >= plan.n_units
@@ -60,7 +61,7 @@ def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
     lines = [f"backend    {where}; chunks: {chunks}"]
     if probe:
         seconds = probe_fit(job, plan)
-        n_chunks = estimate_chunks(n_fit, workers, target, seconds) + n_refit
+        n_chunks = estimate_chunks(n_fit, workers, sizing[0], seconds, sizing[1]) + n_refit
         total = seconds * plan.n_units
         lines.append(
             f"probe      one fit took {seconds:.3g} s: about {total:.3g} CPU-s in total, "

@@ -74,15 +74,28 @@ class _ChunkSizer:
     Until a few records (one per worker, at most ``_CALIBRATION``) have come
     back, single units are sent, at most two in flight per worker, so the
     sizes are not guessed and no worker waits for them. After that a chunk lasts
-    about ``target`` seconds but never holds more than 1/(2 x workers) of the
-    units still to send (factoring): tiny units go out in few tasks, and
-    chunks shrink towards the end so the last wave stays balanced.
+    about ``target`` seconds, or longer where the workers would otherwise send
+    back more than ``rate`` chunks a second (``n_workers / rate`` seconds), but
+    never holds more than 1/(2 x workers) of the units still to send
+    (factoring): tiny units go out in few tasks, and chunks shrink towards the
+    end so the last wave stays balanced.
+
+    ``rate`` bounds what the one driver (and a Dask scheduler) spends per chunk
+    as workers are added: each chunk costs them a round trip, a commit and a
+    task's bookkeeping whatever its size, so 16 workers on 50 ms chunks would
+    send them 320 a second.
     """
 
     target: float
     n_workers: int
+    rate: float = math.inf
     total_time: float = 0.0
     n_seen: int = 0
+
+    @property
+    def seconds(self) -> float:
+        """How long a chunk should last: ``target``, longer for many workers."""
+        return max(self.target, self.n_workers / self.rate)
 
     @property
     def calibrated(self) -> bool:
@@ -106,11 +119,17 @@ class _ChunkSizer:
         if not self.calibrated or self.target <= 0:
             return 1
         per_unit = max(self.total_time / self.n_seen, 1e-6)
-        wanted = math.ceil(self.target / per_unit)
+        wanted = math.ceil(self.seconds / per_unit)
         return max(1, min(wanted, math.ceil(n_pending / (2 * self.n_workers))))
 
 
-def estimate_chunks(n_units: int, n_workers: int, target: float, per_unit: float | None) -> int:
+def estimate_chunks(
+    n_units: int,
+    n_workers: int,
+    target: float,
+    per_unit: float | None,
+    rate: float = math.inf,
+) -> int:
     """How many chunks the driver sends for ``n_units`` fits of ``per_unit`` seconds each.
 
     It runs the driver's own sizing: the single units sent while calibrating,
@@ -124,7 +143,7 @@ def estimate_chunks(n_units: int, n_workers: int, target: float, per_unit: float
     >>> estimate_chunks(100, 2, 0.0, 1.0)  # no target (serial): one unit per chunk
     100
     """
-    sizer = _ChunkSizer(target, n_workers)
+    sizer = _ChunkSizer(target, n_workers, rate)
     sizer.n_seen = min(n_workers, _CALIBRATION)
     sizer.total_time = (per_unit or 0.0) * sizer.n_seen
     # Two per worker, then one more for each record back before the last one calibrating.
@@ -626,7 +645,9 @@ class Driver:
     def __init__(self, executor: Executor) -> None:
         self.executor = executor
         self.entries: dict[int, _Entry] = {}
-        self.sizer = _ChunkSizer(executor.chunk_seconds, executor.n_workers)
+        self.sizer = _ChunkSizer(
+            executor.chunk_seconds, executor.n_workers, getattr(executor, "chunk_rate", math.inf)
+        )
         self.in_flight: dict[Hashable, tuple[int, tuple[Unit, ...]]] = {}
         self.guesses: set[Hashable] = set()  # tickets of speculative and chained refits
         self.chains: dict[Hashable, int | None] = {}  # a chained refit's ticket: its outer fold

@@ -2,7 +2,8 @@
 
 Each chunk's records are made (and pickled) at submit, outside the driver's measured CPU,
 and handed back a quarter of the queue at a time, as a busy pool returns them; chunks are
-sized as for 1 ms fits on 16 workers (about 45 units). What is left is the driver's own
+sized as for 1 ms fits on 16 workers (``--chunk-seconds``: 0.05 s, about 45 units, as the
+local pool asks for; the driver may scale that with the workers). What is left is the driver's own
 cost per unit (planning, scheduling, unpickling, the table, the store), whatever the
 machine's cores. Checkouts run one after the other in this process's children:
 
@@ -35,7 +36,7 @@ except ImportError:  # a checkout before workers sent batches
 outside = [0.0]
 
 class Pool:
-    n_workers, chunk_seconds = 16, 0.05
+    n_workers, chunk_seconds = 16, float(sys.argv[5])
     def __init__(self):
         self.queue, self.n = collections.OrderedDict(), 0
     def submit(self, units, plan=0):
@@ -75,6 +76,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--checkout", action="append", metavar="NAME=PATH")
+    parser.add_argument(
+        "--chunk-seconds", type=float, default=0.05, help="the stand-in pool's chunk_seconds"
+    )
     args = parser.parse_args()
     here = Path(__file__).resolve().parent
     checkouts = [c.split("=", 1) for c in args.checkout or [f"now={here.parents[1]}"]]
@@ -85,6 +89,7 @@ def main() -> None:
         for name, path in checkouts:
             out = f"/tmp/parcv-driver-alone-{name}"
             cmd = [sys.executable, "-c", _CHILD, str(Path(path).resolve()), str(here), str(n), out]
+            cmd.append(str(args.chunk_seconds))
             env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
             done = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
             cells.append(done.stdout.strip().splitlines()[-1])

@@ -12,7 +12,7 @@ from sklearn.pipeline import Pipeline
 
 import parcv
 from parcv.engine.backends.serial import SerialBackend
-from parcv.engine.runner import estimate_chunks, run_plan
+from parcv.engine.runner import _ChunkSizer, estimate_chunks, run_plan
 from parcv.engine.work import run_units
 from parcv.plan.build import build_plan
 from parcv.plan.data import check_dataset
@@ -323,6 +323,44 @@ def test_single_units_keep_workers_fed_until_four_are_timed():
     n_fit_chunks = executor.kinds.count("fit")
     assert estimate_chunks(len(plan.units), 16, executor.chunk_seconds, None) == n_fit_chunks
     assert {k: r.test_scores for k, r in got.items()} == {k: r.test_scores for k, r in ref.items()}
+
+
+def test_chunks_lengthen_past_the_rate_the_driver_side_takes():
+    # Units of 2**-10 s, chunks of 2**-4 s: 64 units, until more workers than the rate of
+    # 128 chunks a second allows at that length (8) make them n_workers / 128 seconds long.
+    for workers, size in [(2, 64), (8, 64), (16, 128), (64, 512)]:
+        sizer = _ChunkSizer(2.0**-4, workers, rate=128.0)
+        sizer.n_seen, sizer.total_time = 4, 4 * 2.0**-10
+        assert sizer.size(10**9) == size
+        # Factoring still bounds a chunk by 1/(2 x workers) of the units left to send.
+        assert sizer.size(32 * workers) == 16
+    # With no rate (a pool that does not give one) the target alone sizes them.
+    sizer = _ChunkSizer(2.0**-4, 64)
+    sizer.n_seen, sizer.total_time = 4, 4 * 2.0**-10
+    assert sizer.size(10**9) == 64
+    # parcv inspect's estimate runs the same sizing.
+    n = 10**6
+    assert estimate_chunks(n, 16, 2.0**-4, 2.0**-10, 128.0) < estimate_chunks(
+        n, 16, 2.0**-4, 2.0**-10
+    )
+    assert estimate_chunks(n, 2, 2.0**-4, 2.0**-10, 128.0) == estimate_chunks(
+        n, 2, 2.0**-4, 2.0**-10
+    )
+
+
+def test_a_cluster_of_batch_jobs_sizes_chunks_as_its_dask_executor_does():
+    from types import SimpleNamespace
+
+    from parcv.engine.backends._dask_executor import _DaskExecutor
+    from parcv.engine.backends.jobqueue import _ScaledExecutor
+
+    dask = _DaskExecutor
+    inner = SimpleNamespace(
+        n_workers=2, chunk_seconds=dask.chunk_seconds, chunk_rate=dask.chunk_rate, depth=dask.depth
+    )
+    scaled = _ScaledExecutor(inner, 64)  # sized for the jobs' 64 cores, not the 2 up yet
+    got = (scaled.n_workers, scaled.chunk_seconds, scaled.chunk_rate, scaled.depth)
+    assert got == (64, dask.chunk_seconds, dask.chunk_rate, dask.depth)
 
 
 @pytest.mark.parametrize(

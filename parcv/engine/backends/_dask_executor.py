@@ -158,6 +158,11 @@ class _DaskExecutor:
     """
 
     chunk_seconds = 0.2
+    # The scheduler's work is per task (and per worker's heartbeat), not per unit: 16
+    # workers on 0.2 s chunks of 1 ms fits kept it busy 13.9 % of the wall on a lent
+    # 16-core machine, 2.6 % of which it spends on 16 idle workers. At most 25 chunks a
+    # second: 0.64 s chunks on 16 workers, 0.2 s up to 5.
+    chunk_rate = 25.0
     poll_seconds = 0.5
     # Chunks in flight per worker: a result's round trip through the scheduler and the
     # driver takes longer than a local pool's, so workers need a deeper queue to never idle

@@ -29,7 +29,8 @@ class Executor(Protocol):
     ``n_workers`` sizes how much work the driver keeps in flight: ``depth``
     chunks per worker (2 when an executor does not say); ``chunk_seconds``
     is the target duration of one chunk (larger where per-task overhead is
-    larger).
+    larger), lengthened to ``n_workers / chunk_rate`` where an executor gives
+    ``chunk_rate``, the most chunks a second its driver side should see.
     """
 
     n_workers: int
