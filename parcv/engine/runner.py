@@ -279,10 +279,8 @@ class _Schedule:
 
         if copies or not isinstance(records, RecordTable):
             return ~done(units)
-        parts = []
-        for block in as_units(units).blocks:
-            held = records.held(block) if isinstance(block, UnitGrid) else None
-            parts.append(~(done(block) if held is None else held))
+        parts = [~(records.held(b) if isinstance(b, UnitGrid) else done(b))
+                 for b in as_units(units).blocks]  # fmt: skip
         return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
 
     def __post_init__(self) -> None:

@@ -859,19 +859,15 @@ def _missing_from_index(plan: Plan, records: Mapping[Key, Record]) -> tuple[int,
 
     Builds a key only for a unit that has no record: a finished million-unit
     run is checked without a Unit or key per unit. None where that cannot be
-    read so (no table, a race that rules fits out, a kind recorded per batch).
+    read so (no table, or a race that rules fits out).
     """
     if plan.racing is not None or not isinstance(records, RecordTable):
         return None
-    blocks = as_units(plan.units).blocks
-    held = [records.held(b) if isinstance(b, UnitGrid) else None for b in blocks]
     n, missing = 0, []
-    for block, mask in zip(blocks, held, strict=True):
+    for block in as_units(plan.units).blocks:
         if isinstance(block, UnitGrid):
-            if mask is None:
-                return None
             n += len(block)
-            missing += [block[j].key for j in np.flatnonzero(~mask).tolist()]
+            missing += [block[j].key for j in np.flatnonzero(~records.held(block)).tolist()]
         else:
             keys = [k for u in block for k in plan.unit_keys(u)]
             n += len(keys)

@@ -166,23 +166,24 @@ class RecordTable(MutableMapping[Key, Record]):
             self._mask = mask
         return mask
 
-    def held(self, grid: UnitGrid) -> NDArray[np.bool_] | None:
+    def held(self, grid: UnitGrid) -> NDArray[np.bool_]:
         """Which units of ``grid``, in its order, have a record here: from the index alone.
 
         One boolean per unit, no key or unit built: a million-unit plan is
-        checked in milliseconds. None where a unit's record is not keyed by its
-        own fields (a kind that records per candidate of a batch): look its keys
-        up then.
+        checked in milliseconds. A grid's unit makes one record, keyed by the
+        fields its kind keys (the others read as the index stores them: no fold,
+        candidate 0).
         """
-        kind = KINDS[grid.kind]
-        if kind.batched or kind.key_fields != _FULL:
-            return None
+        fields = KINDS[grid.kind].key_fields
         code = self._shared.codes.get(grid.kind)
         order = np.asarray(grid.order, dtype=np.intp)
+        if "candidate" not in fields:
+            order = np.zeros_like(order)
+        find = self._shared.index.cells
         parts = [
-            self._shared.index.cells(code, outer, inner, order)
-            for outer, n_inner in grid.folds
-            for inner in range(n_inner)
+            find(code, o if "outer" in fields else None, i if "inner" in fields else -1, order)
+            for o, n_inner in grid.folds
+            for i in range(n_inner)
         ]
         cells = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         held = cells > 0
@@ -704,7 +705,10 @@ class _KeyIndex:
     def cells(
         self, code: int | None, outer: int | None, inner: int, candidates: NDArray[np.intp]
     ) -> NDArray[np.int64]:
-        """Row + 1 of each candidate's key of kind ``code`` on fold (outer, inner); 0: none."""
+        """Row + 1 of each candidate's key of kind ``code`` on fold (outer, inner); 0: none.
+
+        ``inner`` -1 and ``outer`` None: keys without that fold.
+        """
         out = np.zeros(len(candidates), dtype=np.int64)
         grid = None if code is None else self._grids.get((code, -1 if outer is None else outer))
         if grid is None or inner + 1 >= grid.shape[0]:

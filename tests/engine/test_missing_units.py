@@ -16,6 +16,8 @@ from sklearn.linear_model import Ridge
 import parcv
 from parcv.engine.runner import start_schedule
 from parcv.engine.session import count_expected, expected_keys, load_run, missing_keys
+from parcv.plan.record_table import RecordTable
+from parcv.plan.records import Record, Unit
 from parcv.plan.units import UnitGrid, as_units
 
 X = np.random.default_rng(0).normal(size=(40, 3))
@@ -56,3 +58,26 @@ def test_a_resume_runs_exactly_the_units_whose_records_are_missing(stored, data)
     schedule = start_schedule(plan, done={k: view[k] for k in view})
     brute = [any(k not in view for k in plan.unit_keys(u)) for u in plan.units]
     assert schedule._todo(set()).tolist() == brute
+
+
+_FOLDS = ((0, 2), (1, 3), (None, 2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kind=st.sampled_from(["fit", "criteria", "perm", "ncv", "boot", "incr"]),
+    order=st.permutations(range(5)),
+    stored=st.sets(st.tuples(st.sampled_from([0, 1, None]), st.integers(0, 3), st.integers(0, 6))),
+)
+def test_a_grid_of_any_kind_is_held_where_its_keys_are(kind, order, stored):
+    # Kinds key some of a unit's fields only (criteria: outer fold and candidate): units
+    # of a grid that differ elsewhere share a record, and the index stores no fold there.
+    table = RecordTable.growing()
+    table.add(
+        [
+            Record(Unit(kind, o, i, c), "ok", {"score": 1.0}, {}, 0.0, 0.0, 1, 1)
+            for o, i, c in sorted(stored, key=str)
+        ]
+    )
+    grid = UnitGrid(kind, _FOLDS, tuple(order))
+    assert table.held(grid).tolist() == [u.key in table for u in grid]
