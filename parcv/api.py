@@ -23,7 +23,7 @@ from parcv.engine.options import (
 )
 from parcv.engine.progress import VERBOSE_LOG, verbose_output
 from parcv.engine.rounds import execute_rounds, load_rounds, plan_rounds
-from parcv.engine.session import count_expected, execute_plan, load_run, missing_keys
+from parcv.engine.session import execute_plan, load_run, missing_of_expected
 from parcv.errors import ParcvError, did_you_mean, warn_at_caller
 from parcv.plan.build import Plan, build_plan, check_predictions
 from parcv.plan.curves import (
@@ -909,9 +909,8 @@ def load(
         return make_rounds_result(meta["kind"], base, searches, config)
     kind, plan, records = load_run(store, load_models=load_models and not partial,
                                    partial=partial)  # fmt: skip
-    missing = missing_keys(plan, records) if partial else []
+    missing, n_units = missing_of_expected(plan, records) if partial else ([], 0)
     if missing:
-        n_units = count_expected(plan, records)
         return make_partial_result(kind, plan, records, missing, n_units)
     if kind not in ("cross_validate", "search", "nested_cv"):
         raise ParcvError(

@@ -79,10 +79,9 @@ __all__ = [
     "count_stored",
     "survey_store",
     "execute_plan",
-    "count_expected",
     "expected_keys",
     "load_run",
-    "missing_keys",
+    "missing_of_expected",
     "load_saved_model",
     "plan_meta",
     "pending_refits",
@@ -840,18 +839,14 @@ def expected_keys(plan: Plan, records: Mapping[Key, Record]) -> list[Key]:
     return keys + ([("final",)] if plan.final else [])
 
 
-def missing_keys(plan: Plan, records: Mapping[Key, Record]) -> list[Key]:
-    """The record keys a finished run of ``plan`` has and ``records`` lacks."""
+def missing_of_expected(plan: Plan, records: Mapping[Key, Record]) -> tuple[list[Key], int]:
+    """The record keys a finished run of ``plan`` has and ``records`` lacks, and how many
+    records a finished run has (``len(expected_keys(plan, records))``)."""
     found = _missing_from_index(plan, records)
     if found is not None:
-        return found[1]
-    return [k for k in expected_keys(plan, records) if k not in records]
-
-
-def count_expected(plan: Plan, records: Mapping[Key, Record]) -> int:
-    """How many records a finished run of ``plan`` holds: ``len(expected_keys(...))``."""
-    found = _missing_from_index(plan, records)
-    return len(expected_keys(plan, records)) if found is None else found[0]
+        return found[1], found[0]
+    expected = expected_keys(plan, records)
+    return [k for k in expected if k not in records], len(expected)
 
 
 def _missing_from_index(plan: Plan, records: Mapping[Key, Record]) -> tuple[int, list[Key]] | None:
@@ -879,10 +874,9 @@ def _missing_from_index(plan: Plan, records: Mapping[Key, Record]) -> tuple[int,
 
 def check_complete(path: Path, plan: Plan, records: Mapping[Key, Record]) -> None:
     """Raise a ParcvError saying how far an interrupted run got and how to finish it."""
-    missing = missing_keys(plan, records)
+    missing, n_units = missing_of_expected(plan, records)
     if not missing:
         return
-    n_units = count_expected(plan, records)
     raise UnfinishedRunError(
         f"store {str(path)!r} holds an unfinished run: {n_units - len(missing)} of "
         f"{n_units} units done; missing {'; '.join(missing_parts(missing))}, so its estimates "

@@ -15,7 +15,7 @@ from sklearn.linear_model import Ridge
 
 import parcv
 from parcv.engine.runner import start_schedule
-from parcv.engine.session import count_expected, expected_keys, load_run, missing_keys
+from parcv.engine.session import expected_keys, load_run, missing_of_expected
 from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Record, Unit
 from parcv.plan.units import UnitGrid, as_units
@@ -42,8 +42,8 @@ def test_missing_units_read_from_the_index_are_those_looked_up_key_by_key(stored
     keep = data.draw(st.lists(st.booleans(), min_size=len(table), max_size=len(table)))
     view = table.where(np.array(keep, dtype=bool))
     expected = expected_keys(plan, view)
-    assert missing_keys(plan, view) == [k for k in expected if k not in view]
-    assert count_expected(plan, view) == len(expected)
+    missing = [k for k in expected if k not in view]
+    assert missing_of_expected(plan, view) == (missing, len(expected))
     for block in as_units(plan.units).blocks:
         if isinstance(block, UnitGrid):
             assert view.held(block).tolist() == [u.key in view for u in block]
