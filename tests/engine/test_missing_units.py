@@ -35,12 +35,17 @@ def stored(tmp_path_factory):
     return plan, records
 
 
+def _a_view(data, table):
+    """A view of ``table`` keeping a random subset of its rows."""
+    keep = data.draw(st.lists(st.booleans(), min_size=len(table), max_size=len(table)))
+    return table.where(np.array(keep, dtype=bool))
+
+
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_missing_units_read_from_the_index_are_those_looked_up_key_by_key(stored, data):
     plan, table = stored
-    keep = data.draw(st.lists(st.booleans(), min_size=len(table), max_size=len(table)))
-    view = table.where(np.array(keep, dtype=bool))
+    view = _a_view(data, table)
     expected = expected_keys(plan, view)
     missing = [k for k in expected if k not in view]
     assert missing_of_expected(plan, view) == (missing, len(expected))
@@ -53,8 +58,7 @@ def test_missing_units_read_from_the_index_are_those_looked_up_key_by_key(stored
 @given(data=st.data())
 def test_a_resume_runs_exactly_the_units_whose_records_are_missing(stored, data):
     plan, table = stored
-    keep = data.draw(st.lists(st.booleans(), min_size=len(table), max_size=len(table)))
-    view = table.where(np.array(keep, dtype=bool))
+    view = _a_view(data, table)
     schedule = start_schedule(plan, done={k: view[k] for k in view})
     brute = [any(k not in view for k in plan.unit_keys(u)) for u in plan.units]
     assert schedule._todo(set()).tolist() == brute
