@@ -30,7 +30,7 @@ if [ "$part" = compare ]; then
         --timeout 25 --json "$out/compare16.json" 2>&1 | tee "$out/compare16.log"
     timeout 60 python3 scripts/bench/nested.py --workload W2 --repeats 1 \
         --json "$out/w2.json" 2>&1 | tee "$out/w2.log"
-    timeout 120 python3 scripts/bench/nested.py --workload W1 --repeats 1 \
+    timeout 200 python3 scripts/bench/nested.py --workload W1 --repeats 1 \
         --json "$out/w1.json" 2>&1 | tee "$out/w1.log"
 else
     timeout 420 python3 "${sweep[@]}" --timeout 170 --json "$out/driver16.json" 2>&1 |
