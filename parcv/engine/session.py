@@ -835,7 +835,12 @@ def expected_keys(plan: Plan, records: Mapping[Key, Record]) -> list[Key]:
         kept = {o: race_mask(plan, records, o) for o in plan.inner_folds}
         keys = [k for k in keys if not KINDS[k[0]].selects or k[2] is None
                 or kept[k[1]][k[3], k[2]]]  # type: ignore[index]  # fmt: skip
-    keys += [("refit", o) for o in plan.refit_outers]
+    return keys + _refit_keys(plan)
+
+
+def _refit_keys(plan: Plan) -> list[Key]:
+    """The keys of a plan's refits: each outer fold's, then the final one."""
+    keys: list[Key] = [("refit", o) for o in plan.refit_outers]
     return keys + ([("final",)] if plan.final else [])
 
 
@@ -844,13 +849,13 @@ def missing_of_expected(plan: Plan, records: Mapping[Key, Record]) -> tuple[list
     records a finished run has (``len(expected_keys(plan, records))``)."""
     found = _missing_from_index(plan, records)
     if found is not None:
-        return found[1], found[0]
+        return found
     expected = expected_keys(plan, records)
     return [k for k in expected if k not in records], len(expected)
 
 
-def _missing_from_index(plan: Plan, records: Mapping[Key, Record]) -> tuple[int, list[Key]] | None:
-    """(records expected, keys missing) with each grid of units read from a table's index.
+def _missing_from_index(plan: Plan, records: Mapping[Key, Record]) -> tuple[list[Key], int] | None:
+    """:func:`missing_of_expected` with each grid of units read from a table's index.
 
     Builds a key only for a unit that has no record: a finished million-unit
     run is checked without a Unit or key per unit. None where that cannot be
@@ -867,9 +872,8 @@ def _missing_from_index(plan: Plan, records: Mapping[Key, Record]) -> tuple[int,
             keys = [k for u in block for k in plan.unit_keys(u)]
             n += len(keys)
             missing += [k for k in keys if k not in records]
-    ends: list[Key] = [("refit", o) for o in plan.refit_outers]
-    ends += [("final",)] if plan.final else []
-    return n + len(ends), missing + [k for k in ends if k not in records]
+    ends = _refit_keys(plan)
+    return missing + [k for k in ends if k not in records], n + len(ends)
 
 
 def check_complete(path: Path, plan: Plan, records: Mapping[Key, Record]) -> None:
