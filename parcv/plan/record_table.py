@@ -495,8 +495,8 @@ class _Shared:
         u, c = self._units, self._columns
         kind, worker = u["kind"][plain], c["worker"][plain]
         blocks = []
-        for k, w in np.unique(np.stack([kind, worker]), axis=1).T.tolist():
-            at = plain[(kind == k) & (worker == w)]
+        for k, w, mine in _pairs(kind, worker):
+            at = plain[mine]
 
             def matrix(names: Sequence[str], which: str, at: NDArray[np.intp] = at) -> Any:
                 if not names:
@@ -663,16 +663,7 @@ class _KeyIndex:
         if not len(rows):
             return new
         kind, outer, inner, candidate = self._coordinates(rows)
-        # One code per (kind, outer fold), outer -1 (none) included: a 1-d unique is a
-        # plain sort, where np.unique(axis=1) sorts structured columns (1.4 s for 1.1M rows).
-        span = int(outer.max()) + 2
-        codes = kind * span + (outer + 1)
-        first = codes[0]
-        groups = [first] if (codes == first).all() else np.unique(codes).tolist()
-        for group in groups:
-            k, o = divmod(int(group), span)
-            o -= 1
-            mine = codes == group
+        for k, o, mine in _pairs(kind, outer):
             i, c, r = inner[mine] + 1, candidate[mine], rows[mine]
             grid = self._grid((k, o), int(i.max()) + 1, int(c.max()) + 1)
             old = grid[i, c]
@@ -741,6 +732,23 @@ class _KeyIndex:
 
 
 _FULL = ("outer", "inner", "candidate")
+
+
+def _pairs(
+    a: NDArray[np.integer], b: NDArray[np.integer]
+) -> Iterator[tuple[int, int, NDArray[np.bool_]]]:
+    """Each distinct (a, b) of two integer columns (``a`` >= 0), in order, with its rows.
+
+    One code per pair, sorted in one dimension: ``np.unique(axis=1)`` sorts structured
+    columns instead (1.4 s for the 1.1M rows of a store's load).
+    """
+    low = int(b.min())
+    span = int(b.max()) - low + 1
+    codes = a.astype(np.int64) * span + (b.astype(np.int64) - low)
+    first = codes[0]
+    for code in [first] if (codes == first).all() else np.unique(codes).tolist():
+        k, rest = divmod(int(code), span)
+        yield k, rest + low, codes == code
 
 
 def _index(value: object) -> bool:
