@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +49,7 @@ def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
 
     n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
     workers, executor, where = _workers(spec)
-    sizing = (executor.chunk_seconds, getattr(executor, "chunk_rate", math.inf))
+    sizing = (executor.chunk_seconds, executor.chunk_rate)
     low = estimate_chunks(n_fit, workers, sizing[0], None, sizing[1]) + n_refit
     chunks = (
         f"{plan.n_units} (one unit each)"

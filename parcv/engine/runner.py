@@ -113,7 +113,7 @@ class _ChunkSizer:
         """How many more chunks to send now."""
         if not self.calibrated:
             return 2 * self.n_workers - n_in_flight
-        return getattr(executor, "depth", 2) * self.n_workers - n_in_flight
+        return executor.depth * self.n_workers - n_in_flight
 
     def size(self, n_pending: int) -> int:
         if not self.calibrated or self.target <= 0:
@@ -643,9 +643,7 @@ class Driver:
     def __init__(self, executor: Executor) -> None:
         self.executor = executor
         self.entries: dict[int, _Entry] = {}
-        self.sizer = _ChunkSizer(
-            executor.chunk_seconds, executor.n_workers, getattr(executor, "chunk_rate", math.inf)
-        )
+        self.sizer = _ChunkSizer(executor.chunk_seconds, executor.n_workers, executor.chunk_rate)
         self.in_flight: dict[Hashable, tuple[int, tuple[Unit, ...]]] = {}
         self.guesses: set[Hashable] = set()  # tickets of speculative and chained refits
         self.chains: dict[Hashable, int | None] = {}  # a chained refit's ticket: its outer fold

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from contextlib import contextmanager
 
@@ -27,6 +28,8 @@ class ShuffledExecutor:
 
     n_workers = 3
     chunk_seconds = 10.0  # chunks as large as balance allows once timing is known
+    chunk_rate = math.inf
+    depth = 2
 
     def __init__(self, plan, data, seed):
         self.plan, self.data, self.rng = plan, data, random.Random(seed)

@@ -197,6 +197,8 @@ class _OrderedExecutor:
 
     n_workers = 1
     chunk_seconds = 0.0
+    chunk_rate = math.inf
+    depth = 2
 
     def __init__(self, plan, data):
         self.plans, self.data, self.queue, self.count, self.events = [plan], data, {}, 0, []

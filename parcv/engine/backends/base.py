@@ -27,14 +27,16 @@ class Executor(Protocol):
     It runs the units of the plan it was opened with (plan ``0``) and of the
     plans added since (:meth:`add_plan`), all on the data it was opened with.
     ``n_workers`` sizes how much work the driver keeps in flight: ``depth``
-    chunks per worker (2 when an executor does not say); ``chunk_seconds``
-    is the target duration of one chunk (larger where per-task overhead is
-    larger), lengthened to ``n_workers / chunk_rate`` where an executor gives
-    ``chunk_rate``, the most chunks a second its driver side should see.
+    chunks per worker; ``chunk_seconds`` is the target duration of one chunk
+    (larger where per-task overhead is larger), lengthened to ``n_workers /
+    chunk_rate``: ``chunk_rate`` is the most chunks a second its driver side
+    should see (``math.inf``: no bound).
     """
 
     n_workers: int
     chunk_seconds: float
+    chunk_rate: float
+    depth: int
 
     def submit(self, units: tuple[Unit, ...], plan: int = 0) -> Hashable:
         """Start running a chunk of plan ``plan`` (0: the one opened with); return a ticket."""

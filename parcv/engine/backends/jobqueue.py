@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 import os
 import time
 from collections.abc import Hashable, Iterator, Mapping, Sequence
@@ -89,8 +88,8 @@ class _ScaledExecutor:
         self._inner = inner
         self.n_workers = max(n_workers, inner.n_workers)
         self.chunk_seconds = inner.chunk_seconds
-        self.chunk_rate = getattr(inner, "chunk_rate", math.inf)
-        self.depth = getattr(inner, "depth", 2)
+        self.chunk_rate = inner.chunk_rate
+        self.depth = inner.depth
 
     def submit(self, units: tuple[Unit, ...], plan: int = 0) -> Hashable:
         return self._inner.submit(units, plan)

@@ -223,6 +223,7 @@ class _LocalExecutor:
     # 47.4 us/unit with 45-unit chunks, 41.7 with 182), more beside 16 busy workers: at 100
     # chunks a second that stays under a tenth of its core. 16 workers: 0.16 s chunks.
     chunk_rate = 100.0
+    depth = 2
 
     def __init__(
         self, pool: Any, path: str, n_workers: int, threads: int | None, faults: _Faults

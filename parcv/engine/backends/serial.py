@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +21,8 @@ __all__ = ["SerialBackend"]
 class _SerialExecutor:
     n_workers = 1
     chunk_seconds = 0.0
+    chunk_rate = math.inf
+    depth = 2
 
     def __init__(self, plan: Plan, data: Dataset) -> None:
         self._plans, self._data = [plan], data
