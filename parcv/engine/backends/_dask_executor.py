@@ -157,12 +157,14 @@ class _DaskExecutor:
     only that unit, never the worker and the data it holds.
     """
 
-    chunk_seconds = 0.2
-    # The scheduler's work is per task (and per worker's heartbeat), not per unit: 16
-    # workers on 0.2 s chunks of 1 ms fits kept it busy 13.9 % of the wall on a lent
-    # 16-core machine, 2.6 % of which it spends on 16 idle workers. At most 25 chunks a
-    # second: 0.64 s chunks on 16 workers, 0.2 s up to 5.
-    chunk_rate = 25.0
+    # The scheduler's work is per task (and per worker's heartbeat), not per unit. On a lent
+    # 16-core machine, 16 workers on 0.2 s chunks of 1 ms fits (about 80 a second) kept it
+    # busy 13.9 % of the wall, 2.6 % of which it spends on 16 idle workers: about 1.4 ms a
+    # task. On 2 cores, 2 workers, 1.1M units of 1 ms fits: 4.9 % of the wall with 0.2 s
+    # chunks, 2.8 % with 0.5 s (scripts/bench/driver.py). So 0.5 s chunks, and at most 10
+    # a second (about 1.4 % of the wall at 1.4 ms a task): 1.6 s chunks on 16 workers.
+    chunk_seconds = 0.5
+    chunk_rate = 10.0
     poll_seconds = 0.5
     # Chunks in flight per worker: a result's round trip through the scheduler and the
     # driver takes longer than a local pool's, so workers need a deeper queue to never idle
