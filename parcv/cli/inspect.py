@@ -49,8 +49,8 @@ def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
 
     n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
     workers, executor, where = _workers(spec)
-    sizing = (executor.chunk_seconds, executor.chunk_rate)
-    low = estimate_chunks(n_fit, workers, sizing[0], None, sizing[1]) + n_refit
+    target, rate = executor.chunk_seconds, executor.chunk_rate
+    low = estimate_chunks(n_fit, workers, target, None, rate) + n_refit
     chunks = (
         f"{plan.n_units} (one unit each)"
         if low >= plan.n_units
@@ -60,7 +60,7 @@ def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
     lines = [f"backend    {where}; chunks: {chunks}"]
     if probe:
         seconds = probe_fit(job, plan)
-        n_chunks = estimate_chunks(n_fit, workers, sizing[0], seconds, sizing[1]) + n_refit
+        n_chunks = estimate_chunks(n_fit, workers, target, seconds, rate) + n_refit
         total = seconds * plan.n_units
         lines.append(
             f"probe      one fit took {seconds:.3g} s: about {total:.3g} CPU-s in total, "
