@@ -8,26 +8,33 @@ asks this module where the code comes from and what identifies it:
 - the standard library (and builtins): its qualified name;
 - an installed distribution (scikit-learn, numpy, xgboost, parcv...): the
   distribution's name and version, with those of the distributions it requires
-  at run time (an upgrade of numpy changes what scikit-learn computes). An
-  editable install (``pip install -e``) adds a digest of its source files, so
-  that editing it counts as an upgrade;
-- the user's own code (a script, a module beside it, a notebook, ``__main__``):
-  its code, and the user code and module-level values it reaches (globals it
-  reads: helpers, constants, classes; a class's bases and methods),
-  transitively. Each function, class and module constant reached is one
-  :class:`CodeEntry` with a digest of its *own* content, in which the others
-  it reaches are named, not inlined: cycles need no special care, and a
-  changed entry says exactly what changed ("constant SCALE in helpers.py").
+  at run time (an upgrade of numpy changes what scikit-learn computes);
+- the user's own code (a script, a module beside it, a package installed with
+  ``pip install -e``): soundly, every module that holds reached code whole, by
+  its normalised source (:func:`module_source`: comments, docstrings and layout
+  do not count) over the modules it imports, transitively, read afresh on
+  every run; with the values its globals hold at run time where code can read
+  them. Inside that, and for code with no file to read (a notebook,
+  ``__main__`` of ``python -c``), each function, class and module constant
+  reached is one :class:`CodeEntry` with a digest of its *own* content, in
+  which the others it reaches are named, not inlined: cycles need no special
+  care, and a changed entry says exactly what changed ("constant SCALE in
+  helpers.py").
 
-Compiled code outside any distribution (a C extension built in place) has no
-code to read and no version: it is refused, by name, with the way out. The
-code a function reaches is what its bytecode names (its globals and the
-attributes of the modules it reads); code reached only through ``getattr`` with
-a computed name, ``globals()`` or ``eval`` is not seen.
+The module layer is the over-approximation that makes identity sound: a
+method that a library's base class calls (``transform`` from
+``fit_transform``), a function a decorator hides or a value a closure holds is
+inside a module the unit reaches even where no analysis of references finds
+it. The per-definition layer adds what a file does not show (the code loaded
+in this process, captured values) and the messages. Compiled code outside any
+distribution (a C extension built in place) is identified by its file's bytes
+where a module holds it; with no file, it is refused, by name, with the way
+out.
 """
 
 from __future__ import annotations
 
+import ast
 import builtins
 import hashlib
 import importlib.metadata
@@ -52,7 +59,11 @@ __all__ = [
     "distribution_version",
     "function_parts",
     "is_named",
+    "ModuleSource",
+    "code_names",
+    "module_exists",
     "module_of",
+    "module_source",
     "origin_of",
 ]
 
@@ -126,6 +137,10 @@ class CodeEntry:
             return f"{self.name} {self.digest}"
         if self.kind == "editable":
             return f"{self.name} {self.digest.partition('+')[0]} (editable install in {self.where})"
+        if self.kind == "module":
+            return f"module {self.where or self.name}"
+        if self.kind == "unidentified":
+            return f"{self.shown or self.name} in {self.where or '?'}"
         return f"{self.kind} {self.shown or self.name.partition('#')[0]} in {self.where or '?'}"
 
 
@@ -193,11 +208,19 @@ def describe_changes(old: Environment, new: Environment) -> tuple[str, ...]:
     """
     before = _by_shown(old.entries - new.entries)
     after = _by_shown(new.entries - old.entries)
+    # A changed file is said once: by the definitions in it that changed, where any did.
+    finer = {e.where for e in (old.entries ^ new.entries) if e.kind not in _WHOLE}
     lines = []
     for key in sorted(set(before) | set(after)):
         was, now = before.get(key, []), after.get(key, [])
+        entry = (now or was)[0]
+        if entry.kind == "module" and was and now and entry.where in finer:
+            continue
         lines.append(_change_text(was, now, old.entries, new.entries))
     return tuple(lines)
+
+
+_WHOLE = frozenset({"module", "distribution", "editable", "unidentified"})
 
 
 def _by_shown(entries: Iterable[CodeEntry]) -> dict[tuple[str, str], list[CodeEntry]]:
@@ -223,6 +246,8 @@ def _change_text(
         if len(versions) == 2 and versions[0] != versions[1]:
             return f"{entry.name} {versions[0]} → {versions[1]} (editable install in {entry.where})"
         return f"{entry.text()}: its files changed"
+    if entry.kind == "unidentified":
+        return f"{entry.text()} cannot be identified exactly: its units are never reused"
     if present_before and present_now:
         return f"{entry.text()} changed"
     return f"{entry.text()} {'is no longer reached' if present_before else 'is reached now'}"
@@ -254,10 +279,16 @@ def _origin(module: str) -> Origin:
     if top in sys.builtin_module_names or top in sys.stdlib_module_names:
         return Origin(STDLIB)
     dists = _top_level_distributions().get(top)
+    file = _module_file(module) or _module_file(top)
+    if top == "parcv":  # its numbers are keyed by NUMBERS_VERSION, even in a developer's install
+        return Origin(INSTALLED, tuple(sorted(set(dists or ()))))
     if not dists:
+        if file is not None and _in_site_packages(file):
+            return Origin(INSTALLED)  # a library's module under a name of its own (_cyutility)
+        if file is not None and _in_stdlib(file):
+            return Origin(STDLIB)
         return Origin(USER)
     names = tuple(sorted(set(dists)))
-    file = _module_file(module) or _module_file(top)
     if file is not None and not _in_site_packages(file):
         return Origin(EDITABLE, names)
     return Origin(INSTALLED, names)
@@ -271,6 +302,19 @@ def _top_level_distributions() -> Mapping[str, list[str]]:
 def _module_file(module: str) -> str | None:
     file = getattr(sys.modules.get(module), "__file__", None)
     return file if isinstance(file, str) else None
+
+
+@cache
+def _stdlib_dirs() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple({str(Path(paths[k]).resolve()) for k in ("stdlib", "platstdlib") if k in paths})
+
+
+def _in_stdlib(file: str) -> bool:
+    resolved = str(Path(file).resolve())
+    return any(resolved.startswith(d + "/") for d in _stdlib_dirs())
 
 
 def _in_site_packages(file: str) -> bool:
@@ -382,62 +426,285 @@ def _closure(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(seen))
 
 
-def distribution_entries(origin: Origin, module: str) -> frozenset[CodeEntry]:
+def distribution_entries(origin: Origin) -> frozenset[CodeEntry]:
     """The entries of installed code: its distributions and those they require, by version.
 
-    An editable install's own entry adds a digest of its source files.
+    An editable install's own entry is kind ``"editable"``: its version, with the
+    directory it lives in. Its files are not in this entry: they are the user's own
+    code (:func:`module_source`), read afresh on every run.
 
     Examples
     --------
-    >>> entries = distribution_entries(origin_of("sklearn"), "sklearn")
+    >>> entries = distribution_entries(origin_of("sklearn"))
     >>> sorted(e.name for e in entries if e.name in ("scikit-learn", "numpy"))
     ['numpy', 'scikit-learn']
     """
     entries = set()
+    editable = origin.distributions if origin.kind == EDITABLE else ()
     for name in _closure(origin.distributions):
-        entries.add(CodeEntry(name, "distribution", distribution_version(name)))
-    if origin.kind == EDITABLE:
-        top = module.partition(".")[0]
-        root = _package_root(top)
-        for name in origin.distributions:
-            entries.discard(CodeEntry(name, "distribution", distribution_version(name)))
-            digest = f"{distribution_version(name)}+files.{_files_digest(root)}"
-            entries.add(CodeEntry(name, "editable", digest, str(root)))
+        if name in editable:
+            entries.add(CodeEntry(name, "editable", distribution_version(name),
+                                  _distribution_root(name)))  # fmt: skip
+        else:
+            entries.add(CodeEntry(name, "distribution", distribution_version(name)))
     return frozenset(entries)
 
 
-def _package_root(top: str) -> Path:
-    file = _module_file(top) or ""
-    path = Path(file)
-    return path.parent if path.name == "__init__.py" else path
+def _distribution_root(name: str) -> str:
+    """Where an editable distribution's code lives, as messages show it."""
+    for top, dists in _top_level_distributions().items():
+        if name in dists:
+            file = _module_file(top)
+            if file:
+                path = Path(file)
+                return str(path.parent if path.name == "__init__.py" else path)
+    return ""
 
 
-_SOURCE_SUFFIXES = (".py", ".so", ".pyd")
+# Modules: the user's own code, whole -------------------------------------------------------
 
 
-def _files_digest(root: Path) -> str:
-    """Digest of an editable install's source and extension files (read once per process)."""
-    return _files_digest_cached(str(root))
+@dataclass(frozen=True, slots=True)
+class ModuleSource:
+    """What a module's file says, read afresh: the over-approximation of its code.
+
+    Parameters
+    ----------
+    name : str
+        The module's name.
+    where : str
+        Its file, as messages show it.
+    digest : str
+        Digest of its normalised source: the syntax tree without docstrings, so
+        comments, docstrings and formatting never count. An extension module
+        (``.so``, ``.pyd``) by its bytes.
+    imports : tuple of str
+        Every module its code imports, anywhere in it (absolute names; a package's
+        parents included).
+    names : frozenset of str
+        Every name read inside its functions, classes and lambdas: the module
+        globals (its own, or another module's through an attribute) its code can
+        read at run time.
+    dynamic : bool
+        Whether its code reads names it computes (``getattr`` with a computed
+        name on anything but ``self``, ``eval``, ``exec``, ``globals()``,
+        ``vars()``, ``sys.modules``, a module ``__getattr__``): then every global
+        of every module counts.
+    imports_dynamically : bool
+        Whether it imports modules by computed name (``importlib``, ``__import__``):
+        then every loaded module of the user's own counts.
+    """
+
+    name: str
+    where: str
+    digest: str
+    imports: tuple[str, ...]
+    names: frozenset[str]
+    dynamic: bool
+    imports_dynamically: bool
 
 
-@cache
-def _files_digest_cached(root: str) -> str:
-    path = Path(root)
-    files = (
-        sorted(
-            p
-            for p in path.rglob("*")
-            if p.suffix in _SOURCE_SUFFIXES and p.is_file() and "__pycache__" not in p.parts
-        )
-        if path.is_dir()
-        else [path]
-    )
-    h = hashlib.blake2b(digest_size=8)
-    for file in files:
-        name = str(file.relative_to(path) if path.is_dir() else file.name).encode()
-        data = file.read_bytes()
-        h.update(len(name).to_bytes(8, "little") + name + len(data).to_bytes(8, "little") + data)
-    return h.hexdigest()
+def module_source(name: str) -> ModuleSource | None:
+    """Read a module of the user's own from its file (afresh); None if it has no file.
+
+    Not imported here: a module that its code imports inside a function and that
+    has not run yet is found on ``sys.path`` and read without running it.
+
+    Examples
+    --------
+    >>> found = module_source("parcv.plan.code")
+    >>> found.where.endswith("code.py"), "module_source" in found.names
+    (True, True)
+    """
+    file = _file_of(name)
+    if file is None:
+        return None
+    try:
+        raw = Path(file).read_bytes()
+    except OSError:
+        return None
+    where = where_of(name) if name in sys.modules else file
+    parsed = _parsed(raw, file.endswith(_COMPILED), _package_of(name, file))
+    return ModuleSource(name, where, *parsed)
+
+
+_COMPILED = (".so", ".pyd")
+
+
+def _file_of(name: str) -> str | None:
+    """The file a module runs from: the loaded module's, else where an import would find it."""
+    module = sys.modules.get(name)
+    if module is not None:
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and file.endswith((".py", *_COMPILED)) and Path(file).is_file():
+            return file
+        return None
+    spec = _find_spec(name)
+    origin = getattr(spec, "origin", None)
+    if isinstance(origin, str) and origin.endswith((".py", *_COMPILED)) and Path(origin).is_file():
+        return origin
+    return None
+
+
+def _find_spec(name: str) -> Any:
+    """Where ``import name`` would find a module, without running any of it."""
+    from importlib.machinery import PathFinder
+
+    parent, _, _ = name.rpartition(".")
+    if not parent:
+        return PathFinder.find_spec(name)
+    loaded = sys.modules.get(parent)
+    path = getattr(loaded, "__path__", None)
+    if path is None:
+        spec = _find_spec(parent)
+        path = getattr(spec, "submodule_search_locations", None)
+    return PathFinder.find_spec(name, list(path)) if path else None
+
+
+def _package_of(name: str, file: str) -> str:
+    return name if Path(file).name.startswith("__init__.") else name.rpartition(".")[0]
+
+
+# Parsing is keyed by the file's bytes (and what relative imports resolve against): a
+# digest of the same bytes is the same digest in any run, so this cache never serves an
+# edited file, however long the process lives.
+_PARSED: dict[tuple[bytes, str], tuple[str, tuple[str, ...], frozenset[str], bool, bool]] = {}
+
+
+def _parsed(raw: bytes, compiled: bool,
+            package: str) -> tuple[str, tuple[str, ...], frozenset[str], bool, bool]:  # fmt: skip
+    key = (hashlib.blake2b(raw, digest_size=16).digest(), package if not compiled else "")
+    found = _PARSED.get(key)
+    if found is None:
+        if compiled:
+            found = (key[0].hex(), (), frozenset(), False, False)
+        else:
+            found = _read_tree(raw, package)
+        _PARSED[key] = found
+    return found
+
+
+def _read_tree(raw: bytes, package: str) -> tuple[str, tuple[str, ...], frozenset[str], bool, bool]:
+    try:
+        tree = ast.parse(raw)
+    except (SyntaxError, ValueError):  # not Python we can read: by its bytes, all of it dynamic
+        return hashlib.blake2b(raw, digest_size=16).hexdigest(), (), frozenset(), True, True
+    reader = _TreeReader(package)
+    reader.visit(tree)
+    for node in reader.documented:  # docstrings are documentation, not code
+        node.body = node.body[1:] or [ast.Pass()]
+    text = ast.dump(tree, include_attributes=False)
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return (digest, tuple(sorted(reader.imports)), frozenset(reader.names), reader.dynamic,
+            reader.imports_dynamically)  # fmt: skip
+
+
+_COMPUTED_NAMES = frozenset({"eval", "exec", "globals", "__getattr__"})
+_ATTRIBUTE_CALLS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+
+
+class _TreeReader(ast.NodeVisitor):
+    """One pass over a module's tree: its imports, the names its code reads, its docstrings."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self.imports: set[str] = set()
+        self.names: set[str] = set()
+        self.documented: list[Any] = []
+        self.depth = 0  # inside a function, class, lambda or comprehension
+        self.dynamic = False
+        self.imports_dynamically = False
+
+    def _documented(self, node: Any) -> None:
+        body = getattr(node, "body", None)
+        if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):  # fmt: skip
+            self.documented.append(node)
+
+    def visit_Module(self, node: Any) -> None:
+        self._documented(node)
+        self.generic_visit(node)
+
+    def _scope(self, node: Any) -> None:
+        self._documented(node)
+        if self.depth == 0 and getattr(node, "name", None) == "__getattr__":
+            self.dynamic = True  # a module __getattr__ makes any attribute
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scope
+
+    def _inner(self, node: Any) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _inner
+
+    def visit_Name(self, node: Any) -> None:
+        if self.depth:
+            self.names.add(node.id)
+        if node.id in _COMPUTED_NAMES:
+            self.dynamic = True
+        elif node.id in ("__import__", "importlib", "import_module"):
+            self.imports_dynamically = True
+
+    def visit_Attribute(self, node: Any) -> None:
+        if self.depth:
+            self.names.add(node.attr)
+        if node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys":
+            self.dynamic = True
+        elif node.attr in ("import_module", "__import__"):
+            self.imports_dynamically = True
+        self.generic_visit(node)
+
+    def visit_Call(self, node: Any) -> None:
+        func = node.func
+        if isinstance(func, ast.Name):
+            if func.id in _ATTRIBUTE_CALLS and len(node.args) >= 2:
+                target, name = node.args[0], node.args[1]
+                on_self = isinstance(target, ast.Name) and target.id in ("self", "cls")
+                named = isinstance(name, ast.Constant) and isinstance(name.value, str)
+                if not (on_self or named):
+                    self.dynamic = True
+                elif named and self.depth:
+                    self.names.add(name.value)
+            elif func.id == "vars" and not node.args:
+                self.dynamic = True
+        self.generic_visit(node)
+
+    def visit_Import(self, node: Any) -> None:
+        for alias in node.names:
+            self._add(alias.name)
+
+    def visit_ImportFrom(self, node: Any) -> None:
+        base = node.module or ""
+        if node.level:
+            parts = self.package.split(".") if self.package else []
+            parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+            base = ".".join([*parts, *([base] if base else [])])
+        if not base:
+            return
+        self._add(base)
+        for alias in node.names:
+            if alias.name != "*":
+                self.imports.add(f"{base}.{alias.name}")  # a submodule, where it is one
+
+    def _add(self, name: str) -> None:
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):
+            self.imports.add(".".join(parts[:i]))
+
+
+def module_exists(name: str) -> bool:
+    """Whether ``name`` is a module (loaded, or one an import would find)."""
+    if name in sys.modules:
+        return True
+    try:
+        return _find_spec(name) is not None
+    except (ImportError, ValueError, AttributeError):
+        return False
 
 
 # What identifies user code ---------------------------------------------------------------
@@ -500,7 +767,7 @@ def _cell(cell: Any) -> Any:
         return "<empty cell>"
 
 
-def _code_names(code: types.CodeType) -> frozenset[str]:
+def code_names(code: types.CodeType) -> frozenset[str]:
     names: set[str] = set()
     codes = [code]
     while codes:
@@ -517,7 +784,7 @@ def global_bindings(function: types.FunctionType) -> dict[str, Any]:
     :class:`ModuleGlobal`; a user module by the attributes of it the code
     names, an installed or standard one by reference.
     """
-    names = _code_names(function.__code__)
+    names = code_names(function.__code__)
     scope = function.__globals__
     module = str(scope.get("__name__", function.__module__))
     out: dict[str, Any] = {}
@@ -564,11 +831,9 @@ def _module_binding(module: types.ModuleType, names: frozenset[str], seen: froze
 
 
 def module_file_digest(module: types.ModuleType) -> str:
-    """Digest of a user module's file, which identifies the module as a value."""
-    file = _module_file(module.__name__)
-    if file is None or not Path(file).is_file():
-        return ""
-    return hashlib.blake2b(Path(file).read_bytes(), digest_size=16).hexdigest()
+    """Digest of a user module's normalised source (see :class:`ModuleSource`); "" without one."""
+    found = module_source(module.__name__)
+    return found.digest if found is not None else ""
 
 
 def where_of(module: str) -> str:

@@ -15,8 +15,9 @@ equal tokens in every process.
   module of an installed distribution by its qualified name and the
   distribution's version (with those of the distributions it requires); one of
   the standard library by its name; the user's own code (scripts, their
-  modules, notebooks, ``__main__``) by its code and the user code and
-  module-level values it reaches (globals it reads, bases, methods),
+  modules, editable installs, notebooks, ``__main__``) by the whole modules it
+  lives in and those they import, the values their globals hold now, and its
+  own code and what it reaches (globals it reads, bases, methods),
   transitively. A lambda or closure is also identified by its captured values
   and defaults; ``functools.partial`` by function, arguments and keywords;
   a ufunc by its importable name and its distribution's version;
@@ -47,7 +48,9 @@ that cannot be tokened must be refused, never given a random token.
 from __future__ import annotations
 
 import functools
+import dis
 import hashlib
+import os
 import struct
 import sys
 import types
@@ -68,14 +71,18 @@ from parcv.plan.code import (
     CodeRef,
     Environment,
     ModuleGlobal,
+    ModuleSource,
     Origin,
     class_parts,
+    code_names,
     distribution_entries,
     function_parts,
     is_named,
     kind_word,
+    module_exists,
     module_file_digest,
     module_of,
+    module_source,
     origin_of,
     where_of,
 )
@@ -241,7 +248,9 @@ class Tokenizer:
         self._code: dict[int, tuple[str, tuple[Any, ...]]] = {}
         self._globals: dict[tuple[str, str], ModuleGlobal] = {}
         self._envs: dict[tuple[Any, ...], Environment] = {}
-        self._dists: dict[tuple[Origin, str], frozenset[CodeEntry]] = {}
+        self._dists: dict[Origin, frozenset[CodeEntry]] = {}
+        self._sources: dict[str, ModuleSource | None] = {}
+        self._valued: dict[tuple[str, str], tuple[CodeEntry | None, tuple[Any, ...]]] = {}
 
     def identify(self, *values: Any) -> Identity:
         """Return the :class:`Identity` of ``values`` (see :func:`identify`)."""
@@ -291,18 +300,27 @@ class Tokenizer:
             return self._globals.setdefault((obj.module, obj.name), obj)
         return obj
 
-    def parts(self, about: _About) -> Any:
-        """What identifies a piece of user code (its own content; other code named in it)."""
+    def parts(self, about: _About, *, whole: bool = False) -> Any:
+        """What identifies a piece of user code (its own content; other code named in it).
+
+        ``whole``: an anonymous function's captured values and defaults too (they are
+        walked with the value holding it only where it is met in a value).
+        """
         obj = about.obj
         if about.kind == "constant":
             return {"value": obj.value}
         if about.kind == "module":
-            return {"file": module_file_digest(obj)}
+            digest = module_file_digest(obj)
+            if digest:
+                return {"file": digest}
+            # No file to read (a notebook's configuration object, types.ModuleType): what it
+            # holds now, every attribute, since what reads it may name any of them.
+            return {"attributes": {k: v for k, v in vars(obj).items() if not _dunder(k)}}
         if about.kind == "class":
             return class_parts(obj)
         if about.kind == "wrapper":
             return {"wrapper": CodeRef(type(obj)), "wrapped": obj.__wrapped__}
-        return function_parts(obj, named=about.named)
+        return function_parts(obj, named=about.named or whole)
 
     def code_digest(self, about: _About) -> tuple[str, tuple[Any, ...]]:
         """Digest of a piece of user code's own content, and the code it names.
@@ -338,21 +356,29 @@ class Tokenizer:
         found = self._own.get(id(obj))
         if found is None:
             about = self._about[id(obj)]
-            if about.origin.kind in (INSTALLED, EDITABLE):
-                key = (about.origin, about.module.partition(".")[0])
-                dists = self._dists.get(key)
-                if dists is None:
-                    dists = self._dists[key] = distribution_entries(about.origin, about.module)
-                found = (dists, ())
+            if about.origin.kind == USER and not about.named:
+                found = (frozenset(), ())  # inside the code that holds it: reached only
+            elif about.kind == "module" and module_file_digest(obj):
+                found = (frozenset(), ())  # a file: the module layer reads it whole
+            elif about.origin.kind in (INSTALLED, EDITABLE):
+                found = (self._distributions(about.origin), ())
             else:
                 digest, refs = self.code_digest(about)
                 found = (frozenset({about.entry(digest)}), refs)
             self._own[id(obj)] = found
         return found
 
-    def _reach(self, refs: list[Any] | tuple[Any, ...]) -> set[CodeEntry]:
-        """Every entry the code in ``refs`` reaches, transitively (cycles are simply met twice)."""
+    def _distributions(self, origin: Origin) -> frozenset[CodeEntry]:
+        found = self._dists.get(origin)
+        if found is None:
+            found = self._dists[origin] = distribution_entries(origin)
+        return found
+
+    def _reach(self, refs: list[Any] | tuple[Any, ...]) -> tuple[set[CodeEntry], list[Any]]:
+        """Every entry the code in ``refs`` reaches, transitively (cycles are simply met twice),
+        and the pieces of code reached."""
         out: set[CodeEntry] = set()
+        reached: list[Any] = []
         seen: set[int] = set()
         via: dict[int, Any] = {}  # what reached each piece of code first, for messages
         todo = list(refs)
@@ -370,13 +396,14 @@ class Tokenizer:
                     about = self._about[id(at)]
                     chain.append(f"{about.kind} {about.label}")
                     at = via.get(id(at))
-                reached = f" (reached from {', from '.join(chain)})" if chain else ""
-                raise TokenError(f"{str(err).removesuffix('.')}{reached}.") from None
+                origin = f" (reached from {', from '.join(chain)})" if chain else ""
+                raise TokenError(f"{str(err).removesuffix('.')}{origin}.") from None
             out |= entries
+            reached.append(obj)
             for other in more:
                 via.setdefault(id(other), obj)
             todo.extend(more)
-        return out
+        return out, reached
 
     def _environment(self, walk: _Walk) -> Environment:
         if not walk.refs and not walk.anonymous:
@@ -384,14 +411,156 @@ class Tokenizer:
         key = (tuple(sorted({id(r) for r in walk.refs})), tuple(id(a) for a in walk.anonymous))
         env = self._envs.get(key)
         if env is None:
-            entries = self._reach(walk.refs)
+            entries, reached = self._reach(walk.refs)
             for rank, obj in enumerate(walk.anonymous):
                 about = self._about[id(obj)]
                 digest, refs = self.code_digest(about)
                 entries.add(about.entry(digest, rank))
-                entries |= self._reach(refs)
+                more, also = self._reach(refs)
+                entries |= more
+                reached += [obj, *also]
+            entries |= self._modules(reached)
             env = self._envs[key] = Environment(entries)
         return env
+
+    # The sound layer: whole modules, their imports and the globals code can read -----------
+
+    def _modules(self, reached: list[Any]) -> set[CodeEntry]:
+        """The entries of every module the reached code lives in, over their import closure.
+
+        Each module of the user's own (an editable install's too) by its normalised source
+        (:func:`~parcv.plan.code.module_source`); each module it imports, transitively, the
+        same way, or by distribution version when installed; and the values its globals
+        hold now where code can read them (a run-time assignment, a factory's closure). The
+        code those values reach joins in turn, until nothing new is met.
+        """
+        out: set[CodeEntry] = set()
+        closure: dict[str, ModuleSource | None] = {}
+        names: set[str] = set()
+        seen: set[int] = set()
+        done: set[tuple[str, str]] = set()  # globals read in this pass
+        pending = list(reached)
+        while pending:
+            modules = []
+            for obj in pending:
+                if id(obj) in seen:
+                    continue
+                seen.add(id(obj))
+                modules += _homes(obj)
+                code_of = getattr(obj, "__code__", None)
+                if isinstance(code_of, types.CodeType):
+                    names |= code_names(code_of)
+            out |= self._import_closure(modules, closure)
+            dynamic = any(src is not None and src.dynamic for src in closure.values())
+            if any(src is not None and src.imports_dynamically for src in closure.values()):
+                loaded = [m for m in list(sys.modules) if m not in closure
+                          and origin_of(m).kind in (USER, EDITABLE)]  # fmt: skip
+                out |= self._import_closure(loaded, closure)
+            for src in closure.values():
+                if src is not None:
+                    names |= src.names
+            pending = []
+            for module in sorted(closure):
+                entries, refs = self._module_globals(module, None if dynamic else names, done)
+                out |= entries
+                pending += refs
+            if pending:
+                more, also = self._reach(pending)
+                out |= more
+                pending += also
+        return out
+
+    def _import_closure(self, modules: list[str],
+                        closure: dict[str, ModuleSource | None]) -> set[CodeEntry]:  # fmt: skip
+        out: set[CodeEntry] = set()
+        todo = list(modules)
+        while todo:
+            name = todo.pop()
+            if name in closure:
+                continue
+            origin = origin_of(name)
+            if origin.kind == STDLIB:
+                continue
+            if origin.kind in (INSTALLED, EDITABLE):
+                out |= self._distributions(origin)
+                if origin.kind == INSTALLED:
+                    continue
+            if name not in sys.modules and not module_exists(name):
+                continue  # ``from package import name``: a name, not a module
+            src = self._sources.get(name)
+            if src is None and name not in self._sources:
+                src = self._sources[name] = module_source(name)
+            closure[name] = src
+            if src is not None:
+                out.add(CodeEntry(name, "module", src.digest, src.where, name))
+                todo += [m for m in src.imports if m not in closure]
+        return out
+
+    def _module_globals(
+        self, module: str, names: set[str] | None, done: set[tuple[str, str]]
+    ) -> tuple[set[CodeEntry], list[Any]]:
+        """The values a module's globals hold now, where code can read them (``None``: all).
+
+        Those in ``done`` are left out (and the others added to it).
+        """
+        loaded = sys.modules.get(module)
+        if loaded is None:
+            return set(), []
+        space = dict(vars(loaded))
+        wanted = space.keys() if names is None else names & space.keys()
+        out: set[CodeEntry] = set()
+        refs: list[Any] = []
+        for name in sorted(wanted):
+            if _dunder(name) or (module, name) in done:
+                continue
+            done.add((module, name))
+            found = self._valued.get((module, name))
+            if found is None:
+                found = self._valued[(module, name)] = self._global_entry(loaded, name, space[name])
+            entry, more = found
+            if entry is not None:
+                out.add(entry)
+            refs += more
+        return out, refs
+
+    def _global_entry(self, module: types.ModuleType, name: str,
+                value: Any) -> tuple[CodeEntry | None, tuple[Any, ...]]:  # fmt: skip
+        if isinstance(value, (types.FunctionType, type)) and is_named(value) and (
+                module_of(value) == module.__name__):  # fmt: skip
+            # Its own definition: its code is the module's source; what it holds at run
+            # time (defaults, closure, a class's namespace) is read as the code it is.
+            try:
+                self.about(value, ())
+            except TokenError:
+                return None, ()
+            return None, (value,)
+        label = f"{module.__name__}.{name}"
+        where = where_of(module.__name__)
+        try:
+            digest, refs = self._walk_code({"value": value})
+        except TokenError:
+            if module_file_digest(module):
+                return None, ()  # made by the module's source, which its own entry identifies
+            # Nothing identifies it: never reused (a new digest each run), and said so.
+            unique = os.urandom(TOKEN_SIZE).hex()
+            return CodeEntry(label, "unidentified", unique, where, name), ()
+        return CodeEntry(label, "constant", digest, where, name), refs
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _homes(obj: Any) -> list[str]:
+    """The modules a piece of code lives in: a class's, every base's too."""
+    if isinstance(obj, ModuleGlobal):
+        return [obj.module]
+    if isinstance(obj, types.ModuleType):
+        return [obj.__name__]
+    if isinstance(obj, type):
+        return [m for m in (module_of(c) for c in obj.__mro__) if m and m != "builtins"]
+    module = module_of(obj)
+    return [module] if module else []
 
 
 def _describe(obj: Any, path: tuple[Any, ...]) -> _About:
@@ -651,7 +820,7 @@ class _Walk:
             self.mapping(value, path)
         elif t is set or t is frozenset:
             self.atom(b"{", str(len(value)).encode())
-            for item in sorted(self.session.token(v) for v in value):
+            for item in sorted(self.digest(v) for v in value):
                 self.atom(b"t", item)
         elif t is CodeRef:
             self.code(value.obj, path)
@@ -677,16 +846,29 @@ class _Walk:
                 rank = self.ranks[id(obj)] = len(self.anonymous)
                 self.anonymous.append(obj)
             self.atom(b"#", str(rank).encode())
-        else:  # anonymous code inside other user code: part of that code
-            depth = self.stack.get(id(obj))
+        else:  # anonymous code inside other user code: part of that code, all it holds too
+            self.refs.append(obj)  # reached: its module and the names it reads count
+            mark = -1 - id(obj)  # apart from the value holding it, which is on the stack too
+            depth = self.stack.get(mark)
             if depth is not None:
                 self.atom(b"@", str(depth).encode())
                 return
-            self.stack[id(obj)] = len(self.stack)
+            self.stack[mark] = len(self.stack)
             try:
-                self.value(self.session.parts(about), path)
+                self.value(self.session.parts(about, whole=True), path)
             finally:
-                del self.stack[id(obj)]
+                del self.stack[mark]
+
+    def digest(self, value: Any) -> bytes:
+        """A value's own digest, to order it among others (a set's items, a dict's keys).
+
+        The code it reaches is collected with this walk's; anonymous code is part of it.
+        """
+        h = _blake(digest_size=TOKEN_SIZE)
+        walk = _Walk(h, self.session, top=False)
+        walk.value(value, ())
+        self.refs += walk.refs
+        return h.digest()
 
     def sequence(self, tag: bytes, value: Any, path: tuple[Any, ...]) -> None:
         self.atom(tag, str(len(value)).encode())
@@ -702,7 +884,7 @@ class _Walk:
                 self.atom(b"s", k.encode("utf-8", "surrogatepass"))
                 self.value(v, (*path, k))
             return
-        keyed = sorted(((self.session.token(k), k) for k in value), key=lambda pair: pair[0])
+        keyed = sorted(((self.digest(k), k) for k in value), key=lambda pair: pair[0])
         for digest, k in keyed:
             self.atom(b"t", digest)
             self.value(value[k], (*path, k))
@@ -875,10 +1057,14 @@ def _filled(cell: Any) -> bool:
 
 @register_token(types.CodeType)
 def _code(code: types.CodeType) -> Any:
-    # Line numbers and the file name are left out: moving a function changes no number.
-    return (code.co_code, code.co_consts, code.co_names, code.co_varnames, code.co_freevars,
-            code.co_cellvars, code.co_argcount, code.co_posonlyargcount,
-            code.co_kwonlyargcount, code.co_flags, code.co_name)  # fmt: skip
+    # Its instructions with the values they load, not its bytes and constant table: a
+    # docstring is a constant no instruction loads (documentation), and adding one renumbers
+    # the others. Line numbers and the file name are left out too: moving a function
+    # changes no number.
+    instructions = tuple((i.opname, i.argval) for i in dis.get_instructions(code))
+    return (instructions, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+            code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
+            code.co_name)  # fmt: skip
 
 
 @register_token(types.BuiltinFunctionType)

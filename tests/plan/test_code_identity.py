@@ -153,11 +153,12 @@ def test_a_lambda_reading_a_module_attribute_changes_with_it(models):
     )
 
 
-def test_a_scoring_function_reads_its_constants_transitively(models):
+def test_a_scoring_function_counts_its_whole_module_and_the_modules_it_imports(models):
     edits = ({}, {"tail": " + 1.0"}, {"scale": 3.0}, {"offset": 1.0})
     digests = [token(models(**edit)[1].score) for edit in edits]
-    assert len(set(digests[:3])) == 3  # the helper it calls and the constant that reads
-    assert digests[3] == digests[0]  # a constant it does not reach
+    # The helper it calls, the constant that reads, and a constant of its own module it does
+    # not read: the module is one piece of code (sound, never stale), not one per definition.
+    assert len(set(digests)) == 4
     assert token(models(tail=" + 1.0")[1].score) == digests[1]
 
 
@@ -333,19 +334,8 @@ def _source(program, aux_name):
 
 
 def _reachable(program):
-    """What the unit f0 reaches: each function's source and the constants they read."""
-    seen, todo = set(), [0]
-    while todo:
-        j = todo.pop()
-        if j not in seen:
-            seen.add(j)
-            todo += program["functions"][j]["calls"]
-    functions = program["functions"]
-    return (
-        sorted((j, sorted(functions[j].items())) for j in seen),
-        sorted((i, program["constants"][i]) for j in seen for i in functions[j]["reads"]),
-        sorted((k, program["aux"][k]) for j in seen for k in functions[j]["aux_reads"]),
-    )
+    """What the unit f0 reaches: its module and the one it imports, whole."""
+    return program["constants"], program["aux"], program["functions"]
 
 
 _EDITS = st.tuples(
@@ -358,14 +348,135 @@ _EDITS = st.tuples(
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])  # fmt: skip  # noqa: E501
 @given(program=_programs(), edit=_EDITS)
-def test_the_key_changes_exactly_when_the_code_the_unit_reaches_changes(user_modules, program,
+def test_the_key_changes_exactly_when_a_module_the_unit_imports_changes(user_modules, program,
                                                                        edit):  # fmt: skip
     edited = _edit(program, edit)
-    main, aux = _name("gen"), _name("aux")
+    main, aux, other = _name("gen"), _name("aux"), _name("other")
     tokens = []
-    for version in (program, edited):
+    for i, version in enumerate((program, edited)):
         user_modules(aux, "".join(f"D{k} = {v}\n" for k, v in enumerate(version["aux"])))
+        # A module of the user's that the code does not import: never part of the key.
+        user_modules(other, f"UNRELATED = {i}\n")
         module = user_modules(main, _source(version, aux))
         tokens.append(identify(FunctionTransformer(module.f0)))
     assert tokens[0].values == tokens[1].values  # f0 is named: its values never change
     assert (tokens[0].token == tokens[1].token) == (_reachable(program) == _reachable(edited))
+
+
+# Soundness: whatever a unit can read counts; documentation and layout never do -------------
+
+TRANSFORMER = '''\
+"""{module_doc}"""
+import functools
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+FACTOR = {factor}
+
+
+def scaled(k):
+    def apply(Z):
+        return Z * k
+    return apply
+
+
+def times(k):
+    def decorate(f):
+        def wrapper(Z):  # no functools.wraps
+            return f(Z) * k
+        return wrapper
+    return decorate
+
+
+@times({decorated})
+def doubled(Z):
+    return Z * 2.0
+
+
+helper = scaled({captured})
+with_default = lambda Z, k={default}: Z * k  # noqa: E731
+partial = functools.partial(np.multiply, {partial})
+
+
+class Tx(TransformerMixin, BaseEstimator):
+    """{class_doc}"""
+
+    def fit(self, X, y=None):
+        {fit_doc}return self
+
+    def transform(self, X):
+        return {body}
+'''
+
+_TX = {"module_doc": "", "factor": 1.0, "decorated": 1.0, "captured": 1.0, "default": 1.0,
+       "partial": 1.0, "class_doc": "", "fit_doc": "", "body": "X * FACTOR"}  # fmt: skip
+
+_SEMANTIC = [
+    {"body": "np.sqrt(np.abs(X)) * FACTOR"},  # transform: called by TransformerMixin only
+    {"factor": 100.0},
+    {"body": "helper(X)", "captured": 100.0},  # a closure from a factory, through a global
+    {"body": "with_default(X)", "default": 100.0},  # a lambda's default
+    {"body": "doubled(X)", "decorated": 100.0},  # a decorator without functools.wraps
+    {"body": "partial(X)", "partial": 100.0},
+]
+_NEUTRAL = [
+    {"module_doc": "Models."},
+    {"class_doc": "A transformer."},
+    {"fit_doc": '"""Nothing to learn."""\n        '},
+    {"body": "X * FACTOR  # scaled"},
+    {"body": "(\n            X\n            * FACTOR\n        )"},
+]
+
+
+def _tx_token(user_modules, name, **edit):
+    module = user_modules(name, TRANSFORMER.format(**{**_TX, **edit}))
+    return token(module.Tx())
+
+
+@pytest.mark.parametrize("edit", _SEMANTIC, ids=lambda e: ",".join(e))
+def test_any_edit_a_transformer_can_read_changes_its_key(user_modules, edit):
+    name = _name("tx")
+    base = {k: v for k, v in edit.items() if k == "body" and len(edit) > 1}
+    assert _tx_token(user_modules, name, **base) != _tx_token(user_modules, name, **edit)
+
+
+@pytest.mark.parametrize("edit", _NEUTRAL, ids=lambda e: ",".join(e))
+def test_comments_docstrings_and_layout_keep_the_key(user_modules, edit):
+    name = _name("tx")
+    assert _tx_token(user_modules, name) == _tx_token(user_modules, name, **edit)
+
+
+def test_a_module_attribute_assigned_at_run_time_counts(user_modules):
+    module = user_modules(_name("tx"), TRANSFORMER.format(**_TX))
+    before = token(module.Tx())
+    module.FACTOR = 100.0  # what the driver script does after the import
+    after = identify(module.Tx())
+    assert after.token != before
+    module.FACTOR = 1.0
+    assert token(module.Tx()) == before
+
+
+def test_a_module_without_a_file_held_in_a_closure_counts_by_its_attributes():
+    cfg = types.ModuleType("cfg_without_file")
+    cfg.SCALE = 1.0
+
+    def make():
+        return lambda Z: Z * cfg.SCALE
+
+    before = token(FunctionTransformer(make()))
+    cfg.SCALE = 100.0
+    assert token(FunctionTransformer(make())) != before
+
+
+def test_a_module_imported_by_the_estimators_module_counts_whole(user_modules):
+    base, models = _name("base"), _name("models")
+    source = "import {base}\n\nclass M({base}.Base):\n    pass\n"
+    user_modules(base, "class Base:\n    def predict(self, X):\n        return X * 1.0\n")
+    before = identify(user_modules(models, source.format(base=base)).M())
+    user_modules(base, "class Base:\n    def predict(self, X):\n        return X * 2.0\n")
+    after = identify(user_modules(models, source.format(base=base)).M())
+    assert after.token != before.token
+    assert describe_changes(before.environment, after.environment) == (
+        f"method Base.predict in {base}.py changed",
+    )

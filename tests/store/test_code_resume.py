@@ -109,7 +109,8 @@ EDITS = [
     ({"shrink": "np.tanh(X * SCALE)"}, "function shrink in helpers.py changed", 12),
     ({"scale": 0.5}, "constant SCALE in helpers.py changed", 12),
     ({"penalty": "2.0 * self.alpha"}, "method MyModel.fit in models.py changed", 12),
-    ({"power": 0.5}, "constant POWER in cfg.py changed", 6),  # the lambda's global
+    # The lambda's global; models.py imports cfg, so every unit reaches it (whole modules).
+    ({"power": 0.5}, "constant POWER in cfg.py changed", 12),
     ({"loss": 1}, "constant LOSS_POWER in helpers.py changed", 12),  # the scorer's
 ]
 
