@@ -29,7 +29,7 @@ from sklearn.base import is_classifier
 
 from parcv.engine.options import RunOptions
 from parcv.engine.progress import VERBOSE_LOG, Progress, check_progress, verbose_output
-from parcv.engine.runner import Driver, frozen_heap, start_schedule
+from parcv.engine.runner import Driver, distribution_versions, frozen_heap, start_schedule
 from parcv.engine.session import (
     CodeChanges,
     _interrupt_text,
@@ -58,6 +58,7 @@ from parcv.store.sqlite import (
     Store,
     check_store,
     params_json,
+    read_kept,
     read_records,
     read_rounds,
     store_session,
@@ -184,7 +185,8 @@ class _Rounds:
         self.bar.update(list(done.values()))
         schedule = start_schedule(plan, done=done, reuse=reuse.lookup, twins=reuse.twins)
         run.records = schedule.records
-        self.driver.add(pid, plan, schedule)
+        versions = distribution_versions(keys.environments.values())
+        self.driver.add(pid, plan, schedule, versions=versions)
         self.by_pid[pid] = (search, run)
 
     def propose(self, search: _Search) -> None:
@@ -486,6 +488,9 @@ def load_rounds(
         described = json.loads(row.plan)
         plan = plan_from_store({"plan": row.plan}, path, pid)
         records = read_records(path, pid)
+        for unit, causes in read_kept(path, pid).items():  # kept by resume="values"
+            if unit in records:
+                records[unit] = replace(records[unit], kept=causes)
         run = PartRun(pid, key, row.round, row.part, plan, records,
                       _proposal(described.get("part")), json.loads(row.decision))  # fmt: skip
         search = searches.setdefault(key, SearchRun(key))

@@ -261,6 +261,20 @@ def test_resume_values_keeps_the_records_and_the_result_and_report_say_so(
     assert parcv.load(store).notes == []
 
 
+def test_a_run_in_rounds_keeps_its_resume_values_notes_on_load(fakepkg, tmp_path, monkeypatch):
+    store = tmp_path / "run.sqlite"
+    pipe = make_pipeline(FunctionTransformer(), FitLogged())
+    space = {"functiontransformer__func": [fakepkg.shift], "fitlogged__alpha": [0.1, 1.0, 3.0]}
+    common = dict(cv=3, backend="serial", store=store, progress=False,
+                  strategy=parcv.Halving(min_resources=15, factor=3, random_state=0))  # fmt: skip
+    parcv.search(pipe, space, X, Y, **common)
+    _upgrade(monkeypatch, "fakepkg", "2.0")
+    kept = parcv.search(pipe, space, X, Y, resume="values", **common)
+    (note,) = kept.notes
+    assert "fakepkg 1.0 → 2.0" in note
+    assert parcv.load(store).notes == kept.notes
+
+
 def test_resume_values_keeps_the_refits_of_other_code_too(tmp_path, monkeypatch, fit_log):
     store = tmp_path / "run.sqlite"
     space = {"alpha": [0.1, 3.0]}
