@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from parcv.criteria.tasks import CriteriaUndefinedError
 from parcv.engine.backends.base import Backend, Executor
 from parcv.engine.speculate import Speculation
-from parcv.errors import FitFailedError
+from parcv.errors import BackendError, FitFailedError
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.kinds import KINDS, kind_of, refit_kind
@@ -27,7 +27,10 @@ from parcv.plan.units import UnitGrid, as_units
 from parcv.results.aggregate import failure_details, raised_error, select_for
 from parcv.stats.racing import Racing, race_step
 
-__all__ = ["Driver", "estimate_chunks", "run_plan", "start_schedule"]
+if TYPE_CHECKING:
+    from parcv.plan.code import Environment
+
+__all__ = ["Driver", "distribution_versions", "estimate_chunks", "run_plan", "start_schedule"]
 
 
 def _independent(unit: Unit) -> bool:
@@ -649,9 +652,26 @@ class Driver:
         self.chains: dict[Hashable, int | None] = {}  # a chained refit's ticket: its outer fold
         # An executor that can chain a refit to its fold's fits (Dask) saves a round trip.
         self._chain = getattr(executor, "submit_refit", None)
+        # One whose workers may have other versions installed (Dask) checks them.
+        self._expect = getattr(executor, "expect_versions", None)
+        self._stop: BackendError | None = None  # raised once the records before it are out
 
-    def add(self, pid: int, plan: Plan, schedule: _Schedule) -> None:
-        """Run ``plan`` (already shipped to the executor as ``pid``) from ``schedule`` on."""
+    def add(
+        self,
+        pid: int,
+        plan: Plan,
+        schedule: _Schedule,
+        *,
+        versions: Mapping[str, str] | None = None,
+    ) -> None:
+        """Run ``plan`` (already shipped to the executor as ``pid``) from ``schedule`` on.
+
+        ``versions`` are those of the distributions its keys name
+        (:func:`distribution_versions`): an executor whose workers may have
+        others installed refuses such a worker before it runs anything.
+        """
+        if versions and self._expect is not None:
+            self._expect(versions)
         speculate = not plan.fast_cv and self.executor.n_workers > 1
         self.entries[pid] = _Entry(plan, schedule, _FirstWave(plan), speculate)
 
@@ -723,20 +743,25 @@ class Driver:
         if ready:
             return ready
         batches = []
-        for ticket, records in self.executor.wait():
-            pid, _ = self.in_flight.pop(ticket)
-            schedule = self.entries[pid].schedule
-            if ticket in self.chains:
-                self.guesses.discard(ticket)
-                schedule.chain_finished(self.chains.pop(ticket), records)
-                continue
-            if ticket in self.guesses:
-                self.guesses.discard(ticket)
-                for record in records:
-                    schedule.speculated(record)
-                continue
-            self.sizer.observe(records)
-            batches.append((pid, records))
+        try:
+            for ticket, records in self.executor.wait():
+                pid, _ = self.in_flight.pop(ticket)
+                schedule = self.entries[pid].schedule
+                if ticket in self.chains:
+                    self.guesses.discard(ticket)
+                    schedule.chain_finished(self.chains.pop(ticket), records)
+                    continue
+                if ticket in self.guesses:
+                    self.guesses.discard(ticket)
+                    for record in records:
+                        schedule.speculated(record)
+                    continue
+                self.sizer.observe(records)
+                batches.append((pid, records))
+        except BackendError as err:
+            # An executor that fails (a Dask worker with other versions, workers dying
+            # again and again) first hands over the chunks that finished: store them.
+            self._stop = err
         # The chunks of one plan that came back together are stored in one transaction:
         # each costs the driver a commit, and with cheap fits on many workers they come
         # back by the hundred per second. While a plan's first wave is open its chunks
@@ -755,7 +780,8 @@ class Driver:
         """Send what there is room for, wait, and yield each plan's new records to store.
 
         Raises the error that stops the run (``error_score="raise"``, a failure
-        every candidate shares) after yielding the good records of its batch.
+        every candidate shares, the executor's :class:`~parcv.BackendError`)
+        after yielding the good records of its batch.
         """
         self._fill()
         self._chain_refits()
@@ -769,6 +795,8 @@ class Driver:
                 raise error
             yield pid, entry.first_wave.release(records)
             entry.schedule.done(records)
+        if self._stop is not None:
+            raise self._stop
 
     def finish(self, pid: int) -> Sequence[Record]:
         """The records plan ``pid`` held back while its first fits might all fail alike."""
@@ -803,6 +831,45 @@ def frozen_heap(n_units: int) -> Iterator[None]:
         gc.unfreeze()
 
 
+def distribution_versions(environments: Iterable[Environment]) -> dict[str, str]:
+    """Collect the versions of the distributions that units' keys name.
+
+    A worker that runs the units must have these versions installed: its
+    records are stored under keys that say so.
+
+    Parameters
+    ----------
+    environments : iterable of Environment
+        The code of the units (:attr:`ContentKeys.environments
+        <parcv.plan.keys.ContentKeys>` values).
+
+    Returns
+    -------
+    dict of str to str
+        Distribution name to version, by name; an editable install's version
+        without the digest of its files (which a worker cannot recompute).
+
+    Examples
+    --------
+    >>> from parcv.plan.code import CodeEntry, Environment
+    >>> env = Environment([
+    ...     CodeEntry("numpy", "distribution", "2.1.0"),
+    ...     CodeEntry("mylib", "editable", "0.3+files.ab12", "/src/mylib"),
+    ...     CodeEntry("models.MyModel", "class", "cd34", "models.py"),
+    ... ])
+    >>> distribution_versions([env])
+    {'mylib': '0.3', 'numpy': '2.1.0'}
+    """
+    found: dict[str, str] = {}
+    for environment in environments:
+        for entry in environment.entries:
+            if entry.kind == "distribution":
+                found[entry.name] = entry.digest
+            elif entry.kind == "editable":
+                found[entry.name] = entry.digest.partition("+files.")[0]
+    return dict(sorted(found.items()))
+
+
 def start_schedule(
     plan: Plan,
     *,
@@ -825,6 +892,7 @@ def run_plan(
     on_batch: Callable[[Sequence[Record]], None] | None = None,
     reuse: Callable[[Unit], Record | None] | None = None,
     twins: Mapping[Key, tuple[Unit, ...]] | None = None,
+    versions: Mapping[str, str] | None = None,
 ) -> RecordTable:
     """Run every unit of a plan that is not already done.
 
@@ -845,6 +913,10 @@ def run_plan(
     twins : mapping of key to tuple of Unit, default=None
         Units whose content equals the unit of a key: they are not run, but
         recorded as copies of that unit's record.
+    versions : mapping of str to str, default=None
+        The distributions the units' keys name, by version
+        (:func:`distribution_versions`): a Dask worker with other versions
+        installed is refused before it runs any unit.
 
     Returns
     -------
@@ -861,11 +933,14 @@ def run_plan(
     CriteriaUndefinedError
         When a requested criterion is undefined for the estimator (raised at
         the first ``criteria`` record, whatever ``error_score`` says).
+    BackendError
+        When a Dask worker has other ``versions`` installed (the records
+        finished on other workers are handed to ``on_batch`` first).
     """
     schedule = start_schedule(plan, done=done, reuse=reuse, twins=twins)
     with frozen_heap(plan.n_units), backend.open(plan, data) as executor:
         driver = Driver(executor)
-        driver.add(0, plan, schedule)
+        driver.add(0, plan, schedule, versions=versions)
         while driver.busy:
             for _, batch in driver.step():
                 if on_batch is not None and batch:

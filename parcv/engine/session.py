@@ -19,7 +19,7 @@ import numpy as np
 from parcv.criteria.tasks import CriteriaRequest
 from parcv.engine.options import RunOptions
 from parcv.engine.progress import FitLog, Progress, check_progress, verbose_output
-from parcv.engine.runner import run_plan
+from parcv.engine.runner import distribution_versions, run_plan
 from parcv.errors import (
     ModelNotAvailableError,
     ParcvError,
@@ -687,6 +687,7 @@ def _execute_unlocked(
                 records = run_plan(
                     plan, data, options.resolved_backend, done=done, on_batch=on_batch,
                     reuse=reuse.lookup, twins=reuse.twins,
+                    versions=distribution_versions(keys.environments.values()),
                 )  # fmt: skip
         except KeyboardInterrupt as err:
             raise RunInterrupted(_interrupt_message(store, st.records(), plan)) from err

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import logging
 import math
 import queue
 import sys
 import time
 import uuid
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import CancelledError
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from parcv.errors import BackendError
@@ -80,17 +82,102 @@ class _Guard:
     max_crashes: int
 
 
+@dataclass(frozen=True, slots=True)
+class _Versions:
+    """The distributions a run's keys name, by version, as each chunk carries them.
+
+    ``token`` is new for each run (and each time its set grows): a worker checks
+    its own versions once per token, and compares by it alone.
+    """
+
+    token: str
+    pairs: tuple[tuple[str, str], ...] = field(compare=False)
+
+
+class _OtherVersions(BackendError):
+    """Raised on a worker whose installed versions differ from those the run's keys name."""
+
+
+def installed_version(name: str) -> str | None:
+    """Return the version of distribution ``name`` installed where this runs, or None.
+
+    A Dask worker's own, compared with the version its units' keys name
+    (computed on the driver). Module-level, so that a test can replace it
+    inside a worker process.
+
+    Parameters
+    ----------
+    name : str
+        A distribution's name, e.g. ``"scikit-learn"``.
+
+    Returns
+    -------
+    str or None
+        Its version (``importlib.metadata.version``), or None if it is not installed.
+
+    Examples
+    --------
+    >>> import sklearn
+    >>> installed_version("scikit-learn") == sklearn.__version__
+    True
+    >>> installed_version("no-such-distribution-xyz") is None
+    True
+    """
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+# One entry per run (and per growth of its set) that a worker process has seen.
+@functools.lru_cache(maxsize=8)
+def _refusal(expected: _Versions) -> str | None:
+    """Why this worker must not run the run's units (other versions), or None: once per token."""
+    other = [(name, version, installed_version(name)) for name, version in expected.pairs]
+    other = [(name, version, here) for name, version, here in other if here != version]
+    if not other:
+        return None
+    from distributed import get_worker
+
+    here = _listed([f"{n} {v}" if v is not None else f"no {n} installed" for n, _, v in other])
+    keyed = _listed([v if len(other) == 1 else f"{n} {v}" for n, v, _ in other])
+    return (
+        f"the Dask worker {get_worker().address} has {here} where this run's keys were "
+        f"computed with {keyed}: its records would be stored under keys that do not describe "
+        "them. Install the same versions on the workers (or run the driver where the workers' "
+        f"environment is) and run again ({_RESUME})."
+    )
+
+
+def _check_versions(expected: _Versions | None) -> None:
+    """Raise, before any unit runs, on a worker whose versions differ from the keys' ones."""
+    if expected is not None:
+        refusal = _refusal(expected)
+        if refusal is not None:
+            raise _OtherVersions(refusal)
+
+
 def _run_chunk(
     data: _Payload,
     plan: _PlanCopy,
     packed: PackedUnits,
     threads: int | None,
     guard: _Guard | None = None,
+    *,
+    versions: _Versions | None = None,
 ) -> Sequence[Record]:
-    """Run one chunk of ``plan`` on a worker, BLAS/OpenMP threads capped; guarded if ``guard``."""
+    """Run one chunk of ``plan`` on a worker, BLAS/OpenMP threads capped; guarded if ``guard``.
+
+    Refused on a worker whose distributions are not the ``versions`` its keys name.
+    """
     from parcv.engine.backends._threads import cap_threads
     from parcv.engine.work import run_units
 
+    _check_versions(versions)
     units = unpack_units(packed)
     cap_threads(threads)
     if guard is None:
@@ -115,6 +202,7 @@ def _run_refit(
     threads: int | None,
     guard: _Guard | None,
     *chunks: Sequence[Record],
+    versions: _Versions | None = None,
 ) -> Sequence[Record]:
     """Select the candidate of ``outer`` from its fits, then refit it (a chained refit).
 
@@ -132,7 +220,7 @@ def _run_refit(
     except Exception:
         return []
     unit = Unit(refit_kind(outer), outer, None, chosen)
-    return _run_chunk(data, plan, pack_units((unit,)), threads, guard)
+    return _run_chunk(data, plan, pack_units((unit,)), threads, guard, versions=versions)
 
 
 def _priority(units: tuple[Unit, ...]) -> int:
@@ -144,6 +232,15 @@ def _priority(units: tuple[Unit, ...]) -> int:
 
 def _failure(what: str, err: BaseException) -> BackendError:
     return BackendError(f"{what} ({type(err).__name__}: {err}); {_RESUME}.")
+
+
+def _refused(future: Any) -> BackendError | None:
+    """The refusal of a chunk by a worker with other versions than the keys', or None."""
+    if future.status != "error":
+        return None
+    err = future.exception()
+    # The worker's exception says it all; its traceback is only the check's.
+    return BackendError(str(err)) if isinstance(err, _OtherVersions) else None
 
 
 class _DaskExecutor:
@@ -196,6 +293,7 @@ class _DaskExecutor:
         self._chains: list[tuple[int, int | None, list[Hashable], Sequence[Record]]] = []
         self._plan_of: dict[int, int] = {}  # a ticket's plan id, when not 0
         self._chained: set[int] = set()  # tickets of chained refits
+        self._versions: _Versions | None = None  # what the keys name, checked on each worker
         # Filled from dask's callback thread with each future that stopped pending.
         self._done: queue.SimpleQueue[Any] = queue.SimpleQueue()
         try:  # broadcast, unless the Active Memory Manager would drop the copies
@@ -292,6 +390,19 @@ class _DaskExecutor:
         self._ship()
         return pid
 
+    def expect_versions(self, versions: Mapping[str, str]) -> None:
+        """Refuse any worker whose distributions differ from ``versions`` (name: version).
+
+        The versions the run's keys were computed with, on the driver. Each chunk
+        carries them; a worker compares them with its own once (per run, and again
+        once the set grows) before its first unit, so a worker with other versions
+        stores nothing: its first chunk stops the run (see :meth:`wait`).
+        """
+        known = dict(self._versions.pairs) if self._versions is not None else {}
+        merged = known | dict(versions)
+        if self._versions is None or merged != known:
+            self._versions = _Versions(uuid.uuid4().hex, tuple(sorted(merged.items())))
+
     def submit(self, units: tuple[Unit, ...], plan: int = 0) -> Hashable:
         # Sent at the next wait(), together: one graph update per priority, not one per chunk.
         self._count += 1
@@ -343,6 +454,7 @@ class _DaskExecutor:
                 _run_refit, self._data.future, self._plans[self._plan_of.get(ticket, 0)].future,
                 outer, known, self._threads, self._guard_all, *deps,
                 key=f"parcv-{kind}-{uuid.uuid4().hex}", priority=1, pure=False,
+                versions=self._versions,
             )  # fmt: skip
         except Exception as err:
             raise _failure(f"the Dask scheduler at {self._where} takes no work", err) from err
@@ -376,6 +488,7 @@ class _DaskExecutor:
                 pure=False,
                 workers=workers,
                 allow_other_workers=workers is not None,
+                versions=self._versions,
             )
         except Exception as err:
             raise _failure(f"the Dask scheduler at {self._where} takes no work", err) from err
@@ -395,6 +508,11 @@ class _DaskExecutor:
                     continue  # sent again guarded by a _resend earlier in this loop
                 if future.status == "finished":
                     finished.append(future)
+                elif (refused := _refused(future)) is not None:
+                    # No unit's fault: on that worker every unit would be stored under a key
+                    # that does not describe it. The chunks that finished elsewhere passed
+                    # their worker's check: they are handed over, then the run stops.
+                    error = refused
                 elif self._futures[future][0] in self._chained:
                     finished.append(future)  # no record: the driver refits by itself
                 elif error is None:

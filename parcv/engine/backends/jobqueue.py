@@ -97,6 +97,9 @@ class _ScaledExecutor:
     def add_plan(self, plan: Plan) -> int:
         return self._inner.add_plan(plan)
 
+    def expect_versions(self, versions: Mapping[str, str]) -> None:
+        self._inner.expect_versions(versions)  # type: ignore[attr-defined]
+
     def submit_refit(
         self,
         outer: int | None,
