@@ -356,7 +356,9 @@ class Tokenizer:
         found = self._own.get(id(obj))
         if found is None:
             about = self._about[id(obj)]
-            if about.origin.kind == USER and not about.named:
+            if about.origin.kind == STDLIB:
+                found = (frozenset(), ())  # named by the walk: nothing to read
+            elif about.origin.kind == USER and not about.named:
                 found = (frozenset(), ())  # inside the code that holds it: reached only
             elif about.kind == "module" and module_file_digest(obj):
                 found = (frozenset(), ())  # a file: the module layer reads it whole
@@ -530,10 +532,10 @@ class Tokenizer:
             # Its own definition: its code is the module's source; what it holds at run
             # time (defaults, closure, a class's namespace) is read as the code it is.
             try:
-                self.about(value, ())
+                about = self.about(value, ())
             except TokenError:
                 return None, ()
-            return None, (value,)
+            return None, (value,) if about.origin.kind in (USER, EDITABLE) else ()
         label = f"{module.__name__}.{name}"
         where = where_of(module.__name__)
         try:
