@@ -58,6 +58,7 @@ __all__ = [
     "distribution_entries",
     "distribution_version",
     "function_parts",
+    "held_parts",
     "is_named",
     "ModuleSource",
     "code_names",
@@ -139,6 +140,8 @@ class CodeEntry:
             return f"{self.name} {self.digest.partition('+')[0]} (editable install in {self.where})"
         if self.kind == "module":
             return f"module {self.where or self.name}"
+        if self.kind == "held":
+            return f"what {self.shown or self.name} holds at run time in {self.where or '?'}"
         if self.kind == "unidentified":
             return f"{self.shown or self.name} in {self.where or '?'}"
         return f"{self.kind} {self.shown or self.name.partition('#')[0]} in {self.where or '?'}"
@@ -220,7 +223,7 @@ def describe_changes(old: Environment, new: Environment) -> tuple[str, ...]:
     return tuple(lines)
 
 
-_WHOLE = frozenset({"module", "distribution", "editable", "unidentified"})
+_WHOLE = frozenset({"module", "distribution", "editable", "unidentified", "held"})
 
 
 def _by_shown(entries: Iterable[CodeEntry]) -> dict[tuple[str, str], list[CodeEntry]]:
@@ -758,6 +761,49 @@ def function_parts(function: types.FunctionType, *, named: bool) -> dict[str, An
             attributes=dict(vars(function)),
         )
     return parts
+
+
+def held_parts(obj: Any, file: Any) -> Any:
+    """What a module's own function or class holds beyond its source file.
+
+    Its defaults, what its closure captured and its attributes; for a class, its
+    bases by name, its metaclass and its namespace, with its own methods by what
+    they hold (a method patched in from elsewhere stays itself, code to identify).
+    None where its code is not that file's (made by ``exec``, compiled elsewhere):
+    then the file does not show it.
+
+    Examples
+    --------
+    >>> def f(x, k=2.0):
+    ...     return x * k
+    >>> held_parts(f, f.__code__.co_filename)
+    ('function', (2.0,), None, (), {})
+    >>> held_parts(f, "elsewhere.py") is None
+    True
+    """
+    if isinstance(obj, types.FunctionType):
+        return _held_function(obj, file)
+    namespace: dict[str, Any] = {}
+    for key, value in vars(obj).items():
+        if key in _CLASS_SKIP:
+            continue
+        inner = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+        state = None
+        if isinstance(inner, types.FunctionType) and inner.__module__ == obj.__module__ and (
+                inner.__qualname__ == f"{obj.__qualname__}.{key}"):  # fmt: skip
+            state = _held_function(inner, file)
+        namespace[key] = value if state is None else (type(value).__name__, state)
+    meta = type(obj)
+    bases = [f"{b.__module__}.{b.__qualname__}" for b in obj.__bases__]
+    return ("class", bases, None if meta is type else CodeRef(meta), namespace)
+
+
+def _held_function(function: types.FunctionType, file: Any) -> Any:
+    if function.__code__.co_filename != file:
+        return None
+    cells = tuple(_cell(c) for c in function.__closure__ or ())
+    return ("function", function.__defaults__, function.__kwdefaults__, cells,
+            dict(vars(function)))  # fmt: skip
 
 
 def _cell(cell: Any) -> Any:

@@ -47,8 +47,8 @@ that cannot be tokened must be refused, never given a random token.
 
 from __future__ import annotations
 
-import functools
 import dis
+import functools
 import hashlib
 import os
 import struct
@@ -77,6 +77,7 @@ from parcv.plan.code import (
     code_names,
     distribution_entries,
     function_parts,
+    held_parts,
     is_named,
     kind_word,
     module_exists,
@@ -227,6 +228,10 @@ class _About:
         return CodeEntry(name, kind, digest, where_of(self.module), shown)
 
 
+# A module global: its entry, the code its value reaches, itself if an own definition.
+_Global = tuple[CodeEntry | None, tuple[Any, ...], tuple[Any, ...]]
+
+
 class Tokenizer:
     """Token values with one memo of the code they reach.
 
@@ -250,7 +255,7 @@ class Tokenizer:
         self._envs: dict[tuple[Any, ...], Environment] = {}
         self._dists: dict[Origin, frozenset[CodeEntry]] = {}
         self._sources: dict[str, ModuleSource | None] = {}
-        self._valued: dict[tuple[str, str], tuple[CodeEntry | None, tuple[Any, ...]]] = {}
+        self._valued: dict[tuple[str, str], _Global] = {}
 
     def identify(self, *values: Any) -> Identity:
         """Return the :class:`Identity` of ``values`` (see :func:`identify`)."""
@@ -314,13 +319,23 @@ class Tokenizer:
             if digest:
                 return {"file": digest}
             # No file to read (a notebook's configuration object, types.ModuleType): what it
-            # holds now, every attribute, since what reads it may name any of them.
-            return {"attributes": {k: v for k, v in vars(obj).items() if not _dunder(k)}}
+            # holds now, every attribute, since what reads it may name any of them. One that
+            # cannot be identified is left to the module pass, which makes the units of code
+            # that can read it new on every run.
+            return {"attributes": {k: v for k, v in vars(obj).items()
+                                   if not _dunder(k) and self._identifiable(v)}}  # fmt: skip
         if about.kind == "class":
             return class_parts(obj)
         if about.kind == "wrapper":
             return {"wrapper": CodeRef(type(obj)), "wrapped": obj.__wrapped__}
         return function_parts(obj, named=about.named or whole)
+
+    def _identifiable(self, value: Any) -> bool:
+        try:
+            self._walk_code(value)
+        except TokenError:
+            return False
+        return True
 
     def code_digest(self, about: _About) -> tuple[str, tuple[Any, ...]]:
         """Digest of a piece of user code's own content, and the code it names.
@@ -461,15 +476,18 @@ class Tokenizer:
             for src in closure.values():
                 if src is not None:
                     names |= src.names
-            pending = []
+            pending, located = [], []
             for module in sorted(closure):
-                entries, refs = self._module_globals(module, None if dynamic else names, done)
+                entries, refs, own = self._module_globals(module, None if dynamic else names,
+                                                          done)  # fmt: skip
                 out |= entries
                 pending += refs
+                located += own
             if pending:
                 more, also = self._reach(pending)
                 out |= more
                 pending += also
+            pending += located  # their homes and names count; their code is in the source
         return out
 
     def _import_closure(self, modules: list[str],
@@ -500,18 +518,20 @@ class Tokenizer:
 
     def _module_globals(
         self, module: str, names: set[str] | None, done: set[tuple[str, str]]
-    ) -> tuple[set[CodeEntry], list[Any]]:
+    ) -> tuple[set[CodeEntry], list[Any], list[Any]]:
         """The values a module's globals hold now, where code can read them (``None``: all).
 
-        Those in ``done`` are left out (and the others added to it).
+        Returns their entries, the code they reach and the module's own definitions among
+        them. Those in ``done`` are left out (and the others added to it).
         """
         loaded = sys.modules.get(module)
         if loaded is None:
-            return set(), []
+            return set(), [], []
         space = dict(vars(loaded))
         wanted = space.keys() if names is None else names & space.keys()
         out: set[CodeEntry] = set()
         refs: list[Any] = []
+        own: list[Any] = []
         for name in sorted(wanted):
             if _dunder(name) or (module, name) in done:
                 continue
@@ -519,34 +539,42 @@ class Tokenizer:
             found = self._valued.get((module, name))
             if found is None:
                 found = self._valued[(module, name)] = self._global_entry(loaded, name, space[name])
-            entry, more = found
+            entry, more, located = found
             if entry is not None:
                 out.add(entry)
             refs += more
-        return out, refs
+            own += located
+        return out, refs, own
 
-    def _global_entry(self, module: types.ModuleType, name: str,
-                value: Any) -> tuple[CodeEntry | None, tuple[Any, ...]]:  # fmt: skip
+    def _global_entry(self, module: types.ModuleType, name: str, value: Any) -> _Global:
+        """A global's entry, the code its value reaches, and itself if it is an own definition."""
+        label = f"{module.__name__}.{name}"
+        where = where_of(module.__name__)
+        file = getattr(module, "__file__", None)
         if isinstance(value, (types.FunctionType, type)) and is_named(value) and (
                 module_of(value) == module.__name__):  # fmt: skip
-            # Its own definition: its code is the module's source; what it holds at run
-            # time (defaults, closure, a class's namespace) is read as the code it is.
             try:
                 about = self.about(value, ())
             except TokenError:
-                return None, ()
-            return None, (value,) if about.origin.kind in (USER, EDITABLE) else ()
-        label = f"{module.__name__}.{name}"
-        where = where_of(module.__name__)
+                return None, (), ()
+            if about.origin.kind not in (USER, EDITABLE):
+                return None, (), ()
+            held = held_parts(value, file) if module_file_digest(module) else None
+            if held is None:  # no file shows its code: identified definition by definition
+                return None, (value,), ()
+            # Its code is the module's source; what it holds at run time (defaults, what a
+            # closure captured, a class's namespace, a method patched in) is not.
+            digest, refs = self._walk_code(held)
+            return CodeEntry(label, "held", digest, where, name), refs, (value,)
         try:
             digest, refs = self._walk_code({"value": value})
         except TokenError:
             if module_file_digest(module):
-                return None, ()  # made by the module's source, which its own entry identifies
+                return None, (), ()  # made by the module's source, which its entry identifies
             # Nothing identifies it: never reused (a new digest each run), and said so.
             unique = os.urandom(TOKEN_SIZE).hex()
-            return CodeEntry(label, "unidentified", unique, where, name), ()
-        return CodeEntry(label, "constant", digest, where, name), refs
+            return CodeEntry(label, "unidentified", unique, where, name), (), ()
+        return CodeEntry(label, "constant", digest, where, name), refs, ()
 
 
 def _dunder(name: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import sys
 import textwrap
+import threading
 import types
 
 import numpy as np
@@ -480,3 +481,41 @@ def test_a_module_imported_by_the_estimators_module_counts_whole(user_modules):
     assert describe_changes(before.environment, after.environment) == (
         f"method Base.predict in {base}.py changed",
     )
+
+
+def test_a_module_without_a_file_read_by_a_computed_name_counts_by_every_attribute(user_modules):
+    cfg = types.ModuleType(_name("cfg"))
+    sys.modules[cfg.__name__] = cfg
+    try:
+        cfg.SCALE, cfg.LOCK = 1.0, threading.Lock()
+        source = f"import {cfg.__name__} as cfg\n\ndef read(X, name='SCALE'):\n"
+        source += "    return X * getattr(cfg, name)\n"
+        module = user_modules(_name("reader"), source)
+        first, again = identify(module.read), identify(module.read)
+        # The lock cannot be identified: units reaching it are new on every run, and said so.
+        assert first.token != again.token
+        assert describe_changes(first.environment, again.environment) == (
+            f"LOCK in {cfg.__name__} cannot be identified exactly: its units are never reused",
+        )
+        del cfg.LOCK
+        before = token(module.read)
+        assert token(module.read) == before
+        cfg.SCALE = 100.0  # read by a name no code spells: every attribute counts
+        assert token(module.read) != before
+    finally:
+        sys.modules.pop(cfg.__name__, None)
+
+
+def test_a_method_patched_in_or_a_default_changed_at_run_time_counts(user_modules):
+    module = user_modules(_name("tx"), TRANSFORMER.format(**_TX))
+    before = identify(module.Tx())
+    module.Tx.transform = lambda self, X: X * 3.0  # a notebook's patch: no file shows it
+    patched = identify(module.Tx())
+    assert patched.token != before.token
+    # The lambda's own module (this file, and what it imports) is reached now too.
+    changes = describe_changes(before.environment, patched.environment)
+    assert f"what Tx holds at run time in {module.__name__}.py changed" in changes
+    module = user_modules(module.__name__, TRANSFORMER.format(**_TX))
+    before = token(module.Tx())
+    module.Tx.fit.__defaults__ = (0.0,)  # harmless here, but what a method holds counts
+    assert token(module.Tx()) != before
