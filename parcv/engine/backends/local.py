@@ -255,10 +255,17 @@ class _LocalExecutor:
         )  # fmt: skip
 
     def submit(self, units: tuple[Unit, ...], plan: int = 0) -> Hashable:
+        from concurrent.futures.process import BrokenProcessPool
+
         self._count += 1
         try:
             future = self._send(units, plan)
-        except Exception as err:  # the pool broke (a worker died)
+        except BrokenProcessPool as err:
+            # A worker died after the last wait and before this chunk: loky refuses new work
+            # until then. The chunk fails as the ones in flight do, and wait() recovers all.
+            future = Future()
+            future.set_exception(err)
+        except Exception as err:
             raise BackendError(f"the local process pool cannot take work: {err}") from err
         self._futures[future] = self._count
         self._chunks[self._count] = (plan, units)
