@@ -315,7 +315,7 @@ class Tokenizer:
         if about.kind == "constant":
             return {"value": obj.value}
         if about.kind == "module":
-            digest = module_file_digest(obj)
+            digest = self.source_digest(obj.__name__)
             if digest:
                 return {"file": digest}
             # No file to read (a notebook's configuration object, types.ModuleType): what it
@@ -375,7 +375,7 @@ class Tokenizer:
                 found = (frozenset(), ())  # named by the walk: nothing to read
             elif about.origin.kind == USER and not about.named:
                 found = (frozenset(), ())  # inside the code that holds it: reached only
-            elif about.kind == "module" and module_file_digest(obj):
+            elif about.kind == "module" and self.source_digest(obj.__name__):
                 found = (frozenset(), ())  # a file: the module layer reads it whole
             elif about.origin.kind in (INSTALLED, EDITABLE):
                 found = (self._distributions(about.origin), ())
@@ -490,6 +490,17 @@ class Tokenizer:
             pending += located  # their homes and names count; their code is in the source
         return out
 
+    def _source(self, name: str) -> ModuleSource | None:
+        """A module's source, read once per tokenizer (once per run)."""
+        if name not in self._sources:
+            self._sources[name] = module_source(name)
+        return self._sources[name]
+
+    def source_digest(self, name: str) -> str:
+        """Digest of a module's normalised source, read once per tokenizer; "" without one."""
+        found = self._source(name)
+        return found.digest if found is not None else ""
+
     def _import_closure(self, modules: list[str],
                         closure: dict[str, ModuleSource | None]) -> set[CodeEntry]:  # fmt: skip
         out: set[CodeEntry] = set()
@@ -507,10 +518,7 @@ class Tokenizer:
                     continue
             if name not in sys.modules and not module_exists(name):
                 continue  # ``from package import name``: a name, not a module
-            src = self._sources.get(name)
-            if src is None and name not in self._sources:
-                src = self._sources[name] = module_source(name)
-            closure[name] = src
+            src = closure[name] = self._source(name)
             if src is not None:
                 out.add(CodeEntry(name, "module", src.digest, src.where, name))
                 todo += [m for m in src.imports if m not in closure]
@@ -559,7 +567,7 @@ class Tokenizer:
                 return None, (), ()
             if about.origin.kind not in (USER, EDITABLE):
                 return None, (), ()
-            held = held_parts(value, file) if module_file_digest(module) else None
+            held = held_parts(value, file) if self.source_digest(module.__name__) else None
             if held is None:  # no file shows its code: identified definition by definition
                 return None, (value,), ()
             # Its code is the module's source; what it holds at run time (defaults, what a
@@ -569,7 +577,7 @@ class Tokenizer:
         try:
             digest, refs = self._walk_code({"value": value})
         except TokenError:
-            if module_file_digest(module):
+            if self.source_digest(module.__name__):
                 return None, (), ()  # made by the module's source, which its entry identifies
             # Nothing identifies it: never reused (a new digest each run), and said so.
             unique = os.urandom(TOKEN_SIZE).hex()
