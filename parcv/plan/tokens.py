@@ -314,10 +314,7 @@ class Tokenizer:
         obj = about.obj
         if about.kind == "constant":
             return {"value": obj.value}
-        if about.kind == "module":
-            digest = self.source_digest(obj.__name__)
-            if digest:
-                return {"file": digest}
+        if about.kind == "module":  # one with a file is read whole by the module pass
             # No file to read (a notebook's configuration object, types.ModuleType): what it
             # holds now, every attribute, since what reads it may name any of them. One that
             # cannot be identified is left to the module pass, which makes the units of code
