@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.decomposition import PCA
-from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
 
@@ -168,22 +167,23 @@ def _bring_down(fault):
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-class FaultyForest(RandomForestRegressor):
-    """A forest whose fit, for ``max_depth == 3``, raises (``fault="raise"``) or hangs.
+class FaultyStep(TransformerMixin, BaseEstimator):
+    """A pass-through step whose fit raises (``fault="raise"``) or hangs (``fault="hang"``).
 
-    It grows by a warm start, so an iteration path over ``n_estimators`` fits it
-    at every checkpoint: the fault strikes the path's first fit.
+    Before a model the shortcut table grows (a forest, by a warm start; the table
+    names exact classes, so the fault cannot live in a subclass of the model), it
+    makes an iteration path's first fit fail.
     """
 
-    def __init__(self, n_estimators=10, max_depth=None, warm_start=False, random_state=0,
-                 fault="raise"):  # fmt: skip
-        super().__init__(n_estimators=n_estimators, max_depth=max_depth, warm_start=warm_start,
-                         random_state=random_state, n_jobs=1)  # fmt: skip
+    def __init__(self, fault=None):
         self.fault = fault
 
-    def fit(self, X, y, sample_weight=None):
-        if self.max_depth == 3:
-            if self.fault == "hang":
-                time.sleep(3600)
-            raise ValueError("max_depth=3 is not allowed here")
-        return super().fit(X, y, sample_weight=sample_weight)
+    def fit(self, X, y=None):
+        if self.fault == "hang":
+            time.sleep(3600)
+        if self.fault == "raise":
+            raise ValueError("fault='raise' is not allowed here")
+        return self
+
+    def transform(self, X):
+        return X

@@ -413,22 +413,31 @@ def test_nested_cv_with_hyperband():
     assert result.outer_scores["score"].shape == (3,)
 
 
-GROWN: list[int] = []  # per fit of the counting forest (serial backend): trees it grew
+GROWN: list[int] = []  # per fit of the counted forest (serial backend): trees it grew
 
 
-class GrowthCountedForest(RandomForestRegressor):
-    def fit(self, X, y, sample_weight=None):
+def _count_growth(monkeypatch):
+    """Count the trees each RandomForestRegressor fit grows: the class itself, as the shortcut
+    table names exact classes (a subclass is fitted from scratch at every rung)."""
+    fit = RandomForestRegressor.fit
+
+    def counted(self, X, y, sample_weight=None):
         before = len(getattr(self, "estimators_", [])) if self.warm_start else 0
-        super().fit(X, y, sample_weight=sample_weight)
+        fit(self, X, y, sample_weight=sample_weight)
         GROWN.append(len(self.estimators_) - before)
         return self
 
+    monkeypatch.setattr(RandomForestRegressor, "fit", counted)
+
 
 @pytest.mark.parametrize("backend_name", ["serial", "local"])
-def test_a_promoted_candidate_continues_its_fits_with_scikit_learns_numbers(backend_name):
+def test_a_promoted_candidate_continues_its_fits_with_scikit_learns_numbers(
+    backend_name, monkeypatch
+):
+    _count_growth(monkeypatch)
     grid = {"max_depth": [2, 4, 8, None], "max_features": [0.5, 1.0]}
     options = dict(resource="n_estimators", min_resources=2, max_resources=18, factor=3)
-    forest = GrowthCountedForest(random_state=0)
+    forest = RandomForestRegressor(random_state=0)
     GROWN.clear()
     theirs = SkHalvingGrid(forest, grid, cv=KFold(3), refit=False, **options).fit(XR, YR)
     from_scratch = sum(GROWN)

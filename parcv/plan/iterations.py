@@ -113,8 +113,9 @@ default="auto"
       as a fit with that count would stop there too.
     - ``"warm_start"``: set ``warm_start=True`` and raise the count checkpoint by
       checkpoint (forests, Bagging, ExtraTrees).
-    - ``"booster"``: an xgboost or lightgbm scikit-learn model, fitted once with
-      the last count and read with ``iteration_range`` / ``num_iteration``.
+    - ``"booster"``: ``XGBRegressor``, ``XGBClassifier``, ``LGBMRegressor`` or
+      ``LGBMClassifier`` (not ``XGBRF*``, whose trees are one round), fitted once
+      with the last count and read with ``iteration_range`` / ``num_iteration``.
     - ``"partial_fit"``: one ``partial_fit`` epoch over the fold's training rows
       per iteration (SGD*, Perceptron, MLP*), read as ``fit(max_iter=t)``.
     - ``"separate"``: a fit from scratch at every checkpoint, as a grid over the
@@ -123,12 +124,12 @@ default="auto"
 
     Each of the first four is a shortcut, taken only where
     :mod:`parcv.plan.shortcuts` declares it exact for the estimator's settings
-    (booster type, ``random_state`` kind, early stopping, shuffling, ...): then
-    the scores at every checkpoint are those of separate fits with that count,
-    bit for bit. Elsewhere the path is ``"separate"``, and parcv says so once in
-    the log (logger ``"parcv"``). A candidate ``max_iter=t`` of a ``partial_fit``
-    path is ``fit(max_iter=t)`` as anywhere else: the epochs are its shortcut,
-    not another model.
+    (its exact class, not a subclass; booster type, ``random_state`` kind, early
+    stopping, shuffling, ...): then the scores at every checkpoint are those of
+    separate fits with that count, bit for bit. Elsewhere the path is
+    ``"separate"``, and parcv says so once in the log (logger ``"parcv"``). A
+    candidate ``max_iter=t`` of a ``partial_fit`` path is ``fit(max_iter=t)`` as
+    anywhere else: the epochs are its shortcut, not another model.
 
     Examples
     --------

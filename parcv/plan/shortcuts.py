@@ -14,13 +14,17 @@ give the same numbers:
 - ``"continuation"``: a successive-halving rung that continues a promoted
   candidate's fits of the rung before by a warm start.
 
-:data:`SHORTCUTS` declares, per kind and model family, the conditions under
-which the shortcut gives the scores of separate fits from scratch bit for
-bit (a property-based test draws the settings that could break each one:
-``tests/plan/test_shortcuts.py``). :func:`exact_shortcut` answers for one
-configured estimator: a :class:`Shortcut` where every condition holds, else a
-:class:`Fallback` that says why; outside the table nothing is assumed, and
-parcv fits every count from scratch. A fit with ``random_state=None`` draws
+:data:`SHORTCUTS` declares, per kind, the exact classes it covers and the
+conditions under which the shortcut gives the scores of separate fits from
+scratch bit for bit (a property-based test per row draws the settings that
+could break it: ``tests/plan/test_shortcut_properties.py``). A row names
+classes, never a module or a base class: ``XGBRFRegressor`` subclasses
+``XGBRegressor`` yet keeps all its trees in one boosting round, and a
+subclass of one's own may change what ``fit`` does. :func:`exact_shortcut`
+answers for one configured estimator: a :class:`Shortcut` where its class is
+listed and every condition holds, else a :class:`Fallback` that says why;
+outside the table (subclasses included) nothing is assumed, and parcv fits
+every count from scratch. A fit with ``random_state=None`` draws
 fresh randomness, so that no two separate fits are equal: where a family's
 fit draws, such a model takes no shortcut either.
 
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import numbers
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +77,7 @@ __all__ = [
     "exact_shortcut",
     "given_seed",
     "grows_by_warm_start",
+    "listed_class",
     "log_fallbacks",
 ]
 
@@ -103,7 +109,8 @@ class Shortcut:
     kind : str
         One of :data:`KINDS`.
     family : str
-        The family of :data:`SHORTCUTS` whose conditions hold.
+        The classes of the row of :data:`SHORTCUTS` whose conditions hold
+        (:attr:`Rule.family`).
     """
 
     kind: str
@@ -162,10 +169,11 @@ class Rule:
     ----------
     kind : str
         One of :data:`KINDS`.
-    family : str
-        The models it covers, as the documentation names them.
-    matches : callable
-        ``matches(model) -> bool``: whether a (final step) model is of the family.
+    classes : tuple of str
+        The classes it covers, by their public import path
+        (``"sklearn.ensemble.RandomForestRegressor"``, ``"xgboost.XGBRegressor"``):
+        a (final step) model is covered only when its type is one of them,
+        not a subclass.
     params : tuple of str
         The parameters (last ``__`` part) that count the iterations it reads.
     conditions : tuple of Condition
@@ -173,14 +181,39 @@ class Rule:
     """
 
     kind: str
-    family: str
-    matches: Callable[[Any], bool]
+    classes: tuple[str, ...]
     params: tuple[str, ...]
     conditions: tuple[Condition, ...] = ()
+
+    @property
+    def family(self) -> str:
+        """The classes it covers, by name, as the documentation's table lists them."""
+        return ", ".join(name.rpartition(".")[2] for name in self.classes)
+
+    def matches(self, model: Any) -> bool:
+        """Whether ``model`` is an instance of one of :attr:`classes` itself (no subclass)."""
+        return any(type(model) is listed_class(name) for name in self.classes)
+
+
+def listed_class(name: str) -> type | None:
+    """Return the class at public import path ``name``, or None where its library is not loaded.
+
+    Never imports: a model of an xgboost or lightgbm class has loaded its library.
+
+    Examples
+    --------
+    >>> listed_class("sklearn.ensemble.RandomForestRegressor").__name__
+    'RandomForestRegressor'
+    """
+    module, _, attribute = name.rpartition(".")
+    found = getattr(sys.modules.get(module), attribute, None)
+    return found if isinstance(found, type) else None
 
 
 def booster_library(model: Any) -> str | None:
     """Return ``"xgboost"`` or ``"lightgbm"`` for their scikit-learn models (and subclasses).
+
+    How a booster is read at a count, not whether that is exact (:func:`decide`).
 
     Examples
     --------
@@ -193,10 +226,6 @@ def booster_library(model: Any) -> str | None:
         if library in ("xgboost", "lightgbm"):
             return library
     return None
-
-
-def _of(*classes: type) -> Callable[[Any], bool]:
-    return lambda model: isinstance(model, classes)
 
 
 def _param(ctx: Context, name: str, default: Any = None) -> Any:
@@ -412,52 +441,64 @@ _HGB_NO_STOP = Condition(
 _GB_NO_STOP = Condition("n_iter_no_change is None", _gb_no_early_stopping)
 _NO_OOB = Condition("oob_score=False", _bagging_no_oob)
 
-_FORESTS = (RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
-            ExtraTreesRegressor)  # fmt: skip
-_BAGGING = (BaggingClassifier, BaggingRegressor, IsolationForest)
-_GB = (GradientBoostingClassifier, GradientBoostingRegressor)
 _HGB = (HistGradientBoostingClassifier, HistGradientBoostingRegressor)
+
+
+def _names(*classes: type) -> tuple[str, ...]:
+    """The public import paths of scikit-learn classes (their module is loaded here)."""
+    return tuple(f"{cls.__module__.split('._', 1)[0]}.{cls.__qualname__}" for cls in classes)
+
+
+_FORESTS = _names(RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
+                  ExtraTreesRegressor)  # fmt: skip
+_BAGGING = _names(BaggingClassifier, BaggingRegressor, IsolationForest)
+_GB = _names(GradientBoostingClassifier, GradientBoostingRegressor)
+_HGB_NAMES = _names(*_HGB)
+_XGB = ("xgboost.XGBClassifier", "xgboost.XGBRegressor")
+_XGB_FORESTS = ("xgboost.XGBRFClassifier", "xgboost.XGBRFRegressor")
+_LGBM = ("lightgbm.LGBMClassifier", "lightgbm.LGBMRegressor")
 
 
 def _warm_rules(kind: str) -> tuple[Rule, ...]:
     """Warm-start growth, along a path or across halving rungs: the same conditions."""
     return (
-        Rule(kind, "RandomForest*, ExtraTrees*", _of(*_FORESTS), ("n_estimators",),
-             (_INT_SEED, _STEPS)),
-        Rule(kind, "Bagging*, IsolationForest", _of(*_BAGGING), ("n_estimators",),
-             (_INT_SEED, _NO_OOB, _STEPS)),
-        Rule(kind, "GradientBoosting*", _of(*_GB), ("n_estimators",),
-             (_SEEDED, _GB_NO_STOP, _STEPS)),
-        Rule(kind, "HistGradientBoosting*", _of(*_HGB), ("max_iter",),
-             (_HGB_SEEDED, _HGB_NO_STOP, _STEPS)),
+        Rule(kind, _FORESTS, ("n_estimators",), (_INT_SEED, _STEPS)),
+        Rule(kind, _BAGGING, ("n_estimators",), (_INT_SEED, _NO_OOB, _STEPS)),
+        Rule(kind, _GB, ("n_estimators",), (_SEEDED, _GB_NO_STOP, _STEPS)),
+        Rule(kind, _HGB_NAMES, ("max_iter",), (_HGB_SEEDED, _HGB_NO_STOP, _STEPS)),
     )  # fmt: skip
 
 
-#: Every shortcut parcv takes, per model family, with the conditions under which it
-#: equals separate fits from scratch. Subsampling (``subsample``, ``colsample_*``,
-#: ``max_features``, ``max_samples``, bootstrap), class weights and the learning rate are
-#: no condition: the property test draws them and finds the shortcuts exact.
+#: Every shortcut parcv takes, per kind and exact classes, with the conditions under which
+#: it equals separate fits from scratch. Subsampling (``subsample``, ``colsample_*``,
+#: ``max_features``, ``max_samples``, bootstrap, lightgbm's bagging), forests boosted
+#: round by round (xgboost's ``num_parallel_tree``, lightgbm's ``boosting_type="rf"``),
+#: class weights, tree depths and the learning rate are no condition: the property tests
+#: draw them and find the shortcuts exact.
 SHORTCUTS: tuple[Rule, ...] = (
-    Rule("booster", "xgboost XGB*", lambda m: booster_library(m) == "xgboost",
-         ("n_estimators",),
+    Rule("booster", _XGB, ("n_estimators",),
          (Condition("booster is 'gbtree' (not 'dart', not 'gblinear')", _xgb_booster),
           Condition("no early_stopping_rounds, no callbacks", _xgb_no_early_stopping),
           Condition("random_state is an int or None (not a RandomState)", _xgb_seed))),
-    Rule("booster", "lightgbm LGBM*", lambda m: booster_library(m) == "lightgbm",
-         ("n_estimators",),
+    Rule("booster", _XGB_FORESTS, ("n_estimators",),
+         (Condition("never: its n_estimators trees are one boosting round (a forest of "
+                    "num_parallel_tree=n_estimators), so no earlier round holds fewer trees",
+                    _never("its n_estimators trees are one boosting round (a forest of "
+                           "num_parallel_tree=n_estimators): no earlier round holds fewer "
+                           "trees")),)),
+    Rule("booster", _LGBM, ("n_estimators",),
          (Condition("boosting_type is not 'dart'", _lgb_boosting),
           Condition("no early_stopping_round", _lgb_no_early_stopping))),
-    Rule("staged", "GradientBoosting*", _of(*_GB), ("n_estimators",), (_SEEDED,)),
-    Rule("staged", "HistGradientBoosting*", _of(*_HGB), ("max_iter",), (_HGB_SEEDED,)),
-    Rule("staged", "AdaBoostRegressor", _of(AdaBoostRegressor), ("n_estimators",), (_SEEDED,)),
-    Rule("staged", "AdaBoostClassifier", _of(AdaBoostClassifier), ("n_estimators",),
+    Rule("staged", _GB, ("n_estimators",), (_SEEDED,)),
+    Rule("staged", _HGB_NAMES, ("max_iter",), (_HGB_SEEDED,)),
+    Rule("staged", _names(AdaBoostRegressor), ("n_estimators",), (_SEEDED,)),
+    Rule("staged", _names(AdaBoostClassifier), ("n_estimators",),
          (Condition("never: staged_decision_function sums the estimator weights one by one "
                     "where decision_function sums them at once (the last bit differs)",
                     _never("its staged outputs differ from a fit's in the last bit")),)),
     *_warm_rules("warm_start"),
     *_warm_rules("continuation"),
-    Rule("partial_fit", "SGDClassifier, SGDRegressor, Perceptron",
-         _of(SGDClassifier, SGDRegressor, Perceptron), ("max_iter",),
+    Rule("partial_fit", _names(SGDClassifier, SGDRegressor, Perceptron), ("max_iter",),
          (Condition("shuffle=False", _is("shuffle", False, "fit shuffles the rows anew each "
                                          "epoch, where each partial_fit call starts over")),
           Condition("tol=None", _is("tol", None, "fit may stop before max_iter")),
@@ -467,8 +508,7 @@ SHORTCUTS: tuple[Rule, ...] = (
                                          "and of partial_fit epochs differ")),
           Condition("penalty=None or alpha=0", _sgd_no_rescaling),
           Condition("class_weight is not 'balanced'", _sgd_balanced))),
-    Rule("partial_fit", "MLPClassifier, MLPRegressor", _of(MLPClassifier, MLPRegressor),
-         ("max_iter",),
+    Rule("partial_fit", _names(MLPClassifier, MLPRegressor), ("max_iter",),
          (Condition("shuffle=False", _is("shuffle", False, "fit draws a new order each epoch, "
                                          "where each partial_fit call starts over")),
           Condition("early_stopping=False", _is("early_stopping", False,
@@ -506,6 +546,18 @@ def given_seed(estimator: Any, params: dict[str, Any]) -> Any:
     return getattr(step, "random_state", None)
 
 
+def _unlisted(kind: str, model: Any) -> str:
+    """Why a model of no class of the table's ``kind`` rows takes no shortcut."""
+    listed = {listed_class(n) for r in SHORTCUTS if r.kind == kind for n in r.classes} - {None}
+    base = next((cls for cls in type(model).__mro__[1:] if cls in listed), None)
+    if base is None:
+        return "parcv knows no condition under which it equals separate fits"
+    return (
+        f"it subclasses {base.__name__}, and the table holds for that class only (a subclass "
+        "may change what fit does)"
+    )
+
+
 _AS_CONFIGURED = object()  # decide(seed=...) not given: the configured model's own
 
 
@@ -531,8 +583,7 @@ def decide(
     name = type(final).__name__
     rule = next((r for r in SHORTCUTS if r.kind == kind and r.matches(final)), None)
     if rule is None:
-        return Fallback(kind, f"{_WHAT[kind]} of {name}: parcv knows no condition under "
-                              "which it equals separate fits")  # fmt: skip
+        return Fallback(kind, f"{_WHAT[kind]} of {name}: {_unlisted(kind, final)}")
     leaf = param.rsplit("__", 1)[-1]
     if leaf not in rule.params:
         return Fallback(kind, f"{_WHAT[kind]} of {name}: {param!r} does not count its "
@@ -590,7 +641,8 @@ def exact_shortcut(
     --------
     >>> from sklearn.ensemble import RandomForestRegressor
     >>> exact_shortcut("warm_start", RandomForestRegressor(), {"random_state": 0}, "n_estimators")
-    Shortcut(kind='warm_start', family='RandomForest*, ExtraTrees*')
+    ... # doctest: +ELLIPSIS
+    Shortcut(kind='warm_start', family='RandomForestClassifier, RandomForestRegressor, ...')
     >>> import numpy as np
     >>> rng = np.random.RandomState(0)
     >>> exact_shortcut("warm_start", RandomForestRegressor(random_state=rng), {}, "n_estimators")

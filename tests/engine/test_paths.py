@@ -7,6 +7,8 @@ fits at each count, on the same folds), xgboost's own ``xgb.cv`` with
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_regression
@@ -25,32 +27,34 @@ X, Y = make_regression(n_samples=120, n_features=5, noise=10.0, random_state=0)
 XC, YC = make_classification(n_samples=150, n_features=6, random_state=0)
 CV = KFold(3, shuffle=True, random_state=0)
 
-# Per fit of the counting estimators below (serial backend: this process): stages it built.
+# Per fit of the counted classes below (serial backend: this process): stages it built.
 BUILT: list[int] = []
 
-
-class CountedGB(GradientBoostingRegressor):
-    def fit(self, X, y, sample_weight=None, monitor=None):
-        before = len(getattr(self, "estimators_", [])) if self.warm_start else 0
-        super().fit(X, y, sample_weight=sample_weight, monitor=monitor)
-        BUILT.append(self.n_estimators_ - before)
-        return self
-
-
-class CountedForest(RandomForestRegressor):
-    def fit(self, X, y, sample_weight=None):
-        before = len(getattr(self, "estimators_", [])) if self.warm_start else 0
-        super().fit(X, y, sample_weight=sample_weight)
-        BUILT.append(len(self.estimators_) - before)
-        return self
+# The stages a model holds, per counted class. The classes themselves are counted (their
+# fit wrapped), not subclasses: the shortcut table names exact classes, and a subclass is
+# fitted from scratch at every count.
+COUNTED = {
+    GradientBoostingRegressor: lambda model: len(getattr(model, "estimators_", [])),
+    RandomForestRegressor: lambda model: len(getattr(model, "estimators_", [])),
+    HistGradientBoostingClassifier: lambda model: getattr(model, "n_iter_", 0),
+}
 
 
-class CountedHGB(HistGradientBoostingClassifier):
-    def fit(self, X, y, sample_weight=None):
-        before = getattr(self, "n_iter_", 0) if self.warm_start else 0
-        super().fit(X, y, sample_weight=sample_weight)
-        BUILT.append(self.n_iter_ - before)
-        return self
+def _counting(fit, stages):
+    @functools.wraps(fit)
+    def counted(self, X, y, *args, **kwargs):
+        before = stages(self) if getattr(self, "warm_start", False) else 0
+        fitted = fit(self, X, y, *args, **kwargs)
+        BUILT.append(stages(self) - before)
+        return fitted
+
+    return counted
+
+
+@pytest.fixture(autouse=True)
+def _count_stages(monkeypatch):
+    for cls, stages in COUNTED.items():
+        monkeypatch.setattr(cls, "fit", _counting(cls.fit, stages))
 
 
 def _same_splits(ours, theirs, n_splits):
@@ -66,11 +70,12 @@ def _same_splits(ours, theirs, n_splits):
 
 
 CASES = [
-    ("gb", CountedGB(random_state=0, subsample=0.8), {"max_depth": [2, 3]}, "n_estimators", (X, Y)),
-    ("forest", CountedForest(random_state=0, n_jobs=1), {"max_features": [0.5, 1.0]},
+    ("gb", GradientBoostingRegressor(random_state=0, subsample=0.8), {"max_depth": [2, 3]},
      "n_estimators", (X, Y)),
-    ("hgb", CountedHGB(random_state=0, early_stopping=False), {"learning_rate": [0.1, 0.3]},
-     "max_iter", (XC, YC)),
+    ("forest", RandomForestRegressor(random_state=0, n_jobs=1), {"max_features": [0.5, 1.0]},
+     "n_estimators", (X, Y)),
+    ("hgb", HistGradientBoostingClassifier(random_state=0, early_stopping=False),
+     {"learning_rate": [0.1, 0.3]}, "max_iter", (XC, YC)),
 ]  # fmt: skip
 
 
@@ -95,20 +100,11 @@ def test_a_path_equals_gridsearchcv_over_the_iteration_parameter_with_one_fit_pe
     assert not ours.cv_results_["path_stopped"].any()
 
 
-def _counted_xgb():
+def test_an_xgboost_path_equals_gridsearchcv_over_its_rounds(monkeypatch):
     xgb = pytest.importorskip("xgboost")
-
-    class CountedXGB(xgb.XGBRegressor):
-        def fit(self, X, y, **params):
-            super().fit(X, y, **params)
-            BUILT.append(self.get_booster().num_boosted_rounds())
-            return self
-
-    return CountedXGB
-
-
-def test_an_xgboost_path_equals_gridsearchcv_over_its_rounds():
-    model = _counted_xgb()(n_jobs=1, tree_method="hist", random_state=0, subsample=0.8)
+    rounds = _counting(xgb.XGBRegressor.fit, lambda model: model.get_booster().num_boosted_rounds())
+    monkeypatch.setattr(xgb.XGBRegressor, "fit", rounds)
+    model = xgb.XGBRegressor(n_jobs=1, tree_method="hist", random_state=0, subsample=0.8)
     space = {"max_depth": [2, 4]}
     BUILT.clear()
     ours = parcv.search(model, space, X, Y, cv=CV, refit=False, backend="serial",
@@ -191,7 +187,7 @@ def test_paths_and_early_stops_are_equal_on_every_backend(backend):
 
 def test_a_resumed_path_search_fits_nothing_and_a_longer_path_agrees_with_it(tmp_path):
     store = tmp_path / "paths.sqlite"
-    model = CountedGB(random_state=0)
+    model = GradientBoostingRegressor(random_state=0)
 
     def run(up_to, **options):
         BUILT.clear()
@@ -299,7 +295,7 @@ def test_the_report_plots_the_paths_and_says_what_early_stopping_left_unfitted()
 
 
 def test_racing_drops_points_of_a_path_search_fold_by_fold_as_a_grid_search_does():
-    model = CountedGB(random_state=0)
+    model = GradientBoostingRegressor(random_state=0)
     space = {"max_depth": [1, 3], "learning_rate": [0.001, 0.3]}
     racing = parcv.Racing(burn_in=2, alpha=0.2)
     cv = KFold(6, shuffle=True, random_state=0)
@@ -318,35 +314,46 @@ def test_racing_drops_points_of_a_path_search_fold_by_fold_as_a_grid_search_does
     )
 
 
-def test_a_failing_path_fails_at_every_checkpoint_and_the_others_are_kept():
-    from tests.estimators import FaultyForest
+def _faulty_forest():
+    from sklearn.pipeline import Pipeline
 
-    space = {"max_depth": [2, 3]}
-    iterations = parcv.Iterations("n_estimators", 6, every=3)
+    from tests.estimators import FaultyStep
+
+    # The fault sits in a step before the forest: the path is grown by a warm start only
+    # for the forest's own class, never a subclass of it.
+    model = Pipeline([("step", FaultyStep()),
+                      ("forest", RandomForestRegressor(random_state=0, n_jobs=1))])  # fmt: skip
+    iterations = parcv.Iterations("forest__n_estimators", 6, every=3)
+    assert path_method(model, iterations, {"step__fault": "raise"}) == "warm_start"
+    return model
+
+
+def test_a_failing_path_fails_at_every_checkpoint_and_the_others_are_kept():
+    space = {"step__fault": [None, "raise"]}
+    iterations = parcv.Iterations("forest__n_estimators", 6, every=3)
     with pytest.warns(parcv.FitFailedWarning):
-        result = parcv.search(FaultyForest(), space, X, Y, cv=CV, iterations=iterations,
+        result = parcv.search(_faulty_forest(), space, X, Y, cv=CV, iterations=iterations,
                               error_score=-1.0, refit=False, backend="serial")  # fmt: skip
     scores = result.cv_results_["mean_test_score"]
-    assert scores[2:].tolist() == [-1.0, -1.0]  # max_depth=3, both counts
+    assert scores[2:].tolist() == [-1.0, -1.0]  # fault="raise", both counts
     assert result.cv_results_["n_failed_fits"].tolist() == [0, 0, 3, 3]
     forest = RandomForestRegressor(random_state=0, n_jobs=1)
-    healthy = parcv.search(forest, {"max_depth": [2]}, X, Y, cv=CV, iterations=iterations,
-                           refit=False, backend="serial")  # fmt: skip
+    healthy = parcv.search(forest, None, X, Y, cv=CV, refit=False, backend="serial",
+                           iterations=parcv.Iterations("n_estimators", 6, every=3))  # fmt: skip
     np.testing.assert_array_equal(scores[:2], healthy.cv_results_["mean_test_score"])
-    with pytest.raises(ValueError, match="max_depth=3 is not allowed"):
-        parcv.search(FaultyForest(), space, X, Y, cv=CV, iterations=iterations,
+    with pytest.raises(ValueError, match="fault='raise' is not allowed"):
+        parcv.search(_faulty_forest(), space, X, Y, cv=CV, iterations=iterations,
                      error_score="raise", backend="serial")  # fmt: skip
 
 
 @pytest.mark.slow
 def test_a_path_past_its_time_limit_costs_its_checkpoints_not_the_sweep(tmp_path):
     from parcv.engine.backends import LocalBackend
-    from tests.estimators import FaultyForest
 
-    iterations = parcv.Iterations("n_estimators", 6, every=3)
+    iterations = parcv.Iterations("forest__n_estimators", 6, every=3)
     store = tmp_path / "paths.sqlite"
     with pytest.warns(parcv.FitFailedWarning):
-        result = parcv.search(FaultyForest(fault="hang"), {"max_depth": [2, 3]}, X, Y, cv=CV,
+        result = parcv.search(_faulty_forest(), {"step__fault": [None, "hang"]}, X, Y, cv=CV,
                               iterations=iterations, error_score=-1.0, refit=False,
                               backend=LocalBackend(n_jobs=2, timeout=3), store=store)  # fmt: skip
     assert result.cv_results_["mean_test_score"][2:].tolist() == [-1.0, -1.0]
@@ -402,7 +409,7 @@ def test_early_stopping_fits_ahead_from_scratch_as_separate_fits_with_a_random_s
 
 
 def test_a_path_without_an_exact_shortcut_is_a_grid_of_fits_and_says_why_once(caplog):
-    model = CountedGB(random_state=None)  # every fit draws its own feature order
+    model = GradientBoostingRegressor(random_state=None)  # every fit draws its own feature order
     iterations = parcv.Iterations("n_estimators", up_to=12, every=4)
     BUILT.clear()
     with caplog.at_level("INFO", logger="parcv"):

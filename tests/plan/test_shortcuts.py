@@ -3,10 +3,9 @@
 References: scikit-learn's GridSearchCV over the iteration parameter (a fit
 from scratch at every count, on the same folds) for iteration paths, and
 scikit-learn's HalvingGridSearchCV (every rung fitted from scratch) for the
-continuation of a promoted candidate's fits across rungs. The property tests
-draw the settings that could break a shortcut (booster type, subsampling,
-early stopping, ``random_state`` kind, class weights, shuffling, ...); every
-comparison is bit for bit.
+continuation of a promoted candidate's fits across rungs; every comparison is
+bit for bit. The property tests, one per row of the table over the settings
+that could break it, are in ``test_shortcut_properties.py``.
 """
 
 from __future__ import annotations
@@ -18,35 +17,27 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, example, given, settings
-from hypothesis import strategies as st
 from sklearn.base import is_classifier
 from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import (
     AdaBoostClassifier,
-    AdaBoostRegressor,
-    BaggingClassifier,
     BaggingRegressor,
-    ExtraTreesClassifier,
-    ExtraTreesRegressor,
     GradientBoostingClassifier,
     GradientBoostingRegressor,
-    HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
 )
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
-from sklearn.linear_model import Perceptron, Ridge, SGDClassifier, SGDRegressor
+from sklearn.linear_model import Perceptron, Ridge, SGDRegressor
 from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, KFold, StratifiedKFold
-from sklearn.neural_network import MLPClassifier, MLPRegressor
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import parcv
 from parcv.plan.build import build_plan
 from parcv.plan.data import check_dataset
-from parcv.plan.iterations import choose_path, path_stopped
+from parcv.plan.iterations import choose_path
 from parcv.plan.keys import content_keys
 from parcv.plan.records import Unit
 from parcv.plan.shortcuts import (
@@ -54,8 +45,9 @@ from parcv.plan.shortcuts import (
     SHORTCUTS,
     Fallback,
     Shortcut,
-    continues_exactly,
+    decide,
     exact_shortcut,
+    listed_class,
 )
 
 xgb = pytest.importorskip("xgboost")
@@ -69,7 +61,6 @@ FOLDS = {
     "regression": list(KFold(2, shuffle=True, random_state=0).split(XR)),
 }
 DATA = {"classification": (XC, YC), "regression": (XR, YR)}
-SEEDS = st.sampled_from(["int", "RandomState", "None"])
 
 
 @dataclass
@@ -90,160 +81,6 @@ class Config:
         # A probability or decision scorer: it sees a difference in the last bit.
         return "neg_log_loss" if hasattr(self.estimator, "predict_proba") else "roc_auc"
 
-
-def _comparable(estimator: Any) -> bool:
-    """Whether separate fits of ``estimator`` are equal to each other (reproducible)."""
-    seed = estimator.random_state  # as given: xgboost's get_params draws from a RandomState
-    # xgboost draws a new seed from a RandomState whenever its parameters are read (per clone).
-    return seed is not None and not (isinstance(estimator, xgb.XGBModel) and not isinstance(
-        seed, int))  # fmt: skip
-
-
-def _seed(kind: str) -> Any:
-    return {"int": 0, "RandomState": np.random.RandomState(0), "None": None}[kind]
-
-
-def _pick(draw: Any, classification: type, regression: type) -> Any:
-    return draw(st.sampled_from([classification, regression]))
-
-
-@st.composite
-def gradient_boosting(draw):
-    cls = _pick(draw, GradientBoostingClassifier, GradientBoostingRegressor)
-    return Config(cls(
-        max_depth=2, learning_rate=draw(st.sampled_from([0.1, 0.5])),
-        subsample=draw(st.sampled_from([1.0, 0.7])),
-        max_features=draw(st.sampled_from([None, 0.5])),
-        n_iter_no_change=draw(st.sampled_from([None, 1, 2])), tol=0.01, validation_fraction=0.3,
-        random_state=_seed(draw(SEEDS)),
-    ), "n_estimators")  # fmt: skip
-
-
-@st.composite
-def hist_gradient_boosting(draw):
-    cls = _pick(draw, HistGradientBoostingClassifier, HistGradientBoostingRegressor)
-    extra = {"class_weight": draw(st.sampled_from([None, "balanced"]))} if cls is \
-        HistGradientBoostingClassifier else {}  # fmt: skip
-    return Config(cls(
-        max_leaf_nodes=4, min_samples_leaf=3, learning_rate=draw(st.sampled_from([0.1, 0.5])),
-        early_stopping=draw(st.sampled_from([False, True, "auto"])),
-        n_iter_no_change=draw(st.sampled_from([1, 2])), tol=0.01, validation_fraction=0.3,
-        max_features=draw(st.sampled_from([1.0, 0.5])), random_state=_seed(draw(SEEDS)), **extra,
-    ), "max_iter")  # fmt: skip
-
-
-@st.composite
-def ada_boost(draw):
-    cls = _pick(draw, AdaBoostClassifier, AdaBoostRegressor)
-    extra = {"loss": draw(st.sampled_from(["linear", "square"]))} if cls is AdaBoostRegressor \
-        else {}  # fmt: skip
-    return Config(cls(learning_rate=draw(st.sampled_from([1.0, 0.5])),
-                      random_state=_seed(draw(SEEDS)), **extra), "n_estimators")  # fmt: skip
-
-
-@st.composite
-def forest(draw):
-    cls = draw(st.sampled_from([RandomForestClassifier, RandomForestRegressor,
-                                ExtraTreesClassifier, ExtraTreesRegressor]))  # fmt: skip
-    bootstrap = draw(st.booleans())
-    extra: dict[str, Any] = {}
-    if bootstrap:
-        extra = {"max_samples": draw(st.sampled_from([None, 0.7])),
-                 "oob_score": draw(st.booleans())}  # fmt: skip
-    if cls in (RandomForestClassifier, ExtraTreesClassifier):
-        weights = [None, "balanced", "balanced_subsample"] if bootstrap else [None, "balanced"]
-        extra["class_weight"] = draw(st.sampled_from(weights))
-    return Config(cls(max_depth=3, bootstrap=bootstrap, n_jobs=1,
-                      max_features=draw(st.sampled_from([1.0, 0.5, "sqrt"])),
-                      random_state=_seed(draw(SEEDS)), **extra), "n_estimators")  # fmt: skip
-
-
-@st.composite
-def bagging(draw):
-    cls = _pick(draw, BaggingClassifier, BaggingRegressor)
-    bootstrap = draw(st.booleans())
-    return Config(cls(
-        max_samples=draw(st.sampled_from([1.0, 0.7])),
-        max_features=draw(st.sampled_from([1.0, 0.5])),
-        bootstrap=bootstrap, bootstrap_features=draw(st.booleans()),
-        oob_score=bootstrap and draw(st.booleans()), random_state=_seed(draw(SEEDS)),
-    ), "n_estimators")  # fmt: skip
-
-
-@st.composite
-def xgboost_model(draw):
-    cls = _pick(draw, xgb.XGBClassifier, xgb.XGBRegressor)
-    booster = draw(st.sampled_from(["gbtree", "dart", "gblinear"]))
-    extra = {"rate_drop": draw(st.sampled_from([0.0, 0.3]))} if booster == "dart" else {}
-    return Config(cls(
-        booster=booster, max_depth=2, learning_rate=0.3, n_jobs=1, tree_method="hist",
-        subsample=draw(st.sampled_from([1.0, 0.7])),
-        colsample_bytree=draw(st.sampled_from([1.0, 0.6])), random_state=_seed(draw(SEEDS)),
-        verbosity=0, **extra,
-    ), "n_estimators")  # fmt: skip
-
-
-@st.composite
-def lightgbm_model(draw):
-    cls = _pick(draw, lgb.LGBMClassifier, lgb.LGBMRegressor)
-    boosting = draw(st.sampled_from(["gbdt", "dart", "goss", "rf"]))
-    subsample = {"goss": 1.0, "rf": 0.7}.get(boosting) or draw(st.sampled_from([1.0, 0.7]))
-    extra = {"class_weight": draw(st.sampled_from([None, "balanced"]))} if cls is \
-        lgb.LGBMClassifier else {}  # fmt: skip
-    return Config(cls(
-        boosting_type=boosting, num_leaves=4, min_child_samples=3, n_jobs=1, verbose=-1,
-        subsample=subsample, subsample_freq=1 if subsample < 1 else 0,
-        colsample_bytree=draw(st.sampled_from([1.0, 0.6])), random_state=_seed(draw(SEEDS)),
-        **extra,
-    ), "n_estimators")  # fmt: skip
-
-
-@st.composite
-def sgd(draw):
-    cls = draw(st.sampled_from([SGDClassifier, SGDRegressor, Perceptron]))
-    # Half the draws keep to the shortcut's conditions, so that it is taken often enough.
-    exact = draw(st.booleans())
-    params: dict[str, Any] = {
-        "shuffle": False if exact else draw(st.booleans()),
-        "tol": None if exact else draw(st.sampled_from([None, 1e-3])),
-        "penalty": None if exact else draw(st.sampled_from([None, "l2", "l1"])),
-        "alpha": draw(st.sampled_from([1e-4, 0.01])),
-        "early_stopping": False if exact else draw(st.booleans()), "validation_fraction": 0.3,
-        "n_iter_no_change": 2, "random_state": _seed(draw(SEEDS)),
-    }  # fmt: skip
-    if cls is not Perceptron:
-        rate = draw(st.sampled_from(["optimal", "invscaling", "constant", "adaptive"]))
-        params.update(learning_rate=rate, eta0=0.01,
-                      average=False if exact else draw(st.booleans()))  # fmt: skip
-    if cls is not SGDRegressor:
-        weights = [None, {0: 2.0, 1: 1.0}] + ([] if exact else ["balanced"])
-        params["class_weight"] = draw(st.sampled_from(weights))
-    return Config(cls(**params), "max_iter")
-
-
-@st.composite
-def mlp(draw):
-    cls = _pick(draw, MLPClassifier, MLPRegressor)
-    exact = draw(st.booleans())  # half the draws keep to the shortcut's conditions
-    return Config(cls(
-        hidden_layer_sizes=(3,), solver=draw(st.sampled_from(["adam", "sgd"])),
-        learning_rate=draw(st.sampled_from(["constant", "invscaling", "adaptive"])),
-        learning_rate_init=0.01, shuffle=False if exact else draw(st.booleans()),
-        batch_size=draw(st.sampled_from(["auto", 8])),
-        n_iter_no_change=10 if exact else draw(st.sampled_from([2, 10])),
-        tol=draw(st.sampled_from([1e-4, 0.5])),
-        early_stopping=False if exact else draw(st.booleans()), validation_fraction=0.3,
-        random_state=_seed(draw(st.sampled_from(["int", "RandomState"]) if exact else SEEDS)),
-    ), "max_iter")  # fmt: skip
-
-
-CONFIGS = st.one_of(gradient_boosting(), hist_gradient_boosting(), ada_boost(), forest(),
-                    bagging(), xgboost_model(), lightgbm_model(), sgd(), mlp())  # fmt: skip
-ITERATIONS = st.builds(parcv.Iterations, param=st.just("?"), up_to=st.just(4),
-                       every=st.sampled_from([1, 2]),
-                       patience=st.sampled_from([None, 1]))  # fmt: skip
-PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 
 # The configurations of the issue: paths read at earlier rounds where no earlier model exists.
 DART = Config(xgb.XGBClassifier(booster="dart", rate_drop=0.1, n_jobs=1, random_state=0,
@@ -274,48 +111,7 @@ def _path_and_grid(config: Config, iterations: parcv.Iterations) -> tuple[Any, A
     return ours, theirs
 
 
-@PROPERTY
-@given(config=CONFIGS, drawn=ITERATIONS)
-@example(config=DART, drawn=parcv.Iterations("?", 4, every=2))
-@example(config=LGBM_DART, drawn=parcv.Iterations("?", 4, every=2))
-@example(config=GBLINEAR, drawn=parcv.Iterations("?", 4, every=2))
-def test_every_path_parcv_grows_scores_as_separate_fits_from_scratch(config, drawn):
-    iterations = parcv.Iterations(config.param, drawn.up_to, every=drawn.every,
-                                  patience=drawn.patience)  # fmt: skip
-    n_samples = len(DATA[config.task][1])
-    choice = choose_path(config.estimator, iterations, {}, n_samples=n_samples)
-    event(f"{type(config.estimator).__name__}: {choice.method}")
-    if choice.method != "separate":  # a shortcut: the table says it is exact here
-        decision = exact_shortcut(choice.method, config.estimator, {}, config.param,
-                                  up_to=iterations.up_to, n_samples=n_samples)  # fmt: skip
-        assert isinstance(decision, Shortcut)
-    elif not _comparable(config.estimator):
-        return  # separate fits that draw fresh randomness: nothing to compare with
-    ours, theirs = _path_and_grid(config, iterations)
-    stopped = ours.cv_results_["path_stopped"]
-    means = np.asarray(theirs.cv_results_["mean_test_score"])
-    # The early stop is where the rule puts it on the separate fits' means.
-    np.testing.assert_array_equal(stopped, path_stopped(iterations, ours.paths, means.tolist()))
-    for k in range(2):
-        got = ours.cv_results_[f"split{k}_test_score"]
-        want = np.asarray(theirs.cv_results_[f"split{k}_test_score"])
-        np.testing.assert_array_equal(got[~stopped], want[~stopped], err_msg=choice.method)
-        assert np.isnan(got[stopped]).all()
-
-
-# A warm start grows these; the halving rungs continue their fits where the table allows.
-@st.composite
-def warm_startable(draw):
-    config = draw(st.one_of(forest(), bagging(), gradient_boosting(), hist_gradient_boosting()))
-    space: dict[str, list[Any]] = {"max_depth": [1, 2, 3, None]}
-    if "max_depth" not in config.estimator.get_params():  # bagging
-        space = {"max_features": [0.5, 0.75, 1.0], "max_samples": [0.5, 1.0]}
-    if isinstance(config.estimator, (HistGradientBoostingClassifier,
-                                     HistGradientBoostingRegressor)):  # fmt: skip
-        space = {"max_leaf_nodes": [2, 3, 4, 5]}
-    return config, space
-
-
+# Where a warm start across halving rungs is not exact: scikit-learn's rungs, from scratch.
 GB_EARLY_STOP = (Config(GradientBoostingClassifier(random_state=0, n_iter_no_change=1, tol=0.01,
                                                    learning_rate=0.5), "n_estimators"),
                  {"max_depth": [1, 2, 3], "subsample": [0.5, 1.0]})  # fmt: skip
@@ -336,24 +132,6 @@ def _halvings(config: Config, space: dict[str, Any]) -> tuple[Any, Any]:
     ours = _quiet(lambda: parcv.search(config.estimator, space, X, y, cv=KFold(2), refit=False,
                                        halving=halving, backend="serial"))  # fmt: skip
     return ours, theirs
-
-
-@settings(PROPERTY, max_examples=20)
-@given(drawn=warm_startable())
-@example(drawn=GB_EARLY_STOP)
-@example(drawn=FOREST_RANDOM_STATE)
-@example(drawn=BAGGING_RANDOM_STATE)
-def test_halving_continues_fits_only_where_a_fit_from_scratch_scores_the_same(drawn):
-    config, space = drawn
-    grows = continues_exactly(config.estimator, [], config.param, n_samples=48)
-    event(f"{type(config.estimator).__name__}: {'continued' if grows else 'from scratch'}")
-    if grows is None and not _comparable(config.estimator):
-        return  # rungs that draw fresh randomness, fitted from scratch: nothing to compare with
-    ours, theirs = _halvings(config, space)
-    assert ours.cv_results_["params"] == theirs.cv_results_["params"]
-    for k in range(2):
-        np.testing.assert_array_equal(ours.cv_results_[f"split{k}_test_score"],
-                                      theirs.cv_results_[f"split{k}_test_score"])  # fmt: skip
 
 
 # The defects of the issue, each against its reference (these failed before the table).
@@ -389,6 +167,35 @@ def test_halving_rungs_equal_scikit_learns_where_a_warm_start_would_not(drawn, c
     assert len(said) == 1 and "every rung fits its candidates from scratch" in said[0]
 
 
+class SubclassedXGBRegressor(xgb.XGBRegressor):
+    """An XGBRegressor subclass: it could change what ``fit`` does, so the table never assumes."""
+
+
+# xgboost's random forests keep all their trees in one boosting round: no earlier round to read.
+XGBRF_REGRESSOR = Config(xgb.XGBRFRegressor(max_depth=3, n_jobs=1, random_state=0, verbosity=0),
+                         "n_estimators")  # fmt: skip
+XGBRF_CLASSIFIER = Config(xgb.XGBRFClassifier(max_depth=3, n_jobs=1, random_state=0,
+                                              verbosity=0), "n_estimators")  # fmt: skip
+SUBCLASSED_XGB = Config(SubclassedXGBRegressor(max_depth=2, n_jobs=1, random_state=0,
+                                               verbosity=0), "n_estimators")  # fmt: skip
+
+
+@pytest.mark.parametrize("config", [XGBRF_REGRESSOR, XGBRF_CLASSIFIER, SUBCLASSED_XGB],
+                         ids=["XGBRFRegressor", "XGBRFClassifier", "subclass"])  # fmt: skip
+def test_xgboost_forests_and_subclasses_are_the_separate_fits_of_gridsearchcv(config, caplog):
+    iterations = parcv.Iterations("n_estimators", up_to=6, every=2)
+    choice = choose_path(config.estimator, iterations, {}, n_samples=48)
+    assert choice.method == "separate", choice
+    with caplog.at_level(logging.INFO, logger="parcv"):
+        ours, theirs = _path_and_grid(config, iterations)
+    for k in range(2):
+        got = ours.cv_results_[f"split{k}_test_score"]
+        assert not np.isnan(got).any()
+        np.testing.assert_array_equal(got, theirs.cv_results_[f"split{k}_test_score"])
+    said = [r.getMessage() for r in caplog.records if "no exact shortcut" in r.getMessage()]
+    assert len(said) == 1 and type(config.estimator).__name__ in said[0]
+
+
 # The table and the plan.
 
 
@@ -404,6 +211,13 @@ def test_the_table_covers_every_kind_and_names_its_conditions():
         ("booster", xgb.XGBRegressor(), Shortcut),
         ("booster", xgb.XGBRegressor(booster="dart"), Fallback),
         ("booster", xgb.XGBRegressor(early_stopping_rounds=3), Fallback),
+        ("booster", xgb.XGBRegressor(num_parallel_tree=4, subsample=0.5), Shortcut),
+        ("booster", xgb.XGBRFRegressor(), Fallback),  # one boosting round of n_estimators trees
+        ("booster", xgb.XGBRFClassifier(random_state=0), Fallback),
+        ("booster", xgb.XGBRanker(), Fallback),  # not in the table
+        ("booster", lgb.LGBMRegressor(boosting_type="rf", subsample=0.5, subsample_freq=1),
+         Shortcut),
+        ("booster", lgb.LGBMRanker(), Fallback),  # not in the table
         ("booster", lgb.LGBMRegressor(boosting="dart"), Fallback),  # an alias of boosting_type
         ("booster", lgb.LGBMRegressor(n_iter_no_change=3), Fallback),  # of early_stopping_round
         ("staged", GradientBoostingRegressor(random_state=0, n_iter_no_change=2), Shortcut),
@@ -429,6 +243,20 @@ def test_the_table_decides_each_configuration(kind, estimator, expected):
     assert isinstance(decision, expected), decision
     if expected is Fallback:
         assert type(estimator).__name__ in decision.reason
+
+
+@pytest.mark.parametrize("rule", SHORTCUTS, ids=lambda r: f"{r.kind}-{r.family}")
+def test_the_table_names_exact_classes_and_refuses_their_subclasses(rule):
+    for name in rule.classes:
+        cls = listed_class(name)
+        assert cls is not None and name.endswith(f".{cls.__name__}"), name
+        subclass = type(f"Subclassed{cls.__name__}", (cls,), {})
+        leaf = rule.params[0]
+        piped = Pipeline([("scale", StandardScaler()), ("model", subclass())])
+        for model, param in ((subclass(), leaf), (piped, f"model__{leaf}")):
+            decision = decide(rule.kind, model, param, up_to=4, n_samples=48, seed=0)
+            assert isinstance(decision, Fallback), decision
+            assert f"it subclasses {cls.__name__}" in decision.reason
 
 
 def test_a_warm_start_in_a_pipeline_needs_the_steps_before_to_draw_alike():
