@@ -22,7 +22,7 @@ from parcv.engine.options import (
     takes_run_options,
 )
 from parcv.engine.progress import VERBOSE_LOG, verbose_output
-from parcv.engine.rounds import execute_rounds, load_rounds, plan_rounds
+from parcv.engine.rounds import execute_rounds, load_rounds, load_rounds_so_far, plan_rounds
 from parcv.engine.session import execute_plan, load_run, missing_of_expected
 from parcv.errors import ParcvError, did_you_mean, warn_at_caller
 from parcv.plan.build import Plan, build_plan, check_predictions
@@ -76,7 +76,7 @@ from parcv.results.partial import PartialResult, make_partial_result
 from parcv.results.rounds import make_rounds_result
 from parcv.stats.racing import Racing
 from parcv.store.sqlite import check_store_to_read, read_meta, read_target
-from parcv.strategies.check import check_strategy
+from parcv.strategies.check import check_strategy, check_strategy_metric
 from parcv.strategies.strategy import Strategy
 
 if TYPE_CHECKING:
@@ -467,6 +467,7 @@ def search(
     iterations: Iterations | None = None,
     halving: Halving | Hyperband | None = None,
     strategy: Any = None,
+    random_state: int | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
 ) -> SearchResult:
@@ -605,7 +606,19 @@ def search(
         :class:`Hyperband` as ``halving=``; ``iterations=Iterations(...,
         patience=...)`` is early stopping. Any object with ``start``,
         ``schedule``, ``config`` and a ``name`` is a strategy (see
-        :mod:`parcv.strategies.strategy`).
+        :mod:`parcv.strategies.strategy`). A strategy decides by one
+        metric, the one ``refit`` names: several metrics with
+        ``refit=False`` are refused before any fit.
+    random_state : int or None, default=None
+        The run's seed, with a strategy: every random draw of a strategy
+        without a seed of its own comes from it (a :class:`Sampler` without
+        ``seed``, a :class:`Halving` without ``random_state``, a strategy's
+        ``Part(n_rows=...)`` subsample without ``subsample_seed``), one stream
+        per search and round (:func:`parcv.strategies.strategy.round_seed`). A
+        rerun or a resume with the same seed draws the same; another seed draws
+        anew. None is 0. A strategy's own seed takes precedence for its own
+        draws. Not without a strategy (a grid draws nothing; a
+        :class:`RandomSpace` has its own ``random_state``).
     %(run_options)s
 
     Returns
@@ -637,13 +650,16 @@ def search(
             else iterations,
             racing=None if getattr(adaptive, "races", True) else racing,
         ))  # fmt: skip
+        check_strategy_metric(adaptive, scoring, refit, nested=False)
+    _check_random_state(random_state, adaptive)
     data = _search_data("search", estimator, (X, y, groups), fit_params=fit_params,
                         params=params, cv=cv, scoring=scoring)  # fmt: skip
     if adaptive is not None:
         return _in_rounds(  # type: ignore[no-any-return]
             "search", estimator, space, data, adaptive,
             dict(cv=cv, scoring=scoring, refit=refit, error_score=error_score,
-                 return_train_score=return_train_score, racing=racing),
+                 return_train_score=return_train_score, racing=racing,
+                 random_state=random_state),
             run,
         )  # fmt: skip
     extras = _plan_search_extras(
@@ -696,6 +712,7 @@ def nested_cv(
     iterations: Iterations | None = None,
     halving: Halving | Hyperband | None = None,
     strategy: Any = None,
+    random_state: int | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
 ) -> NestedResult | NestedHalvingResult:
@@ -762,7 +779,13 @@ def nested_cv(
         (``"neg_mean_squared_error"``, ``"neg_mean_absolute_error"``,
         ``"accuracy"``, ``"neg_log_loss"``), and ``"ncv"`` ungrouped rows.
         The result's ``interval`` is on the loss scale, with the usual
-        interval of the outer folds as ``naive_interval``.
+        interval of the outer folds as ``naive_interval``. With ``strategy``
+        (or ``halving``), the procedure is the strategy: each ``"ncv"``
+        selection runs the strategy's whole search on its training rows, as
+        an outer fold does. ``"bbc"`` (and ``bbc=True``) needs candidates fixed
+        before any score, each scored on every row; it is refused, before any
+        fit, for a strategy without them (a sampler, halving, Hyperband,
+        early stopping).
     confidence : float, default=0.9
         Nominal coverage of the intervals (and of BBC-CV's).
     ncv_repetitions : int, default=10
@@ -786,11 +809,17 @@ def nested_cv(
         unit per outer fold); with ``refit``, the halving search on all data
         gives the model to ship (a :class:`Hyperband` likewise). Returns a
         :class:`NestedHalvingResult`.
-        Not with ``criteria``, ``bbc``, ``interval``, ``selection`` or ``return_predictions``.
+        Not with ``criteria``, ``selection`` or ``return_predictions``; ``interval``
+        as with ``strategy``.
     strategy : Halving, Hyperband, Sampler or a strategy, default=None
         As in :func:`search`: every outer fold's search and the search on all
         data run their rounds side by side, each round as soon as the records
-        it reads are in. Returns a :class:`NestedHalvingResult`.
+        it reads are in. Returns a :class:`NestedHalvingResult`. With several
+        metrics ``refit`` names the one every search decides by
+        (``refit=False`` is refused before any fit).
+    random_state : int or None, default=None
+        The run's seed, with a strategy, as in :func:`search`: each outer
+        fold's search draws its own stream from it.
     %(run_options)s
 
     Returns
@@ -813,25 +842,28 @@ def nested_cv(
     if adaptive is not None:
         _check_strategy_options(adaptive, dict(
             selection=None if selection in (None, Selection()) else selection,
-            criteria=criteria, bbc=bbc, return_predictions=return_predictions,
+            criteria=criteria, return_predictions=return_predictions,
             fast_cv=None if fast_cv in ("auto", False) else fast_cv,
             iterations=None if iterations is None or iterations.patience is not None
             else iterations,
             racing=None if getattr(adaptive, "races", True) else racing,
-            interval=interval,
         ))  # fmt: skip
+        check_strategy_metric(adaptive, scoring, refit, nested=True)
         if inner is None:
             raise ValueError(
                 f"nested_cv with {adaptive.name} needs an inner CV scheme; got inner=None. "
                 "Pass e.g. inner=3."
             )
+    _check_random_state(random_state, adaptive)
     data = _search_data("nested_cv", estimator, (X, y, groups), fit_params=fit_params,
                         params=params, cv=outer, scoring=scoring)  # fmt: skip
     if adaptive is not None:
         return _in_rounds(  # type: ignore[no-any-return]
             "nested_cv", estimator, space, data, adaptive,
             dict(cv=inner, outer=outer, scoring=scoring, refit=refit, error_score=error_score,
-                 return_train_score=return_train_score, racing=racing),
+                 return_train_score=return_train_score, racing=racing, bbc=bbc,
+                 interval=interval, confidence=confidence, ncv_repetitions=ncv_repetitions,
+                 ncv_random_state=ncv_random_state, random_state=random_state),
             run,
         )  # fmt: skip
     plan, records = _run(
@@ -882,8 +914,11 @@ def load(
         For a run that did not finish (interrupted, or still running
         elsewhere), return a :class:`~parcv.PartialResult`: units done, the
         scores of the folds done so far, and which estimates are not known
-        yet. Without it such a store raises
-        :class:`~parcv.UnfinishedRunError` saying how far it got.
+        yet; of a run in rounds (halving, Hyperband, a sampler, early
+        stopping), each search's rounds as far as they got, a finished round
+        as the finished run gives it (``PartialResult.parts``). Without it
+        such a store raises :class:`~parcv.UnfinishedRunError` saying how far
+        it got.
 
     Returns
     -------
@@ -905,6 +940,9 @@ def load(
     path = check_store_to_read(store)
     meta = read_meta(path)
     if "strategy" in meta and meta.get("kind") in ("search", "nested_cv"):
+        so_far = load_rounds_so_far(path, meta) if partial else None
+        if so_far is not None:
+            return so_far
         base, searches, config = load_rounds(path, meta, load_models=load_models)
         return make_rounds_result(meta["kind"], base, searches, config)
     kind, plan, records = load_run(store, load_models=load_models and not partial,
@@ -1548,6 +1586,30 @@ def _check_strategy_options(strategy: Strategy, unsupported: dict[str, Any]) -> 
             f"{strategy.name} does not combine with {', '.join(given)}; got "
             f"{', '.join(f'{n}={unsupported[n]!r}' for n in given)}. Drop them, or search "
             f"without {strategy.name}."
+        )
+
+
+def _check_random_state(random_state: Any, strategy: Strategy | None) -> None:
+    """Refuse a run seed that is not an int >= 0, or that no strategy would draw from."""
+    if random_state is None:
+        return
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(
+        random_state, (int, np.integer)
+    ):
+        raise TypeError(
+            f"random_state must be an int >= 0 or None; got {random_state!r}. Pass e.g. "
+            "random_state=0: the run's seed of a strategy's draws."
+        )
+    if random_state < 0:
+        raise ValueError(
+            f"random_state must be an int >= 0 or None; got {random_state!r}. Pass e.g. "
+            "random_state=0."
+        )
+    if strategy is None:
+        raise ValueError(
+            f"random_state seeds a strategy's rounds; got random_state={random_state!r} "
+            "without a strategy, which would draw nothing from it. Drop it, seed a "
+            "RandomSpace with its own random_state, or pass strategy=... (e.g. parcv.Sampler)."
         )
 
 

@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from parcv.api import nested_cv, search
 from parcv.engine.options import RunOptions, check_run_options
 from parcv.errors import ModelNotAvailableError
+from parcv.plan.curves import draw_seed
 from parcv.plan.data import n_rows_of
 from parcv.plan.halving import Halving, check_resource, resolve_resources
 from parcv.plan.routing import RoutedParams, route_search, routing_enabled, scorers_router
@@ -391,6 +392,10 @@ def _train_rows(fold: Fold, data: tuple[Any, Any, Any]) -> dict[str, Any]:
     }
 
 
+# RandomizedSearchCV's n_iter by default (scikit-learn's): with a sampler, n_trials counts.
+_N_ITER = 10
+
+
 def _is_default(value: Any, default: Any) -> bool:
     return value is default or (type(value) is type(default) and value == default)
 
@@ -474,9 +479,12 @@ class GridSearchCV(_SearchFace):
         ``patience`` (see :func:`parcv.search`); ``cv_results_`` has a row per
         (point, iteration count), as if the count were a grid axis.
     strategy : Halving, Hyperband, Sampler or a strategy, default=None
-        Choose the units in rounds (see :func:`parcv.search`); with
+        Choose the units in rounds (see :func:`parcv.search`). A strategy
+        without a seed of its own draws from the run's seed:
+        ``random_state`` in :class:`RandomizedSearchCV`, 0 here. With
         :class:`parcv.Sampler` in :class:`RandomizedSearchCV`, the sampler
-        proposes from ``param_distributions`` and ``n_iter`` is not used.
+        proposes from ``param_distributions`` and its ``n_trials`` counts the
+        trials (see ``n_iter`` there).
     options : RunOptions, default=None
         Every run option of :func:`parcv.search` as one object (``timeout``,
         ``retry_failed``, ``journal``, ``save_models``, ...); then
@@ -559,10 +567,19 @@ class RandomizedSearchCV(GridSearchCV):
     param_distributions : dict or list of dict
         Lists (sampled uniformly) or ``scipy.stats`` distributions.
     n_iter : int, default=10
+        Candidates drawn. With a :class:`parcv.Sampler` strategy the
+        sampler's ``n_trials`` counts the trials instead: ``n_iter`` left at
+        its default is not used, and another ``n_iter`` must equal
+        ``n_trials`` (it is refused before anything runs otherwise).
     random_state : int, RandomState or None, default=None
         An int draws the candidates of scikit-learn's ``RandomizedSearchCV``
         with that seed (and a resumed run draws the same ones); ``None`` or a
         ``RandomState`` draws them as scikit-learn does, differently each fit.
+        With a ``strategy`` it is also the run's seed (``random_state`` of
+        :func:`parcv.search`), from which a strategy without a seed of its own
+        draws (a ``Sampler`` without ``seed``: its trials): an int gives the
+        same trials on every fit and resume; ``None`` a seed drawn anew each
+        fit, a ``RandomState`` one drawn from it, as scikit-learn would.
     scoring, n_jobs, refit, cv, verbose, error_score, return_train_score
         As in :class:`GridSearchCV`.
     backend, store, resume, racing, iterations, strategy, options
@@ -585,7 +602,7 @@ class RandomizedSearchCV(GridSearchCV):
         estimator: Any,
         param_distributions: Any,
         *,
-        n_iter: int = 10,
+        n_iter: int = _N_ITER,
         scoring: Any = None,
         n_jobs: int | None = None,
         refit: Any = True,
@@ -621,14 +638,54 @@ class RandomizedSearchCV(GridSearchCV):
         self.strategy = strategy
         self.options = options
 
+    def _options(self) -> dict[str, Any]:
+        options = super()._options()
+        if self.strategy is not None:
+            options["random_state"] = _run_seed(self.random_state)
+        return options
+
     def _space(self) -> Any:
         if getattr(self.strategy, "takes_distributions", False):
+            _check_n_iter(self.n_iter, self.strategy)
             return self.param_distributions  # a sampler proposes from them: nothing drawn
         seed = self.random_state
         if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
             return RandomSpace(self.param_distributions, n_iter=self.n_iter, random_state=int(seed))
         draws = ParameterSampler(self.param_distributions, self.n_iter, random_state=seed)
         return [{name: [value] for name, value in params.items()} for params in draws]
+
+
+def _run_seed(random_state: Any) -> int:
+    """The run's seed of a drop-in's strategy: an int as given; else drawn as scikit-learn would.
+
+    ``None`` draws one from the system's entropy (scikit-learn's ``random_state=None``:
+    different each fit); a ``RandomState`` gives one of its draws.
+    """
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    if random_state is None:
+        return draw_seed()
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**32, dtype=np.int64))
+    raise TypeError(
+        f"random_state must be an int, a numpy RandomState or None; got {random_state!r}. "
+        "Pass e.g. random_state=0."
+    )
+
+
+def _check_n_iter(n_iter: Any, strategy: Any) -> None:
+    """Refuse an ``n_iter`` other than the default that disagrees with a sampler's n_trials."""
+    n_trials = getattr(strategy, "n_trials", None)
+    if _is_default(n_iter, _N_ITER) or (n_trials is not None and n_iter == n_trials):
+        return
+    name = getattr(strategy, "name", type(strategy).__name__)
+    trials = "its own trials" if n_trials is None else f"n_trials={n_trials!r} trials"
+    raise ValueError(
+        f"n_iter={n_iter!r} does not go with strategy={name}, which proposes {trials} from "
+        "param_distributions: n_iter counts the candidates a random search draws, and the "
+        "sampler counts its trials itself. Give the count once: drop n_iter (its default is "
+        "not used with a sampler), or set it equal to n_trials."
+    )
 
 
 class NestedCV(_SearchFace):
@@ -767,6 +824,8 @@ class _HalvingFace(_SearchFace):
         halving = self._halving()  # checked before the candidates are drawn
         check_resource(halving, self.estimator, [])
         options = {k: v for k, v in self._options().items() if k != "racing"}
+        if self.random_state is None:  # scikit-learn's None: other rows on every fit
+            options["random_state"] = _run_seed(None)
         result = search(self.estimator, self._candidates(X, y, params, halving), X, y,
                         cv=self._cv(), params=params, halving=halving, **options)  # fmt: skip
         for name in _HALVING_ATTRIBUTES:
@@ -823,6 +882,8 @@ _HALVING_DOC = """\
     random_state : int, RandomState or None, default=None
         Seed of the subsamples (and of the draws of the random search), as
         scikit-learn's; an int makes a resumed run reuse every finished rung.
+        ``None`` draws other rows on every fit, as scikit-learn's (the run's
+        seed is drawn anew: see :class:`parcv.Halving`).
     n_jobs, verbose, backend, store, resume, options
         As in :class:`GridSearchCV`.
 

@@ -176,6 +176,19 @@ def test_report_size_bench_measures_a_small_run_and_its_report(tmp_path: Path) -
     assert "run: 101 units;" in again and "parcv report peak RSS (MB)" in again
 
 
+@pytest.mark.slow
+def test_report_strategies_quick_times_both_reports_every_way(tmp_path: Path) -> None:
+    pytest.importorskip("optuna")
+    script = SCRIPT.parent / "report_strategies.py"
+    printed = _run_script(script, ["--quick"], tmp_path).stdout
+    rows = [line.split() for line in printed.splitlines() if line.startswith(("1 param", "2 p"))]
+    assert len(rows) == 6, printed  # 2 cases x (text, plots, parcv report DIR)
+    for row in rows:  # grid and sampler: CPU seconds and their ratio, measured
+        grid, sampler, ratio = (float(v) for v in row[-5:-2])
+        assert grid > 0 and sampler > 0 and ratio > 0
+    assert "worst ratio sampler / grid, parcv report DIR:" in printed
+
+
 ITERATION_METHODS = [
     "full-grid",
     "parcv-early-stop",

@@ -114,8 +114,9 @@ KEYS: dict[str, str] = {
     '``"nan"``, recorded as the score of a failed fit.',
     "scoring.predictions": "Keep the test-fold predictions: true, or method names among "
     "{PREDICT_METHODS}.",
-    "scoring.interval": 'cross_validate only: ``"ncv"``, a confidence interval of the error '
-    "by nested CV (Bates, Hastie and Tibshirani).",
+    "scoring.interval": 'Of a cross_validate spec: ``"ncv"``, a confidence interval of the '
+    "model's error by nested CV (Bates, Hastie and Tibshirani). Of a nested spec: "
+    '``"ncv"`` or ``"bbc"``, the interval of the whole selection (not with a search spec).',
     "scoring.confidence": "With interval: its level, a float in (0, 1) (e.g. 0.9).",
     "scoring.ncv_repetitions": "With interval: the repetitions of nested CV behind it.",
     "run.backend": "Where the units run: one of {BACKENDS} (default: local, or dask when "

@@ -15,14 +15,17 @@ from sklearn.metrics import get_scorer_names
 from sklearn.pipeline import Pipeline
 
 from parcv.cli.spec import MISSING, SpecError, check_keys, check_type
+from parcv.engine.rounds import fixed_candidates
 from parcv.errors import closest_names, did_you_mean, suggest
 from parcv.plan.halving import Halving, Hyperband
+from parcv.plan.interval import INTERVAL_LOSSES
 from parcv.plan.iterations import Iterations
 from parcv.plan.records import PREDICT_METHODS
 from parcv.plan.selection import Selection
 from parcv.plan.space import RandomSpace
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.stats.racing import Racing
+from parcv.strategies.check import check_strategy
 
 __all__ = [
     "build_estimator",
@@ -465,7 +468,21 @@ def build_scoring(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
             raise SpecError("scoring.error_score", value, "'raise', 'nan' or a number")
         out["error_score"] = float("nan") if value == "nan" else value
     out.update(_interval_options(table, mode))
+    _check_interval_metric(out, mode)
     return out
+
+
+def _check_interval_metric(options: Mapping[str, Any], mode: str) -> None:
+    """An interval averages per-sample losses: its metric (the refit one) must have them."""
+    listed = options.get("scoring")
+    if "interval" not in options or not listed:
+        return
+    metric = listed[0] if mode == "cross_validate" else options.get("refit", listed[0])
+    if metric not in INTERVAL_LOSSES:
+        key = "scoring.metrics" if mode == "cross_validate" else "scoring.refit"
+        raise SpecError(key, metric, f"a metric with a per-sample loss for scoring.interval: "
+                        f"one of {sorted(INTERVAL_LOSSES)}",
+                        hint=f"{metric!r} is not an average of per-sample losses.")  # fmt: skip
 
 
 def _predictions_option(value: Any) -> bool | tuple[str, ...]:
@@ -489,19 +506,40 @@ def _predictions_option(value: Any) -> bool | tuple[str, ...]:
 
 
 def _interval_options(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
-    """``scoring.interval`` (with confidence, ncv_repetitions): cross_validate only."""
+    """``scoring.interval`` (with confidence, ncv_repetitions): a model's or a selection's.
+
+    A cross_validate spec asks for ``"ncv"``, the interval of its model; a nested
+    spec for ``"ncv"`` or ``"bbc"``, the interval of its whole selection
+    (``nested_cv(..., interval=...)``). A search spec has no such interval.
+
+    Examples
+    --------
+    >>> _interval_options({"interval": "ncv", "ncv_repetitions": 5}, "nested")
+    {'interval': 'ncv', 'ncv_repetitions': 5}
+    """
     keys = [k for k in ("interval", "confidence", "ncv_repetitions") if k in table]
     if not keys:
         return {}
-    if mode != "cross_validate":
-        raise SpecError(f"scoring.{keys[0]}", table[keys[0]], "only in a cross_validate spec",
-                        hint="Cross-validate the chosen model in a spec of its own.")  # fmt: skip
-    if table.get("interval", "ncv") != "ncv":
-        raise SpecError("scoring.interval", table["interval"], "'ncv'")
+    if mode == "search":
+        raise SpecError(
+            f"scoring.{keys[0]}", table[keys[0]], "only in a cross_validate or nested spec",
+            hint='The interval of a selection is a nested CV\'s: make it a nested spec ([cv] '
+            'mode = "nested", with outer and inner) and keep interval here; for one '
+            "model's interval, cross-validate it in a spec of its own.",
+        )  # fmt: skip
+    offered = ("ncv",) if mode == "cross_validate" else ("ncv", "bbc")
+    allowed = " or ".join(repr(name) for name in offered)
     if "interval" not in table:
-        raise SpecError("scoring.interval", MISSING, "'ncv' when confidence or "
+        raise SpecError("scoring.interval", MISSING, f"{allowed} when confidence or "
                         "ncv_repetitions is set")  # fmt: skip
-    out: dict[str, Any] = {"interval": "ncv"}
+    interval = table["interval"]
+    if interval not in offered:
+        raise SpecError("scoring.interval", interval, allowed)
+    if interval == "bbc" and "ncv_repetitions" in table:
+        raise SpecError("scoring.ncv_repetitions", table["ncv_repetitions"],
+                        'only with interval = "ncv"',
+                        hint='BBC-CV takes no extra fits; drop it.')  # fmt: skip
+    out: dict[str, Any] = {"interval": interval}
     if "confidence" in table:
         out["confidence"] = check_type(table["confidence"], (float,), "scoring.confidence",
                                        "a float in (0, 1), e.g. 0.9")  # fmt: skip
@@ -509,6 +547,34 @@ def _interval_options(table: Mapping[str, Any], mode: str) -> dict[str, Any]:
         out["ncv_repetitions"] = check_type(table["ncv_repetitions"], (int,),
                                             "scoring.ncv_repetitions", "an int >= 1")  # fmt: skip
     return out
+
+
+def check_interval_strategy(options: Mapping[str, Any], search: Mapping[str, Any]) -> None:
+    """Refuse ``scoring.interval = "bbc"`` of a nested spec whose search is not a fixed set.
+
+    BBC-CV bootstraps the choice among a fixed set of candidates, each scored on
+    every row; a strategy says whether it has one
+    (:func:`~parcv.engine.rounds.fixed_candidates`). ``options`` are the job's
+    (the built strategy among them), ``search`` the spec's ``[search]`` table.
+    """
+    asked = options.get("interval")
+    if not (isinstance(asked, str) and asked == "bbc"):
+        return
+    strategy = check_strategy(options.get("strategy"), halving=options.get("halving"),
+                              iterations=options.get("iterations"))  # fmt: skip
+    if strategy is None or fixed_candidates(strategy):
+        return
+    key = next((k for k in ("sampler", "halving", "hyperband", "iterations") if k in search),
+               "strategy")  # fmt: skip
+    raise SpecError(
+        "scoring.interval",
+        asked,
+        f'"ncv" with search.{key}',
+        hint=f"BBC-CV bootstraps the choice among a fixed set of candidates, each scored on "
+        f"every row; search.{key} proposes candidates from the scores before or stops some "
+        'early, so it has no such set. Ask for interval = "ncv" (it reruns the whole search '
+        f"on each of its train/test pairs), or drop search.{key} to search a grid.",
+    )
 
 
 def build_racing(search: Mapping[str, Any]) -> Racing | None:
@@ -637,7 +703,10 @@ def build_hyperband(search: Mapping[str, Any]) -> Hyperband | None:
 def build_sampler(search: Mapping[str, Any]) -> Any:
     """Build ``search.sampler`` (kind, n_trials, batch, seed, sampler options) into a Sampler.
 
-    None when the spec has no sampler. Optuna is needed only then.
+    None when the spec has no sampler. Optuna is needed only then. Without
+    ``seed`` the sampler draws from the run's seed (``[run] seed``, ``--seed``):
+    the run passes it as ``random_state``, and each outer fold's search draws
+    its own trials from it.
 
     Examples
     --------

@@ -2,12 +2,63 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from parcv.plan.space import RandomSpace
 from parcv.plan.splits import describe_folds
 
 __all__ = ["plan_text"]
+
+
+@dataclass(frozen=True)
+class _Count:
+    """What a run will fit, as inspect shows it: from its one plan, or its strategy's schedule.
+
+    A unit is what the run stores and counts (its bar, its closing line, Ctrl-C and
+    resume): a score of one candidate on one fold, or a refit. ``n_scores``: the
+    units before the refits; ``n_fits``: the fits that make them, fewer where one
+    fit is scored at several checkpoints of an iteration path (or a fast-CV batch
+    scores its candidates); ``sizes``: the fits each plan the run sends holds (a
+    round of a search in rounds), for the chunk estimate; ``exact`` False: every
+    count is a bound.
+    """
+
+    candidates: str
+    strategy: tuple[str, ...]
+    n_scores: int
+    n_fits: int
+    n_refit: int
+    rows: int
+    sizes: tuple[int, ...]
+    exact: bool = True
+
+    @property
+    def n_units(self) -> int:
+        """The units the run stores, refits included."""
+        return self.n_scores + self.n_refit
+
+    @property
+    def word(self) -> str:
+        """What a chunk holds: units, or fits where a fit makes several units."""
+        return "unit" if self.n_fits == self.n_scores else "fit"
+
+    def lines(self) -> list[str]:
+        """The strategy, rounds, units and work lines."""
+        at = "" if self.exact else "at most "
+        per_fit = self.rows // max(self.n_fits, 1)
+        scores = (
+            f"{self.n_fits} fits"
+            if self.n_fits == self.n_scores
+            else f"{self.n_scores} scores of {self.n_fits} fit{'s' * (self.n_fits != 1)}"
+        )
+        return [
+            *self.strategy,
+            f"units      {at}{scores} + {self.n_refit} refit(s) = {self.n_units}",
+            f"work       {at}{self.rows:,} training rows over all fits ({per_fit:,} per fit)",
+        ]
 
 
 def _workers(spec: Any) -> tuple[int, Any, str]:
@@ -42,26 +93,28 @@ def _folds_text(plan: Any) -> str:
     return text
 
 
-def _work_lines(spec: Any, job: Any, plan: Any, probe: bool) -> list[str]:
+def _work_lines(spec: Any, job: Any, plan: Any, count: _Count, probe: bool) -> list[str]:
     """Backend, chunks and (with ``probe``) the time one fit takes here, extrapolated."""
     from parcv.cli.sweep import probe_fit
     from parcv.engine.runner import estimate_chunks
 
-    n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
+    n_refit, word = count.n_refit, count.word
+    n_sent = count.n_fits + n_refit  # the units the driver chunks: fits (and refits)
     workers, executor, where = _workers(spec)
     target, rate = executor.chunk_seconds, executor.chunk_rate
-    low = estimate_chunks(n_fit, workers, target, None, rate) + n_refit
+    low = sum(estimate_chunks(n, workers, target, None, rate) for n in count.sizes) + n_refit
     chunks = (
-        f"{plan.n_units} (one unit each)"
-        if low >= plan.n_units
-        else f"about {low} (about {plan.n_units / low:.0f} units each; sized from the "
+        f"{n_sent} (one {word} each)"
+        if low >= n_sent
+        else f"about {low} (about {n_sent / low:.0f} {word}s each; sized from the "
         "fit times measured in the first wave)"
     )
     lines = [f"backend    {where}; chunks: {chunks}"]
     if probe:
         seconds = probe_fit(job, plan)
-        n_chunks = estimate_chunks(n_fit, workers, target, seconds, rate) + n_refit
-        total = seconds * plan.n_units
+        n_chunks = sum(estimate_chunks(n, workers, target, seconds, rate)
+                       for n in count.sizes) + n_refit  # fmt: skip
+        total = seconds * n_sent
         lines.append(
             f"probe      one fit took {seconds:.3g} s: about {total:.3g} CPU-s in total, "
             f"~{total / workers:.3g} s on {workers} workers, ~{n_chunks} chunks"
@@ -105,10 +158,12 @@ def _store_text(store: Path, plan: Any, job: Any, *, resume: bool, kept: bool) -
         return "none yet"
     data = check_dataset(job.data.X, job.data.y, job.data.groups)
     survey = survey_store(plan, data, store)
+    # A score per record: fits where each makes one, else an iteration path's checkpoints.
+    scores = "fits" if len(plan.units) == plan.n_fit_records else "scores"
     text = (
         f"holds {survey.n_records:,} units; {survey.n_found:,} of this plan's "
-        f"{survey.n_fits:,} fits are among them (--resume reuses them, and the refits whose "
-        "chosen candidate is stored)"
+        f"{survey.n_fits:,} {scores} are among them (--resume reuses them, and the refits "
+        "whose chosen candidate is stored)"
     )
     changes = survey.changes
     if changes.n_units and not resume:
@@ -123,47 +178,140 @@ def _store_text(store: Path, plan: Any, job: Any, *, resume: bool, kept: bool) -
     return text
 
 
-def _rounds_lines(job: Any) -> tuple[list[str], str] | None:
-    """The rounds of a search in rounds, per search, and its units line (None: one round)."""
-    schedules = job.schedules()
-    if schedules is None:
+def _labels_text(labels: list[str]) -> str:
+    shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
+    return f"{len(labels)}: {shown}"
+
+
+def _plan_count(plan: Any) -> _Count:
+    """A search in one round (or a cross-validation): its plan is what the run fits."""
+    n_fits, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
+    labels = _labels_text([c.label for c in plan.candidates])
+    return _Count(labels, (), plan.n_fit_records, n_fits, n_refit, _train_rows(plan), (n_fits,))
+
+
+def _toml(value: Any) -> str:
+    """A spec's value as the spec writes it (TOML)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        items = ", ".join(f"{k} = {_toml(v)}" for k, v in value.items())
+        return f"{{ {items} }}" if items else "{}"
+    if isinstance(value, list):
+        return f"[{', '.join(_toml(v) for v in value)}]"
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def _search_words(spec: Any) -> str:
+    """The ``[search]`` tables that make the search run in rounds (its strategy, its race)."""
+    tables = [f"{k} = {_toml(v)}" for k, v in spec.table("search").items() if isinstance(v, dict)]
+    return f" ([search] {', '.join(tables)})" if tables else ""
+
+
+def _space_names(space: Any) -> str:
+    """The parameters a space varies, in order of first appearance."""
+    grids = space.distributions if isinstance(space, RandomSpace) else space
+    names = [n for grid in ([grids] if isinstance(grids, dict) else grids or []) for n in grid]
+    return ", ".join(dict.fromkeys(names)) or "the estimator as given"
+
+
+def _proposed_text(strategy: Any, space: Any) -> str:
+    """Candidates a strategy proposes itself (a sampler's trials, Hyperband's draws)."""
+    text = f"proposed by the {strategy.name} strategy from the space ({_space_names(space)})"
+    if isinstance(space, RandomSpace):  # its draws are the plan's points, which no round scores
+        text += f"; [search] n_iter = {space.n_iter} is not used"
+    return text
+
+
+def _rounds_count(job: Any, plan: Any) -> _Count | None:
+    """A search in rounds: its strategy's schedule, per search (None: one round).
+
+    The candidates are the space's points unless the strategy proposes its own
+    (``Schedule.n_candidates``); the training rows are each round's fits on
+    every fold of its search (a fit per candidate, or ``RoundBound.n_fits``),
+    subsampled as the round's ``n_rows`` says.
+    """
+    rounds = job.rounds()
+    if rounds is None:
         return None
-    strategy = job.strategy()
-    exact = all(s.exact for s in schedules.values())
-    lines = [f"strategy   {strategy.name}: {'its rounds, exactly' if exact else 'a bound'}"]
+    strategy, schedules = rounds.strategy, rounds.schedules
+    # A race drops folds of any strategy's rounds: its schedule is then a bound.
+    exact = all(s.exact for s in schedules.values()) and job.options.get("racing") is None
+    how = "its rounds, exactly" if exact else "a bound"
+    lines = [f"strategy   {strategy.name}{_search_words(job.spec)}: {how}"]
+    rows, sizes = 0, []
     for key, schedule in schedules.items():
         where = "all data" if key is None else f"outer fold {key}"
+        n_samples = rounds.contexts[key].n_samples
+        train = [len(fold.train) for fold in rounds.base.inner_folds[key]]
         for r in schedule.rounds:
             lines.append(f"rounds     {where}: {r.text}")
-    n_fit = sum(s.n_units for s in schedules.values())
+            fraction = None if r.n_rows is None else r.n_rows / n_samples
+            per_fold = r.n_candidates if r.n_fits is None else r.n_fits // len(train)
+            rows += per_fold * sum(t if fraction is None else int(fraction * t)
+                                   for t in train)  # fmt: skip
+            sizes.append(r.n_units if r.n_fits is None else r.n_fits)
     n_refit = len(schedules) - int(None in schedules and job.options.get("refit") is False)
-    total = n_fit + n_refit
-    units = (
-        f"units      {n_fit} fits + {n_refit} refit(s) = {total}"
-        if exact
-        else f"units      at most {n_fit} fits + {n_refit} refit(s) = {total}"
+    own = [s.n_candidates for s in schedules.values() if s.n_candidates is not None]
+    if own:
+        each = " in each search" if len(schedules) > 1 else ""
+        at = "" if exact else "at most "
+        candidates = f"{at}{max(own)}{each}, {_proposed_text(strategy, job.space)}"
+    else:
+        candidates = _labels_text([c.label for c in plan.candidates])
+    n_scores = sum(s.n_units for s in schedules.values())
+    n_fits = sum(s.n_fits for s in schedules.values())
+    return _Count(candidates, tuple(lines), n_scores, n_fits, n_refit, rows, tuple(sizes), exact)
+
+
+def _rounds_store_text(store: Path) -> str:
+    """What a run in rounds would find in the store: its rounds are proposed as they run."""
+    from parcv.cli.sweep import stored_units
+
+    if not store.is_file():
+        return "none yet"
+    return (
+        f"holds {stored_units(store):,} units; --resume replays the rounds and reuses every "
+        "stored unit they propose again (by content key), and the refits whose chosen "
+        "candidate is stored"
     )
-    return lines, units
 
 
 def _unread_text(spec: Any, job: Any, store: Path) -> str:
-    """What inspect tells of a spec whose data only a run reads (a ``python:`` source)."""
+    """What inspect tells of a spec whose data only a run reads (a ``python:`` source).
+
+    A search in rounds is counted once the data is read: its schedule needs
+    the rows (and a sampler's space has no points to list).
+    """
     from parcv.plan.space import check_space
 
-    labels = [c.label for c in check_space(job.space)] if job.space is not None else [""]
-    shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
+    strategy = job.strategy()
+    if strategy is not None:
+        candidates = f"{_proposed_text(strategy, job.space)}; counted once the data is read"
+        if job.points() and not isinstance(job.space, RandomSpace):
+            candidates = _labels_text([c.label for c in check_space(job.space)])
+    else:
+        space = job.space
+        candidates = _labels_text([c.label for c in check_space(space)] if space else [""])
     names = {"outer": "outer", "cv": "inner" if job.options.get("outer") else "cv"}
     schemes = [f"{names[k]} {job.options[k]!r}" for k in names if job.options.get(k)]
     stored = "exists (its records are matched when the data is read)" if store.is_file() else (
         "none yet"
+    )  # fmt: skip
+    rounds = (
+        []
+        if strategy is None
+        else [f"strategy   {strategy.name}{_search_words(spec)}: its rounds are counted once "
+              "the data is read"]
     )  # fmt: skip
     return "\n".join(
         [
             f"spec       {spec.source} ({spec.name}), mode {spec.mode}",
             f"data       {job.data.description}",
             f"estimator  {' '.join(repr(job.estimator).split())}",
-            f"candidates {len(labels)}: {shown}",
+            f"candidates {candidates}",
             f"folds      {'; '.join(schemes) or 'as the spec says'}",
+            *rounds,
             "units      counted once the data is read: inspect calls no function a spec "
             "names (parcv run does)",
             f"store      {store}: {stored}",
@@ -180,34 +328,33 @@ def plan_text(
     versions changed, one line per cause; ``kept``: it would keep those records
     (``--rerun-triggers values``), so they read "kept", not "recomputed". It runs no
     function the spec names: the shape of a ``python:`` data source is left to the
-    run, which calls it.
+    run, which calls it. A search in rounds shows its strategy's schedule: the
+    candidates, units and training rows its rounds fit (exact, or a bound).
     """
     from parcv.cli.sweep import build_job
 
     job = build_job(spec, run_code=False)
-    if job.data.X is None:
-        return _unread_text(spec, job, out / "store.sqlite")
-    plan = job.plan()
-    n_fit, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
-    rounds = _rounds_lines(job)
-    labels = [c.label for c in plan.candidates]
-    shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
-    rows = _train_rows(plan)
     store = out / "store.sqlite"
+    if job.data.X is None:
+        return _unread_text(spec, job, store)
+    plan = job.plan()
+    rounds = _rounds_count(job, plan)
+    count = _plan_count(plan) if rounds is None else rounds
+    stored = (
+        _store_text(store, plan, job, resume=resume, kept=kept)
+        if rounds is None
+        else _rounds_store_text(store)
+    )
     return "\n".join(
         [
             f"spec       {spec.source} ({spec.name}), mode {spec.mode}",
             f"data       {job.data.description}",
             f"estimator  {' '.join(repr(job.estimator).split())}",
-            f"candidates {len(labels)}: {shown}",
+            f"candidates {count.candidates}",
             f"folds      {_folds_text(plan)}",
             *_criteria_lines(plan),
-            *([] if rounds is None else rounds[0]),
-            f"units      {n_fit} fits + {n_refit} refit(s) = {plan.n_units}"
-            if rounds is None
-            else rounds[1],
-            f"work       {rows:,} training rows over all fits ({rows // max(n_fit, 1):,} per fit)",
-            *_work_lines(spec, job, plan, probe),
-            f"store      {store}: {_store_text(store, plan, job, resume=resume, kept=kept)}",
+            *count.lines(),
+            *_work_lines(spec, job, plan, count, probe),
+            f"store      {store}: {stored}",
         ]
     )

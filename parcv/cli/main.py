@@ -368,7 +368,7 @@ def _stored_resume_hint(args: argparse.Namespace, argv: Sequence[str], out: Path
 def _interrupted(out: Path, argv: Sequence[str]) -> int:
     """Say how far an interrupted run got and the command that finishes it."""
     from parcv.cli.sweep import stored_units
-    from parcv.store.sqlite import kept_units, read_records
+    from parcv.store.sqlite import kept_kinds, read_stored_kinds
 
     store = out / "store.sqlite"
     if not store.is_file():
@@ -378,9 +378,10 @@ def _interrupted(out: Path, argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    # Every plan's units: a run in rounds keeps its parts' and refits' beside the first.
+    kept = kept_kinds(read_stored_kinds(store) if stored_units(store) else {})
     print(
-        f"parcv: interrupted. {kept_units(read_records(store) if stored_units(store) else {})} "
-        f"are kept in {store}. Resume with:\n  {_resume_hint(argv)}",
+        f"parcv: interrupted. {kept} are kept in {store}. Resume with:\n  {_resume_hint(argv)}",
         file=sys.stderr,
     )
     return EXIT_INTERRUPTED

@@ -27,6 +27,7 @@ from parcv.cli.build import (
     build_scheme,
     build_scoring,
     build_space,
+    check_interval_strategy,
     check_null_spelling,
     check_space_keys,
 )
@@ -34,7 +35,7 @@ from parcv.cli.data_sources import LoadedData, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError, check_out
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.engine.options import RunOptions
-from parcv.engine.rounds import plan_rounds, takes_distributions
+from parcv.engine.rounds import plan_rounds, stored_rounds_message, takes_distributions
 from parcv.engine.session import pending_refits, reuse_message, survey_store, units_message
 from parcv.errors import BackendError, RunInterrupted, did_you_mean
 from parcv.plan.build import Plan, build_plan
@@ -52,7 +53,7 @@ from parcv.store.sqlite import (
     read_counts,
 )
 from parcv.strategies.check import check_strategy
-from parcv.strategies.strategy import Schedule, Strategy
+from parcv.strategies.strategy import Schedule, SearchContext, Strategy
 
 __all__ = [
     "Job",
@@ -83,8 +84,22 @@ class ReportInterrupted(KeyboardInterrupt):
         self.run_dir = run_dir
 
 
-# The nested CV interval's options of a cross_validate spec ([scoring] table).
+# The interval options of a cross_validate or nested spec ([scoring] table).
 _INTERVAL = ("interval", "confidence", "ncv_repetitions")
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """A search in rounds before it runs, as ``inspect`` shows it.
+
+    Its strategy, its base plan (the folds of every search), and each search's
+    context and schedule, by outer fold (None: the search on all data).
+    """
+
+    strategy: Strategy
+    base: Plan
+    contexts: dict[int | None, SearchContext]
+    schedules: dict[int | None, Schedule]
 
 
 @dataclass(frozen=True)
@@ -111,11 +126,9 @@ class Job:
             return build_plan(
                 self.estimator, None, data, inner=o["cv"], refit=False, **common, **intervals
             )
-        strategy = self.strategy()
-        points = strategy is None or not takes_distributions(strategy)
         return build_plan(
             self.estimator,
-            self.space if points else None,  # a sampler's distributions have no points
+            self.space if self.points() else None,  # a sampler's distributions have no points
             data,
             inner=o["cv"],
             outer=o.get("outer"),
@@ -125,6 +138,7 @@ class Job:
             racing=o.get("racing"),
             iterations=o.get("iterations"),
             **common,
+            **{k: o[k] for k in _INTERVAL if k in o},  # a nested spec's (a search has none)
         )
 
     def strategy(self) -> Strategy | None:
@@ -135,7 +149,16 @@ class Job:
         return check_strategy(o.get("strategy"), halving=o.get("halving"),
                               iterations=o.get("iterations"))  # fmt: skip
 
-    def schedules(self) -> dict[int | None, Schedule] | None:
+    def points(self) -> bool:
+        """Whether the space is a grid or random draws of points (False: a sampler's space).
+
+        A sampler proposes from the space's distributions: nothing may
+        enumerate them as a grid's points.
+        """
+        strategy = self.strategy()
+        return strategy is None or not takes_distributions(strategy)
+
+    def rounds(self) -> Rounds | None:
         """Each search's rounds before anything runs (None: one round, see :meth:`plan`).
 
         Exact for a fixed strategy (halving, Hyperband), a bound for an adaptive one.
@@ -148,9 +171,11 @@ class Job:
         options = {"refit": o.get("refit", True), "scoring": o.get("scoring"),
                    "error_score": o.get("error_score", math.nan),
                    "return_train_score": o.get("return_train_score", False),
-                   "racing": o.get("racing"), "cv": o["cv"], "outer": o.get("outer")}  # fmt: skip
-        _, contexts = plan_rounds(kind, self.estimator, self.space, data, strategy, options)
-        return {k: strategy.schedule(c) for k, c in contexts.items()}
+                   "racing": o.get("racing"), "cv": o["cv"], "outer": o.get("outer"),
+                   **{k: o[k] for k in _INTERVAL if k in o}}  # fmt: skip
+        job, contexts = plan_rounds(kind, self.estimator, self.space, data, strategy, options)
+        schedules = {k: strategy.schedule(c) for k, c in contexts.items()}
+        return Rounds(strategy, job.base, contexts, schedules)
 
     def run(self, options: RunOptions) -> Result:
         """Run the API call of the spec's mode as ``options`` say (backend, store, ...)."""
@@ -172,8 +197,11 @@ class Job:
             racing=o.get("racing"), iterations=o.get("iterations"),
         )  # fmt: skip
         kwargs.update(halving=o.get("halving"), strategy=o.get("strategy"))
+        if self.strategy() is not None:  # the run's seed: of every strategy without its own
+            kwargs["random_state"] = self.spec.run.seed
         if self.spec.mode == "search":
             return search(self.estimator, self.space, d.X, d.y, cv=o["cv"], **kwargs)
+        kwargs.update({k: o[k] for k in _INTERVAL if k in o})
         return nested_cv(self.estimator, self.space, d.X, d.y, outer=o["outer"], inner=o["cv"],
                          **kwargs)  # fmt: skip
 
@@ -228,25 +256,30 @@ def _build_job(spec: Spec, run_code: bool = True) -> Job:
             spec.table("search")
         )
         options["strategy"] = build_sampler(spec.table("search"))
+        check_interval_strategy(options, spec.table("search"))
         _check_report(spec, spec.tables["space"], options.get("scoring"))
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")
-    _check_missing(data, estimator, space)
-    return Job(spec, estimator, space, data, options)
+    job = Job(spec, estimator, space, data, options)
+    _check_missing(job)
+    return job
 
 
-def _check_missing(data: LoadedData, estimator: Any, space: Any) -> None:
+def _check_missing(job: Job) -> None:
     """Refuse missing values, named by file, line and column, for an estimator without NaN.
 
     scikit-learn's ``allow_nan`` tag says which estimators take NaN as missing;
     when the tags do not say (a space that swaps a pipeline's first step), the
-    fits decide.
+    fits decide. A sampler's space has no points to read the tags of: its
+    estimator's own decide.
     """
-    if data.missing is None:
+    missing = job.data.missing
+    if missing is None:
         return
-    params = [] if space is None else [c.params for c in check_space(space)]
-    if accepts_nan(estimator, params) is False:
-        raise UsageError(data.missing.refusal(estimator))
+    points = job.space is not None and job.points()
+    params = [c.params for c in check_space(job.space)] if points else []
+    if accepts_nan(job.estimator, params) is False:
+        raise UsageError(missing.refusal(job.estimator))
 
 
 def _criteria(search: dict[str, Any], estimator: Any) -> CriteriaRequest | None:
@@ -410,18 +443,41 @@ def run_complete(store: Path) -> bool:
         return False
 
 
+def _announce_reuse(
+    job: Job, plan: Plan, store: Path, resume: bool | str, announce: Callable[[str], None]
+) -> None:
+    """Say what a resume finds in ``store``: the units it reuses, the code that changed."""
+    rounds = job.rounds()
+    if rounds is not None:
+        # Its rounds are proposed as it runs: which stored units it takes is known round by
+        # round, not from the full search's plan (a sampler's has no candidates).
+        bound = sum(schedule.n_units for schedule in rounds.schedules.values())
+        announce(stored_rounds_message(store, bound))
+        return
+    data = check_dataset(job.data.X, job.data.y, job.data.groups)
+    survey = survey_store(plan, data, store)
+    models = job.spec.run.save_models and job.spec.mode != "cross_validate"
+    announce(reuse_message(survey.n_found, plan.n_units, pending_refits(plan, with_model=models)))
+    for line in survey.changes.lines(kept=resume == "values"):
+        announce(line)
+
+
 def default_out(spec: Spec) -> Path:
     """Run directory of a spec: ``run.out`` (or --out), else ``runs/<spec file stem>``."""
     return Path(spec.run.out) if spec.run.out else Path("runs") / Path(spec.source).stem
 
 
 def probe_fit(job: Job, plan: Plan) -> float:
-    """Seconds one fit-and-score of the first unit takes here (for work estimates)."""
+    """Seconds the first unit the run sends takes here: one fit and its scores.
+
+    An iteration path's unit is one fit scored at every checkpoint: its records
+    share that fit's time.
+    """
     from parcv.engine.work import run_units
 
     data = check_dataset(job.data.X, job.data.y, job.data.groups)
-    [record] = run_units(plan, data, (plan.units[0],))
-    return record.fit_time + record.score_time
+    records = run_units(plan, data, (plan.units[0],))
+    return sum(record.fit_time + record.score_time for record in records)
 
 
 def package_versions() -> dict[str, str]:
@@ -611,21 +667,8 @@ def run_spec(
     prepare_run_dir(run_dir)
     store = run_dir / STORE
     new_store = not store.exists()
-    if resume and not overwrite and store.is_file():
-        data = check_dataset(job.data.X, job.data.y, job.data.groups)
-        survey = survey_store(plan, data, store)
-        n_found, n_stored = survey.n_found, survey.n_records
-        if n_stored and announce is not None and job.options.get("halving") is not None:
-            # Its rungs fit subsets (or fewer iterations): which are stored is known rung by
-            # rung, not from the full search's plan.
-            announce(f"the store holds {n_stored:,} records; each rung of the search reuses "
-                     "those it needs")  # fmt: skip
-        elif n_stored and announce is not None:
-            models = spec.run.save_models and spec.mode != "cross_validate"
-            pending = pending_refits(plan, with_model=models)
-            announce(reuse_message(n_found, plan.n_units, pending))
-            for line in survey.changes.lines(kept=resume == "values"):
-                announce(line)
+    if resume and not overwrite and announce is not None and stored_units(store):
+        _announce_reuse(job, plan, store, resume, announce)
     started = time.time()
     start = time.perf_counter()
     with private_files():

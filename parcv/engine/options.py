@@ -75,8 +75,11 @@ retry_failed : bool, default=False
     crashed or timed-out workers) again; by default they are kept.""",
     "progress": """\
 progress : bool, default=None
-    Progress bar (tqdm) with done/failed/total, rate and ETA; ``None``
-    shows it only when stderr is a terminal.""",
+    Progress bar (tqdm) with done/failed/total, rate, ETA and the best CV
+    score so far, for every strategy; ``None`` shows it only when stderr is a
+    terminal. Where the units are known only as a bound (early stopping,
+    racing, a strategy of one's own), the bar ends at the units run and
+    says the bound.""",
     "verbose": """\
 verbose : int, default=0
     As scikit-learn's: ``1`` or more also shows the progress bar (unless

@@ -6,6 +6,7 @@ import logging
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from parcv.plan.kinds import KINDS
@@ -41,13 +42,23 @@ def check_progress(progress: Any) -> bool:
     return progress
 
 
+@dataclass(frozen=True)
+class _Watched:
+    """A plan whose candidates count for the best: its folds, its level, how it is said."""
+
+    n_folds: int
+    level: tuple[float, ...]
+    where: str
+
+
 class Progress:
     """Advance a tqdm bar by batches of records; a no-op when disabled.
 
     Parameters
     ----------
     total : int
-        Units the run will compute.
+        Units the run will compute; for an adaptive strategy a bound, corrected
+        when the run ends (:meth:`finish`).
     enabled : bool
     initial : int, default=0
         Units already done (resumed from a store).
@@ -59,9 +70,11 @@ class Progress:
         search ends it is the CV score the report gives the best candidate
         (``best_score_``, for nested CV the search on all data's). Fits on an
         outer fold's training part are not counted: they select for that fold
-        only.
+        only. A run in rounds names the plans whose candidates count
+        (:meth:`watch`), each at its level.
     n_folds : int or None, default=None
-        The folds of the CV on all data (None: there is none; no best shown).
+        The folds of the CV on all data of a plan run whole (None: no such
+        plan; a run in rounds watches its parts instead).
     done : iterable of Record, default=()
         Records already done (resumed from a store), counted for the best.
 
@@ -74,6 +87,18 @@ class Progress:
     >>> bar.update([rec(0, 0, 0.5), rec(1, 0, 0.75), rec(1, 1, 0.25)])
     >>> bar.best
     'accuracy=0.5'
+
+    A run in rounds: rows at a higher level (a larger resource) replace the best.
+
+    >>> bar = Progress(8, enabled=False, metric="accuracy")
+    >>> bar.watch(1, 2, level=(1.0,), where="at n_resources=10")
+    >>> bar.watch(2, 2, level=(2.0,), where="at n_resources=30")
+    >>> bar.update([rec(0, 0, 0.9), rec(0, 1, 0.9)], plan=1)
+    >>> bar.best
+    'accuracy=0.9 at n_resources=10'
+    >>> bar.update([rec(0, 0, 0.7), rec(0, 1, 0.8)], plan=2)
+    >>> bar.best
+    'accuracy=0.75 at n_resources=30'
     """
 
     def __init__(
@@ -87,12 +112,16 @@ class Progress:
         done: Iterable[Record] = (),
     ) -> None:
         self.failed = 0
+        self.note = ""
+        self._planned = total
         self._metric = metric
-        self._n_folds = n_folds
-        self._sums: dict[int, list[float]] = {}
+        self._watched: dict[int | None, _Watched] = {}
+        if n_folds:
+            self._watched[None] = _Watched(n_folds, (), "")
+        self._sums: dict[tuple[int | None, int], list[float]] = {}
         self.best = ""
-        self._best: float | None = None
-        self._track_best(list(done))
+        self._best: tuple[tuple[float, ...], float] | None = None
+        self._track_best(list(done), None)
         self._bar: Any = None
         if enabled:
             from tqdm.auto import tqdm
@@ -106,22 +135,71 @@ class Progress:
                 file=sys.stderr,
             )
 
-    def update(self, batch: Sequence[Record]) -> None:
-        """Count a finished batch."""
+    def watch(
+        self, plan: int, n_folds: int, *, level: tuple[float, ...] = (), where: str = ""
+    ) -> None:
+        """Count the candidates of plan ``plan`` (a part of a round) for the best.
+
+        A candidate counts once its ``n_folds`` folds are done. The best is
+        the highest mean among the candidates of the highest ``level`` so far
+        (a part's rows and resource: scores on a subsample or at a smaller
+        resource are not compared with those at the full one, as halving selects
+        from its last rung); ``where`` says which level the shown best is of.
+        """
+        self._watched[plan] = _Watched(n_folds, level, where)
+
+    def update(self, batch: Sequence[Record], plan: int | None = None) -> None:
+        """Count a finished batch (of plan ``plan``, for a run in rounds)."""
         notable = batch.others if isinstance(batch, RecordBatch) else batch  # plain ones are ok
         self.failed += sum(not r.ok for r in notable)
-        self._track_best(batch)
+        self._track_best(batch, plan)
         if self._bar is not None:
-            said = [f"failed={self.failed}"] if self.failed else []
-            said += [f"best CV {self.best}"] if self.best else []
-            if said:
-                self._bar.set_postfix_str(", ".join(said), refresh=False)
+            # An adaptive strategy's bound may be short (a strategy of one's own): the bar
+            # keeps a total rather than dropping it.
+            self._bar.total = max(self._bar.total or 0, self._bar.n + len(batch))
+            self._say()
             self._bar.update(len(batch))
 
-    def _track_best(self, batch: Sequence[Record]) -> None:
+    def set_best(self, score: float, where: str = "") -> None:
+        """Show ``score`` as the best: the CV score of the winner a search chose."""
+        if self._metric is None or score != score:
+            return
+        self.best = self._shown(score, where)
+        if self._bar is not None:
+            self._say()
+            self._bar.refresh()
+
+    def finish(self) -> None:
+        """End the bar of a run that ended: its total becomes the units run.
+
+        A strategy that adapts knows its units only as a bound; the bar then ends at
+        the units it ran and says what the bound was (:attr:`note`).
+        """
+        if self._bar is None:
+            return
+        n = int(self._bar.n)
+        if n < self._planned:
+            self.note = f"of at most {self._planned:,} units"
+        elif n > self._planned:
+            self.note = f"the strategy's bound was {self._planned:,} units"
+        self._bar.total = n
+        self._say()
+        self._bar.refresh()
+
+    def _say(self) -> None:
+        said = [f"failed={self.failed}"] if self.failed else []
+        said += [f"best CV {self.best}"] if self.best else []
+        said += [self.note] if self.note else []
+        if said:
+            self._bar.set_postfix_str(", ".join(said), refresh=False)
+
+    def _shown(self, score: float, where: str) -> str:
+        return f"{self._metric}={score:.6g}" + (f" {where}" if where else "")
+
+    def _track_best(self, batch: Sequence[Record], plan: int | None) -> None:
         """Best mean CV score on all data of a candidate whose every fold is done."""
-        name, n_folds = self._metric, self._n_folds
-        if name is None or not n_folds:
+        name, watched = self._metric, self._watched.get(plan)
+        if name is None or watched is None:
             return
         if isinstance(batch, RecordBatch):  # its blocks from their columns
             for block in batch.blocks:
@@ -131,29 +209,38 @@ class Progress:
                 folds = block.folds[on_all].tolist()
                 scores = block.test[on_all, block.test_names.index(name)].tolist()
                 for (_, inner, candidate), score in zip(folds, scores, strict=True):
-                    self._count(candidate, None if inner == -1 else inner, score, n_folds, name)
+                    self._count(plan, candidate, None if inner == -1 else inner, score, watched)
             batch = batch.others
         for r in batch:
             score = r.test_scores.get(name)
             if not KINDS[r.unit.kind].selects or r.unit.outer is not None or not r.ok:
                 continue
-            self._count(r.unit.candidate, r.unit.inner, score, n_folds, name)
+            self._count(plan, r.unit.candidate, r.unit.inner, score, watched)
 
     def _count(
-        self, candidate: int, inner: int | None, score: float | None, n_folds: int, name: str
+        self,
+        plan: int | None,
+        candidate: int,
+        inner: int | None,
+        score: float | None,
+        watched: _Watched,
     ) -> None:
         if score is None or score != score:
             return
         # A record of every fold at once (fast CV, a path in lockstep) holds their mean.
+        n_folds = watched.n_folds
         weight = n_folds if inner is None else 1
-        acc = self._sums.setdefault(candidate, [0.0, 0])
+        acc = self._sums.setdefault((plan, candidate), [0.0, 0])
         acc[0] += score * weight
         acc[1] += weight
         # Compared as each candidate completes: a scan of every candidate per batch grew
         # with candidates x batches.
-        if acc[1] >= n_folds and (self._best is None or acc[0] / acc[1] > self._best):
-            self._best = acc[0] / acc[1]
-            self.best = f"{name}={self._best:.6g}"
+        if acc[1] < n_folds:
+            return
+        mean, best = acc[0] / acc[1], self._best
+        if best is None or watched.level > best[0] or (watched.level == best[0] and mean > best[1]):
+            self._best = (watched.level, mean)
+            self.best = self._shown(mean, watched.where)
 
     def close(self) -> None:
         """Close the bar."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import sqlite3
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -39,28 +41,34 @@ from parcv.engine.session import (
     _reuse,
     _save_final,
     final_model,
+    missing_of_expected,
     plan_from_store,
     plan_meta,
-    reuse_message,
+    reused_message,
+    rounds_reuse_message,
 )
-from parcv.errors import RunInterrupted, UnfinishedRunError
+from parcv.errors import FitFailedError, ParcvError, RunInterrupted, UnfinishedRunError
 from parcv.plan.build import Plan, fingerprint
 from parcv.plan.data import Dataset
 from parcv.plan.keys import content_keys
 from parcv.plan.parts import PartBuilder, RoundOptions, base_plan, continued, refit_plan
 from parcv.plan.records import Key, Record
 from parcv.plan.tokens import token_hex
-from parcv.results.aggregate import report_fit_failures
-from parcv.results.rounds import PartRun, SearchRun, finished_part
+from parcv.results.aggregate import failure_details, report_fit_failures
+from parcv.results.partial import PartialResult
+from parcv.results.rounds import PartRun, SearchRun, finished_part, make_partial_rounds_result
 from parcv.store.lock import lock_store
 from parcv.store.sqlite import (
     RoundRow,
     Store,
     check_store,
+    kept_kinds,
     params_json,
     read_kept,
     read_records,
     read_rounds,
+    read_stored_kinds,
+    reading,
     store_session,
 )
 from parcv.strategies.strategy import (
@@ -72,16 +80,22 @@ from parcv.strategies.strategy import (
     SearchContext,
     Strategy,
     round_seed,
+    subsample_seed,
 )
 
 __all__ = [
     "RoundsJob",
     "SearchJob",
+    "check_round_interval",
     "execute_rounds",
+    "fixed_candidates",
     "load_rounds",
+    "load_rounds_so_far",
     "plan_rounds",
+    "report_search_failures",
     "round_options",
     "search_context",
+    "stored_rounds_message",
     "takes_distributions",
 ]
 
@@ -112,8 +126,10 @@ class SearchJob:
 class RoundsJob:
     """A run in rounds: its base plan, its searches and the strategy's settings.
 
-    ``seed`` seeds every round (:func:`~parcv.strategies.strategy.round_seed`);
-    ``config`` is the strategy's ``config()``, stored with the run.
+    ``seed`` is the run's seed (``random_state``): it seeds every round
+    (:func:`~parcv.strategies.strategy.round_seed`) and so every draw of a
+    strategy without a seed of its own; ``config`` is the strategy's
+    ``config()``, stored with the run.
     """
 
     base: Plan
@@ -182,7 +198,9 @@ class _Rounds:
         self.changes.append(reuse.changes)
         self.n_reused += len(done)
         self.n_units += plan.n_units
-        self.bar.update(list(done.values()))
+        if run.proposal is not None and search.job.key is None:  # the bar's best: on all data
+            self.bar.watch(pid, len(plan.inner_folds[None]), **_bar_level(run.proposal))
+        self.bar.update(list(done.values()), pid)
         schedule = start_schedule(plan, done=done, reuse=reuse.lookup, twins=reuse.twins)
         run.records = schedule.records
         versions = distribution_versions(keys.environments.values())
@@ -196,21 +214,34 @@ class _Rounds:
         proposal = job.proposer.propose(tuple(search.history), seed)
         if proposal is None:
             search.run.choice = job.proposer.choose(tuple(search.history))
+            self._show_winner(search)
             self._refit(search)
             return
         decision = json.dumps(_plain(proposal.decision), sort_keys=True)
         for line in proposal.decision.get("log", ()):
             VERBOSE_LOG.info("%s", line)  # scikit-learn's verbose lines (halving's rungs)
         for p, part in enumerate(proposal.parts):
-            plan = job.builder.build(part.candidates, n_rows=part.n_rows, window=part.window,
+            rows_seed = part.subsample_seed
+            if part.n_rows is not None and rows_seed is None:
+                rows_seed = subsample_seed(seed, p)  # the round's: the same on every run
+            plan = job.builder.build(part.candidates, n_rows=part.n_rows,
+                                     subsample_seed=rows_seed, window=part.window,
                                      starts=self._starts(search, part),
                                      keep_fitted=part.keep_fitted)  # fmt: skip
             run = PartRun(-1, job.key, search.index, p, plan, {}, part, dict(proposal.decision))
-            row = RoundRow(json.dumps(job.key), search.index, p, _describe(plan, part),
-                           decision)  # fmt: skip
+            row = RoundRow(json.dumps(job.key), search.index, p,
+                           _describe(plan, part, rows_seed), decision)  # fmt: skip
             self._add(search, run, row)
             search.running.append(run)
             search.run.parts.append(run)
+
+    def _show_winner(self, search: _Search) -> None:
+        """The bar's best, once the search on all data chose: its winner's CV score."""
+        choice = search.run.choice
+        if search.job.key is not None or choice is None:
+            return
+        chosen = search.history[choice.round].parts[choice.part]
+        self.bar.set_best(float(chosen.means[choice.row]), _bar_level(chosen.part)["where"])
 
     @staticmethod
     def _starts(search: _Search, part: Part) -> dict[Key, Any]:
@@ -258,7 +289,7 @@ class _Rounds:
     def store(self, pid: int, records: Sequence[Record]) -> None:
         """Commit a batch of plan ``pid``'s new records; advance the bar."""
         self.st.add(records, pid)
-        self.bar.update(records)
+        self.bar.update(records, pid)
 
 
 def takes_distributions(strategy: Strategy) -> bool:
@@ -269,17 +300,73 @@ def takes_distributions(strategy: Strategy) -> bool:
 def round_options(strategy: Strategy, o: Mapping[str, Any]) -> RoundOptions:
     """The options every part plan of a run shares, from the call's and the strategy's.
 
-    A strategy scores iteration paths when it has ``iterations`` (early stopping);
-    it subsamples each fold when it has ``subsample_seed()`` (a rows resource).
+    A strategy scores iteration paths when it has ``iterations`` (early stopping).
+    A part subsamples its folds as it says (``Part.n_rows``, ``Part.subsample_seed``).
     """
-    seeded = getattr(strategy, "subsample_seed", None)
     return RoundOptions(
         scoring=o["scoring"], refit=o["refit"], error_score=o["error_score"],
         return_train_score=o["return_train_score"], racing=o.get("racing"),
         iterations=getattr(strategy, "iterations", None),
         predictions=o.get("return_predictions", False),
-        subsample_seed=None if seeded is None else seeded(),
+        bbc=_wants_bbc(o), confidence=o.get("confidence", 0.9),
     )  # fmt: skip
+
+
+def fixed_candidates(strategy: Strategy) -> bool:
+    """Whether a strategy scores candidates fixed before any score, each on every row.
+
+    A strategy says so with ``fixed_candidates = True`` (one round of a grid,
+    :class:`~parcv.strategies.strategy.OneRound`): BBC-CV of its selection then
+    applies. A sampler proposes from the scores before, halving and early stopping
+    drop candidates: theirs is no choice among a fixed set.
+    """
+    return bool(getattr(strategy, "fixed_candidates", False))
+
+
+def _wants_bbc(o: Mapping[str, Any]) -> bool:
+    interval = o.get("interval")
+    return o.get("bbc") is True or (isinstance(interval, str) and interval == "bbc")
+
+
+def _interval_options(o: Mapping[str, Any]) -> dict[str, Any]:
+    """A nested CV's ``interval=`` options as :func:`~parcv.plan.parts.base_plan` takes them."""
+    interval = o.get("interval")
+    if interval is None or (isinstance(interval, str) and interval == "bbc"):
+        return {"confidence": o.get("confidence", 0.9)}  # BBC-CV's: RoundOptions asks for it
+    return {k: o[k] for k in ("interval", "confidence", "ncv_repetitions", "ncv_random_state")
+            if k in o}  # fmt: skip
+
+
+def check_round_interval(strategy: Strategy, o: Mapping[str, Any]) -> None:
+    """Refuse BBC-CV of a strategy whose candidates are not a fixed set, before any fit.
+
+    ``interval="ncv"`` takes every strategy: each of its selections is the
+    strategy's search on the selection's training rows, as an outer fold's is.
+
+    Raises
+    ------
+    ValueError
+        BBC-CV (``interval="bbc"`` or ``bbc=True``) asked of a strategy that is
+        not :func:`fixed_candidates`, or of a nested CV without ``refit``.
+    """
+    if not _wants_bbc(o):
+        return
+    asked = "interval='bbc'" if o.get("interval") == "bbc" else "bbc=True"
+    if not fixed_candidates(strategy):
+        raise ValueError(
+            f"BBC-CV ({asked}) does not combine with strategy {strategy.name!r}: BBC-CV "
+            "bootstraps the choice among a fixed set of candidates, each scored on every row "
+            f"of the search on all data, and {strategy.name} proposes its candidates from the "
+            "scores of those before it, or stops some early: there is no such set, and the "
+            "bootstrap would miss the optimism of the search. Pass interval='ncv' instead "
+            "(it reruns the whole search on each of its train/test pairs), or search a grid "
+            "without strategy= for BBC-CV."
+        )
+    if o.get("refit") is False:
+        raise ValueError(
+            f"{asked} corrects the CV score of the candidate selected on all data; this run "
+            "has no search on all data (refit=False). Pass refit=True, or drop it."
+        )
 
 
 def search_context(
@@ -314,14 +401,20 @@ def plan_rounds(
     """The job of a run in rounds, and what each search knows; everything checked, nothing run.
 
     ``o`` holds the call's options: ``cv`` (the inner CV), ``outer`` (nested CV),
-    ``scoring``, ``refit``, ``error_score``, ``return_train_score``, ``racing``.
-    One search per outer fold, and one on all data (for a search, or with
-    ``refit``); each strategy starts a proposer per search (its checks run here).
+    ``scoring``, ``refit``, ``error_score``, ``return_train_score``, ``racing``,
+    ``random_state`` (the run's seed, None for 0: it seeds every round);
+    a nested CV's ``interval``, ``bbc``, ``confidence``, ``ncv_repetitions`` and
+    ``ncv_random_state`` too. One search per outer fold -- the nested CV
+    interval's selections included (:attr:`~parcv.plan.build.Plan.nested_outers`)
+    -- and one on all data (for a search, or with ``refit``); each strategy
+    starts a proposer per search (its checks run here).
     """
+    check_round_interval(strategy, o)
     options = round_options(strategy, o)
     points = not takes_distributions(strategy)
     base = base_plan(estimator, space if points else None, data, inner=o["cv"],
-                     outer=o.get("outer"), options=options)  # fmt: skip
+                     outer=o.get("outer"), options=options,
+                     interval=_interval_options(o))  # fmt: skip
     keys: list[int | None] = list(range(len(base.outer_folds)))
     if kind == "search" or o["refit"] is not False:
         keys.append(None)
@@ -334,7 +427,8 @@ def plan_rounds(
     ]  # fmt: skip
     bound = sum(strategy.schedule(contexts[k]).n_units for k in keys)
     config = strategy.config()
-    return RoundsJob(base, searches, config, int(config.get("seed") or 0), bound), contexts
+    seed = o.get("random_state")
+    return RoundsJob(base, searches, config, 0 if seed is None else int(seed), bound), contexts
 
 
 def _plain(value: Any) -> Any:
@@ -348,13 +442,38 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _describe(plan: Plan, part: Any) -> str:
-    """A part plan's description for the store: its plan, and the part as proposed."""
+def _bar_level(part: Part) -> dict[str, Any]:
+    """Where a part's candidates stand for the bar's best (see :meth:`Progress.watch`).
+
+    Scores on a subsample of the rows (``n_rows``) or at a resource (a rung) are
+    compared only with those at the largest so far, on all rows above any subsample:
+    halving selects from its last rung. The rows of a part with a ``window`` are
+    checkpoints, each a candidate of its own at its own count, compared with every
+    other (as early stopping selects).
+    """
+    resource = part.resource if part.window is None else None
+    rows = math.inf if part.n_rows is None else float(part.n_rows)
+    level = (rows, -math.inf if resource is None else float(resource))
+    where = ""
+    if resource is not None:
+        where = f"at n_resources={resource}"
+    elif part.n_rows is not None:
+        where = f"on {part.n_rows} rows"
+    return {"level": level, "where": where}
+
+
+def _describe(plan: Plan, part: Any, rows_seed: Any = None) -> str:
+    """A part plan's description for the store: its plan, and the part as proposed.
+
+    ``rows_seed`` is the seed its subsample was drawn with (an int; None for none,
+    or for a RandomState, whose rows the plan's folds hold).
+    """
     meta = json.loads(plan_meta(plan, "search", "")["plan"])
     if part is not None:
         meta["part"] = {
             "ids": list(part.ids),
             "n_rows": part.n_rows,
+            "subsample_seed": rows_seed if isinstance(rows_seed, int) else None,
             "resource": part.resource,
             "window": None if part.window is None else list(part.window),
             "label": part.label,
@@ -369,6 +488,10 @@ def _meta(job: RoundsJob, data: Dataset, kind: str) -> dict[str, str]:
     meta["fingerprint"] = digest
     meta["strategy"] = json.dumps(job.config, sort_keys=True)
     meta["seed"] = str(job.seed)
+    # What the partial view of an unfinished run needs: the searches it will have (one may
+    # not have started) and whether each refits its winner; the strategy's bound.
+    meta["searches"] = json.dumps([[s.key, s.refit] for s in job.searches])
+    meta["bound"] = str(job.bound)
     return meta
 
 
@@ -403,6 +526,7 @@ def execute_rounds(
 def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> list[SearchRun]:
     base = job.base
     keys = content_keys(base, data)
+    before = _stored_before(options)  # the store's units of its last run, which _open forgets
     st = _open(base, data, kind, options.store, keys, resume=options.resume,
                overwrite=options.overwrite, journal=options.journal,
                meta=_meta(job, data, kind))  # fmt: skip
@@ -411,8 +535,12 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
     )
     searches = [_Search(j, SearchRun(j.key)) for j in job.searches]
     with store_session(st):
-        bar = Progress(job.bound, show)
+        # The strategy's bound and each search's refit: the bar ends at the units run.
+        bound = job.bound + sum(j.refit for j in job.searches)
+        bar = Progress(bound, show, metric=base.scoring.refit)
         n_stored = st.n_records()
+        if n_stored and before is not None:
+            _log.info("%s", rounds_reuse_message(kept_kinds(before), job.bound))
         try:
             with verbose_output(options.verbose), options.resolved_backend.open(base, data) as ex:
                 rounds = _Rounds(job, data, st, Driver(ex), bar, options, searches)
@@ -420,13 +548,14 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
                     rounds.propose(search)
                 with frozen_heap(job.bound):
                     _drive(rounds)
+            bar.finish()
             if n_stored:
-                _log.info("%s", reuse_message(rounds.n_reused, rounds.n_units))
+                _log.info("%s", reused_message(rounds.n_reused, rounds.n_units))
                 rounds.say_changes()
             st.set_meta({"choices": json.dumps(_choices(searches))})
         except KeyboardInterrupt as err:
-            n = st.n_units()
-            kept = f"{n:,} finished unit{'s' * (n != 1)}"
+            # Every plan's units (the rounds' parts and refits), as the resume counts them.
+            kept = kept_kinds(st.stored_kinds())
             raise RunInterrupted(_interrupt_text(options.store, kept, None)) from err
         finally:
             bar.close()
@@ -435,9 +564,60 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
         if options.save_models and record is not None:
             _save_final(st, record, pid=final.pid)  # type: ignore[union-attr]
     for search in searches:
-        for run in [*search.run.parts, *([search.run.refit] if search.run.refit else [])]:
-            report_fit_failures(run.plan, run.records)
+        report_search_failures(search.run)
     return [s.run for s in searches]
+
+
+def report_search_failures(search: SearchRun) -> None:
+    """Warn about each part's failed fits; raise when every fit of every round failed.
+
+    A round whose every fit failed (a sampler's one trial at ``batch=1``) is
+    not the end: its trial is told as failed and the search goes on, as
+    Optuna's ``study.optimize(catch=...)``. Only a search with nothing to select
+    is an error.
+
+    Raises
+    ------
+    FitFailedError
+        Every fit of every round of the search failed.
+    """
+    fits = [run.records[k] for run in search.parts for k in run.plan.fit_record_keys(None)
+            if k in run.records]  # fmt: skip
+    if fits and not any(r.ok for r in fits):
+        where = "all data" if search.key is None else f"outer fold {search.key}"
+        n_rounds = len(search.rounds())
+        raise FitFailedError(
+            f"\nAll the {len(fits)} fits failed.\n"
+            "It is very likely that your model is misconfigured.\n"
+            "You can try to debug the error by setting error_score='raise'.\n"
+            f"parcv: every candidate of every round of the search on {where} failed "
+            f"({n_rounds} round{'s' * (n_rounds != 1)}): {len(fits)} failed fits; nothing can "
+            f"be selected.\n\nBelow are more details about the failures:\n{failure_details(fits)}"
+        )
+    for run in search.parts:
+        report_fit_failures(run.plan, run.records, alone=False)
+    if search.refit is not None:
+        report_fit_failures(search.refit.plan, search.refit.records)
+
+
+def _stored_before(options: RunOptions) -> dict[str, int] | None:
+    """The units a store to resume holds of its last run, by kind (None: not a resume)."""
+    path = check_store(options.store)
+    if not options.resume or path is None or not path.is_file():
+        return None
+    try:
+        return read_stored_kinds(path)
+    except (sqlite3.DatabaseError, ParcvError):
+        return None  # not a store this run can add to: opening it says why, at once
+
+
+def stored_rounds_message(path: Path, bound: int) -> str:
+    """What a resume of a run in rounds finds in the store at ``path``, before it runs.
+
+    See :func:`~parcv.engine.session.rounds_reuse_message`; ``bound`` is the
+    strategy's bound on the fits of every search's rounds.
+    """
+    return rounds_reuse_message(kept_kinds(read_stored_kinds(path)), bound)
 
 
 def _choices(searches: Sequence[_Search]) -> dict[str, list[int]]:
@@ -453,8 +633,9 @@ def _proposal(described: Mapping[str, Any] | None) -> Part | None:
     window = described.get("window")
     return Part(
         tuple(dict(c) for c in described["candidates"]), tuple(described["ids"]),
-        n_rows=described.get("n_rows"), resource=described.get("resource"),
-        window=None if window is None else tuple(window), label=described.get("label", ""),
+        n_rows=described.get("n_rows"), subsample_seed=described.get("subsample_seed"),
+        resource=described.get("resource"), window=None if window is None else tuple(window),
+        label=described.get("label", ""),
     )  # fmt: skip
 
 
@@ -470,34 +651,23 @@ def load_rounds(
     Raises
     ------
     UnfinishedRunError
-        The run stopped before every search chose its winner.
+        The run stopped before every search chose its winner (it says how far
+        it got: :func:`load_rounds_so_far` gives that view).
     """
-    base = plan_from_store(meta, path)
     config = json.loads(meta["strategy"])
     choices = json.loads(meta.get("choices", "null"))
     if choices is None:
+        so_far = _partial(path, meta)
         raise UnfinishedRunError(
             f"store {str(path)!r} holds a run in rounds ({config.get('name')}) that stopped "
-            "before every search chose its winner. Run the same call again with resume=True "
-            "(command line: parcv run SPEC --out DIR --resume): it reads every stored unit "
-            "back and fits only the rest."
+            f"before every search chose its winner: {so_far.n_done} of {so_far.n_units} units "
+            f"done; missing {'; '.join(so_far.missing)}. Run the same call again with "
+            "resume=True (command line: parcv run SPEC --out DIR --resume): it reads every "
+            "stored unit back and fits only the rest; or load(store, partial=True) to see "
+            "the rounds done so far."
         )
-    searches: dict[int | None, SearchRun] = {}
-    for pid, row in read_rounds(path).items():
-        key = json.loads(row.search)
-        described = json.loads(row.plan)
-        plan = plan_from_store({"plan": row.plan}, path, pid)
-        records = read_records(path, pid)
-        for unit, causes in read_kept(path, pid).items():  # kept by resume="values"
-            if unit in records:
-                records[unit] = replace(records[unit], kept=causes)
-        run = PartRun(pid, key, row.round, row.part, plan, records,
-                      _proposal(described.get("part")), json.loads(row.decision))  # fmt: skip
-        search = searches.setdefault(key, SearchRun(key))
-        if row.round < 0:
-            search.refit = run
-        else:
-            search.parts.append(run)
+    base = plan_from_store(meta, path)
+    searches = _read_searches(path)
     for key, search in searches.items():
         search.choice = Choice(*choices[json.dumps(key)])
         refit = search.refit
@@ -508,6 +678,60 @@ def load_rounds(
                 final, estimator=final_model(path, load_models=load_models)
             )
     return base, list(searches.values()), config
+
+
+def load_rounds_so_far(path: Path, meta: dict[str, str]) -> PartialResult | None:
+    """Read an unfinished run in rounds back as far as it got (None: it finished).
+
+    Each search's parts and refit are the plans the run stored so far, with the
+    records stored so far (of a run interrupted, or still running elsewhere):
+    see :func:`~parcv.results.rounds.make_partial_rounds_result`.
+    """
+    if "choices" in meta:
+        return None
+    return _partial(path, meta)
+
+
+def _partial(path: Path, meta: dict[str, str]) -> PartialResult:
+    base = plan_from_store(meta, path)
+    searches = _read_searches(path)
+    progress = {run.pid: missing_of_expected(run.plan, run.records)
+                for search in searches.values() for run in search.parts}  # fmt: skip
+    for search in searches.values():
+        if search.refit is not None:  # its one unit (its plan, read back, names every fold)
+            refit: Key = ("final",) if search.key is None else ("refit", search.key)
+            progress[search.refit.pid] = ([refit] if refit not in search.refit.records else [], 1)
+    if "searches" in meta:
+        refitted = {key: bool(refit) for key, refit in json.loads(meta["searches"])}
+    else:  # a store of an older parcv: the searches that started, each refitted
+        refitted = {key: True for key in sorted(searches, key=lambda k: (k is None, k or 0))}
+    bound = int(meta["bound"]) if "bound" in meta else None
+    return make_partial_rounds_result(meta["kind"], base, list(searches.values()),
+                                      json.loads(meta["strategy"]), progress,
+                                      refitted=refitted, bound=bound)  # fmt: skip
+
+
+def _read_searches(path: Path) -> dict[int | None, SearchRun]:
+    """Each search's parts and refit as the store holds them, with their records."""
+    searches: dict[int | None, SearchRun] = {}
+    # One connection for every plan: a sampler's run holds a plan per trial.
+    with reading(path) as conn:
+        for pid, row in read_rounds(path).items():
+            key = json.loads(row.search)
+            described = json.loads(row.plan)
+            plan = plan_from_store({"plan": row.plan}, path, pid, conn=conn)
+            records = read_records(path, pid, conn=conn)
+            for unit, causes in read_kept(path, pid, conn=conn).items():  # resume="values"
+                if unit in records:
+                    records[unit] = replace(records[unit], kept=causes)
+            run = PartRun(pid, key, row.round, row.part, plan, records,
+                          _proposal(described.get("part")), json.loads(row.decision))  # fmt: skip
+            search = searches.setdefault(key, SearchRun(key))
+            if row.round < 0:
+                search.refit = run
+            else:
+                search.parts.append(run)
+    return searches
 
 
 def _drive(rounds: _Rounds) -> None:

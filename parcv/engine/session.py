@@ -86,6 +86,8 @@ __all__ = [
     "plan_meta",
     "pending_refits",
     "reuse_message",
+    "reused_message",
+    "rounds_reuse_message",
     "units_message",
 ]
 
@@ -499,6 +501,39 @@ reused if the store holds them'
     return text
 
 
+def rounds_reuse_message(kept: str, bound: int) -> str:
+    """Say what a run in rounds finds in its store, before its rounds are proposed.
+
+    A round is proposed from the records of the rounds before it, so which stored
+    units a resume takes is known round by round. ``kept`` counts the units the
+    store holds of its last run as its Ctrl-C message did
+    (:func:`~parcv.store.sqlite.kept_kinds`): a resume on the same inputs proposes
+    the same rounds and reuses each of them. ``bound`` is the strategy's bound on
+    the fits of every round (exact for halving and Hyperband).
+
+    Examples
+    --------
+    >>> rounds_reuse_message("172 finished units (and 2 refits of a chosen candidate)", 360)
+    'the store holds 172 finished units (and 2 refits of a chosen candidate) of its last \
+run; each round reuses those it proposes again, of at most 360 units'
+    """
+    return (
+        f"the store holds {kept} of its last run; each round reuses those it proposes "
+        f"again, of at most {bound:,} units"
+    )
+
+
+def reused_message(n_reused: int, n_units: int) -> str:
+    """Say how many of a finished run's units came from the store (a run in rounds, after).
+
+    Examples
+    --------
+    >>> reused_message(172, 360)
+    'reused 172 of 360 units; 188 computed'
+    """
+    return f"reused {n_reused:,} of {n_units:,} units; {n_units - n_reused:,} computed"
+
+
 def pending_refits(plan: Plan, *, with_model: bool) -> int:
     """Units a store may hold only for the candidate chosen: refits (and a saved final).
 
@@ -689,6 +724,7 @@ def _execute_unlocked(
                     reuse=reuse.lookup, twins=reuse.twins,
                     versions=distribution_versions(keys.environments.values()),
                 )  # fmt: skip
+            bar.finish()  # a race stops short of the plan's units: the bar ends at those run
         except KeyboardInterrupt as err:
             raise RunInterrupted(_interrupt_message(store, st.records(), plan)) from err
         finally:
@@ -751,25 +787,27 @@ def _save_final(st: Store, record: Record, pid: int = 0) -> None:
 
 
 def _folds_from_store(
-    path: Path, pid: int = 0
+    path: Path, pid: int = 0, conn: sqlite3.Connection | None = None
 ) -> tuple[dict[int, Fold], dict[int | None, Sequence[Fold]]]:
     outer: dict[int, Fold] = {}
     inner: dict[int | None, list[Fold]] = {}
-    for o, i, train, test in read_folds(path, pid):
+    for o, i, train, test in read_folds(path, pid, conn=conn):
         if i is None:
             outer[o] = Fold(train, test)  # type: ignore[index]
         else:
             inner.setdefault(o, []).append(Fold(train, test))
     inner_folds: dict[int | None, Sequence[Fold]] = {o: tuple(f) for o, f in inner.items()}
-    inner_folds.update(read_partitions(path, pid))
+    inner_folds.update(read_partitions(path, pid, conn=conn))
     # Keep the order the plan had: all data first, then outer folds.
     order = sorted(inner_folds, key=lambda o: -1 if o is None else o)
     return outer, {o: inner_folds[o] for o in order}
 
 
-def _plan_from_store(meta: dict[str, str], path: Path, pid: int = 0) -> Plan:
+def _plan_from_store(
+    meta: dict[str, str], path: Path, pid: int = 0, conn: sqlite3.Connection | None = None
+) -> Plan:
     desc = json.loads(meta["plan"])
-    outer, inner = _folds_from_store(path, pid)
+    outer, inner = _folds_from_store(path, pid, conn)
     candidates = tuple(Candidate(c["index"], c["params"]) for c in desc["candidates"])
     batches = tuple(tuple(b) for b in desc.get("batches", ()))
     names = desc.get("criteria")
@@ -808,13 +846,16 @@ def _plan_from_store(meta: dict[str, str], path: Path, pid: int = 0) -> Plan:
     )
 
 
-def plan_from_store(meta: dict[str, str], path: Path, pid: int = 0) -> Plan:
+def plan_from_store(
+    meta: dict[str, str], path: Path, pid: int = 0, *, conn: sqlite3.Connection | None = None
+) -> Plan:
     """The view of plan ``pid`` of a store, or StoreDamagedError saying what in it is wrong.
 
-    ``meta["plan"]`` is the plan's description (the meta table's for plan 0).
+    ``meta["plan"]`` is the plan's description (the meta table's for plan 0); ``conn``
+    a connection to read it through (:func:`~parcv.store.sqlite.reading`).
     """
     try:
-        return _plan_from_store(meta, path, pid)
+        return _plan_from_store(meta, path, pid, conn)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as err:
         what = (
             f"missing entry {err}" if isinstance(err, KeyError) else f"{type(err).__name__}: {err}"

@@ -371,6 +371,7 @@ def build_plan(
     iterations: Any = None,
     starts: dict[Key, Any] | None = None,
     keep_fitted: bool = False,
+    part: bool = False,
 ) -> Plan:
     """Validate everything and materialise the units of a run.
 
@@ -414,6 +415,12 @@ def build_plan(
         Score the iteration parameter as a path, as in :func:`parcv.search`.
     starts, keep_fitted
         A halving rung's continued fits (see :class:`Plan`).
+    part : bool, default=False
+        The plan is one part of a search in rounds (:mod:`parcv.plan.parts`).
+        With a numeric ``error_score``, a candidate that scikit-learn's checks
+        reject is then fitted and recorded as failed, even when every candidate
+        of the part is (a sampler's one trial of a round): whether the search
+        has anything to select is a question of all its rounds, not of one.
 
     Returns
     -------
@@ -447,7 +454,7 @@ def build_plan(
     check_candidate_params(estimator, candidates)
     check_data_for(estimator, data, [c.params for c in candidates])
     error = check_error_score(error_score)
-    if error == "raise" or space is not None:
+    if error == "raise" or (space is not None and not part):
         # The fits would stop at the first rejected candidate, or have nothing to select from.
         check_candidate_values(estimator, candidates, each=error == "raise")
     selects = len(candidates) > 1 or bool(refit)
@@ -455,7 +462,9 @@ def build_plan(
     params = [c.params for c in candidates]
     check_metric_target(score_spec, data.y, given=scoring, estimator=estimator, params=params,
                         selects=selects)  # fmt: skip
-    check_response_methods(estimator, params, score_spec, each=error == "raise", given=scoring)
+    if error == "raise" or not part:
+        check_response_methods(estimator, params, score_spec, each=error == "raise",
+                               given=scoring)  # fmt: skip
     request = check_criteria(criteria, estimator)
     race = check_racing(racing, fast_cv)
     methods = check_predictions(predictions, estimator, candidates)

@@ -84,8 +84,11 @@ class Halving:
     random_state : int, numpy.random.RandomState or None, default=None
         Seed of the subsamples (``resource="n_samples"``): an int subsamples
         every fold with that seed, as scikit-learn does, so a resumed run
-        draws the same rows and reuses every finished rung; ``None`` draws a
-        seed per run.
+        draws the same rows and reuses every finished rung; a RandomState is
+        drawn from rung after rung, as scikit-learn's; ``None`` draws each
+        rung's rows from the run's seed (``random_state`` of
+        :func:`parcv.search`, ``--seed`` in a spec), so a rerun or a resume
+        with that seed draws the same rows too.
 
     Raises
     ------
@@ -101,7 +104,7 @@ class Halving:
     -----
     Each rung is an ordinary search whose units are stored under their
     content keys: with ``store=``, a run stopped in rung ``k`` and started
-    again with ``resume=True`` (and an int ``random_state``) reads rungs
+    again with ``resume=True`` (and the same ``random_state``) reads rungs
     ``0 .. k-1`` back, takes the same decisions, and fits only what is
     missing. ``parcv.load(store)`` rebuilds the last rung alone.
 

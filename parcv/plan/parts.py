@@ -19,12 +19,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import Dataset
 from parcv.plan.halving import subsample_folds
 from parcv.plan.iterations import Iterations
 from parcv.plan.records import Key, Record
 from parcv.plan.space import Candidate
+from parcv.plan.splits import Fold
 
 __all__ = [
     "PartBuilder",
@@ -54,10 +57,11 @@ class RoundOptions:
         Each part scores its candidates as iteration paths (at its ``window``).
     predictions : tuple of str
         Test-fold outputs every fit keeps.
-    subsample_seed : int, RandomState or None, default=None
-        Seed of the subsamples of a rows resource (scikit-learn's halving
-        ``random_state``): an int draws every fold alike; a RandomState is
-        copied per search and consumed fold after fold, part after part.
+    bbc : bool, default=False
+        The fits of the search on all data keep their per-sample losses, for
+        BBC-CV of its selection (at ``confidence``), as a grid search's do.
+    confidence : float, default=0.9
+        The level of BBC-CV's interval.
     """
 
     scoring: Any
@@ -67,11 +71,19 @@ class RoundOptions:
     racing: Any = None
     iterations: Iterations | None = None
     predictions: Any = False
-    subsample_seed: Any = None
+    bbc: bool = False
+    confidence: Any = 0.9
 
 
 def base_plan(
-    estimator: Any, space: Any, data: Dataset, *, inner: Any, outer: Any, options: RoundOptions
+    estimator: Any,
+    space: Any,
+    data: Dataset,
+    *,
+    inner: Any,
+    outer: Any,
+    options: RoundOptions,
+    interval: Mapping[str, Any] | None = None,
 ) -> Plan:
     """The plan of a run in rounds before its first round: every search's folds, no units.
 
@@ -79,13 +91,17 @@ def base_plan(
     folds are those of the searches: ``inner_folds[None]`` (all data) and
     ``inner_folds[o]`` per outer fold ``o``. It is what the store describes as
     the run's plan (``parcv inspect``, the fingerprint) and what the workers
-    receive first.
+    receive first. ``interval`` holds a nested CV's ``interval``,
+    ``confidence``, ``ncv_repetitions`` and ``ncv_random_state``, as
+    :func:`build_plan` takes them: with ``"ncv"``, the interval's selections
+    are outer folds after the nested CV's own (:attr:`Plan.nested_outers`),
+    each searched by the strategy as an outer fold is.
     """
     plan = build_plan(
         estimator, space, data, inner=inner, outer=outer, scoring=options.scoring,
         refit=options.refit, error_score=options.error_score,
         return_train_score=options.return_train_score, final=True, fast_cv=False,
-        predictions=options.predictions,
+        predictions=options.predictions, bbc=options.bbc, **(interval or {}),
     )  # fmt: skip
     return replace(plan, units=(), refit_outers=(), final=False)
 
@@ -97,34 +113,31 @@ def search_rows(base: Plan, key: int | None) -> int:
 
 @dataclass
 class PartBuilder:
-    """Builds the part plans of one search, in the order its rounds are proposed.
-
-    A RandomState subsample seed is copied per search (as scikit-learn's nested
-    idiom clones a search, and its ``random_state``, per outer fold) and then
-    consumed part after part, so every backend draws the same rows.
-    """
+    """Builds the part plans of one search, in the order its rounds are proposed."""
 
     estimator: Any
     data: Dataset
     base: Plan
     key: int | None
     options: RoundOptions
-    _seed: Any = None
-
-    def __post_init__(self) -> None:
-        self._seed = copy.deepcopy(self.options.subsample_seed)
 
     def build(
         self,
         candidates: tuple[dict[str, Any], ...],
         *,
         n_rows: int | None = None,
+        subsample_seed: int | np.random.RandomState | None = None,
         window: tuple[int, ...] | None = None,
         starts: dict[Key, Any] | None = None,
         keep_fitted: bool = False,
     ) -> Plan:
         """The plan of one part: ``candidates`` on this search's folds.
 
+        With ``n_rows``, every fold is subsampled with ``subsample_seed`` (an
+        int, or a RandomState consumed fold after fold: see
+        :class:`~parcv.strategies.strategy.Part`); the driver resolves a part's
+        None to a seed from its round's, so a part plan never draws fresh rows.
+        The rows drawn are the folds of the plan, in every unit's content key.
         ``starts`` are fitted estimators its fits continue (see :func:`continued`);
         ``keep_fitted`` keeps its own for the next part to continue.
         """
@@ -132,7 +145,13 @@ class PartBuilder:
         if n_rows is None:
             cv = [(f.train, f.test) for f in folds]
         else:
-            cv = subsample_folds(folds, n_rows, search_rows(self.base, self.key), self._seed)
+            if subsample_seed is None:
+                raise ValueError(
+                    "a subsample of n_rows rows needs its seed; got subsample_seed=None. The "
+                    "driver draws it from the round's seed (strategy.subsample_seed)."
+                )
+            rows = search_rows(self.base, self.key)
+            cv = subsample_folds(folds, n_rows, rows, subsample_seed)
         iterations = self.options.iterations
         if iterations is not None:
             iterations = replace(iterations, patience=None, window=window)
@@ -143,6 +162,7 @@ class PartBuilder:
             error_score=o.error_score, return_train_score=o.return_train_score,
             racing=o.racing, iterations=iterations, predictions=o.predictions,
             fast_cv=False, starts=starts, keep_fitted=keep_fitted,
+            bbc=o.bbc and self.key is None, confidence=o.confidence, part=True,
         )  # fmt: skip
 
 
@@ -183,7 +203,11 @@ def refit_plan(base: Plan, key: int | None, params: dict[str, Any]) -> Plan:
     if key is None:
         return replace(base, candidates=candidates, outer_folds=(), inner_folds={None: ()},
                        units=(), refit_outers=(), final=True, prefixes=(), iterations=None,
-                       paths=(), path_methods=())  # fmt: skip
-    return replace(base, candidates=candidates, inner_folds={key: ()}, units=(),
-                   refit_outers=(key,), final=False, prefixes=(), iterations=None, paths=(),
-                   path_methods=())  # fmt: skip
+                       paths=(), path_methods=(), interval=None, ncv=None)  # fmt: skip
+    # The other outer folds as no rows: a nested CV interval's hundreds of selections
+    # would otherwise ship, hash and store every fold with each refit.
+    empty = np.empty(0, dtype=np.intp)
+    outer = tuple(f if o == key else Fold(empty, empty) for o, f in enumerate(base.outer_folds))
+    return replace(base, candidates=candidates, outer_folds=outer, inner_folds={key: ()},
+                   units=(), refit_outers=(key,), final=False, prefixes=(), iterations=None,
+                   paths=(), path_methods=())  # fmt: skip

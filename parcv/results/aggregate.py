@@ -315,7 +315,7 @@ def all_failed_error(
     )
 
 
-def report_fit_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
+def report_fit_failures(plan: Plan, records: Mapping[Key, Record], *, alone: bool = True) -> None:
     """Warn about failed fits and scorers as scikit-learn does; raise when every fit failed.
 
     For each outer fold (``None``: all data) whose fits partly failed, a
@@ -328,6 +328,11 @@ def report_fit_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
     ...) are warned again here, once per category with its first message and
     count, as scikit-learn's serial loop lets them through. A run with every
     fit failed is an error.
+
+    With ``alone=False`` the plan is one part of a search in rounds (a
+    sampler's trial): a part whose every fit failed is warned about as any
+    other failure, its search having nothing to select only when every part
+    failed (which the driver checks over all of them).
     """
     _reemit_unit_warnings(records)
     columns = isinstance(records, RecordTable) and not (plan.fast_cv or plan.paths or plan.prefixes)
@@ -340,7 +345,7 @@ def report_fit_failures(plan: Plan, records: Mapping[Key, Record]) -> None:
             fits = [records[k] for k in fit_keys.get(outer, ()) if k in records]
             fits = [r for r in fits if _ran(ran, r)]
             n_fits, failed = len(fits), [r for r in fits if not r.ok]
-        if n_fits and len(failed) == n_fits:
+        if alone and n_fits and len(failed) == n_fits:
             where = "all data" if outer is None else f"outer fold {outer}"
             what = (
                 "cross_validate failed on every fold"
@@ -641,8 +646,34 @@ def build_cv_results(
         results.update(race.to_columns())
     if plan.iterations is not None:
         refit = f"mean_test_{plan.scoring.suffix(plan.scoring.refit)}"
-        results["path_stopped"] = path_stopped(plan.iterations, plan.paths, results[refit])
+        stopped = path_stopped(plan.iterations, plan.paths, results[refit])
+        unscored = _unscored_tail(plan.paths, _fit_values(plan, records, outer, "ok"))
+        results["path_stopped"] = stopped | unscored
+        # A checkpoint never fitted because its path stopped is not a failed fit.
+        results["n_failed_fits"] = np.where(unscored, 0, results["n_failed_fits"])
     return results
+
+
+def _unscored_tail(paths: Sequence[Sequence[int]], ok: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Per candidate: a checkpoint after the last one its path has a record of, with none itself.
+
+    A strategy in rounds that scores windows of checkpoints (early stopping, or one's own)
+    stopped such a path there: its later checkpoints were never fitted, by design.
+
+    Examples
+    --------
+    >>> ok = np.array([[1.0], [0.0], [np.nan], [np.nan]])
+    >>> _unscored_tail([(0, 1, 2, 3)], ok).tolist()
+    [False, False, True, True]
+    """
+    never: NDArray[np.bool_] = np.asarray(np.isnan(ok).all(axis=1), dtype=np.bool_)
+    tail: NDArray[np.bool_] = np.zeros(never.shape[0], dtype=np.bool_)
+    for path in paths:
+        scored = [j for j, c in enumerate(path) if not never[c]]
+        if scored:
+            after = list(path[scored[-1] + 1 :])
+            tail[after] = never[after]
+    return tail
 
 
 @dataclass(frozen=True, slots=True)

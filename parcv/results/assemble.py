@@ -28,7 +28,13 @@ from parcv.results.predictions import StoredPredictions, stored_predictions
 from parcv.results.summary import selection_stability, summarize_rows, summarize_scores
 from parcv.stats.intervals import CVInterval, bbc_cv, naive_cv_interval, ncv_interval
 
-__all__ = ["fold_indices", "make_cv_result", "make_nested_result", "make_search_result"]
+__all__ = [
+    "fold_indices",
+    "make_cv_result",
+    "make_nested_result",
+    "make_search_result",
+    "nested_intervals",
+]
 
 
 def _sorted_records(records: Mapping[Key, Record]) -> Sequence[Record]:
@@ -210,7 +216,7 @@ def _final_model(plan: Plan, final: Record | None) -> FinalModel:
 
 
 def make_search_result(
-    plan: Plan, records: Mapping[Key, Record], *, y_true: Any = None
+    plan: Plan, records: Mapping[Key, Record], *, y_true: Any = None, best: int | None = None
 ) -> SearchResult:
     """Assemble a :class:`SearchResult` from the all-data records of a plan.
 
@@ -218,6 +224,10 @@ def make_search_result(
     ----------
     plan : Plan
     records : mapping of key to Record
+    best : int or None, default=None
+        The row the caller chose (a part of a search in rounds, whose search
+        chooses over all its rounds); None: the refit's candidate, or the
+        plan's selection (an error when every candidate failed).
 
     Returns
     -------
@@ -239,7 +249,8 @@ def make_search_result(
     cv_results = build_cv_results(plan, records, None)
     final = records.get(("final",))
     # The refit records which candidate was selected; recompute only when there was no refit.
-    best = final.unit.candidate if final is not None else select_for(plan, records, None)
+    if best is None:
+        best = final.unit.candidate if final is not None else select_for(plan, records, None)
     metric = plan.scoring.refit
     mine = (
         records.of_outer(None)
@@ -343,7 +354,7 @@ def make_nested_result(
     chosen = [r.unit.candidate for r in refits]
     labels = [c.label for c in plan.candidates]
     final = make_search_result(plan, records, y_true=y_true) if plan.final else None
-    intervals = _nested_intervals(plan, records, outer_scores, final)
+    intervals = nested_intervals(plan, records, outer_scores, final)
     return NestedResult(
         outer_scores=outer_scores,
         estimate={name: summarize_scores(s) for name, s in outer_scores.items()},
@@ -365,15 +376,28 @@ def make_nested_result(
     )
 
 
-def _nested_intervals(
+def nested_intervals(
     plan: Plan,
     records: Mapping[Key, Record],
     outer_scores: dict[str, NDArray[np.float64]],
     final: SearchResult | None,
+    *,
+    n_fits: int | None = None,
 ) -> dict[str, Any]:
     """A nested CV's interval of its error (NCV, else BBC-CV) and the naive one beside it.
 
     On the loss scale, as :func:`make_cv_result`'s; empty without an interval.
+    ``records`` holds (at least) the refits of the interval's selections, keyed
+    ``("refit", o)`` for the outer folds after :attr:`Plan.nested_outers`;
+    ``n_fits``: the fits those selections took (None: counted from ``records``,
+    where they are the units of those outer folds). A nested CV in rounds
+    (:mod:`parcv.results.rounds`) passes both.
+
+    Returns
+    -------
+    dict
+        ``interval``, ``naive_interval``, ``interval_note`` and ``interval_loss``,
+        as :class:`~parcv.results.objects.NestedResult` takes them.
     """
     bbc = None if final is None else final.bbc
     request = plan.interval or plan.bbc
@@ -385,7 +409,7 @@ def _nested_intervals(
     found: CVInterval | None
     note = ""
     if plan.interval is not None:
-        found, note = _selection_interval(plan, records)
+        found, note = _selection_interval(plan, records, n_fits)
     elif bbc is not None:
         found = bbc
     else:
@@ -399,11 +423,13 @@ def _nested_intervals(
     }
 
 
-def _selection_interval(plan: Plan, records: Mapping[Key, Record]) -> tuple[CVInterval | None, str]:
+def _selection_interval(
+    plan: Plan, records: Mapping[Key, Record], n_fits: int | None = None
+) -> tuple[CVInterval | None, str]:
     """The NCV interval of a nested CV's selection, from its selections' refit losses.
 
     ``n_fits`` counts every fit it took: each selection's inner fits and refit
-    (``details["n_selections"]``: how many selections).
+    (``details["n_selections"]``: how many selections); None: count them in ``records``.
     """
     ncv, request = plan.ncv, plan.interval
     if ncv is None or request is None:
@@ -420,8 +446,9 @@ def _selection_interval(plan: Plan, records: Mapping[Key, Record]) -> tuple[CVIn
             )
         losses[fit] = record.folds.test["loss"]  # type: ignore[union-attr]
     found = ncv_interval(ncv.assemble(losses), request.confidence)
-    outers = (KINDS[key[0]].unit_fields(key)["outer"] for key in records)
-    n_fits = sum(1 for o in outers if o is not None and o >= first)
+    if n_fits is None:
+        outers = (KINDS[key[0]].unit_fields(key)["outer"] for key in records)
+        n_fits = sum(1 for o in outers if o is not None and o >= first)
     details = {**found.details, "n_selections": float(ncv.n_fits)}
     return replace(found, n_fits=n_fits, details=details), ""
 

@@ -336,19 +336,42 @@ def compare_procedures(
         )
     metric_a = a.refit_metric if metric is None else metric
     metric_b = b.refit_metric if metric is None else metric
-    refits = [r for r in a.records if r.unit.kind == "refit"]
-    sizes = (
-        float(np.mean([r.n_train for r in refits])),
-        float(np.mean([r.n_test for r in refits])),
-    )
+    if isinstance(test, str) and test in _SIZE_AWARE and not {"n_train", "n_test"} <= set(options):
+        options = _options(test, _outer_fold_sizes(a, metric_a), options)
     return compare(
         a.outer_scores[metric_a],
         b.outer_scores[metric_b],
         test,
         name_a=names[0],
         name_b=names[1],
-        **_options(test, sizes, options),
+        **options,
     )
+
+
+def _outer_fold_sizes(result: NestedResult, metric: str) -> tuple[float, float]:
+    """Mean train and test rows of a nested CV's outer folds, from their refits' records.
+
+    Every strategy's nested result keeps its outer refits as ``("refit", o)``
+    records; those of a nested CV interval's selections (outer folds after the
+    nested CV's own, on other rows) are left out.
+    """
+    n_outer = len(result.outer_scores[metric])
+
+    def own_refit(unit: Unit) -> bool:
+        return unit.kind == "refit" and unit.outer is not None and unit.outer < n_outer
+
+    records = result.records
+    if isinstance(records, RecordList):  # read from a store: build only these records
+        refits = records.of_units(own_refit)
+    else:
+        refits = [r for r in records if own_refit(r.unit)]
+    if not refits:
+        raise ValueError(
+            "the records of this nested result hold no refit of its outer folds, whose "
+            "sizes the test needs. Pass test='paired_t', or n_train= and n_test= (the mean "
+            "rows of an outer fold's training and test parts)."
+        )
+    return (float(np.mean([r.n_train for r in refits])), float(np.mean([r.n_test for r in refits])))
 
 
 def _check_procedures(

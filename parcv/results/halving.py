@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from parcv.plan.halving import HalvingSchedule
+from parcv.plan.records import Record
 from parcv.plan.space import Candidate
 from parcv.results.aggregate import FailureSummary, param_columns
 from parcv.results.objects import CVResult, NestedResult, SearchResult
@@ -361,6 +362,9 @@ class NestedHalvingResult(NestedResult):
     candidates: ``chosen[o]`` numbers the distinct winners (``stability``'s
     candidates), and ``inner[o].best_index_`` is the winner's row in its own
     search. ``final`` is the search on all data (with ``refit``): the model to ship.
+    ``records`` keep each outer fold's refit as ``("refit", o)`` (``compare`` reads
+    their sizes); with ``interval="ncv"``, ``interval`` is that of the whole
+    procedure, each of its selections one more search of the strategy.
 
     Examples
     --------
@@ -388,6 +392,8 @@ def make_nested_halving_result(
     outer: Sequence[CVResult],
     final: SearchResult | None,
     outer_folds_digest: str = "",
+    *,
+    refits: Sequence[Record] | None = None,
 ) -> NestedHalvingResult:
     """Join each outer fold's search in rounds and outer score into one result.
 
@@ -401,6 +407,10 @@ def make_nested_halving_result(
         The search on all data.
     outer_folds_digest : str, default=""
         Token of the outer folds (two results are compared fold by fold only when equal).
+    refits : sequence of Record or None, default=None
+        The outer folds' refits as the run stored them, ``("refit", o)`` units
+        as a grid nested CV's (their fold sizes are what ``compare`` reads);
+        None: the records of ``outer``.
 
     Returns
     -------
@@ -409,7 +419,8 @@ def make_nested_halving_result(
     names = [k.removeprefix("test_") for k in outer[0].scores if k.startswith("test_")]
     scores = {name: np.array([float(r.scores["test_" + name][0]) for r in outer]) for name in names}
     parts = [*inner, *([] if final is None else [final])]
-    records = [r for part in parts for r in part.records] + [r for o in outer for r in o.records]
+    scored = [r for o in outer for r in o.records] if refits is None else list(refits)
+    records = [r for part in parts for r in part.records] + scored
     labels = [r.candidates[r.best_index_].label for r in inner]
     distinct = list(dict.fromkeys(labels))  # one candidate however many folds chose it
     chosen = [distinct.index(x) for x in labels]

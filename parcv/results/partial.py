@@ -14,7 +14,7 @@ from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.records import Key, Record
 from parcv.stats.result import import_pandas
 
-__all__ = ["PartialResult", "make_partial_result", "missing_parts"]
+__all__ = ["PartialResult", "RoundPart", "make_partial_result", "missing_parts"]
 
 _ESTIMATES = {
     "cross_validate": "the cross-validated score (mean and standard error over every fold)",
@@ -41,6 +41,50 @@ def missing_parts(missing: Sequence[Key]) -> list[str]:
     if ("final",) in missing:
         parts.append("the final refit on all data")
     return parts
+
+
+@dataclass(frozen=True)
+class RoundPart:
+    """One part of a round of a run in rounds, as far as it got: a slice of the table's rows.
+
+    Attributes
+    ----------
+    search : int or None
+        The outer fold whose training rows its search searches (None: all data).
+    round, part : int
+        Its round, and its place among the round's parts (Hyperband's brackets).
+    label : str
+        The part's label ("bracket 2"; "" for most strategies).
+    resource : int or None
+        Its resource (halving's rows or iterations), when it has one.
+    first, n_rows : int
+        Its candidates are the table's rows ``first`` to ``first + n_rows - 1``.
+    n_folds : int
+        The folds each of its candidates is scored on.
+    n_done, n_units : int
+        Its units done, and all of them.
+    """
+
+    search: int | None
+    round: int
+    part: int
+    label: str
+    resource: int | None
+    first: int
+    n_rows: int
+    n_folds: int
+    n_done: int
+    n_units: int
+
+    @property
+    def finished(self) -> bool:
+        """Whether every unit of the part is done (its rows are those of the full result)."""
+        return self.n_done == self.n_units
+
+    @property
+    def where(self) -> str:
+        """The search it belongs to, in words."""
+        return "all data" if self.search is None else f"outer fold {self.search}"
 
 
 @dataclass(frozen=True)
@@ -71,6 +115,13 @@ class PartialResult:
         Per candidate, over the folds done (NaN with none).
     outer_test_scores : dict of int to float
         Nested CV: the test score of each outer fold whose refit is done.
+    parts : tuple of RoundPart
+        A run in rounds (halving, Hyperband, a sampler, early stopping): each
+        part of each round its searches proposed so far, in order, with the
+        rows of the table that are its candidates. A finished part's rows are
+        those of the full result (the same means); an unfinished one's are over
+        the folds done. Empty for a run in one round, whose rows are its
+        candidates. ``n_folds`` is then the most folds of any part.
     """
 
     kind: str
@@ -84,6 +135,7 @@ class PartialResult:
     mean_test_score: NDArray[np.float64]
     std_test_score: NDArray[np.float64]
     outer_test_scores: dict[int, float]
+    parts: tuple[RoundPart, ...] = ()
 
     @property
     def estimates_missing(self) -> str:
@@ -103,7 +155,11 @@ class PartialResult:
     def to_frame(self) -> Any:
         """The per-candidate table as a pandas DataFrame."""
         pd = import_pandas("PartialResult.to_frame()")
-        rows = {
+        rows: dict[str, Any] = {}
+        if self.parts:
+            of = [p for p in self.parts for _ in range(p.n_rows)]
+            rows = {"search": [p.search for p in of], "round": [p.round for p in of]}
+        rows |= {
             "params": [repr(p) for p in self.params],
             "n_folds_done": self.n_folds_done,
             f"mean_test_{self.metric}": self.mean_test_score,
@@ -126,8 +182,10 @@ class PartialResult:
         lines += [
             f"Scores of the folds done so far ({self.metric}; a mean over fewer folds is "
             "not comparable with one over all of them):", "",
-            "| candidate | folds done | mean | std |", "|---|---|---|---|",
         ]  # fmt: skip
+        if self.parts:
+            return "\n".join(lines + self._rounds_lines()) + "\n"
+        lines += ["| candidate | folds done | mean | std |", "|---|---|---|---|"]
         for i, params in enumerate(self.params):
             mean, std = self.mean_test_score[i], self.std_test_score[i]
             lines.append(
@@ -135,6 +193,27 @@ class PartialResult:
                 f"{_num(mean)} | {_num(std)} |"
             )
         return "\n".join(lines) + "\n"
+
+    def _rounds_lines(self) -> list[str]:
+        """The table of a run in rounds: per search, its rounds' parts as far as they got."""
+        lines: list[str] = []
+        searches = list(dict.fromkeys(p.search for p in self.parts))
+        for search in searches:
+            parts = [p for p in self.parts if p.search == search]
+            lines += [f"## The search on {parts[0].where}", ""]
+            for p in parts:
+                label = f" ({p.label})" if p.label else ""
+                done = "finished" if p.finished else f"{p.n_done} of {p.n_units} units done"
+                lines += [f"round {p.round}{label}: {done}", ""]
+                lines += ["| candidate | folds done | mean | std |", "|---|---|---|---|"]
+                for i in range(p.first, p.first + p.n_rows):
+                    mean, std = self.mean_test_score[i], self.std_test_score[i]
+                    lines.append(
+                        f"| {_label(self.params[i])} | {self.n_folds_done[i]} of {p.n_folds} | "
+                        f"{_num(mean)} | {_num(std)} |"
+                    )
+                lines.append("")
+        return lines
 
 
 def _label(params: Mapping[str, Any]) -> str:

@@ -26,8 +26,8 @@ from parcv.plan.iterations import Iterations, expand_paths
 from parcv.plan.records import Key, Record, Unit
 from parcv.plan.space import Candidate
 from parcv.plan.tokens import token_hex
-from parcv.results.aggregate import fold_scores, race_mask
-from parcv.results.assemble import make_search_result
+from parcv.results.aggregate import failed_everywhere, fold_scores, race_mask
+from parcv.results.assemble import make_search_result, nested_intervals
 from parcv.results.halving import (
     HyperbandResult,
     NestedHalvingResult,
@@ -36,6 +36,7 @@ from parcv.results.halving import (
     make_nested_halving_result,
 )
 from parcv.results.objects import CVResult, FinalModel, SearchResult
+from parcv.results.partial import PartialResult, RoundPart, make_partial_result
 from parcv.strategies.strategy import Choice, FinishedPart, FinishedRound, Part, Round
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "SearchRun",
     "finished_part",
     "finished_rounds",
+    "make_partial_rounds_result",
     "make_rounds_result",
 ]
 
@@ -101,6 +103,18 @@ def _quiet_search(plan: Plan, records: Mapping[Key, Record]) -> SearchResult:
         return make_search_result(plan, records)
 
 
+def _part_search(plan: Plan, records: Mapping[Key, Record]) -> SearchResult:
+    """One part's SearchResult; a part whose every fit failed (a failed trial) selects nothing.
+
+    Its search chooses over all its rounds: only a search with nothing to
+    select is an error (``parcv.engine.rounds``).
+    """
+    failed = len(failed_everywhere(plan, records, None)) == len(plan.candidates)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return make_search_result(plan, records, best=0 if failed else None)
+
+
 def finished_part(part: Part, plan: Plan, records: Mapping[Key, Record]) -> FinishedPart:
     """What a strategy reads of a part once every record of it is in.
 
@@ -119,7 +133,7 @@ def finished_part(part: Part, plan: Plan, records: Mapping[Key, Record]) -> Fini
         The refit metric's fold scores (NaN where a race never ran a fold) and
         the means ``cv_results_`` shows.
     """
-    result = _quiet_search(plan, records)
+    result = _part_search(plan, records)
     metric = plan.scoring.refit
     suffix = plan.scoring.suffix(metric)
     means = np.asarray(result.cv_results_[f"mean_test_{suffix}"], dtype=np.float64)
@@ -168,7 +182,7 @@ def _with_final(result: SearchResult, search: SearchRun, config: Mapping[str, An
 
 
 def _part_result(run: PartRun) -> SearchResult:
-    return _quiet_search(run.plan, run.records)
+    return _part_search(run.plan, run.records)
 
 
 def _halving(search: SearchRun, parts: Sequence[PartRun], config: Mapping[str, Any]) -> Any:
@@ -260,6 +274,25 @@ def _table(
     trials are rows in the order they were asked. A fold a part's race dropped
     is left out, as that part's own result leaves it out.
     """
+    result, where = _joined_table(search, base, config)
+    best = where[(_part_number(search, choice), choice.row)]
+    result = _best(result, best, result)
+    assert isinstance(result, SearchResult)
+    rounds = np.full(len(result.candidates), -1, dtype=np.int64)
+    for (n, _), row in where.items():
+        rounds[row] = search.parts[n].round
+    cv_results = {"round": rounds, **result.cv_results_}
+    return replace(result, cv_results_=cv_results)
+
+
+def _joined_table(
+    search: SearchRun, base: Plan, config: Mapping[str, Any]
+) -> tuple[SearchResult, dict[tuple[int, int], int]]:
+    """:func:`_table` before its winner is marked, and where each part's row went.
+
+    The rows of the table are those of the parts given: the finished parts of an
+    unfinished run give the rows a finished run's table gives them.
+    """
     first = search.parts[0].plan
     iterations = _iterations_of(config)
     rows: list[dict[str, Any]] = []
@@ -303,15 +336,7 @@ def _table(
         path_methods=first.path_methods[:1] * len(paths) if paths else (),
         prefixes=(),
     )  # fmt: skip
-    result = _quiet_search(view, _after_stops(view, records))
-    best = where[(_part_number(search, choice), choice.row)]
-    result = _best(result, best, result)
-    assert isinstance(result, SearchResult)
-    rounds = np.full(len(rows), -1, dtype=np.int64)
-    for (n, _), row in where.items():
-        rounds[row] = search.parts[n].round
-    cv_results = {"round": rounds, **result.cv_results_}
-    return replace(result, cv_results_=cv_results)
+    return _quiet_search(view, _after_stops(view, records)), where
 
 
 def _iterations_of(config: Mapping[str, Any]) -> Iterations | None:
@@ -369,6 +394,9 @@ def _outer_cv(search: SearchRun, base: Plan) -> CVResult:
         paths=(),
         path_methods=(),
         prefixes=(),
+        interval=None,  # the nested CV's interval is the whole result's, not this fold's
+        ncv=None,
+        bbc=None,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -398,9 +426,175 @@ def make_rounds_result(
     by_key = {s.key: s for s in searches}
     if kind == "search":
         return _search_result(by_key[None], config, base)
-    outer = sorted(k for k in by_key if k is not None)
+    # The outer folds after the nested CV's own are the interval's selections.
+    full = replace(base, refit_outers=tuple(range(len(base.outer_folds))))
+    outer = list(full.nested_outers)
     inner = [_search_result(by_key[o], config, base) for o in outer]
     scored = [_outer_cv(by_key[o], base) for o in outer]
     final = None if None not in by_key else _search_result(by_key[None], config, base)
-    digest = token_hex([(fold.train, fold.test) for fold in base.outer_folds])
-    return make_nested_halving_result(inner, scored, final, digest)
+    digest = token_hex([(base.outer_folds[o].train, base.outer_folds[o].test) for o in outer])
+    refits = {("refit", s.key): s.refit.records[("refit", s.key)] for s in searches
+              if s.key is not None and s.refit is not None
+              and ("refit", s.key) in s.refit.records}  # fmt: skip
+    result = make_nested_halving_result(inner, scored, final, digest,
+                                        refits=list(refits.values()))  # fmt: skip
+    if full.interval is None and full.bbc is None:
+        return result
+    selections = [s for s in searches if s.key is not None and s.key not in outer]
+    n_fits = sum(len(r.records) for s in selections
+                 for r in [*s.parts, *([] if s.refit is None else [s.refit])])  # fmt: skip
+    found = nested_intervals(full, refits, result.outer_scores, final, n_fits=n_fits)
+    return replace(result, **found)
+
+
+def make_partial_rounds_result(
+    kind: str,
+    base: Plan,
+    searches: Sequence[SearchRun],
+    config: Mapping[str, Any],
+    progress: Mapping[int, tuple[Sequence[Key], int]],
+    *,
+    refitted: Mapping[int | None, bool],
+    bound: int | None = None,
+) -> PartialResult:
+    """What an unfinished run in rounds knows: each search's rounds, as far as they got.
+
+    Parameters
+    ----------
+    kind : {"search", "nested_cv"}
+    base : Plan
+        The run's base plan.
+    searches : sequence of SearchRun
+        Each search's parts and refit so far (none for a search not started).
+    config : mapping
+        The strategy's ``config()``.
+    progress : mapping of int to (sequence of Key, int)
+        Each part's (and refit's) plan id: the keys it still misses, and how many
+        records it has when finished.
+    refitted : mapping of int or None to bool
+        Each search, by its outer fold (None: all data): whether its winner is refitted.
+    bound : int or None, default=None
+        The strategy's bound on the fits of every round of every search.
+
+    Returns
+    -------
+    PartialResult
+        One row per candidate of each part proposed so far (:class:`RoundPart`):
+        a finished part's means are those the finished run's result gives it,
+        an unfinished one's are over its folds done. Nothing is selected.
+    """
+    by_key = {s.key: s for s in searches}
+    own = set(replace(base, refit_outers=tuple(range(len(base.outer_folds)))).nested_outers)
+    metric = base.scoring.refit
+    table = _SoFar()
+    missing: list[str] = []
+    outer: dict[int, float] = {}
+    for key, refit in refitted.items():
+        search = by_key.get(key, SearchRun(key))
+        left = table.add(search, config, base, progress)
+        run = search.refit
+        if run is not None:
+            keys, n = progress[run.pid]
+            table.n_done, table.n_units = table.n_done + n - len(keys), table.n_units + n
+            record = run.records.get(("refit", key))
+            if record is not None and record.ok and key in own:
+                outer[int(key)] = float(record.test_scores.get(metric, np.nan))
+        elif refit:
+            table.n_units += 1  # its refit, once its strategy stops
+        if run is None:
+            left.append("later rounds if its strategy proposes them" if search.parts
+                        else "its rounds, none proposed yet")  # fmt: skip
+        if refit and (run is None or progress[run.pid][0]):
+            left.append("the final refit on all data" if key is None else "its refit")
+        if left:
+            where = "all data" if key is None else f"outer fold {key}"
+            missing.append(f"the search on {where}: {', '.join(left)}")
+    if bound is not None and bound > table.n_fits:
+        missing.append(f"rounds not proposed yet: at most {bound - table.n_fits:,} fits")
+    return PartialResult(
+        kind=kind, n_done=table.n_done, n_units=table.n_units, missing=missing,
+        params=table.params, metric=metric,
+        n_folds_done=np.asarray(table.folds_done, dtype=np.int64),
+        n_folds=max((p.n_folds for p in table.parts), default=0),
+        mean_test_score=np.asarray(table.means, dtype=np.float64),
+        std_test_score=np.asarray(table.stds, dtype=np.float64),
+        outer_test_scores=outer, parts=tuple(table.parts),
+    )  # fmt: skip
+
+
+@dataclass
+class _SoFar:
+    """The table of a partial result in rounds as it is gathered, part after part."""
+
+    params: list[dict[str, Any]] = field(default_factory=list)
+    folds_done: list[int] = field(default_factory=list)
+    means: list[float] = field(default_factory=list)
+    stds: list[float] = field(default_factory=list)
+    parts: list[RoundPart] = field(default_factory=list)
+    n_done: int = 0
+    n_units: int = 0
+    n_fits: int = 0  # the units of the parts proposed (a strategy's bound counts these)
+
+    def add(
+        self,
+        search: SearchRun,
+        config: Mapping[str, Any],
+        base: Plan,
+        progress: Mapping[int, tuple[Sequence[Key], int]],
+    ) -> list[str]:
+        """Add a search's parts; return its unfinished rounds, in words."""
+        exact = _finished_means(search, config, base, progress)
+        left = []
+        for run in sorted(search.parts, key=lambda r: (r.round, r.part)):
+            keys, n = progress[run.pid]
+            so_far = make_partial_result("search", run.plan, run.records, keys, n)
+            means, stds = exact.get(run.pid, (so_far.mean_test_score, so_far.std_test_score))
+            proposal = run.proposal
+            label = "" if proposal is None else proposal.label
+            resource = None if proposal is None else proposal.resource
+            self.parts.append(RoundPart(search.key, run.round, run.part, label, resource,
+                                        len(self.params), len(so_far.params), so_far.n_folds,
+                                        so_far.n_done, n))  # fmt: skip
+            self.params += so_far.params
+            self.folds_done += so_far.n_folds_done.tolist()
+            self.means += np.asarray(means, dtype=np.float64).tolist()
+            self.stds += np.asarray(stds, dtype=np.float64).tolist()
+            self.n_done, self.n_units = self.n_done + so_far.n_done, self.n_units + n
+            self.n_fits += n
+            if keys:
+                named = f"{label}; " if label else ""
+                left.append(f"round {run.round} ({named}{so_far.n_done} of {n} units)")
+        return left
+
+
+def _finished_means(
+    search: SearchRun,
+    config: Mapping[str, Any],
+    base: Plan,
+    progress: Mapping[int, tuple[Sequence[Key], int]],
+) -> dict[int, tuple[Any, Any]]:
+    """Each finished part's means and stds, by plan id, as the finished run's result has them.
+
+    Parts joined into one table (a sampler's trials, early stopping's windows)
+    are read from the table of the finished parts, which leaves out what the
+    whole table leaves out (the checkpoints after a path's stop); the others
+    from each part's own result, as the rungs of halving are.
+    """
+    finished = [r for r in search.parts if not progress[r.pid][0]]
+    if not finished:
+        return {}
+    suffix = base.scoring.suffix(base.scoring.refit)
+    columns = (f"mean_test_{suffix}", f"std_test_{suffix}")
+    if config.get("joins", "table") != "table":
+        found = {}
+        for run in finished:
+            results = _part_result(run).cv_results_
+            found[run.pid] = (results[columns[0]], results[columns[1]])
+        return found
+    joined, where = _joined_table(SearchRun(search.key, finished), base, config)
+    mean, std = (np.asarray(joined.cv_results_[c], dtype=np.float64) for c in columns)
+    out = {}
+    for n, run in enumerate(finished):
+        rows = [where[(n, c)] for c in range(len(run.plan.candidates))]
+        out[run.pid] = (mean[rows], std[rows])
+    return out

@@ -20,7 +20,7 @@ import struct
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
-from contextlib import closing, contextmanager, suppress
+from contextlib import AbstractContextManager, closing, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -57,7 +57,10 @@ __all__ = [
     "check_store_to_read",
     "mismatch_message",
     "read_counts",
+    "reading",
+    "kept_kinds",
     "kept_units",
+    "read_stored_kinds",
     "read_ckeys",
     "ReusedCounts",
     "count_reused",
@@ -391,6 +394,8 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS folds (
     outer INTEGER, inner INTEGER, train BLOB NOT NULL, test BLOB NOT NULL,
     pid INTEGER NOT NULL DEFAULT 0);
+-- A run in rounds reads its plans' folds a plan at a time (a sampler's: one per trial)
+CREATE INDEX IF NOT EXISTS folds_of_plan ON folds (pid);
 CREATE TABLE IF NOT EXISTS partitions (
     outer INTEGER, rows BLOB NOT NULL, tests BLOB NOT NULL, offsets BLOB NOT NULL,
     leave_one_out INTEGER NOT NULL, pid INTEGER NOT NULL DEFAULT 0);
@@ -538,6 +543,25 @@ def _reading(path: Path) -> Iterator[sqlite3.Connection]:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
         yield conn
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to a store file, for many reads in a row.
+
+    The ``read_*`` functions that take ``conn=`` read through it: a load of a run in
+    rounds reads each of its plans (a sampler's trial each), and a connection per
+    read (opened, its schema parsed, closed) cost more than the reads.
+    """
+    with _reading(path) as conn:
+        yield conn
+
+
+def _read_with(
+    path: Path, conn: sqlite3.Connection | None
+) -> AbstractContextManager[sqlite3.Connection]:
+    """``conn`` (left open), or a read-only connection of its own to ``path``."""
+    return _reading(path) if conn is None else nullcontext(conn)
 
 
 def ckey_blob(ckey: str) -> bytes:
@@ -1130,6 +1154,10 @@ class Store:
         query = "SELECT count(*) FROM units u JOIN records r ON r.ckey = u.ckey"
         return int(self.conn.execute(query).fetchone()[0])
 
+    def stored_kinds(self) -> dict[str, int]:
+        """:meth:`n_units` by unit kind (what :func:`kept_kinds` says)."""
+        return {} if self.conn is None else _stored_kinds(self.conn)
+
     def close(self) -> None:
         """Close the connection; leave no ``-wal`` / ``-shm`` file behind when it can.
 
@@ -1200,9 +1228,11 @@ def read_by_values(path: Path, vkeys: Iterable[str]) -> dict[str, Stored]:
         return _by_values(conn, vkeys, {})
 
 
-def read_kept(path: Path, pid: int = 0) -> dict[Key, tuple[str, ...]]:
+def read_kept(
+    path: Path, pid: int = 0, *, conn: sqlite3.Connection | None = None
+) -> dict[Key, tuple[str, ...]]:
     """The current plan's units that took a record of other code, with why (resume="values")."""
-    with _reading(path) as conn:
+    with _read_with(path, conn) as conn:
         if not _has_table(conn, "kept"):
             return {}
         where, args = _of_plan(conn, "kept", pid)
@@ -1314,7 +1344,9 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_records(path: Path, pid: int = 0) -> MutableMapping[Key, Record]:
+def read_records(
+    path: Path, pid: int = 0, *, conn: sqlite3.Connection | None = None
+) -> MutableMapping[Key, Record]:
     """Read every record of plan ``pid`` of the store's current run by graph key, read-only.
 
     Plan 0 is the plan the run started with; a strategy's rounds and refits
@@ -1323,11 +1355,13 @@ def read_records(path: Path, pid: int = 0) -> MutableMapping[Key, Record]:
     each record built when looked up.
     """
     with collector_paused():
-        return _read_records(path, pid)
+        return _read_records(path, pid, conn)
 
 
-def _read_records(path: Path, pid: int = 0) -> MutableMapping[Key, Record]:
-    with _reading(path) as conn:
+def _read_records(
+    path: Path, pid: int = 0, conn: sqlite3.Connection | None = None
+) -> MutableMapping[Key, Record]:
+    with _read_with(path, conn) as conn:
         try:
             if _is_schema_1(conn):
                 # Stores written before fast CV have no fold_scores column: read it as NULL.
@@ -1391,9 +1425,13 @@ def _table(
     record is built from the columns when looked up.
     """
     where, args = _of_plan(conn, "units", pid)
+    # A plan after the first (a part or refit of a run in rounds) holds a small share of the
+    # store's records: reading all of them for each such plan made loading a sampler's run
+    # of n trials (n plans) scan n x n records. Plan 0 holds most of them: scanned whole.
+    mine = f" WHERE ckey IN (SELECT ckey FROM units{where})" if pid and where else ""
     try:
         stored = _StoredRows(names, kept)
-        cursor = conn.execute(f"SELECT {_TABLE_COLUMNS} FROM records")
+        cursor = conn.execute(f"SELECT {_TABLE_COLUMNS} FROM records{mine}", args if mine else ())
         while block := cursor.fetchmany(_BLOCK):
             stored.add(block)
         units = _StoredUnits()
@@ -1710,6 +1748,27 @@ def read_counts(path: Path) -> tuple[int, int]:
         return n_records, conn.execute("SELECT count(*) FROM units").fetchone()[0]
 
 
+def _stored_kinds(conn: sqlite3.Connection) -> dict[str, int]:
+    if _is_schema_1(conn):  # records by graph key: each is a unit of the one plan
+        query = "SELECT kind, count(*) FROM records GROUP BY kind"
+    else:
+        query = (
+            "SELECT u.kind, count(*) FROM units u JOIN records r ON r.ckey = u.ckey GROUP BY u.kind"
+        )
+    return {str(kind): int(n) for kind, n in conn.execute(query)}
+
+
+def read_stored_kinds(path: Path) -> dict[str, int]:
+    """The units of the store's last run whose record is stored, by kind, read-only.
+
+    Every plan of the run counts: a plain run's one plan, and a run in rounds' part
+    plans and refits (:func:`read_rounds`), which the first plan's records
+    (:func:`read_records`) leave out.
+    """
+    with _reading(path) as conn:
+        return _stored_kinds(conn)
+
+
 def kept_units(records: Mapping[Key, Any]) -> str:
     """Say how many of a plan's units a store keeps, counted as a resume counts them.
 
@@ -1733,8 +1792,22 @@ def kept_units(records: Mapping[Key, Any]) -> str:
     >>> kept_units({("fit", None, 0, 0): None})
     '1 finished unit'
     """
-    after = sum(1 for key in records if KINDS[str(key[0])].after_fits)
-    n = len(records) - after
+    kinds: dict[str, int] = {}
+    for key in records:
+        kinds[str(key[0])] = kinds.get(str(key[0]), 0) + 1
+    return kept_kinds(kinds)
+
+
+def kept_kinds(kinds: Mapping[str, int]) -> str:
+    """:func:`kept_units` of units counted by kind (:func:`read_stored_kinds`).
+
+    Examples
+    --------
+    >>> kept_kinds({"fit": 172, "refit": 2})
+    '172 finished units (and 2 refits of a chosen candidate)'
+    """
+    after = sum(n for kind, n in kinds.items() if KINDS[kind].after_fits)
+    n = sum(kinds.values()) - after
     text = f"{n:,} finished unit{'s' * (n != 1)}"
     if after:
         text += f" (and {after:,} refit{'s' * (after != 1)} of a chosen candidate)"
@@ -1887,10 +1960,10 @@ def never_created(path: Path) -> bool:
 
 
 def read_folds(
-    path: Path, pid: int = 0
+    path: Path, pid: int = 0, *, conn: sqlite3.Connection | None = None
 ) -> list[tuple[int | None, int | None, np.ndarray, np.ndarray]]:
     """Read the fold index arrays of plan ``pid``, in the order they were written."""
-    with _reading(path) as conn:
+    with _read_with(path, conn) as conn:
         where, args = _of_plan(conn, "folds", pid)
         query = f"SELECT outer, inner, train, test FROM folds{where} ORDER BY rowid"
         rows = conn.execute(query, args).fetchall()
@@ -1905,9 +1978,11 @@ def read_folds(
     ]
 
 
-def read_partitions(path: Path, pid: int = 0) -> dict[int | None, PartitionFolds]:
+def read_partitions(
+    path: Path, pid: int = 0, *, conn: sqlite3.Connection | None = None
+) -> dict[int | None, PartitionFolds]:
     """Read the compact (leave-one-out) fold sets of plan ``pid``, by outer fold."""
-    with _reading(path) as conn:
+    with _read_with(path, conn) as conn:
         if not _has_table(conn, "partitions"):
             return {}
         where, args = _of_plan(conn, "partitions", pid)

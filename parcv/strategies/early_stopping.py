@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from parcv.plan.iterations import Iterations, stop_index
+from parcv.plan.iterations import Iterations, choose_path, stop_index
 from parcv.strategies.strategy import (
     Choice,
     FinishedRound,
@@ -147,12 +147,35 @@ class EarlyStopping:
         return _EarlyStoppingProposer(self.iterations, tuple(dict(c) for c in context.candidates))
 
     def schedule(self, context: SearchContext) -> Schedule:
-        """Return the windows, each at most every point on every fold (a bound)."""
+        """Return the windows, each at most every point on every fold (a bound).
+
+        A window's units are its scores: each path's fold is scored at every
+        checkpoint of the window, a record each. Where a shortcut grows the
+        path, those scores come from one fit to the window's last checkpoint;
+        elsewhere (``"separate"``) from a fit per checkpoint.
+
+        Examples
+        --------
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> points = ({"learning_rate": 0.1}, {"learning_rate": 0.3})
+        >>> context = SearchContext(points, None, GradientBoostingRegressor(random_state=0),
+        ...                         n_samples=40, n_splits=3, n_classes=None, metric="score")
+        >>> path = Iterations("n_estimators", up_to=4, patience=1)
+        >>> schedule = EarlyStopping(path).schedule(context)
+        >>> [(r.n_units, r.n_fits) for r in schedule.rounds], schedule.n_units, schedule.n_fits
+        ([(12, 6), (12, 6)], 24, 12)
+        """
+        it, k = self.iterations, context.n_splits
         n = len(context.candidates)
+        # Decided as for data of any size: the part plans decide on all rows, the context
+        # knows its search's, and a shortcut refused on more rows must not be counted.
+        grown = sum(choose_path(context.estimator, it, c).method != "separate"
+                    for c in context.candidates)  # fmt: skip
         rounds = tuple(
-            RoundBound(n, n * context.n_splits,
+            RoundBound(n, n * len(w) * k,
                        f"window {r}: checkpoints {w[0]}..{w[-1]}, at most {n} paths x "
-                       f"{context.n_splits} folds")
-            for r, w in enumerate(windows(self.iterations))
+                       f"{k} folds, each scored at {len(w)} checkpoint{'s' * (len(w) > 1)}",
+                       n_fits=(grown + (n - grown) * len(w)) * k)
+            for r, w in enumerate(windows(it))
         )  # fmt: skip
         return Schedule(rounds, exact=False)

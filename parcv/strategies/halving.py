@@ -12,6 +12,7 @@ the resource) is stored with the run, so ``parcv.load`` rebuilds every rung.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -19,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from parcv.plan.curves import draw_seed
 from parcv.plan.halving import (
     Halving,
     HalvingSchedule,
@@ -101,6 +101,9 @@ class _Rungs:
     schedule: HalvingSchedule
     label: str = ""
     warm_start: str | None = None  # the parameter that continues a fit exactly, if any
+    # The seed of every rung's subsample (a rows resource): the halving's random_state, one
+    # RandomState per search consumed rung after rung; None: the driver's, from each round's seed.
+    subsample_seed: int | np.random.RandomState | None = None
 
     def part(self, rung: int, previous: FinishedPart | None) -> tuple[Part, dict[str, Any]]:
         """Rung ``rung``'s part, from the rung before it (None for the first)."""
@@ -127,7 +130,8 @@ class _Rungs:
             decision["kept_rows"] = kept
         part = Part(candidates, ids, n_rows=rows, resource=r, label=label, grows=grows,
                     continues=None if previous is None else tuple(kept),
-                    keep_fitted=grows is not None and not last)  # fmt: skip
+                    keep_fitted=grows is not None and not last,
+                    subsample_seed=self.subsample_seed if by_rows else None)  # fmt: skip
         return part, decision
 
     @property
@@ -190,17 +194,6 @@ class HalvingStrategy:
                 "aggressive_elimination": bool(h.aggressive_elimination),
                 "random_state": seed}  # fmt: skip
 
-    def subsample_seed(self) -> Any:
-        """The seed of each rung's subsamples (rows resource); None draws one for this run.
-
-        As scikit-learn's ``random_state=None`` draws fresh rows each fit (so a
-        resumed run draws other rows and recomputes the rungs).
-        """
-        if self.halving.resource != "n_samples":
-            return None
-        seed = self.halving.random_state
-        return np.random.RandomState(draw_seed()) if seed is None else seed
-
     def start(self, context: SearchContext) -> Proposer:
         """Return the proposer of one halving search over the context's candidates.
 
@@ -214,17 +207,22 @@ class HalvingStrategy:
         check_resource(self.halving, context.estimator, context.candidates)
         points = tuple(dict(c) for c in context.candidates)
         schedule = _schedule(self.halving, len(points), context)
+        # A RandomState is copied per search, as scikit-learn's nested idiom clones a search
+        # (and its random_state) per outer fold, then consumed rung after rung.
+        seed = copy.deepcopy(self.halving.random_state)
         rungs = _Rungs(self.halving, points, tuple(range(len(points))), schedule,
-                       warm_start=self._warm_start(context, points))  # fmt: skip
+                       warm_start=self._warm_start(context, points),
+                       subsample_seed=seed)  # fmt: skip
         return _HalvingProposer(rungs)
 
     def schedule(self, context: SearchContext) -> Schedule:
         """Return the rungs: exact counts of candidates and units per rung."""
         s = _schedule(self.halving, len(context.candidates), context)
+        by_rows = self.halving.resource == "n_samples"
         rounds = tuple(
             RoundBound(n, n * context.n_splits,
                        f"rung {i}: {n} candidates x {context.n_splits} folds, "
-                       f"{self.halving.resource}={r}")
+                       f"{self.halving.resource}={r}", n_rows=r if by_rows else None)
             for i, (n, r) in enumerate(zip(s.n_candidates, s.n_resources, strict=True))
         )  # fmt: skip
         return Schedule(rounds, exact=True)
@@ -346,4 +344,6 @@ class HyperbandStrategy:
                              f"{self.hyperband.resource}={b.schedule.n_resources[t]}"
                              for b in live)  # fmt: skip
             rounds.append(RoundBound(n, n * context.n_splits, f"round {t}: {text}"))
-        return Schedule(tuple(rounds), exact=True)
+        # Its candidates are the brackets' own draws, not the space's n_iter points.
+        return Schedule(tuple(rounds), exact=True,
+                        n_candidates=sum(len(b.points) for b in brackets))  # fmt: skip

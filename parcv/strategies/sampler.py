@@ -466,9 +466,11 @@ class Sampler:
     batch : int, default=1
         Trials asked per round, run in parallel before any is told.
     seed : int or None, default=None
-        The seed of a sampler given by name. None: drawn from the run's seed,
-        a different one for each outer fold. Not with an instance (seed it:
-        ``TPESampler(seed=0)``).
+        The seed of a sampler given by name. None: drawn from the run's seed
+        (``random_state`` of :func:`parcv.search` and :func:`parcv.nested_cv`,
+        ``--seed`` or ``[run] seed`` in a spec, ``random_state`` of
+        :class:`parcv.RandomizedSearchCV`), a different one for each outer
+        fold. Not with an instance (seed it: ``TPESampler(seed=0)``).
     options : dict or None, default=None
         Further arguments of a named sampler's constructor, e.g.
         ``{"n_startup_trials": 5}`` for TPE.
@@ -491,7 +493,11 @@ class Sampler:
     -----
     The space (``SearchContext.space``) is converted by
     :func:`check_optuna_space`. A trial whose mean is NaN (a fit failed with
-    ``error_score=np.nan``) is told as failed; a trial a race dropped as
+    ``error_score=np.nan``: it raised, or scikit-learn's parameter check
+    rejected its values) is told as failed and the search goes on, as
+    ``study.optimize(catch=(Exception,))``, even when the trial is alone in
+    its round; only a search whose every trial failed is an error. A trial a
+    race dropped as
     pruned, with its running mean over the folds it was scored on as
     intermediate values. Optuna's pruners are not supported: they need a
     round to run a subset of a trial's folds.
@@ -684,7 +690,7 @@ class Sampler:
             after = "" if index == 0 else f", proposed after round {index - 1}"
             text = f"round {index}: {n} {label} trials x {context.n_splits} folds{after}"
             rounds.append(RoundBound(n, n * context.n_splits, text))
-        return Schedule(tuple(rounds), exact=False)
+        return Schedule(tuple(rounds), exact=False, n_candidates=self.n_trials)
 
     def sampler_seed(self, seed: np.random.SeedSequence) -> int:
         """The seed of a named sampler built with ``seed=None``, from a round's seed.

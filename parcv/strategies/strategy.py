@@ -19,6 +19,19 @@ Optuna's samplers live beside this module.
 A part's units are ordinary content-keyed units: a unit some earlier round,
 another search or another run already computed is read back, never fitted
 twice, and a part whose inputs did not change is read back whole on resume.
+
+Every random draw a round needs comes from the round's seed through this
+contract, never from fresh entropy. The seed handed to
+:meth:`Proposer.propose` is the round's ``numpy.random.SeedSequence``
+(:func:`round_seed`: the run's seed, the search, the round): a proposer draws
+from it (``np.random.default_rng(seed)``, ``seed.spawn(n)``); a part's row
+subsample (``Part(n_rows=...)``) is drawn with its ``subsample_seed``, or,
+when that is None, with :func:`subsample_seed` of the round's seed and the
+part's place in the round, by the driver. The run's seed is
+``random_state`` of :func:`parcv.search` and :func:`parcv.nested_cv` (``--seed``
+and ``[run] seed`` in a spec, ``random_state`` of the drop-ins), so two runs
+with one seed propose the same rounds and draw the same rows, a resume
+replays them and reads every finished unit back, and another seed draws anew.
 """
 
 from __future__ import annotations
@@ -45,6 +58,7 @@ __all__ = [
     "Strategy",
     "best_of",
     "round_seed",
+    "subsample_seed",
 ]
 
 
@@ -104,6 +118,17 @@ class Part:
         Subsample every fold to ``n_rows`` rows in all, as scikit-learn's
         halving searches do (``int(n_rows / n_samples * len(rows))`` of each
         fold's train and test rows); None: the folds' own rows.
+    subsample_seed : int, numpy.random.RandomState or None, default=None
+        With ``n_rows``, the seed of the subsample. An int in ``[0, 2**32)``
+        draws every fold's train and test rows with that seed, as
+        scikit-learn's halving searches with an int ``random_state``. A
+        ``RandomState`` is drawn from fold after fold and consumed, so parts
+        handed one generator (a proposer's own copy) draw on from each other,
+        as scikit-learn's halving with a ``RandomState``. None: the driver
+        draws it from the round's seed (:func:`subsample_seed`), one per
+        search, round and part, the same on every backend and resume.
+        The rows drawn are part of every unit's content key, so a resume
+        reads the same subsample back and another seed never shares a record.
     resource : int or None, default=None
         The part's resource (rows or iterations), as reports show it.
     window : tuple of int or None, default=None
@@ -130,6 +155,7 @@ class Part:
     candidates: tuple[dict[str, Any], ...]
     ids: tuple[int, ...]
     n_rows: int | None = None
+    subsample_seed: int | np.random.RandomState | None = None
     resource: int | None = None
     window: tuple[int, ...] | None = None
     label: str = ""
@@ -145,6 +171,26 @@ class Part:
             )
         if not self.candidates:
             raise ValueError("a Part needs at least one candidate; propose None to stop instead.")
+        seed = self.subsample_seed
+        if seed is None or isinstance(seed, np.random.RandomState):
+            pass
+        elif isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(
+                f"subsample_seed must be an int in [0, 2**32), a numpy RandomState or None; got "
+                f"{seed!r}. Pass e.g. subsample_seed=0, or None to draw it from the round's seed."
+            )
+        elif not 0 <= seed < 2**32:
+            raise ValueError(
+                f"subsample_seed must be an int in [0, 2**32), a numpy RandomState or None; got "
+                f"{seed!r}. Pass e.g. subsample_seed=0, or None to draw it from the round's seed."
+            )
+        else:
+            object.__setattr__(self, "subsample_seed", int(seed))
+        if seed is not None and self.n_rows is None:
+            raise ValueError(
+                f"subsample_seed needs n_rows: it seeds the subsample of n_rows rows; got "
+                f"subsample_seed={seed!r} with n_rows=None. Give n_rows, or leave the seed None."
+            )
 
 
 @dataclass(frozen=True)
@@ -227,27 +273,50 @@ class RoundBound:
     n_candidates : int
         Candidates of the round (at most, for an adaptive strategy).
     n_units : int
-        Fit units of the round (at most), over the search's folds.
+        Units of the round (at most), over the search's folds: the records it
+        stores, one score of one candidate on one fold. A part with a
+        ``window`` scores each of its paths at every checkpoint of it: a unit
+        per (candidate, fold, checkpoint).
     text : str
         What the round is, e.g. ``"rung 1: 9 candidates x 3 folds, n_estimators=27"``.
+    n_rows : int or None, default=None
+        The rows its parts subsample every fold to (``Part.n_rows``), for the
+        training rows ``inspect`` counts; None: the folds' own rows.
+    n_fits : int or None, default=None
+        Fits of the round (at most) when fewer than its units: a path grown
+        once to its window's last checkpoint is one fit that makes a unit per
+        checkpoint. None: one fit per unit.
     """
 
     n_candidates: int
     n_units: int
     text: str
+    n_rows: int | None = None
+    n_fits: int | None = None
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """A search's rounds before they run: exact for a fixed strategy, a bound otherwise."""
+    """A search's rounds before they run: exact for a fixed strategy, a bound otherwise.
+
+    ``n_candidates``: the distinct candidates the search scores (at most,
+    unless ``exact``) when the strategy proposes its own (a sampler's trials,
+    Hyperband's draws per bracket); None: the context's candidates.
+    """
 
     rounds: tuple[RoundBound, ...]
     exact: bool
+    n_candidates: int | None = None
 
     @property
     def n_units(self) -> int:
-        """Fit units of every round (at most, unless ``exact``)."""
+        """Units of every round (at most, unless ``exact``): the records they store."""
         return sum(r.n_units for r in self.rounds)
+
+    @property
+    def n_fits(self) -> int:
+        """Fits of every round (at most, unless ``exact``): see :attr:`RoundBound.n_fits`."""
+        return sum(r.n_units if r.n_fits is None else r.n_fits for r in self.rounds)
 
 
 @runtime_checkable
@@ -257,7 +326,13 @@ class Proposer(Protocol):
     def propose(
         self, history: Sequence[FinishedRound], seed: np.random.SeedSequence
     ) -> Round | None:
-        """Return the next round from the finished ones (in order), or None when done."""
+        """Return the next round from the finished ones (in order), or None when done.
+
+        ``seed`` is the round's (:func:`round_seed`): every random draw the
+        round needs comes from it, never from fresh entropy, so a rerun or a
+        resume proposes the same round. A part's row subsample is seeded by its
+        ``subsample_seed``, or by the driver from ``seed`` (:func:`subsample_seed`).
+        """
         ...
 
     def choose(self, history: Sequence[FinishedRound]) -> Choice:
@@ -272,6 +347,21 @@ class Strategy(Protocol):
     ``name`` says what the strategy is in messages and the store; ``config``
     is its settings as JSON-ready data (stored with the run, part of what a
     resume compares).
+
+    Optional members, read where present (a strategy without them is a plain one):
+
+    - ``iterations`` (an :class:`~parcv.plan.iterations.Iterations`): its parts
+      score iteration paths, each part over the checkpoints of its ``window``;
+      a checkpoint a path never reaches is shown as stopped (NaN, not failed).
+    - ``takes_distributions = True``: it proposes points from distributions (a
+      sampler) rather than from the points of a grid or random space.
+    - ``fixed_candidates = True``: its candidates are fixed before any score is
+      read, each scored on every row of every fold (one round of a grid), so
+      BBC-CV of its selection applies (``nested_cv(..., interval="bbc")``);
+      without it BBC-CV is refused before any fit.
+    - ``config()["joins"]``: how the result joins its parts, ``"table"`` (the
+      default: one row per candidate id and checkpoint), ``"rungs"`` or
+      ``"brackets"``.
     """
 
     @property
@@ -308,6 +398,32 @@ def round_seed(entropy: int, key: int | None, index: int) -> np.random.SeedSeque
     """
     search = 0 if key is None else int(key) + 1
     return np.random.SeedSequence(entropy, spawn_key=(search, int(index)))
+
+
+# The spawn-key word of the driver's subsample seeds: a proposer's own ``seed.spawn(n)``
+# children ((..., 0), (..., 1), ...) never reach it.
+_SUBSAMPLES = 0x73756273  # "subs"
+
+
+def subsample_seed(seed: np.random.SeedSequence, part: int) -> int:
+    """The subsample seed of part ``part`` of a round whose ``Part.subsample_seed`` is None.
+
+    The driver draws it from the round's seed ``seed`` (:func:`round_seed`) in
+    a stream of its own, apart from the proposer's draws from ``seed``: one per
+    (run seed, search, round, part), so a rerun or a resume draws the same rows
+    and another run seed other rows.
+
+    Examples
+    --------
+    >>> a, b = subsample_seed(round_seed(0, None, 0), 0), subsample_seed(round_seed(0, None, 0), 1)
+    >>> a == subsample_seed(round_seed(0, None, 0), 0), a != b
+    (True, True)
+    >>> a != subsample_seed(round_seed(1, None, 0), 0)
+    True
+    """
+    key = (*seed.spawn_key, _SUBSAMPLES, int(part))
+    child = np.random.SeedSequence(seed.entropy, spawn_key=key)
+    return int(child.generate_state(1, dtype=np.uint32)[0])
 
 
 def best_of(finished: FinishedPart) -> int:
@@ -358,6 +474,8 @@ class OneRound:
     """
 
     name: str = "grid"
+    # Every candidate fixed before any score, each on every row: BBC-CV applies (the driver asks).
+    fixed_candidates: bool = field(default=True, init=False, repr=False)
 
     def config(self) -> dict[str, Any]:
         """Return the strategy's settings (none)."""

@@ -620,8 +620,10 @@ def test_a_halving_spec_reports_every_rung_and_resumes_them_all(tmp_path, capsys
     assert main([*run, "--resume"]) == 0
     captured = capsys.readouterr()
     assert "25 units: 25 reused from the store" in captured.out
-    # Not the full search's plan's count ("reusing 0 of 19 units"): the rungs' records.
-    assert "parcv: the store holds 25 records; each rung of the search reuses" in captured.err
+    # Not the full search's plan's count ("reusing 0 of 19 units"): the rungs' units.
+    assert ("parcv: the store holds 24 finished units (and 1 refit of a chosen candidate) of "
+            "its last run; each round reuses those it proposes again, of at most 24 units"
+            in captured.err)  # fmt: skip
     assert "reusing" not in captured.err
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["kind"] == "halving" and saved["n_candidates"] == [6, 2]
