@@ -572,18 +572,15 @@ def _logged(stream: io.StringIO) -> Iterator[None]:
 
 
 def facts(result: Any) -> dict[str, Any]:
-    """What a result says, as plain data: equal for equal runs, whatever the entry point."""
-    if hasattr(result, "to_json"):
-        data = json.loads(result.to_json())
-        data.pop("notes", None)
-        data.pop("timing", None)
-        return _no_times(data)
-    if hasattr(result, "outer_scores_"):  # NestedCV drop-in
-        return {"outer": np.asarray(result.outer_scores_["score"]).tolist(),
-                "chosen": [repr(p) for p in result.chosen_params_]}  # fmt: skip
-    return {"params": [repr(p) for p in result.cv_results_["params"]],
-            "means": np.asarray(result.cv_results_["mean_test_score"]).tolist(),
-            "best": repr(getattr(result, "best_params_", None))}  # fmt: skip
+    """What a result says, as plain data: equal for equal runs, whatever the entry point.
+
+    Every entry point gives a parcv result (a drop-in its ``result_``): its JSON without
+    the notes and the times.
+    """
+    data = json.loads(result.to_json())
+    data.pop("notes", None)
+    data.pop("timing", None)
+    return _no_times(data)
 
 
 def _no_times(value: Any) -> Any:
