@@ -21,7 +21,7 @@ from parcv.engine.options import (
     check_run_options,
     takes_run_options,
 )
-from parcv.engine.progress import VERBOSE_LOG, verbose_output
+from parcv.engine.progress import VERBOSE_LOG, shows_progress, start_output, verbose_output
 from parcv.engine.rounds import execute_rounds, load_rounds, load_rounds_so_far, plan_rounds
 from parcv.engine.session import execute_plan, load_run, missing_of_expected
 from parcv.errors import ParcvError, did_you_mean, warn_at_caller
@@ -70,7 +70,7 @@ from parcv.results.curves import (
     make_permutation_test,
     make_validation_curve,
 )
-from parcv.results.halving import NestedHalvingResult
+from parcv.results.halving import NestedRoundsResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult, make_partial_result
 from parcv.results.rounds import make_rounds_result
@@ -189,8 +189,12 @@ def _search_data(
 def _execute(
     plan: Plan, data: Dataset, kind: str, options: RunOptions
 ) -> MutableMapping[Key, Record]:
-    """Run a checked plan as ``options`` say: the one call of the engine."""
-    return execute_plan(plan, data, kind, options)
+    """Run a checked plan as ``options`` say: the one call of the engine.
+
+    What a resume finds in the store is said on stderr when the run shows its progress.
+    """
+    with start_output(shows_progress(options.progress, options.verbose)):
+        return execute_plan(plan, data, kind, options)
 
 
 @takes_run_options()
@@ -715,7 +719,7 @@ def nested_cv(
     random_state: int | None = None,
     options: RunOptions | None = None,
     **run_options: Unpack[FinalRunKeywords],
-) -> NestedResult | NestedHalvingResult:
+) -> NestedResult | NestedRoundsResult:
     """Estimate the performance of the whole selection procedure by nested CV.
 
     For each outer fold, inner CV on the outer-train part selects a candidate,
@@ -808,13 +812,13 @@ def nested_cv(
         its winner is fitted there and scored on the outer-test rows (one
         unit per outer fold); with ``refit``, the halving search on all data
         gives the model to ship (a :class:`Hyperband` likewise). Returns a
-        :class:`NestedHalvingResult`.
+        :class:`NestedRoundsResult`.
         Not with ``criteria``, ``selection`` or ``return_predictions``; ``interval``
         as with ``strategy``.
     strategy : Halving, Hyperband, Sampler or a strategy, default=None
         As in :func:`search`: every outer fold's search and the search on all
         data run their rounds side by side, each round as soon as the records
-        it reads are in. Returns a :class:`NestedHalvingResult`. With several
+        it reads are in. Returns a :class:`NestedRoundsResult`. With several
         metrics ``refit`` names the one every search decides by
         (``refit=False`` is refused before any fit).
     random_state : int or None, default=None
@@ -824,7 +828,7 @@ def nested_cv(
 
     Returns
     -------
-    NestedResult or NestedHalvingResult
+    NestedResult or NestedRoundsResult
         The outer-fold scores and their estimate, what each outer fold selected, and the
         select-and-refit search on all data (``final``): the model to ship.
 
@@ -1624,5 +1628,6 @@ def _in_rounds(
 ) -> Any:
     """Run a search (or nested CV) whose strategy proposes its units round by round."""
     job, _ = plan_rounds(kind, estimator, space, data, strategy, o)
-    runs = execute_rounds(job, data, kind, run)
+    with start_output(shows_progress(run.progress, run.verbose)):
+        runs = execute_rounds(job, data, kind, run)
     return make_rounds_result(kind, job.base, runs, job.config)

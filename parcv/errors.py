@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import difflib
 import errno
+import json
+import math
 import sys
 import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
 from types import FrameType
 
 from sklearn.exceptions import FitFailedWarning as _SklearnFitFailedWarning
@@ -23,6 +26,11 @@ __all__ = [
     "UnfinishedRunError",
     "FitFailedWarning",
     "ModelNotAvailableError",
+    "RESUME",
+    "Setting",
+    "Worded",
+    "error_score_setting",
+    "in_command_words",
     "warn_at_caller",
     "closest_names",
     "did_you_mean",
@@ -32,11 +40,106 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A setting a message advises, as each interface spells it.
+
+    ``python`` as a keyword of a call (``error_score='raise'``), ``command`` as a
+    spec or the command line sets it (``error_score = "raise" in [scoring]``,
+    ``--resume``).
+    """
+
+    python: str
+    command: str
+
+
+#: ``resume``, which keeps what a run finished.
+RESUME = Setting("resume=True", "--resume")
+
+
+def error_score_setting(value: object) -> Setting:
+    """The setting ``error_score = value``, in a call's and in a spec's words.
+
+    Examples
+    --------
+    >>> error_score_setting("raise")
+    Setting(python="error_score='raise'", command='error_score = "raise" in [scoring]')
+    >>> error_score_setting(float("nan")).command
+    'error_score = nan in [scoring]'
+    """
+    if isinstance(value, str):
+        toml = json.dumps(value)  # a TOML basic string
+    elif isinstance(value, float) and math.isnan(value):
+        toml = "nan"
+    else:
+        toml = repr(value)
+    return Setting(f"error_score={value!r}", f"error_score = {toml} in [scoring]")
+
+
+@dataclass(frozen=True, slots=True)
+class Worded:
+    """A message whose settings each interface says in its own words.
+
+    Examples
+    --------
+    >>> text = Worded(("Run again (", RESUME, " keeps what finished)."))
+    >>> text.python()
+    'Run again (resume=True keeps what finished).'
+    >>> text.command()
+    'Run again (--resume keeps what finished).'
+    """
+
+    parts: tuple[str | Setting, ...]
+
+    def python(self) -> str:
+        """The message as a Python user reads it."""
+        return "".join(p if isinstance(p, str) else p.python for p in self.parts)
+
+    def command(self) -> str:
+        """The message as a user of a spec and the command line reads it."""
+        return "".join(p if isinstance(p, str) else p.command for p in self.parts)
+
+
+class _WordedMessage(Exception):
+    """An exception or warning whose text may be :class:`Worded`: ``str()`` gives a Python
+    user's words; :func:`in_command_words` a spec user's."""
+
+    worded: Worded | None
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        self.worded = message if isinstance(message, Worded) else None
+        text = message.python() if isinstance(message, Worded) else message
+        super().__init__(text, *args)
+
+
+def in_command_words(message: object) -> str:
+    """A message of parcv's (an exception, a warning) as a spec and command-line user reads it.
+
+    Parameters
+    ----------
+    message : object
+        An exception or warning; one made of a :class:`Worded` text says its
+        settings as a spec and the command line set them.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> err = FitFailedError(Worded(("Set ", error_score_setting("raise"), ".")))
+    >>> str(err), in_command_words(err)
+    ("Set error_score='raise'.", 'Set error_score = "raise" in [scoring].')
+    """
+    worded = getattr(message, "worded", None)
+    return worded.command() if isinstance(worded, Worded) else str(message)
+
+
 class ParcvError(Exception):
     """Base class of every parcv-specific failure."""
 
 
-class FitFailedError(ParcvError, ValueError, RuntimeError):
+class FitFailedError(_WordedMessage, ParcvError, ValueError, RuntimeError):
     """Fits failed and parcv stopped: every fit failed, or one failed without its exception.
 
     A ``ValueError`` too, as scikit-learn's "All the N fits failed" error: code that
@@ -95,7 +198,7 @@ class RunInterrupted(KeyboardInterrupt):
     """
 
 
-class FitFailedWarning(UserWarning, _SklearnFitFailedWarning):  # type: ignore[misc]
+class FitFailedWarning(_WordedMessage, UserWarning, _SklearnFitFailedWarning):  # type: ignore[misc]
     """Some fits failed and were handled by ``error_score`` (a candidate was excluded).
 
     A subclass of scikit-learn's ``FitFailedWarning`` too: code that filters or
@@ -103,7 +206,7 @@ class FitFailedWarning(UserWarning, _SklearnFitFailedWarning):  # type: ignore[m
     """
 
 
-def warn_at_caller(message: str, category: type[Warning]) -> None:
+def warn_at_caller(message: str | Warning, category: type[Warning]) -> None:
     """Warn at the first line outside parcv: the user's call, however deep parcv's stack is.
 
     A fixed ``stacklevel`` counts parcv's own frames between the entry point
@@ -111,7 +214,8 @@ def warn_at_caller(message: str, category: type[Warning]) -> None:
 
     Parameters
     ----------
-    message : str
+    message : str or Warning
+        A warning instance (e.g. of a :class:`Worded` text) gives its own category.
     category : type of Warning
     """
     level = 1

@@ -307,6 +307,7 @@ def test_public_api_is_pinned():
             "HyperbandResult",
             "NestedCV",
             "NestedHalvingResult",
+            "NestedRoundsResult",
             "RandomizedSearchCV",
             "RunInterrupted",
             "RunOptions",
@@ -344,6 +345,7 @@ def test_public_api_is_pinned():
             "search",
             "summarize_scores",
             "validation_curve",
+            "write_report",
         ]
     )
 

@@ -13,6 +13,7 @@ ORDER = [
     "plot_iteration_paths.py",
     "plot_shared_prefixes.py",
     "plot_resume_store.py",
+    "plot_own_table.py",
 ]
 
 

@@ -50,18 +50,24 @@ KEYS: dict[str, str] = {
     "report": "What the report plots and writes: ``[report]`` below.",
     "data.source": "Required. A file ({FILE_KINDS}), ``sklearn:NAME`` for one of {LOADERS} or "
     "a ``make_*`` generator (with ``params``), or ``python:module.function`` returning "
-    "``(X, y)`` or ``(X, y, groups)``. Relative paths are relative to the spec file.",
-    "data.target": "CSV: the name of the target column (required for a CSV file).",
-    "data.features": "CSV: the feature columns (default: every column but target and groups).",
-    "data.groups": "CSV: the column of group labels, for grouped CV schemes.",
+    "``(X, y)`` or ``(X, y, groups)``, kept as it returns them (a DataFrame stays one). "
+    "Relative paths are relative to the spec file. A table (``.csv``, ``.parquet``) keeps its "
+    "text and categorical columns: see :ref:`spec-own-table`.",
+    "data.target": "CSV or Parquet: the name of the target column (required for a table).",
+    "data.features": "CSV or Parquet: the feature columns, a list of names (default: every "
+    "column but target and groups).",
+    "data.groups": "CSV or Parquet: the column of group labels, for grouped CV schemes.",
     "data.x_key": "``.npz``: the array of X (default ``X``).",
     "data.y_key": "``.npz``: the array of y (default ``y``).",
     "data.params": "Arguments of the ``sklearn:`` generator or the ``python:`` function.",
-    "data.n_samples": "Keep only the first n samples (a quick trial of a big data set).",
+    "data.n_samples": "Keep n samples drawn at random with the run's seed, in the order of "
+    "the data (a quick trial of a big data set).",
     "data.delimiter": "CSV: the column delimiter (default ``,``).",
     "estimator.class": "Import path of a scikit-learn compatible estimator, e.g. "
-    '``"sklearn.svm.SVC"``.',
-    "estimator.params": "A table of its constructor's parameters. ``random_state`` is set "
+    '``"sklearn.svm.SVC"``, or of your own in a module beside the spec (``"mod2.Tx"``): '
+    "see :ref:`spec-own-modules`.",
+    "estimator.params": "A table of its parameters: any name its ``get_params()`` lists "
+    "(``**kwargs`` constructors such as xgboost's included). ``random_state`` is set "
     "from the run's seed unless given.",
     "estimator.steps": "Instead of class: a pipeline, a list of tables "
     "``{{ name = ..., class = ..., params = {{...}} }}``; space keys are then "
@@ -177,7 +183,7 @@ def _constants() -> dict[str, str]:
         "GRIDS": _quote(build.GRIDS),
         "DISTRIBUTIONS": _quote(build.DISTRIBUTIONS),
         "SCHEMES": _quote(build.SCHEMES),
-        "FILE_KINDS": "``.csv``, ``.npz``, ``.npy``",
+        "FILE_KINDS": "``.csv``, ``.parquet``, ``.npz``, ``.npy``",
         "LOADERS": _quote(data_sources.SKLEARN_LOADERS),
         "CRITERIA": _quote(CRITERIA),
         "CRITERIA_KEYS": _quote(spec.CRITERIA_KEYS),

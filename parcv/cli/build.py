@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,7 @@ __all__ = [
     "build_scheme",
     "build_scoring",
     "build_space",
+    "use_spec_folder",
 ]
 
 GRIDS = ("range", "linspace", "logspace", "geomspace")
@@ -79,41 +82,93 @@ def _import_class(path: Any, key: str) -> type:
             key,
             path,
             "the import path of an estimator class, e.g. 'sklearn.linear_model.Ridge'",
-            hint=" ".join(filter(None, [did, f"({type(err).__name__}: {err})"])),
+            hint=" ".join(filter(None, [did, _import_failure(err, module)])),
         ) from None
     if not isinstance(cls, type) or not hasattr(cls, "fit") or not hasattr(cls, "get_params"):
         raise SpecError(key, path, "a scikit-learn compatible estimator class (fit, get_params)")
     return cls
 
 
+def use_spec_folder(folder: str | Path) -> str:
+    """Put a spec's folder first on this process's import path; return it, absolute.
+
+    A spec's own modules (``class = "mod2.Tx"``, ``python:mod2.load``) are then
+    imported from beside the spec, as a script's are from beside the script. Only
+    the CLI calls this, in its own process: the workers of a run import the same
+    modules from the folders its plan records (:func:`~parcv.engine.backends.base.
+    shipped_for_workers`), never from this process's state.
+
+    Examples
+    --------
+    >>> import sys
+    >>> saved = list(sys.path)
+    >>> use_spec_folder(".") == sys.path[0]
+    True
+    >>> sys.path[:] = saved
+    """
+    where = str(Path(folder).resolve())
+    if where in sys.path:
+        sys.path.remove(where)
+    sys.path.insert(0, where)
+    return where
+
+
+def _import_failure(err: Exception, module: str) -> str:
+    """Why a class path does not import; for a module nowhere, where parcv looked and the fix."""
+    top = module.partition(".")[0]
+    if not (isinstance(err, ModuleNotFoundError) and err.name == top):
+        return f"({type(err).__name__}: {err})"
+    return (
+        f"No module named {top!r}: parcv looked in the spec's folder, then on the rest of "
+        f"Python's import path (sys.path: {sys.path[0] or '.'}, ...). Put {top}.py beside "
+        "the spec, install the package that has it, or add its folder to PYTHONPATH."
+    )
+
+
 def _class_paths_near(path: str) -> list[str]:
-    """Import paths a mistyped class path may have meant: the same class in the closest
-    module of its package, else the closest classes of its module or of scikit-learn."""
+    """Import paths a mistyped class path may have meant: the closest classes of the
+    closest modules of its package when the module is misspelt (both halves corrected),
+    else the closest classes of its module or of scikit-learn."""
     module, _, name = path.rpartition(".")
     try:
         found = importlib.import_module(module)
     except (ImportError, ValueError):
-        parent, _, last = module.rpartition(".")
-        try:
-            package = importlib.import_module(parent)
-        except (ImportError, ValueError):
-            package = None
-        if package is not None and hasattr(package, "__path__"):
-            subs = [m.name for m in pkgutil.iter_modules(package.__path__)]
-            near = [f"{parent}.{m}.{name}" for m in closest_names(last, subs)]
-            if near:
-                return near
+        near = [
+            paths[c]
+            for paths in map(_public_classes, _modules_near(module))
+            for c in closest_names(name, paths)
+        ]
+        if near:
+            return near[:3]
         found = None
     paths = _sklearn_paths() if found is None or module.startswith("sklearn") else {}
     if found is not None:
-        paths.update(
-            {
-                n: f"{module}.{n}"
-                for n, v in vars(found).items()
-                if isinstance(v, type) and n[:1] != "_"
-            }
-        )
+        paths.update(_public_classes(module))
     return [paths[c] for c in closest_names(name, paths)]
+
+
+def _modules_near(module: str) -> list[str]:
+    """The modules of the package of a module that does not import, closest first."""
+    parent, _, last = module.rpartition(".")
+    try:
+        package = importlib.import_module(parent)
+    except (ImportError, ValueError):
+        return []
+    if not hasattr(package, "__path__"):
+        return []
+    subs = [m.name for m in pkgutil.iter_modules(package.__path__)]
+    return [f"{parent}.{m}" for m in closest_names(last, subs)]
+
+
+def _public_classes(module: str) -> dict[str, str]:
+    """The public classes a module holds: name to import path ({} if it does not import)."""
+    try:
+        found = importlib.import_module(module)
+    except (ImportError, ValueError):
+        return {}
+    return {
+        n: f"{module}.{n}" for n, v in vars(found).items() if isinstance(v, type) and n[:1] != "_"
+    }
 
 
 def _sklearn_paths() -> dict[str, str]:
@@ -140,9 +195,19 @@ def build_value(value: Any, key: str, seed: int | None) -> Any:
     return value
 
 
-def _init_names(cls: type) -> list[str]:
+def _param_names(cls: type) -> list[str]:
+    """The parameters a spec may set: its constructor's, with ``get_params()`` of the class
+    built with its defaults (every parameter of a ``**kwargs`` constructor that follows
+    scikit-learn's conventions, as XGBClassifier's); a class that needs an argument (no
+    default, as SelectFromModel's estimator) is checked by its constructor alone."""
     signature = inspect.signature(cls)
-    return [n for n, p in signature.parameters.items() if p.kind != p.VAR_KEYWORD]
+    names = [n for n, p in signature.parameters.items()
+             if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]  # fmt: skip
+    try:
+        listed = cls().get_params(deep=False)
+    except (TypeError, ValueError):  # a required argument: the signature names them all
+        return names
+    return names + [n for n in listed if n not in names]
 
 
 def _pipeline(steps: Any, key: str, seed: int | None) -> Pipeline:
@@ -165,8 +230,11 @@ def _pipeline(steps: Any, key: str, seed: int | None) -> Pipeline:
 def build_estimator(table: Mapping[str, Any], key: str = "estimator", seed: int | None = 0) -> Any:
     """Build an estimator from ``{class, params}`` or a pipeline from ``{steps}``.
 
-    ``random_state`` is set to ``seed`` when the class has one and the spec
-    does not set it, so every run of a spec is reproducible.
+    ``params`` may name any parameter of the class's ``get_params()`` (also those
+    of a ``**kwargs`` constructor, as xgboost's); any other name is refused with
+    the closest ones, before anything is fitted. ``random_state`` is set to
+    ``seed`` when the class has one and the spec does not set it, so every run
+    of a spec is reproducible.
 
     Examples
     --------
@@ -182,7 +250,7 @@ def build_estimator(table: Mapping[str, Any], key: str = "estimator", seed: int 
         raise SpecError(f"{key}.class", MISSING, "an estimator import path, or steps = [...]")
     cls = _import_class(table["class"], f"{key}.class")
     params = check_type(table.get("params", {}), (dict,), f"{key}.params", "a table")
-    names = _init_names(cls)
+    names = _param_names(cls)
     for name, value in params.items():
         if name not in names:
             raise SpecError(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parcv.plan.space import RandomSpace
+from parcv.plan.space import Candidate, RandomSpace
 from parcv.plan.splits import describe_folds
+from parcv.results.labels import readable_labels
 
 __all__ = ["plan_text"]
 
@@ -178,7 +180,12 @@ def _store_text(store: Path, plan: Any, job: Any, *, resume: bool, kept: bool) -
     return text
 
 
-def _labels_text(labels: list[str]) -> str:
+def _labels_text(candidates: Sequence[Candidate]) -> str:
+    """The count of candidates and the first ones, floats rounded as the report writes them."""
+    if not candidates:
+        return "1: "  # no space: the estimator as given
+    names = readable_labels(c.params for c in candidates)
+    labels = [names[c.label] for c in candidates]
     shown = "; ".join(labels[:4]) + (f", ... ({len(labels) - 4} more)" if len(labels) > 4 else "")
     return f"{len(labels)}: {shown}"
 
@@ -186,7 +193,7 @@ def _labels_text(labels: list[str]) -> str:
 def _plan_count(plan: Any) -> _Count:
     """A search in one round (or a cross-validation): its plan is what the run fits."""
     n_fits, n_refit = len(plan.units), len(plan.refit_outers) + int(plan.final)
-    labels = _labels_text([c.label for c in plan.candidates])
+    labels = _labels_text(plan.candidates)
     return _Count(labels, (), plan.n_fit_records, n_fits, n_refit, _train_rows(plan), (n_fits,))
 
 
@@ -258,7 +265,7 @@ def _rounds_count(job: Any, plan: Any) -> _Count | None:
         at = "" if exact else "at most "
         candidates = f"{at}{max(own)}{each}, {_proposed_text(strategy, job.space)}"
     else:
-        candidates = _labels_text([c.label for c in plan.candidates])
+        candidates = _labels_text(plan.candidates)
     n_scores = sum(s.n_units for s in schedules.values())
     n_fits = sum(s.n_fits for s in schedules.values())
     return _Count(candidates, tuple(lines), n_scores, n_fits, n_refit, rows, tuple(sizes), exact)
@@ -289,10 +296,10 @@ def _unread_text(spec: Any, job: Any, store: Path) -> str:
     if strategy is not None:
         candidates = f"{_proposed_text(strategy, job.space)}; counted once the data is read"
         if job.points() and not isinstance(job.space, RandomSpace):
-            candidates = _labels_text([c.label for c in check_space(job.space)])
+            candidates = _labels_text(check_space(job.space))
     else:
         space = job.space
-        candidates = _labels_text([c.label for c in check_space(space)] if space else [""])
+        candidates = _labels_text(check_space(space) if space else [])
     names = {"outer": "outer", "cv": "inner" if job.options.get("outer") else "cv"}
     schemes = [f"{names[k]} {job.options[k]!r}" for k in names if job.options.get(k)]
     stored = "exists (its records are matched when the data is read)" if store.is_file() else (

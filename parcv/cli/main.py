@@ -557,8 +557,11 @@ def _configure_logging(*, verbose: bool) -> None:
 
 
 def _show_warning(message: Any, category: type, *args: Any, shown: set[str], **kw: Any) -> None:
-    """Print a warning as one line naming its category, once per command (checks may rerun)."""
-    line = f"parcv: {category.__name__}: {message}"
+    """Print a warning as one line naming its category, once per command (checks may rerun),
+    its advice in a spec's and the command line's words."""
+    from parcv.errors import in_command_words
+
+    line = f"parcv: {category.__name__}: {in_command_words(message)}"
     if line not in shown:
         shown.add(line)
         print(line, file=sys.stderr)
@@ -576,6 +579,18 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "init":
         return _cmd_init(args)
     return _cmd_demo(args)
+
+
+def _usage_errors() -> tuple[type[Exception], ...]:
+    """The errors main reports as usage or spec errors (exit 2), imported only on an error.
+
+    ``parcv --version`` and ``--help`` exit while parsing: importing the spec and sweep
+    modules (scikit-learn, SciPy, the engine) up front took them seconds.
+    """
+    from parcv.cli.spec import SpecError, UsageError
+    from parcv.errors import PlanMismatchError
+
+    return (PlanMismatchError, SpecError, UsageError, FileNotFoundError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -597,10 +612,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["report", "/nonexistent/run"])
     2
     """
-    from parcv.cli.spec import SpecError
-    from parcv.cli.sweep import UsageError
-    from parcv.errors import ParcvError, PlanMismatchError
-
     words = list(sys.argv[1:] if argv is None else argv)
     previous = _interrupt_on_sigterm()
     levels = {name: logging.getLogger(name).level for name in (*_CHATTY, *_SHOWN)}
@@ -618,20 +629,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _closed_pipe()
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
-    except (PlanMismatchError, SpecError, UsageError, FileNotFoundError) as err:
+    except _usage_errors() as err:  # evaluated only when an exception gets here
         print(f"parcv: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("parcv: interrupted.", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as err:
+        from parcv.errors import ParcvError, in_command_words
+
         # error_score="raise" raises a unit's own exception, of any type, with parcv's note.
         notes = [str(n) for n in getattr(err, "__notes__", ())]
         expected = (ParcvError, ValueError, TypeError, OSError, ImportError)
         if not isinstance(err, expected) and not any(n.startswith("parcv: ") for n in notes):
             raise
-        print(f"parcv: run failed: {type(err).__name__}: {err}", *notes, sep="\n",
-              file=sys.stderr)  # fmt: skip
+        print(f"parcv: run failed: {type(err).__name__}: {in_command_words(err)}", *notes,
+              sep="\n", file=sys.stderr)  # fmt: skip
         return EXIT_FAILED
     finally:
         for name, level in levels.items():

@@ -30,16 +30,25 @@ from parcv.cli.build import (
     check_interval_strategy,
     check_null_spelling,
     check_space_keys,
+    use_spec_folder,
 )
-from parcv.cli.data_sources import LoadedData, load_data
+from parcv.cli.data_sources import LoadedData, MissingValues, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError, check_out
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
 from parcv.engine.options import RunOptions
+from parcv.engine.progress import start_lines_to
 from parcv.engine.rounds import plan_rounds, stored_rounds_message, takes_distributions
-from parcv.engine.session import pending_refits, reuse_message, survey_store, units_message
+from parcv.engine.session import (
+    final_refitted,
+    pending_refits,
+    reuse_message,
+    survey_store,
+    units_message,
+)
 from parcv.errors import BackendError, RunInterrupted, did_you_mean
 from parcv.plan.build import Plan, build_plan
-from parcv.plan.data import accepts_nan, check_dataset
+from parcv.plan.data import accepts_text, check_dataset
+from parcv.plan.missing import MissingVerdict, diagnose_missing
 from parcv.plan.space import check_space
 from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
@@ -217,7 +226,14 @@ def build_job(spec: Spec, *, run_code: bool = True) -> Job:
     SpecError
         A value that cannot be built (unknown class, scheme or scorer...),
         located in the spec's file.
+
+    Notes
+    -----
+    The spec's folder is put first on this process's import path (the CLI's own
+    process), so that the modules beside the spec import as a script's do; a run's
+    workers import them from the folders its plan records.
     """
+    use_spec_folder(spec.base_dir)
     try:
         return _build_job(spec, run_code)
     except SpecError as err:
@@ -261,25 +277,67 @@ def _build_job(spec: Spec, run_code: bool = True) -> Job:
     elif spec.table("search"):
         raise SpecError("search", spec.table("search"), "no [search] table without a [space]")
     job = Job(spec, estimator, space, data, options)
+    _check_text(job)  # first: the missing values are followed through steps that read numbers
     _check_missing(job)
     return job
 
 
 def _check_missing(job: Job) -> None:
-    """Refuse missing values, named by file, line and column, for an estimator without NaN.
+    """Refuse missing values, named by file, line and column, that the estimator refuses.
 
-    scikit-learn's ``allow_nan`` tag says which estimators take NaN as missing;
-    when the tags do not say (a space that swaps a pipeline's first step), the
-    fits decide. A sampler's space has no points to read the tags of: its
-    estimator's own decide.
+    :func:`parcv.plan.missing.diagnose_missing` follows them through the
+    pipeline to the step that refuses them (or takes them), for each point of
+    the space; the sweep is refused when every candidate refuses them (with
+    ``[scoring] error_score = "raise"``: any, as the run would stop at its first fit).
+    A sampler's space has no points: the estimator as written decides.
     """
-    missing = job.data.missing
-    if missing is None:
+    missing, verdict = job.data.missing, _missing_verdict(job)
+    if missing is not None and verdict is not None and verdict.refused:
+        raise UsageError(missing.refusal(verdict))
+
+
+def _missing_verdict(job: Job) -> MissingVerdict | None:
+    """What the estimator, or each point of the space, does with the data's missing values."""
+    if job.data.missing is None:
+        return None
+    points = job.space is not None and job.points()
+    params = [c.params for c in check_space(job.space)] if points else []
+    error_score = job.options.get("error_score")
+    each = isinstance(error_score, str) and error_score == "raise"
+    return diagnose_missing(job.estimator, job.data.X, job.data.y, params, each=each)
+
+
+def _missing_note(missing: MissingValues, verdict: MissingVerdict | None) -> str:
+    """The start line about missing values: how many, where, and which step takes them."""
+    taker = None if verdict is None else verdict.taker()
+    if taker is None:
+        takes = "the fits tell whether the estimator takes them"
+    else:
+        takes = f"{taker.describe()} takes them as missing (NaN)"
+    found = None if verdict is None else verdict.refusal()
+    if verdict is not None and found is not None:
+        takes += (
+            f"; {verdict.n_refusing} of {len(verdict.outcomes)} candidates do not take them "
+            f"({found[0].describe()}), and their fits will fail"
+        )
+    return f"{missing.summary()} (the first at {missing.first}); {takes}"
+
+
+def _check_text(job: Job) -> None:
+    """Refuse text columns, named by file, line and column, for an estimator of numbers.
+
+    scikit-learn's ``string`` and ``categorical`` input tags say which
+    estimators take text (an encoder does); when the tags do not say (a
+    ColumnTransformer, a space that swaps a pipeline's first step), the fits
+    decide. Categorical columns are left to the estimator: several take them.
+    """
+    text = job.data.text
+    if text is None or not text.text:
         return
     points = job.space is not None and job.points()
     params = [c.params for c in check_space(job.space)] if points else []
-    if accepts_nan(job.estimator, params) is False:
-        raise UsageError(missing.refusal(job.estimator))
+    if accepts_text(job.estimator, params) is False:
+        raise UsageError(text.refusal(job.estimator))
 
 
 def _criteria(search: dict[str, Any], estimator: Any) -> CriteriaRequest | None:
@@ -457,7 +515,9 @@ def _announce_reuse(
     data = check_dataset(job.data.X, job.data.y, job.data.groups)
     survey = survey_store(plan, data, store)
     models = job.spec.run.save_models and job.spec.mode != "cross_validate"
-    announce(reuse_message(survey.n_found, plan.n_units, pending_refits(plan, with_model=models)))
+    pending = pending_refits(plan, with_model=models)
+    final = final_refitted(plan, with_model=models)
+    announce(reuse_message(survey.n_found, plan.n_units, pending, final_refit=final))
     for line in survey.changes.lines(kept=resume == "values"):
         announce(line)
 
@@ -530,6 +590,7 @@ def run_info(
         metric=report.get("metric"),
         plots=bool(report.get("plots", True)),
         cv_results=bool(report.get("cv_results", False)),
+        spec_folder=str(spec.base_dir.resolve()),
         **timing,
     )
 
@@ -626,7 +687,7 @@ def run_spec(
         ``resume`` finds a store with records, then once per code change that
         makes stored units stale ("scikit-learn 1.9.1 → 1.9.2: 4,210 units
         recomputed"), and with the count, columns and first place of missing
-        values the estimator takes as NaN.
+        values, the step that takes them as NaN and how many candidates do not.
     resume_command : str, default=None
         The command that resumes this run, kept in the run directory
         (``resume-command.txt``) for the report of an unfinished run.
@@ -656,11 +717,7 @@ def run_spec(
     job = build_job(spec)
     plan, (backend, n_jobs, where) = _check_run(job, connect_timeout)
     if job.data.missing is not None and announce is not None:
-        missing = job.data.missing
-        announce(
-            f"{missing.summary()} (the first at {missing.first}); "
-            f"{type(job.estimator).__name__} takes them as missing (NaN)"
-        )
+        announce(_missing_note(job.data.missing, _missing_verdict(job)))
     run_dir = Path(out or default_out(spec)).expanduser()
     check_run_dir(run_dir, overwrite=overwrite)
     created = _missing_from(run_dir)
@@ -678,7 +735,9 @@ def run_spec(
             options = _run_options(
                 spec, backend, n_jobs, store, resume=resume, overwrite=overwrite, progress=progress
             )
-            job.run(options)
+            # The run's own start lines would repeat what `announce` said before it.
+            with start_lines_to(logging.NullHandler()):
+                job.run(options)
         except BackendError:
             if new_store:  # a backend that did not start leaves no empty run behind
                 _drop_unused_run(run_dir, created)

@@ -36,14 +36,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 # estimators and RunOptions itself show these (see takes_run_options).
 _DOCS: dict[str, str] = {
     "backend": """\
-backend : {"serial", "local", "dask"} or Backend, default="local"
-    ``"dask"`` starts a loopback ``LocalCluster`` for the call; pass
-    ``DaskBackend(address=... | scheduler_file=... | client=... | cluster=...)``
-    to use an existing cluster.""",
+backend : {"serial", "local", "dask"}, Backend or distributed.Client, default="local"
+    Where the units run; every backend gives the same numbers. ``"dask"``
+    runs on the default ``distributed.Client`` when one exists (the last
+    ``Client(...)`` created in this process), else on a loopback
+    ``LocalCluster`` that parcv starts for the call and closes after it.
+    Its workers are new processes that import your script, so a script
+    calls parcv under ``if __name__ == "__main__":``. To name a cluster,
+    pass its ``Client`` or ``DaskBackend(address=... | scheduler_file=...
+    | client=... | cluster=...)``.""",
     "n_jobs": """\
 n_jobs : int, default=None
-    Worker processes of the local pool or of the Dask cluster parcv
-    starts; ``None`` uses every core.""",
+    Worker processes of the local pool or of the loopback Dask cluster
+    parcv starts; ``None`` uses every core. Refused with a backend object,
+    a ``Client`` or a default client, whose workers are their own.""",
     "store": """\
 store : str or Path, default=None
     SQLite file that receives every record as it finishes (WAL mode, one
@@ -79,7 +85,10 @@ progress : bool, default=None
     score so far, for every strategy; ``None`` shows it only when stderr is a
     terminal. Where the units are known only as a bound (early stopping,
     racing, a strategy of one's own), the bar ends at the units run and
-    says the bound.""",
+    says the bound. A run that shows it also starts, on a resume, with the
+    lines ``parcv run`` prints on stderr ("parcv: reusing 840 of 1,000
+    units; 160 to compute", one per code change); ``progress=False``
+    silences them too.""",
     "verbose": """\
 verbose : int, default=0
     As scikit-learn's: ``1`` or more also shows the progress bar (unless

@@ -13,10 +13,23 @@ from parcv.plan.kinds import KINDS
 from parcv.plan.record_batch import RecordBatch
 from parcv.plan.records import Record
 
-__all__ = ["VERBOSE_LOG", "FitLog", "Progress", "check_progress", "verbose_output"]
+__all__ = [
+    "START_LOG",
+    "VERBOSE_LOG",
+    "FitLog",
+    "Progress",
+    "check_progress",
+    "shows_progress",
+    "start_lines_to",
+    "start_output",
+    "verbose_output",
+]
 
 # The lines scikit-learn's verbose prints (per-fit END lines, curve sizes): logged here.
 VERBOSE_LOG = logging.getLogger("parcv.verbose")
+# What a run finds in its store when it starts ("reusing 840 of 1,000 units; 160 to
+# compute", one line per code change) and what a run in rounds reused: logged here.
+START_LOG = logging.getLogger("parcv.start")
 
 
 def check_progress(progress: Any) -> bool:
@@ -40,6 +53,20 @@ def check_progress(progress: Any) -> bool:
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True, False or None; got {progress!r}.")
     return progress
+
+
+def shows_progress(progress: bool | None, verbose: int) -> bool:
+    """Whether a run shows its progress: the bar, and its start lines on stderr.
+
+    ``progress=None`` shows it when stderr is a terminal, or with ``verbose >= 1``
+    (as scikit-learn's ``verbose`` shows its log); ``progress=False`` never.
+
+    Examples
+    --------
+    >>> shows_progress(False, 3), shows_progress(True, 0), shows_progress(None, 1)
+    (False, True, True)
+    """
+    return check_progress(True if progress is None and verbose else progress)
 
 
 @dataclass(frozen=True)
@@ -341,3 +368,58 @@ def verbose_output(verbose: int) -> Iterator[None]:
         VERBOSE_LOG.removeHandler(handler)
         VERBOSE_LOG.setLevel(level)
         VERBOSE_LOG.propagate = propagate
+
+
+@contextmanager
+def start_output(shown: bool) -> Iterator[None]:
+    """Write :data:`START_LOG`'s lines on stderr, as ``parcv: <line>``, while a run lasts.
+
+    The lines a resume starts with (what the store holds, what changed) reach a
+    Python user who configured no logging, as the command line prints them: for a
+    run that shows its progress (``shown``, see :func:`shows_progress`). A handler
+    added here writes to the current ``sys.stderr`` and is removed after; the logger
+    does not propagate meanwhile, so a configured root logger does not show a line
+    twice. Nothing is added when ``shown`` is false (the lines are logged as any
+    INFO line), nor when :data:`START_LOG` has a handler of its own: a caller that
+    says these lines its own way (:func:`start_lines_to`) takes them.
+
+    Examples
+    --------
+    >>> import sys
+    >>> sys.stderr = sys.stdout  # the doctest reads stdout
+    >>> with start_output(True):
+    ...     START_LOG.info("reusing 4 of 7 units; 3 to compute")
+    parcv: reusing 4 of 7 units; 3 to compute
+    >>> sys.stderr = sys.__stderr__
+    """
+    if not shown or START_LOG.handlers:
+        yield
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("parcv: %(message)s"))
+    level, propagate = START_LOG.level, START_LOG.propagate
+    START_LOG.addHandler(handler)
+    START_LOG.setLevel(logging.INFO)
+    START_LOG.propagate = False
+    try:
+        yield
+    finally:
+        START_LOG.removeHandler(handler)
+        START_LOG.setLevel(level)
+        START_LOG.propagate = propagate
+
+
+@contextmanager
+def start_lines_to(handler: logging.Handler) -> Iterator[None]:
+    """Send :data:`START_LOG`'s lines to ``handler`` while the block lasts, not to stderr.
+
+    For a caller that says what a resume finds its own way (the command line prints
+    its lines before the run): the run's own start lines then go to ``handler`` (a
+    ``logging.NullHandler()`` drops them) and still propagate to the configured
+    loggers, as any INFO line.
+    """
+    START_LOG.addHandler(handler)
+    try:
+        yield
+    finally:
+        START_LOG.removeHandler(handler)

@@ -17,12 +17,12 @@ units no earlier run stored.
 from __future__ import annotations
 
 import json
-import logging
 import math
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,13 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from parcv.engine.options import RunOptions
-from parcv.engine.progress import VERBOSE_LOG, Progress, check_progress, verbose_output
+from parcv.engine.progress import (
+    START_LOG,
+    VERBOSE_LOG,
+    Progress,
+    check_progress,
+    verbose_output,
+)
 from parcv.engine.runner import Driver, distribution_versions, frozen_heap, start_schedule
 from parcv.engine.session import (
     CodeChanges,
@@ -47,14 +53,21 @@ from parcv.engine.session import (
     reused_message,
     rounds_reuse_message,
 )
-from parcv.errors import FitFailedError, ParcvError, RunInterrupted, UnfinishedRunError
+from parcv.errors import (
+    FitFailedError,
+    ParcvError,
+    RunInterrupted,
+    UnfinishedRunError,
+    Worded,
+    error_score_setting,
+)
 from parcv.plan.build import Plan, fingerprint
 from parcv.plan.data import Dataset
 from parcv.plan.keys import content_keys
 from parcv.plan.parts import PartBuilder, RoundOptions, base_plan, continued, refit_plan
-from parcv.plan.records import Key, Record
+from parcv.plan.records import Key, Record, Unit
 from parcv.plan.tokens import token_hex
-from parcv.results.aggregate import failure_details, report_fit_failures
+from parcv.results.aggregate import failure_details, reemit_unit_warnings, report_fit_failures
 from parcv.results.partial import PartialResult
 from parcv.results.rounds import PartRun, SearchRun, finished_part, make_partial_rounds_result
 from parcv.store.lock import lock_store
@@ -99,7 +112,8 @@ __all__ = [
     "takes_distributions",
 ]
 
-_log = logging.getLogger("parcv")
+# Its lines say what a run finds in its store: on stderr for a run that shows progress.
+_log = START_LOG
 
 
 @dataclass
@@ -201,11 +215,18 @@ class _Rounds:
         if run.proposal is not None and search.job.key is None:  # the bar's best: on all data
             self.bar.watch(pid, len(plan.inner_folds[None]), **_bar_level(run.proposal))
         self.bar.update(list(done.values()), pid)
-        schedule = start_schedule(plan, done=done, reuse=reuse.lookup, twins=reuse.twins)
+        lookup = None if reuse.lookup is None else partial(self._counted, reuse.lookup)
+        schedule = start_schedule(plan, done=done, reuse=lookup, twins=reuse.twins)
         run.records = schedule.records
         versions = distribution_versions(keys.environments.values())
         self.driver.add(pid, plan, schedule, versions=versions)
         self.by_pid[pid] = (search, run)
+
+    def _counted(self, lookup: Callable[[Unit], Record | None], unit: Unit) -> Record | None:
+        """A refit's stored record (looked up once, when its fits are in), counted as reused."""
+        found = lookup(unit)
+        self.n_reused += found is not None
+        return found
 
     def propose(self, search: _Search) -> None:
         """Ask the search for its next round and start it; or refit its winner when done."""
@@ -550,7 +571,12 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
                     _drive(rounds)
             bar.finish()
             if n_stored:
-                _log.info("%s", reused_message(rounds.n_reused, rounds.n_units))
+                refitted = options.save_models is False and any(
+                    j.key is None and j.refit for j in job.searches
+                )  # a final model is reused only with its saved model
+                _log.info(
+                    "%s", reused_message(rounds.n_reused, rounds.n_units, final_refit=refitted)
+                )
                 rounds.say_changes()
             st.set_meta({"choices": json.dumps(_choices(searches))})
         except KeyboardInterrupt as err:
@@ -563,6 +589,10 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
         record = None if final is None else final.records.get(("final",))
         if options.save_models and record is not None:
             _save_final(st, record, pid=final.pid)  # type: ignore[union-attr]
+    # Once for the whole run: its searches, rounds, brackets and refits are one call's fits.
+    reemit_unit_warnings(
+        run.records for s in searches for run in [*s.run.parts, s.run.refit] if run is not None
+    )
     for search in searches:
         report_search_failures(search.run)
     return [s.run for s in searches]
@@ -586,14 +616,14 @@ def report_search_failures(search: SearchRun) -> None:
     if fits and not any(r.ok for r in fits):
         where = "all data" if search.key is None else f"outer fold {search.key}"
         n_rounds = len(search.rounds())
-        raise FitFailedError(
+        raise FitFailedError(Worded((
             f"\nAll the {len(fits)} fits failed.\n"
             "It is very likely that your model is misconfigured.\n"
-            "You can try to debug the error by setting error_score='raise'.\n"
+            "You can try to debug the error by setting ", error_score_setting("raise"), ".\n"
             f"parcv: every candidate of every round of the search on {where} failed "
             f"({n_rounds} round{'s' * (n_rounds != 1)}): {len(fits)} failed fits; nothing can "
-            f"be selected.\n\nBelow are more details about the failures:\n{failure_details(fits)}"
-        )
+            f"be selected.\n\nBelow are more details about the failures:\n{failure_details(fits)}",
+        )))  # fmt: skip
     for run in search.parts:
         report_fit_failures(run.plan, run.records, alone=False)
     if search.refit is not None:

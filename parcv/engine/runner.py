@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from parcv.criteria.tasks import CriteriaUndefinedError
 from parcv.engine.backends.base import Backend, Executor
 from parcv.engine.speculate import Speculation
-from parcv.errors import BackendError, FitFailedError
+from parcv.errors import RESUME, BackendError, FitFailedError, Worded, error_score_setting
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.kinds import KINDS, kind_of, refit_kind
@@ -607,19 +607,19 @@ class _FirstWave:
         n_fits = sum(1 for u in self.plan.units if _selects(u))
         n_run = len(self.failed)
         # scikit-learn's words first ("All the N fits failed"), as its error is matched by them.
-        return FitFailedError(
+        return FitFailedError(Worded((
             f"\nAll the {n_fits} fits failed or would fail the same way.\n"
             "It is very likely that your model is misconfigured.\n"
-            "You can try to debug the error by setting error_score='raise'.\n"
+            "You can try to debug the error by setting ", error_score_setting("raise"), ".\n"
             f"parcv: the first {n_run} fits of this run, of {len(candidates)} candidates, all "
             f"failed with the same {kind}, so it is not one candidate's fault: parcv stopped "
             f"rather than run the other {n_fits - n_run} to fail alike, and stored none of these "
-            "failures. Fix the cause and run again (resume=True keeps what finished).\n\n"
+            "failures. Fix the cause and run again (", RESUME, " keeps what finished).\n\n"
             "Below are more details about the failures:\n"
             + failure_details(self.failed).replace(
-                f"{n_run} fits failed", f"{n_run} run of {n_fits} fits failed", 1
-            )
-        )
+                f"{n_run} fits failed", f"{n_run} of {n_fits} fits failed", 1
+            ),
+        )))  # fmt: skip
 
 
 @dataclass

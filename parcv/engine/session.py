@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
@@ -18,7 +17,7 @@ import numpy as np
 
 from parcv.criteria.tasks import CriteriaRequest
 from parcv.engine.options import RunOptions
-from parcv.engine.progress import FitLog, Progress, check_progress, verbose_output
+from parcv.engine.progress import START_LOG, FitLog, Progress, check_progress, verbose_output
 from parcv.engine.runner import distribution_versions, run_plan
 from parcv.errors import (
     ModelNotAvailableError,
@@ -44,7 +43,7 @@ from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
 from parcv.plan.units import UnitGrid, as_units
 from parcv.plan.version import __version__
-from parcv.results.aggregate import race_mask, report_fit_failures
+from parcv.results.aggregate import race_mask, reemit_unit_warnings, report_fit_failures
 from parcv.results.objects import FinalModel
 from parcv.results.partial import missing_parts
 from parcv.stats.racing import Racing
@@ -89,9 +88,11 @@ __all__ = [
     "reused_message",
     "rounds_reuse_message",
     "units_message",
+    "final_refitted",
 ]
 
-_log = logging.getLogger("parcv")
+# Its lines say what a run finds in its store: on stderr for a run that shows progress.
+_log = START_LOG
 
 
 def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
@@ -474,12 +475,17 @@ def _refits(n: int) -> str:
     return f"refit{'s' * (n != 1)}"
 
 
-def reuse_message(n_reused: int, n_units: int, n_pending: int = 0) -> str:
+def reuse_message(
+    n_reused: int, n_units: int, n_pending: int = 0, *, final_refit: bool = False
+) -> str:
     """Say how much of a plan a store already holds, before the run.
 
     ``n_pending`` refits fit the candidate their fits choose: whether the
     store holds them is known only once the fits are in, so they are counted
-    apart, neither reused nor to compute.
+    apart, neither reused nor to compute. ``final_refit``: the final model is
+    fitted again whatever the store holds, as it keeps no fitted model (see
+    :func:`final_refitted`); it is said apart too, so that a resume with
+    nothing new says "0 to compute".
 
     Examples
     --------
@@ -488,8 +494,11 @@ def reuse_message(n_reused: int, n_units: int, n_pending: int = 0) -> str:
     >>> reuse_message(216, 258, 6)
     'reusing 216 of 258 units; 36 to compute, and 6 refits of the chosen candidates, \
 reused if the store holds them'
+    >>> reuse_message(6, 7, final_refit=True)
+    'reusing 6 of 7 units; 0 to compute, and the final model to refit (a store keeps a \
+fitted model only when models are saved)'
     """
-    to_compute = n_units - n_reused - n_pending
+    to_compute = n_units - n_reused - n_pending - final_refit
     text = f"reusing {n_reused:,} of {n_units:,} units; {to_compute:,} to compute"
     if n_pending:
         them = "them" if n_pending != 1 else "it"
@@ -497,6 +506,11 @@ reused if the store holds them'
         text += (
             f", and {n_pending:,} {_refits(n_pending)} of the chosen candidate{each}, reused if "
             f"the store holds {them}"
+        )
+    if final_refit:
+        text += (
+            ", and the final model to refit (a store keeps a fitted model only when models are "
+            "saved)"
         )
     return text
 
@@ -523,15 +537,26 @@ run; each round reuses those it proposes again, of at most 360 units'
     )
 
 
-def reused_message(n_reused: int, n_units: int) -> str:
+def reused_message(n_reused: int, n_units: int, *, final_refit: bool = False) -> str:
     """Say how many of a finished run's units came from the store (a run in rounds, after).
+
+    ``final_refit``: the final model was fitted again, as the store keeps no
+    fitted model (see :func:`reuse_message`).
 
     Examples
     --------
     >>> reused_message(172, 360)
     'reused 172 of 360 units; 188 computed'
+    >>> reused_message(8, 9, final_refit=True)
+    'reused 8 of 9 units; 1 computed: the final model (a store keeps a fitted model only when \
+models are saved)'
     """
-    return f"reused {n_reused:,} of {n_units:,} units; {n_units - n_reused:,} computed"
+    computed = n_units - n_reused
+    text = f"reused {n_reused:,} of {n_units:,} units; {computed:,} computed"
+    if final_refit:
+        what = ": the final model" if computed == 1 else ", including the final model"
+        text += f"{what} (a store keeps a fitted model only when models are saved)"
+    return text
 
 
 def pending_refits(plan: Plan, *, with_model: bool) -> int:
@@ -543,6 +568,15 @@ def pending_refits(plan: Plan, *, with_model: bool) -> int:
     if plan.estimators:
         return 0
     return len(plan.refit_outers) + int(plan.final and with_model)
+
+
+def final_refitted(plan: Plan, *, with_model: bool) -> bool:
+    """Whether a resume fits the final model again whatever its store holds.
+
+    A run returns its fitted final model, and a store keeps one only with its
+    saved model (``with_model``): without it, the final unit is always computed.
+    """
+    return bool(plan.final) and not with_model and not plan.estimators
 
 
 def units_message(n_units: int, counts: ReusedCounts) -> str:
@@ -702,7 +736,8 @@ def _execute_unlocked(
             done = {k: r for k, r in done.items() if r.ok}
         if reuse.n_stored:
             pending = pending_refits(plan, with_model=save_models)
-            _log.info("%s", reuse_message(len(done), plan.n_units, pending))
+            final = final_refitted(plan, with_model=save_models)
+            _log.info("%s", reuse_message(len(done), plan.n_units, pending, final_refit=final))
         for line in [] if reuse.changes is None else reuse.changes.lines(kept=keep_code):
             _log.info("%s", line)
         if done:
@@ -731,6 +766,7 @@ def _execute_unlocked(
             bar.close()
         if save_models and ("final",) in records:
             _save_final(st, records[("final",)])
+    reemit_unit_warnings([records])
     report_fit_failures(plan, records)
     return records
 

@@ -1,4 +1,5 @@
-"""The plan wing: what a run will compute, as plain data; nothing runs here.
+"""The plan wing: what a run will compute, as plain data; nothing runs here but the
+tiny probe fits that find which step of a pipeline refuses the NaN of X (``missing``).
 
 It owns the candidate space (``space``), the CV schemes materialised as index
 arrays (``splits``, ``partition``), scorers and the checks that they can score

@@ -452,7 +452,8 @@ def build_plan(
         candidates, paths = expand_paths(candidates, path)
         fast_cv = False
     check_candidate_params(estimator, candidates)
-    check_data_for(estimator, data, [c.params for c in candidates])
+    raises = isinstance(error_score, str) and error_score == "raise"
+    check_data_for(estimator, data, [c.params for c in candidates], each=raises, part=part)
     error = check_error_score(error_score)
     if error == "raise" or (space is not None and not part):
         # The fits would stop at the first rejected candidate, or have nothing to select from.

@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from parcv.plan.missing import diagnose_missing
 from parcv.plan.tokens import token_of
 
 __all__ = [
     "Dataset",
-    "accepts_nan",
+    "accepts_text",
     "check_data_for",
     "check_dataset",
     "data_token",
@@ -340,33 +341,58 @@ def _input_tags(estimator: Any, params: list[dict[str, Any]]) -> Any:
     return None if tags.no_validation else tags.input_tags
 
 
-def accepts_nan(estimator: Any, params: list[dict[str, Any]]) -> bool | None:
-    """Whether ``estimator`` takes NaN in X as missing values (scikit-learn's ``allow_nan``).
+def accepts_text(estimator: Any, params: list[dict[str, Any]]) -> bool | None:
+    """Whether ``estimator`` takes text columns in X (scikit-learn's ``string`` or
+    ``categorical`` input tags, as an encoder has).
 
     ``params`` are the candidates' parameters (a space that changes a pipeline's
-    first step makes it unknown). None when the tags do not say.
+    first step makes it unknown). None when the tags do not say: a
+    ColumnTransformer, whose parts each take their own columns, or a step
+    without scikit-learn's tags.
 
     Examples
     --------
-    >>> from sklearn.ensemble import HistGradientBoostingRegressor
     >>> from sklearn.linear_model import Ridge
-    >>> accepts_nan(Ridge(), []), accepts_nan(HistGradientBoostingRegressor(), [])
+    >>> from sklearn.preprocessing import OneHotEncoder
+    >>> accepts_text(Ridge(), []), accepts_text(OneHotEncoder(), [])
     (False, True)
     """
     tags = _input_tags(estimator, params)
-    return None if tags is None else bool(tags.allow_nan)
+    return None if tags is None else bool(tags.string or tags.categorical)
 
 
-def check_data_for(estimator: Any, data: Dataset, params: list[dict[str, Any]]) -> None:
+def check_data_for(
+    estimator: Any,
+    data: Dataset,
+    params: list[dict[str, Any]],
+    *,
+    each: bool = False,
+    part: bool = False,
+) -> None:
     """Refuse X or y that ``estimator`` cannot fit, before any fit is dispatched.
 
-    One cheap check of the data against scikit-learn's estimator tags: NaN
-    or inf where the tags do not allow NaN, complex or non-numeric X, and for
-    a scikit-learn classifier a single class or a continuous target. The
-    shape of X is not checked against the tags, as scikit-learn's searches
-    do not: tags such as ``two_d_array`` describe what an estimator is tested
-    on, not all it accepts (DummyClassifier fits 1-D X, CheckingClassifier
-    any X), so the estimator's own fit decides.
+    One cheap check of the data against scikit-learn's estimator tags: inf
+    where the tags do not allow it, complex or non-numeric X, and for a
+    scikit-learn classifier a single class or a continuous target. NaN in X
+    are followed through the pipeline to the step that first refuses them
+    (:func:`parcv.plan.missing.diagnose_missing`: the steps' tags, or a tiny
+    fit on a few rows where they do not say); the run is refused when every
+    candidate refuses them (with ``each``: any). The shape of X is not
+    checked against the tags, as scikit-learn's searches do not: tags such
+    as ``two_d_array`` describe what an estimator is tested on, not all it
+    accepts (DummyClassifier fits 1-D X, CheckingClassifier any X), so the
+    estimator's own fit decides.
+
+    Parameters
+    ----------
+    estimator : estimator object
+    data : Dataset
+    params : list of dict
+        Each candidate's parameters.
+    each : bool, default=False
+        Refuse the run when one candidate refuses the NaN (``error_score="raise"``).
+    part : bool, default=False
+        ``params`` are one round of a search (see :func:`diagnose_missing`).
 
     Raises
     ------
@@ -375,14 +401,18 @@ def check_data_for(estimator: Any, data: Dataset, params: list[dict[str, Any]]) 
 
     Examples
     --------
-    >>> from sklearn.linear_model import Ridge
-    >>> X = np.array([[0.0], [np.nan], [2.0]])
-    >>> check_data_for(Ridge(), check_dataset(X, [0.0, 1.0, 2.0]), [])
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> X = np.array([[0.0], [np.nan], [2.0], [1.0]])
+    >>> pipe = make_pipeline(StandardScaler(), LogisticRegression())
+    >>> check_data_for(pipe, check_dataset(X, [0, 1, 0, 1]), [{}])
     Traceback (most recent call last):
     ...
-    ValueError: X holds NaN (first in row 1), and Ridge does not accept missing or infinite \
-values. Impute them (e.g. make_pipeline(SimpleImputer(), estimator)), drop those rows, or use an \
-estimator that handles NaN (e.g. HistGradientBoostingRegressor).
+    ValueError: X holds NaN (first in row 1, column 0; 1 in all), and step 'logisticregression' \
+(LogisticRegression) of the pipeline does not accept missing values. Impute them before it, e.g. \
+make_pipeline(StandardScaler(), SimpleImputer(), LogisticRegression()); or drop those rows, or use \
+an estimator that handles NaN (e.g. HistGradientBoostingClassifier).
     """
     tags = _input_tags(estimator, params)
     name = type(estimator).__name__
@@ -392,6 +422,9 @@ estimator that handles NaN (e.g. HistGradientBoostingRegressor).
         _check_kernel(data.X, name)
     if tags is not None:
         _check_x_for(data.X, tags, name)
+    verdict = diagnose_missing(estimator, data.X, data.y, params, each=each, part=part)
+    if verdict is not None and verdict.refused:
+        raise ValueError(verdict.message())
     _check_y_for(estimator, data.y, name)
 
 
@@ -465,16 +498,15 @@ def _check_x_for(X: Any, tags: Any, name: str) -> None:
                 "Replace them (e.g. X[np.isinf(X)] = np.nan, to treat them as missing) or drop "
                 "those rows."
             )
-    if numeric and not tags.allow_nan:
-        bad = ~np.isfinite(values)
+    if numeric and not tags.allow_nan:  # NaN: diagnose_missing follows them to their step
+        bad = np.isinf(values)
         if bad.any():
             row = int(np.argwhere(bad)[0][0]) if not sp.issparse(X) else None
-            kind = "NaN" if np.isnan(values[bad]).any() else "inf"
             where = f" (first in row {row})" if row is not None else ""
             raise ValueError(
-                f"X holds {kind}{where}, and {name} does not accept missing or infinite values. "
-                "Impute them (e.g. make_pipeline(SimpleImputer(), estimator)), drop those rows, or "
-                "use an estimator that handles NaN (e.g. HistGradientBoostingRegressor)."
+                f"X holds inf{where}, and {name} does not accept infinite values. Replace them "
+                "(e.g. X[np.isinf(X)] = np.nan, to impute them as missing values) or drop those "
+                "rows."
             )
 
 

@@ -603,15 +603,20 @@ def _environments(
 
 
 def unseeded_parameters(estimator: Any, candidates: Sequence[dict[str, Any]]) -> list[str]:
-    """The ``random_state`` parameters some candidate leaves None, by their parameter name.
+    """The ``random_state`` parameters some candidate leaves None where its fit draws.
 
     Such a fit draws fresh randomness, yet its key holds ``None``, not the
     draw: a resume reuses its stored record as a draw of the same random
-    process rather than drawing again.
+    process rather than drawing again. An estimator whose ``random_state`` is
+    used only under some parameters (``Ridge``: by the ``'sag'`` and ``'saga'``
+    solvers) is named only where a candidate's parameters use it, as
+    scikit-learn documents each one's ``random_state`` (:func:`_random_use_rules`);
+    any other estimator with a ``random_state`` is taken to draw.
 
     Examples
     --------
     >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from sklearn.linear_model import Ridge
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.preprocessing import StandardScaler
     >>> pipe = make_pipeline(StandardScaler(), RandomForestRegressor())
@@ -619,32 +624,87 @@ def unseeded_parameters(estimator: Any, candidates: Sequence[dict[str, Any]]) ->
     ['randomforestregressor__random_state']
     >>> unseeded_parameters(pipe, [{"randomforestregressor__random_state": 0}])
     []
+    >>> unseeded_parameters(Ridge(), [{"solver": "auto"}, {"solver": "cholesky"}])
+    []
+    >>> unseeded_parameters(Ridge(), [{"solver": "auto"}, {"solver": "sag"}])
+    ['random_state']
     """
-    if not hasattr(estimator, "get_params"):
+    template = _deep_params(estimator)
+    if template is None:
         return []
-    base = _unseeded(estimator)
+    rules = _random_use_rules()
     found: set[str] = set()
-    seen: set[tuple[Any, ...]] = set()
+    built: dict[tuple[Any, ...], dict[str, Any] | None] = {}
     for params in candidates:
-        nested = [k for k, v in params.items() if hasattr(v, "get_params")]
-        if not nested:  # plain values: the template's, less those the candidate sets
-            found |= {k for k in base if params.get(k, None) is None}
-            found |= {k for k, v in params.items() if _names_seed(k) and v is None}
-            continue
-        shape = tuple(sorted((k, id(params[k])) for k in nested))
-        if shape not in seen:  # an estimator as a value: its parameters, built once
-            seen.add(shape)
-            built = clone(estimator).set_params(**clone(dict(params), safe=False))
-            found |= _unseeded(built)
+        nested = {k: v for k, v in params.items() if hasattr(v, "get_params")}
+        deep: dict[str, Any] | None = template
+        if nested:
+            shape = tuple(sorted((k, id(v)) for k, v in nested.items()))
+            if shape not in built:  # an estimator as a value: its parameters, read once
+                replaced = clone(estimator).set_params(**clone(nested, safe=False))
+                built[shape] = _deep_params(replaced)
+            deep = built[shape]
+        if deep is not None:
+            plain = {k: v for k, v in params.items() if k not in nested}
+            found |= _unseeded(type(estimator), {**deep, **plain}, rules)
     return sorted(found)
 
 
-def _unseeded(estimator: Any) -> set[str]:
+def _deep_params(estimator: Any) -> dict[str, Any] | None:
+    """``get_params(deep=True)``, or None for an object whose parameters cannot be read."""
     try:
-        params = estimator.get_params(deep=True)
-    except Exception:  # an estimator whose parameters cannot be read: nothing to say
-        return set()
-    return {k for k, v in params.items() if _names_seed(k) and v is None}
+        return dict(estimator.get_params(deep=True))
+    except Exception:  # not an estimator, or one that cannot say: nothing to say of it
+        return None
+
+
+def _unseeded(
+    top: type, params: dict[str, Any], rules: dict[type, Callable[[dict[str, Any]], bool]]
+) -> set[str]:
+    """The seed parameters left None of one candidate's parameters (deep), where they draw."""
+    found = set()
+    for name, value in params.items():
+        if not _names_seed(name) or value is not None:
+            continue
+        prefix = name[: -len("random_state")]  # "" or "step__"
+        owner = top if not prefix else type(params.get(prefix[:-2]))
+        rule = rules.get(owner)
+        own = {k[len(prefix) :]: v for k, v in params.items()
+               if k.startswith(prefix) and "__" not in k[len(prefix) :]}  # fmt: skip
+        if rule is None or rule(own):
+            found.add(name)
+    return found
+
+
+def _random_use_rules() -> dict[type, Callable[[dict[str, Any]], bool]]:
+    """Estimators whose fit draws from ``random_state`` only under some parameters.
+
+    Each rule is scikit-learn's documentation of that class's ``random_state``
+    (and its code: ``Ridge``'s ``solver='auto'`` resolves to cholesky,
+    sparse_cg or lbfgs, never to sag). Exact classes only: a subclass may
+    draw where its parent does not.
+    """
+    from sklearn.linear_model import ElasticNet, Lasso, LogisticRegression, Ridge, RidgeClassifier
+    from sklearn.svm import SVC, NuSVC
+
+    def solver_in(*solvers: str) -> Callable[[dict[str, Any]], bool]:
+        return lambda own: own.get("solver") in solvers
+
+    def random_selection(own: dict[str, Any]) -> bool:
+        return own.get("selection") == "random"
+
+    def probability(own: dict[str, Any]) -> bool:
+        return bool(own.get("probability"))
+
+    return {
+        Ridge: solver_in("sag", "saga"),
+        RidgeClassifier: solver_in("sag", "saga"),
+        LogisticRegression: solver_in("sag", "saga", "liblinear"),
+        Lasso: random_selection,
+        ElasticNet: random_selection,
+        SVC: probability,
+        NuSVC: probability,
+    }
 
 
 def _names_seed(name: str) -> bool:

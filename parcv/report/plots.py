@@ -1,4 +1,9 @@
-"""PNG plots of a result (matplotlib, the optional ``plot`` extra; no pyplot state).
+"""Plots of a result: the report's PNGs, and the Display objects they are drawn by.
+
+Each plot a person may want in a notebook is a scikit-learn style display
+(``ValidationCurveDisplay.from_result(result, ax=ax)``, ``.plot(ax=None)``,
+``figure_`` and ``ax_``); the report's figure of it is that display drawn on a
+pyplot-free ``Figure`` of the report's size, so both draw the same.
 
 Validation curve (train and test score vs a hyperparameter), per-fold
 paired differences of the best and the runner-up, selection
@@ -9,26 +14,35 @@ learning curves and bias-variance trade-off, and its iteration paths.
 
 from __future__ import annotations
 
-import functools
 import io
 import numbers
 import re
 import textwrap
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
+from parcv.plan.space import format_params
 from parcv.report.text import num
 from parcv.results.compare import candidate_scores
 from parcv.results.halving import HalvingResult, HyperbandResult
+from parcv.results.labels import readable_labels
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.predictions import predicts_labels
 from parcv.strategies.sampler import check_optuna_space, import_optuna, rebuild_study
 
 __all__ = [
+    "DISPLAYS",
+    "FoldScoresDisplay",
+    "HalvingRungsDisplay",
+    "PairedDifferencesDisplay",
+    "ParamImportanceDisplay",
+    "SamplerTrialsDisplay",
+    "SelectionFrequencyDisplay",
+    "ValidationCurveDisplay",
     "bias_variance_tradeoff",
     "figures",
     "halving_rungs",
@@ -59,9 +73,12 @@ def _shown(metric: str) -> str:
 
 
 def _short(label: str, width: int = 38) -> str:
-    """Drop pipeline step prefixes and estimator arguments (model families); cut the rest."""
+    """Drop pipeline step prefixes and estimator arguments (model families); cut the rest.
+
+    Its floats are left as they are: it shortens readable labels
+    (:func:`~parcv.results.labels.readable_labels`), whose digits tell candidates apart.
+    """
     label = re.sub(r"\b\w+__", "", label)
-    label = re.sub(r"\d+\.\d{5,}(e-?\d+)?", lambda m: f"{float(m.group()):.4g}", label)
     label = re.sub(r"\b\w+='?(\w+)\([^()]*\)'?", r"\1", label)
     return label if len(label) <= width else label[: width - 1] + "…"
 
@@ -90,14 +107,19 @@ def _curve_param(params: list[dict[str, Any]], param: str | None) -> str | None:
 
 
 def _others(params: dict[str, Any], name: str) -> str:
-    """The label of a candidate's parameters other than ``name`` (its slice)."""
-    return _slice_label(", ".join(f"{k}={v!r}" for k, v in sorted(params.items()) if k != name))
+    """The exact label of a candidate's parameters other than ``name`` (its slice; "": none)."""
+    others = {k: v for k, v in params.items() if k != name}
+    return format_params(others) if others else ""
 
 
-@functools.lru_cache(maxsize=4096)
-def _slice_label(text: str) -> str:
-    # Thousands of candidates share a few slices: shorten each once (three regexes).
-    return _short(text, 60)
+def _slice_names(
+    params: list[dict[str, Any]], name: str, groups: dict[str, list[int]]
+) -> dict[str, str]:
+    """Each slice's text in a legend or title: its readable label, shortened ("": none)."""
+    slices = {key: {k: v for k, v in params[rows[0]].items() if k != name}
+              for key, rows in groups.items() if key}  # fmt: skip
+    names = readable_labels(slices.values())
+    return {key: _short(names[key], 60) if key else "" for key in groups}
 
 
 def _is_level(value: Any) -> bool:
@@ -227,6 +249,8 @@ MAX_PANELS = 4
 # Font sizes, in points, of every plot: legends and annotations, titles.
 TEXT_SIZE = 9
 TITLE_SIZE = 10
+# The x axis of a plot by fold: numbered as the report's tables and cv_results_ (split0_).
+FOLDS = "fold (numbered from 0)"
 
 
 def _legend(ax: Any, **kwargs: Any) -> None:
@@ -271,10 +295,10 @@ def _raced_out(search: SearchResult) -> set[int]:
 
 
 def _raced_note(search: SearchResult, rows: list[int]) -> str:
-    """Which candidates of ``rows`` a race dropped, and after which fold (numbered from 1)."""
+    """Which candidates of ``rows`` a race dropped, and after which fold (numbered from 0)."""
     if not rows:
         return ""
-    after = np.asarray(search.cv_results_["race_eliminated_after"])[rows] + 1
+    after = np.asarray(search.cv_results_["race_eliminated_after"])[rows]
     folds = ", ".join(str(k) for k in sorted({int(k) for k in after}))
     what = "1 candidate" if len(rows) == 1 else f"{len(rows)} candidates"
     return (f"not drawn: {what} dropped by racing after fold{'s' if ',' in folds else ''} "
@@ -322,19 +346,32 @@ def validation_curve(
     >>> validation_curve(r).axes[0].get_xscale()
     'log'
     """
-    metric = metric or search.refit_metric
-    suffix = metric if search.multimetric else "score"
+    display = ValidationCurveDisplay(search, param=param, metric=metric)
+    return _report_figure(display) if display.panels else None
+
+
+# One panel's lines (candidates by slice label), its title, whether points are scattered.
+_CurveLines = tuple[dict[str, list[int]], str, bool]
+
+
+def _curve_panels(search: SearchResult, param: str | None) -> list[tuple[str, _CurveLines]]:
+    """The panels of a validation curve: each one's x parameter and lines (none: no curve)."""
     raced = _raced_out(search)
     panels = []
     for name, rows in _panels(search, param):
         drawn = _curve_lines(search, name, [c for c in rows if c not in raced])
         if drawn is not None:
             panels.append((name, drawn))
-    if not panels:
-        return None
-    width = 7.2 if len(panels) == 1 else min(4.4 * len(panels) + 0.8, 15.0)
-    fig = Figure(figsize=(width, 4.8), layout="constrained")
-    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    return panels
+
+
+def _draw_validation_curve(
+    axes: list[Any], search: SearchResult, panels: list[tuple[str, _CurveLines]], metric: str
+) -> None:
+    """Draw :func:`validation_curve`'s panels on ``axes`` (one Axes per panel)."""
+    suffix = metric if search.multimetric else "score"
+    raced = _raced_out(search)
+    fig = axes[0].figure
     shown = False
     for ax, (name, (groups, _, scattered)) in zip(axes, panels, strict=True):
         shown |= _draw_curves(ax, search, name, groups, suffix, scattered=scattered)
@@ -347,7 +384,7 @@ def validation_curve(
         if search.n_splits_ > 1
         else "score on one validation split"
     )
-    notes = [] if shown else [f"selected: {_short(search.candidates[search.best_index_].label, 60)}"
+    notes = [] if shown else [f"selected: {_short(search.readable_label(search.best_index_), 60)}"
                               " (not on this plot)"]  # fmt: skip
     notes += [_raced_note(search, sorted(raced))] if raced else []
     if len(panels) == 1:
@@ -359,12 +396,9 @@ def validation_curve(
         for ax, (_, (_, how, scattered)) in zip(axes, panels, strict=True):
             if scattered or "slice" in how:  # what a panel shows, when not all its lines
                 ax.set_title(how, fontsize=TEXT_SIZE)
-    return fig
 
 
-def _curve_lines(
-    search: SearchResult, name: str, rows: list[int]
-) -> tuple[dict[str, list[int]], str, bool] | None:
+def _curve_lines(search: SearchResult, name: str, rows: list[int]) -> _CurveLines | None:
     """One panel's lines (candidates by slice label), its title, whether points are scattered."""
     params = search.cv_results_["params"]
     best = search.best_index_
@@ -387,7 +421,8 @@ def _curve_lines(
     if scattered:
         title = "Validation scores (other parameters vary too)"
     elif sliced:
-        what = f" at {next(iter(groups))}" if next(iter(groups)) else ""
+        key = next(iter(groups))
+        what = f" at {_slice_names(params, name, groups)[key]}" if key else ""
         title = f"Validation curve{what} (one slice of {n_slices})"
     elif len(groups) > 1:
         title = "Validation curves, one line per value of the other parameters"
@@ -412,10 +447,11 @@ def _draw_curves(
         value = params[c][name]
         return float(value) if _is_number(value) else levels[repr(value)]
 
+    shown = _slice_names(params, name, groups)
     for i, (key, rows) in enumerate(groups.items()):
         one = len(groups) == 1
         color = "tab:red" if one else f"C{i % 10}"
-        text = f"validation: {key}" if key else "validation (CV test folds)"
+        text = f"validation: {shown[key]}" if key else "validation (CV test folds)"
         # The numbers are a line; a level (None) is a point of its own, in the line's colour.
         # One pass each: "c not in counted" took 2 s for 20,000 candidates (quadratic).
         numeric = [_is_number(params[c][name]) for c in rows]
@@ -429,7 +465,7 @@ def _draw_curves(
             _mean_se_line(ax, x, _mean_se(search, f"test_{suffix}", part), color,
                           text=label or "_nolegend_", scattered=lone)  # fmt: skip
             if train:  # every line's training curve: dashed, in its colour (one legend entry)
-                tlabel = (f"training folds{': ' + key if key else ''}" if one
+                tlabel = (f"training folds{': ' + shown[key] if key else ''}" if one
                           else "training folds (dashed, in each line's colour)"
                           if i == len(groups) - 1
                           else "_nolegend_")  # fmt: skip
@@ -443,7 +479,7 @@ def _draw_curves(
     if not any(best in rows for rows in groups.values()):
         return False
     score = float(search.cv_results_[f"mean_test_{suffix}"][best])
-    mark = f"selected: {_short(search.candidates[best].label, 50)}"
+    mark = f"selected: {_short(search.readable_label(best), 50)}"
     ax.plot([position(best)], [score], "*", color="black", markersize=14,
             label=mark, zorder=5)  # fmt: skip
     return True
@@ -475,8 +511,16 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
     Figure or None
         None with fewer than two candidates or two folds.
     """
-    metric = metric or search.refit_metric
-    scores = candidate_scores(search, metric)
+    display = PairedDifferencesDisplay(search, metric=metric)
+    return _report_figure(display) if display.pair is not None else None
+
+
+def _best_pair(scores: Any) -> tuple[int, int] | None:
+    """The best candidate and the runner-up by mean fold score; None if there is no pair.
+
+    ``scores`` is (candidates, folds); a candidate with a failed fold has a NaN mean (as
+    in selection) and ranks last.
+    """
     incomplete = np.isnan(scores).any(axis=1)  # failed folds, or folds a race did not run
     if (
         scores.shape[0] < 2
@@ -484,17 +528,24 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
         or (incomplete.sum() > 1 and (~incomplete).sum() < 2)
     ):
         return None
-    # A candidate with a failed fold has a NaN mean (as in selection) and ranks last.
     means = np.nan_to_num(np.mean(scores, axis=1), nan=-np.inf)
     best, runner = (int(c) for c in np.argsort(-means, kind="stable")[:2])
-    labels = [_short(search.candidates[c].label) for c in (best, runner)]
+    return best, runner
+
+
+def _draw_paired_differences(
+    axes: list[Any], search: SearchResult, metric: str, scores: Any, pair: tuple[int, int]
+) -> None:
+    """Draw :func:`paired_differences` on ``axes``: the fold scores, then their differences."""
+    best, runner = pair
+    labels = [_short(search.readable_label(c)) for c in (best, runner)]
     label = _shown(metric)
-    folds = np.arange(1, scores.shape[1] + 1)  # numbered from 1, as in the race plot
-    fig = Figure(figsize=(10, 4.4), layout="constrained")
-    left, right = fig.subplots(1, 2)
+    folds = np.arange(scores.shape[1])  # numbered from 0, as the tables and split0_ in cv_results_
+    left, right = axes
+    fig = left.figure
     for c, text, color in ((best, labels[0], "tab:red"), (runner, labels[1], "tab:blue")):
         left.plot(folds, scores[c], "o-", color=color, label=text)
-    left.set(xlabel="fold", ylabel=label, title="Score on each test fold")
+    left.set(xlabel=FOLDS, ylabel=label, title="Score on each test fold")
     diff = scores[best] - scores[runner]
     right.bar(folds, diff, color=np.where(diff >= 0, "tab:green", "tab:gray"))
     right.axhline(0.0, color="black", linewidth=0.8)
@@ -534,7 +585,6 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
     fig.suptitle(
         f"Best vs runner-up by mean {metric}: {labels[0]} {versus} {labels[1]}", fontsize=TITLE_SIZE
     )
-    return fig
 
 
 def race(search: SearchResult, *, metric: str | None = None) -> Figure:
@@ -550,7 +600,7 @@ def race(search: SearchResult, *, metric: str | None = None) -> Figure:
     dropped = np.asarray(results["race_eliminated_after"])
     order = np.lexsort((-np.nan_to_num(results[f"mean_test_{key}"], nan=-np.inf),
                         -np.where(dropped < 0, n_folds, dropped)))  # fmt: skip
-    labels = [_short(search.candidates[c].label, 40) for c in order]
+    labels = [_short(search.readable_label(c), 40) for c in order]
     fig = Figure(figsize=(8.0, max(2.6, 1.4 + 0.22 * len(order))), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(scores[order]), aspect="auto", cmap="viridis",
@@ -560,8 +610,8 @@ def race(search: SearchResult, *, metric: str | None = None) -> Figure:
         if dropped[c] >= 0:
             ax.plot(dropped[c] + 0.5, row, marker="|", color="red", markersize=9, mew=2)
     ax.set_yticks(np.arange(len(order)), labels, fontsize=7 if len(order) > 20 else 9)
-    ax.set_xticks(np.arange(n_folds), [str(k + 1) for k in range(n_folds)])
-    ax.set_xlabel("CV fold, in the order scored (red bar: dropped after this fold)")
+    ax.set_xticks(np.arange(n_folds), [str(k) for k in range(n_folds)])
+    ax.set_xlabel(f"{FOLDS}, in the order scored (red bar: dropped after this fold)")
     n_dropped = int((dropped >= 0).sum())
     ax.set_title(f"Race: {n_dropped} of {len(order)} candidates dropped", fontsize=TITLE_SIZE)
     return fig
@@ -593,11 +643,15 @@ def iteration_paths(search: SearchResult, *, metric: str | None = None) -> Figur
     ax = fig.add_subplot()
     colors = [f"C{i % 10}" for i in range(len(shown))]
     x_all = np.asarray(iterations.checkpoints)
+    params = [c.params for c in search.candidates]
+    slices = {_others(params[search.paths[j][0]], iterations.param): [search.paths[j][0]]
+              for j in shown}  # fmt: skip
+    names = _slice_names(params, iterations.param, slices)
     for color, j in zip(colors, shown, strict=True):
         rows = [c for c in search.paths[j] if not stopped[c]]
         mean, se = _mean_se(search, f"test_{key}", rows)
         x = x_all[: len(rows)]
-        others = _others(search.candidates[rows[0]].params, iterations.param) or "(defaults)"
+        others = names[_others(params[search.paths[j][0]], iterations.param)] or "(defaults)"
         _mean_se_line(ax, x, (mean, se), color, text=others, scattered=False)
         if len(rows) < len(x_all):
             ax.plot(x[-1], mean[-1], "x", color="black", markersize=9, mew=2)
@@ -615,8 +669,8 @@ def iteration_paths(search: SearchResult, *, metric: str | None = None) -> Figur
     return fig
 
 
-def _rung_lines(ax: Any, search: HalvingResult, key: str) -> None:
-    """One halving search on ``ax``: each candidate's mean score per rung it reached."""
+def _rung_paths(search: HalvingResult, key: str) -> dict[str, list[tuple[int, float]]]:
+    """Each candidate's (rung, mean test score) in every rung it reached, by candidate."""
     resource = search.resource
     paths: dict[str, list[tuple[int, float]]] = {}
     for k, rung in enumerate(search.rungs):
@@ -624,6 +678,43 @@ def _rung_lines(ax: Any, search: HalvingResult, key: str) -> None:
         for params, mean in zip(rung.cv_results_["params"], means, strict=True):
             name = repr(sorted((n, v) for n, v in params.items() if n != resource))
             paths.setdefault(name, []).append((k, mean))
+    return paths
+
+
+def _rung_limits(searches: list[HalvingResult], key: str) -> tuple[float, float] | None:
+    """The y limits of a halving plot: the scores of the candidates past the first rung.
+
+    Those candidates' whole paths (their first rung too) set the range, padded by
+    :data:`RUNG_PAD` of it, so that the later rungs are readable: the first rung's
+    worst candidates, dropped at once, would stretch it many times (a score of
+    -1.7 beside 0.99). A search of one rung sets it with all its scores. None:
+    no finite score to scale to.
+    """
+    kept = [y for search in searches for points in _rung_paths(search, key).values()
+            if len(points) > 1 or len(search.rungs) == 1 for _, y in points]  # fmt: skip
+    values = np.asarray(kept, dtype=float)
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return None
+    low, high = float(values.min()), float(values.max())
+    pad = RUNG_PAD * (high - low) if high > low else RUNG_PAD * max(abs(high), 1.0)
+    return low - pad, high + pad
+
+
+# The y axis of a halving plot reaches this fraction of its scores' range beyond them.
+RUNG_PAD = 0.05
+
+
+def _rung_lines(
+    ax: Any, search: HalvingResult, key: str, limits: tuple[float, float] | None
+) -> tuple[int, int]:
+    """One halving search on ``ax``: each candidate's mean score per rung it reached.
+
+    A score outside ``limits`` is marked by a triangle at the axis's edge; returns
+    how many are below it and above it.
+    """
+    resource = search.resource
+    paths = _rung_paths(search, key)
     last = len(search.rungs) - 1
     best = search.rungs[-1].cv_results_["params"][search.rungs[-1].best_index_]
     winner = repr(sorted((n, v) for n, v in best.items() if n != resource))
@@ -639,6 +730,17 @@ def _rung_lines(ax: Any, search: HalvingResult, key: str) -> None:
              for k, (n, r) in enumerate(zip(search.n_candidates_, search.n_resources_,
                                             strict=True))]  # fmt: skip
     ax.set_xticks(range(len(search.rungs)), ticks, fontsize=TEXT_SIZE)
+    if limits is None:
+        return 0, 0
+    ax.set_ylim(*limits)
+    outside = []
+    for edge, marker, beyond in ((limits[0], "v", np.less), (limits[1], "^", np.greater)):
+        points = [(k, y) for path in paths.values() for k, y in path if beyond(y, edge)]
+        if points:
+            ax.plot([k for k, _ in points], [edge] * len(points), marker, color="grey",
+                    markersize=6, alpha=0.7, clip_on=False, zorder=4)  # fmt: skip
+        outside.append(len(points))
+    return outside[0], outside[1]
 
 
 def halving_rungs(result: HalvingResult | HyperbandResult, *, metric: str | None = None) -> Figure:
@@ -648,13 +750,27 @@ def halving_rungs(result: HalvingResult | HyperbandResult, *, metric: str | None
     winner. A Hyperband search has one panel per bracket (the best one's
     winner is the search's).
     """
+    return _report_figure(HalvingRungsDisplay(result, metric=metric))
+
+
+def _brackets(result: HalvingResult | HyperbandResult) -> list[HalvingResult]:
+    """The halving searches of a result: Hyperband's brackets, or the one search."""
+    return list(result.brackets) if isinstance(result, HyperbandResult) else [result]
+
+
+def _draw_halving_rungs(
+    axes: list[Any], result: HalvingResult | HyperbandResult, metric: str | None
+) -> None:
+    """Draw :func:`halving_rungs` on ``axes``, one per bracket."""
     key = "score" if not result.multimetric else (metric or result.refit_metric)
     label = _shown(key)
-    searches = list(result.brackets) if isinstance(result, HyperbandResult) else [result]
-    fig = Figure(figsize=(min(3.2 * len(searches) + 1.5, 14), 4.2), layout="constrained")
-    axes = fig.subplots(1, len(searches), sharey=True, squeeze=False)[0]
+    searches = _brackets(result)
+    fig = axes[0].figure
+    limits = _rung_limits(searches, key)
+    below = above = 0
     for j, (ax, search) in enumerate(zip(axes, searches, strict=True)):
-        _rung_lines(ax, search, key)
+        under, over = _rung_lines(ax, search, key, limits)
+        below, above = below + under, above + over
         if isinstance(result, HyperbandResult):
             best = " (best)" if j == result.best_bracket_ else ""
             ax.set_title(f"bracket {j}{best}", fontsize=TEXT_SIZE)
@@ -665,33 +781,39 @@ def halving_rungs(result: HalvingResult | HyperbandResult, *, metric: str | None
     else:
         counts = " → ".join(str(n) for n in result.n_candidates_)
         title = f"Successive halving: candidates per rung {counts} (grey: dropped; star: selected)"
+    off = [f"{n} below the axis" for n in [below] if n] + [f"{n} above it" for n in [above] if n]
+    if off:
+        title += (f"\n{' and '.join(off)} (first-rung scores, each a triangle at the edge); "
+                  "it spans the candidates past the first rung")  # fmt: skip
     fig.suptitle(title, fontsize=TITLE_SIZE)
-    return fig
 
 
 def selection_frequency(result: NestedResult) -> Figure:
     """Plot how many outer folds selected each candidate."""
+    return _report_figure(SelectionFrequencyDisplay(result))
+
+
+def _draw_selection_frequency(ax: Any, result: NestedResult) -> None:
+    """Draw :func:`selection_frequency` on ``ax``."""
     rows = result.stability
     n = len(result.chosen)
-    fig = Figure(figsize=(6.4, max(2.4, 1.2 + 0.45 * len(rows))), layout="constrained")
-    ax = fig.add_subplot()
     y = np.arange(len(rows))
     ax.barh(y, [r.count for r in rows], color="tab:blue")
-    ax.set_yticks(y, [_short(r.label) for r in rows])
+    ax.set_yticks(y, [_short(result.readable_labels[r.label]) for r in rows])
     ax.invert_yaxis()
     ax.set_xlim(0, n)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(f"outer folds that selected it (of {n})")
     ax.set_title("Selection frequency over outer folds", fontsize=TITLE_SIZE)
     ax.grid(axis="x", alpha=0.3)
-    return fig
 
 
 def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -> Figure:
     """Plot the score of each outer fold (nested) or fold (CV) with the mean ± se band.
 
     With one fold (a hold-out test set) there is no mean or band to draw: the
-    one score alone. Folds are numbered from 1; the candidate each outer fold
+    one score alone. Folds are numbered from 0, as in the report's tables,
+    ``to_frame()`` and ``cv_results_`` (``split0_``); the candidate each outer fold
     selected is told by its point's marker, named in the legend (text at the
     points would overlap where neighbouring folds score alike), or, for one
     hold-out fold, written at its point.
@@ -706,21 +828,23 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
     >>> [t.get_text() for t in fold_scores(r).axes[0].get_legend().get_texts()][0]
     'mean ± se over 3 folds'
     """
+    return _report_figure(FoldScoresDisplay(result, metric=metric))
+
+
+def _draw_fold_scores(ax: Any, result: NestedResult | CVResult, metric: str | None) -> None:
+    """Draw :func:`fold_scores` on ``ax``."""
     if isinstance(result, NestedResult):
         metric = metric if metric in result.outer_scores else result.refit_metric
         scores, est = result.outer_scores[metric], result.estimate[metric]
-        names = [result.stability_labels[c] for c in result.chosen]
-        title, xlabel = "Outer-fold test scores of the selected candidates", "outer fold"
+        names = [result.readable_labels[result.stability_labels[c]] for c in result.chosen]
+        title, xlabel = "Outer-fold test scores of the selected candidates", f"outer {FOLDS}"
     else:
         metric = metric if metric in result.summaries else next(iter(result.summaries))
         key = f"test_{metric}" if f"test_{metric}" in result.scores else "test_score"
         scores, est, names = result.scores[key], result.summaries[metric], []
-        title, xlabel = "Test score of each fold", "fold"
+        title, xlabel = "Test score of each fold", FOLDS
     scores = np.asarray(scores, dtype=float)
-    folds = np.arange(1, len(scores) + 1)
-    # Wider with a legend of the selected candidates beside the axes.
-    fig = Figure(figsize=(9.6 if names else 8.4, 4.2), layout="constrained")
-    ax = fig.add_subplot()
+    folds = np.arange(len(scores))
     if len(scores) > 1:
         if np.isfinite(est.se):
             ax.axhspan(est.mean - est.se, est.mean + est.se, color="tab:red", alpha=0.15,
@@ -736,12 +860,12 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
         ax.plot(folds, scores, "o", color="black", label=f"test score {num(float(scores[0]))}")
         ax.set_xticks(folds, ["hold-out test set"])
         xlabel = ""
-    ax.set_xlim(0.5, len(scores) + 0.5)
+    ax.set_xlim(-0.5, len(scores) - 0.5)
     ax.margins(y=0.3)  # room above and below the points
     if names and len(scores) == 1:  # one hold-out fold: its choice at its point
         ax.annotate(
             textwrap.fill(_short(names[0], 84), 28),
-            (1, scores[0]),
+            (0, scores[0]),
             textcoords="offset points",
             xytext=(0, 6),
             ha="center",
@@ -752,7 +876,6 @@ def fold_scores(result: NestedResult | CVResult, *, metric: str | None = None) -
     ax.set_title(title, fontsize=TITLE_SIZE)
     ax.grid(alpha=0.3)
     _legend(ax, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # beside: never over a label
-    return fig
 
 
 # Markers of the outer folds' points, one per candidate they selected.
@@ -840,7 +963,7 @@ def learning_curves(search: SearchResult) -> Figure | None:
     for i, c in enumerate(shown):
         curve = curves[c]
         color = f"C{i % 10}"
-        name = _short(search.candidates[c].label, 40) if len(shown) > 1 else ""
+        name = _short(search.readable_label(c), 40) if len(shown) > 1 else ""
         best = " (selected)" if c == search.best_index_ and len(shown) > 1 else ""
         x = curve.train_sizes_abs.astype(float)
         _band(
@@ -903,7 +1026,7 @@ def bias_variance_tradeoff(search: SearchResult, *, param: str | None = None) ->
         where = x[rows.index(search.best_index_)]
         ax.axvline(where, color="gray", linestyle=":", label="selected by CV")
     if name is None:
-        ax.set_xticks(x, [_short(search.candidates[c].label, 20) for c in rows], rotation=30,
+        ax.set_xticks(x, [_short(search.readable_label(c), 20) for c in rows], rotation=30,
                       fontsize=TEXT_SIZE - 1, ha="right")  # fmt: skip
         ax.set_xlabel("candidate")
     else:
@@ -1058,12 +1181,16 @@ def sampler_trials(
     >>> [round(float(v), 2) for v in fig.axes[0].lines[0].get_ydata()]
     [0.8, 0.8, 0.85, 0.85]
     """
+    return _report_figure(SamplerTrialsDisplay(values, metric=metric, sampler=sampler,
+                                                batch=batch))  # fmt: skip
+
+
+def _draw_sampler_trials(ax: Any, values: Any, metric: str, sampler: str, batch: int) -> None:
+    """Draw :func:`sampler_trials` on ``ax``."""
     y = np.asarray(values, dtype=float)
     x = np.arange(len(y))
     best = np.maximum.accumulate(np.where(np.isnan(y), -np.inf, y))
     best = np.where(np.isneginf(best), np.nan, best)
-    fig = Figure(figsize=(6.4, 4.0), layout="constrained")
-    ax = fig.add_subplot()
     ax.step(x, best, where="post", color="C1", linewidth=1.5, label="best so far")
     ok = ~np.isnan(y)
     ax.plot(x[ok], y[ok], "o", color="C0", markersize=4, alpha=0.8, label="trial")
@@ -1083,7 +1210,6 @@ def sampler_trials(
     ax.set_title(f"{name}mean test score by trial ({len(y)} trials{note})", fontsize=TITLE_SIZE)
     ax.grid(alpha=0.3)
     _legend(ax, loc="lower right")
-    return fig
 
 
 def param_importances(
@@ -1137,6 +1263,15 @@ def param_importances(
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['a', 'b']
     """
+    display = ParamImportanceDisplay.from_trials(params, values, space=space, metric=metric,
+                                                 seed=seed, max_depth=max_depth)  # fmt: skip
+    return None if display is None else _report_figure(display)
+
+
+def _importances(
+    params: Any, values: Any, *, space: Any, seed: int, max_depth: int
+) -> tuple[dict[str, float], int, str] | None:
+    """Each parameter's share of the variance (fANOVA), the scored trials, how it was found."""
     optuna = import_optuna()
     study = rebuild_study(params, values, space=space)
     scored = [t.value for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
@@ -1156,9 +1291,14 @@ def param_importances(
         evaluator = optuna.importance.FanovaImportanceEvaluator(max_depth=max_depth, seed=seed)
         importances = optuna.importance.get_param_importances(study, evaluator=evaluator)
         how = "Optuna's fANOVA"
+    return dict(importances), n_scored, how
+
+
+def _draw_param_importances(
+    ax: Any, importances: dict[str, float], n_scored: int, how: str, metric: str
+) -> None:
+    """Draw :func:`param_importances` on ``ax``."""
     names = list(importances)
-    fig = Figure(figsize=(6.4, max(2.4, 1.2 + 0.45 * len(names))), layout="constrained")
-    ax = fig.add_subplot()
     ax.barh(np.arange(len(names)), [importances[n] for n in names], color="tab:blue")
     ax.set_yticks(np.arange(len(names)), [_short(n) for n in names])
     ax.invert_yaxis()
@@ -1167,4 +1307,809 @@ def param_importances(
     ax.set_title(f"Parameter importance ({n_scored} scored trials; {how})",
                  fontsize=TITLE_SIZE)  # fmt: skip
     ax.grid(axis="x", alpha=0.3)
+
+
+# --- Display objects: each plot above, drawn into a matplotlib Axes of one's own -----------
+
+
+def _report_figure(display: _Display) -> Figure:
+    """The report's figure of a display: a pyplot-free Figure of its size, drawn once."""
+    fig = Figure(figsize=display.figsize, layout="constrained")
+    n = display.n_panels
+    axes = [fig.add_subplot()] if n == 1 else list(fig.subplots(1, n, sharey=display.sharey))
+    display.plot(ax=axes)
     return fig
+
+
+def _panel_axes(
+    ax: Any, n: int, figsize: tuple[float, float], sharey: bool
+) -> tuple[list[Any], Any]:
+    """The Axes of ``n`` panels, and the Axes they split (None if not split).
+
+    ``ax`` is None (a new pyplot figure of the report's size), one Axes (split into ``n``
+    side by side when ``n > 1``, as scikit-learn's ``PartialDependenceDisplay`` does) or
+    ``n`` Axes, one per panel.
+    """
+    from matplotlib.axes import Axes
+
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        fig = plt.figure(figsize=figsize, layout="constrained")
+        return ([fig.add_subplot()] if n == 1 else list(fig.subplots(1, n, sharey=sharey))), None
+    if isinstance(ax, Axes):
+        if n == 1:
+            return [ax], None
+        spec = ax.get_subplotspec()
+        if spec is None:
+            raise ValueError(
+                f"ax must be an Axes of a grid (from plt.subplots or fig.add_subplot) to be "
+                f"split into this plot's {n} panels; got {ax!r}, placed by hand. Pass {n} "
+                "Axes, one per panel, or ax=None for a new figure."
+            )
+        ax.set_axis_off()
+        grid = spec.subgridspec(1, n)
+        first = ax.figure.add_subplot(grid[0, 0])
+        rest = [ax.figure.add_subplot(grid[0, i], sharey=first if sharey else None)
+                for i in range(1, n)]  # fmt: skip
+        return [first, *rest], ax
+    axes = list(np.ravel(np.asarray(ax, dtype=object)))
+    if len(axes) != n or not all(isinstance(a, Axes) for a in axes):
+        raise ValueError(
+            f"ax must be None, one matplotlib Axes or {n} of them (one per panel of this "
+            f"plot); got {ax!r}. Pass e.g. ax=plt.subplots(1, {n})[1]."
+        )
+    return axes, None
+
+
+def _search_for(result: Any, display: str) -> SearchResult:
+    """The search a display draws: the result itself, or a nested result's search on all data."""
+    search = result.final if isinstance(result, NestedResult) else result
+    if not isinstance(search, SearchResult):
+        whose = (
+            "a NestedResult without a search on all data (refit=False)"
+            if isinstance(result, NestedResult)
+            else repr(type(result).__name__)
+        )
+        raise TypeError(
+            f"{display}.from_result needs the result of parcv.search or parcv.nested_cv "
+            f"(a SearchResult, or a NestedResult with its search on all data); got {whose}."
+        )
+    return search
+
+
+_D = TypeVar("_D", bound="_Display")
+
+
+class _Display:
+    """What every display shares: its panels, its size in the report, and :meth:`plot`.
+
+    A subclass sets :attr:`n_panels` (one Axes each), :attr:`figsize` and
+    :attr:`sharey`, says in :meth:`_empty` why it has nothing to draw, and draws in
+    :meth:`_draw`.
+    """
+
+    sharey = False
+    figure_: Any
+    ax_: Any
+    axes_: Any
+    bounding_ax_: Any
+
+    @property
+    def n_panels(self) -> int:
+        """Axes the plot draws on, side by side."""
+        return 1
+
+    @property
+    def figsize(self) -> tuple[float, float]:
+        """Width and height in inches of the report's figure (and of ``plot(ax=None)``'s)."""
+        raise NotImplementedError
+
+    def _empty(self) -> str:
+        """Why there is nothing to draw (and what to do); empty when there is."""
+        return ""
+
+    def plot(self: _D, ax: Any = None) -> _D:
+        """Draw the plot, as the report draws it.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, array-like of Axes or None, default=None
+            Where to draw. None: a new figure (pyplot's ``plt.figure``), of the size
+            the report's PNG has. A plot of several panels takes as many Axes, one per
+            panel, or one Axes of a grid, which it splits side by side (then hidden,
+            kept as ``bounding_ax_``).
+
+        Returns
+        -------
+        display
+            This display, with ``figure_`` (the figure drawn on), ``ax_`` (the first
+            panel's Axes) and ``axes_`` (an array of every panel's).
+
+        Raises
+        ------
+        ValueError
+            Nothing to draw (the message says why), or ``ax`` of the wrong count.
+        """
+        empty = self._empty()
+        if empty:
+            raise ValueError(empty)
+        axes, self.bounding_ax_ = _panel_axes(ax, self.n_panels, self.figsize, self.sharey)
+        self._draw(axes)
+        self.axes_ = np.asarray(axes, dtype=object)
+        self.ax_ = axes[0]
+        self.figure_ = axes[0].figure
+        return self
+
+    def _draw(self, axes: list[Any]) -> None:
+        raise NotImplementedError
+
+
+class ValidationCurveDisplay(_Display):
+    """Validation (and training) score against a hyperparameter: ``validation_curve.png``.
+
+    Mean ± se over folds of each candidate, one line per value of the other
+    parameters, the selected candidate starred; model families with different
+    numeric parameters get a panel each. See :func:`validation_curve` for what
+    is drawn when.
+
+    Parameters
+    ----------
+    search : SearchResult
+    param : str, default=None
+        Parameter on the x axis (one panel); by default the numeric one with most
+        values in each model family.
+    metric : str, default=None
+        Defaults to the refit metric.
+
+    Attributes
+    ----------
+    panels : list of (str, tuple)
+        Each panel's x parameter and its lines; empty when no numeric parameter takes
+        two values.
+    figure_, ax_, axes_
+        Set by :meth:`plot`.
+
+    See Also
+    --------
+    sklearn.model_selection.ValidationCurveDisplay : The same convention, for one estimator.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> from parcv.report import ValidationCurveDisplay
+    >>> X, y = make_regression(n_samples=40, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.search(Ridge(), {"alpha": [0.1, 1.0, 10.0]}, X, y, cv=3, backend="serial")
+    >>> fig, ax = plt.subplots()
+    >>> display = ValidationCurveDisplay.from_result(r, ax=ax)
+    >>> display.ax_ is ax, display.figure_ is fig, ax.get_xlabel()
+    (True, True, 'alpha')
+    >>> plt.close(fig)
+    """
+
+    sharey = True
+
+    def __init__(
+        self, search: SearchResult, *, param: str | None = None, metric: str | None = None
+    ) -> None:
+        self.search, self.param = search, param
+        self.metric = metric or search.refit_metric
+        self.panels = _curve_panels(search, param)
+
+    @property
+    def n_panels(self) -> int:
+        """One panel per model family's x parameter."""
+        return max(len(self.panels), 1)
+
+    @property
+    def figsize(self) -> tuple[float, float]:
+        """Width and height in inches of the report's figure."""
+        n = len(self.panels)
+        return (7.2 if n <= 1 else min(4.4 * n + 0.8, 15.0), 4.8)
+
+    @classmethod
+    def from_result(
+        cls, result: Any, *, param: str | None = None, metric: str | None = None, ax: Any = None
+    ) -> ValidationCurveDisplay:
+        """Plot the validation curve of a search (a nested run's: its search on all data).
+
+        Parameters
+        ----------
+        result : SearchResult or NestedResult
+            What :func:`parcv.search`, :func:`parcv.nested_cv` or :func:`parcv.load`
+            returned (halving, Hyperband and sampler searches included).
+        param, metric
+            As for the class.
+        ax : matplotlib Axes, array-like of Axes or None, default=None
+            See :meth:`plot`.
+
+        Returns
+        -------
+        ValidationCurveDisplay
+
+        Raises
+        ------
+        TypeError
+            ``result`` holds no search.
+        ValueError
+            No numeric parameter takes two values (or none named ``param`` does).
+        """
+        return cls(_search_for(result, cls.__name__), param=param, metric=metric).plot(ax=ax)
+
+    def _empty(self) -> str:
+        if self.panels:
+            return ""
+        which = "no parameter" if self.param is None else f"parameter {self.param!r}"
+        return (
+            f"no validation curve to draw: {which} takes two or more numeric values among "
+            "the candidates. Pass param= a parameter the space varies over numbers."
+        )
+
+    def _draw(self, axes: list[Any]) -> None:
+        _draw_validation_curve(axes, self.search, self.panels, self.metric)
+
+
+class PairedDifferencesDisplay(_Display):
+    """The best and the runner-up on each fold, and their differences: ``paired_differences.png``.
+
+    Left, each fold's test score of the best candidate and of the runner-up (by
+    mean); right, the per-fold difference (best - runner-up), its mean and the
+    corrected resampled t-test's p-value.
+
+    Parameters
+    ----------
+    search : SearchResult
+    metric : str, default=None
+        Defaults to the refit metric.
+
+    Attributes
+    ----------
+    scores : ndarray of shape (n_candidates, n_splits)
+        Each candidate's test score on each fold.
+    pair : (int, int) or None
+        The best candidate and the runner-up (indices of ``cv_results_``); None with
+        fewer than two candidates or two folds.
+    figure_, ax_, axes_
+        Set by :meth:`plot`; ``axes_`` is (scores, differences).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> from parcv.report import PairedDifferencesDisplay
+    >>> X, y = make_regression(n_samples=40, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.search(Ridge(), {"alpha": [0.1, 100.0]}, X, y, cv=3, backend="serial")
+    >>> display = PairedDifferencesDisplay.from_result(r)
+    >>> display.pair, len(display.axes_)
+    ((0, 1), 2)
+    >>> plt.close(display.figure_)
+    """
+
+    def __init__(self, search: SearchResult, *, metric: str | None = None) -> None:
+        self.search = search
+        self.metric = metric or search.refit_metric
+        self.scores = candidate_scores(search, self.metric)
+        self.pair = _best_pair(self.scores)
+
+    @property
+    def n_panels(self) -> int:
+        """The fold scores, then their differences."""
+        return 2
+
+    @property
+    def figsize(self) -> tuple[float, float]:
+        """Width and height in inches of the report's figure."""
+        return (10.0, 4.4)
+
+    @classmethod
+    def from_result(
+        cls, result: Any, *, metric: str | None = None, ax: Any = None
+    ) -> PairedDifferencesDisplay:
+        """Plot the best and the runner-up of a search (a nested run's: its search on all data).
+
+        Parameters
+        ----------
+        result : SearchResult or NestedResult
+        metric : str, default=None
+        ax : matplotlib Axes, array-like of 2 Axes or None, default=None
+            See :meth:`plot`.
+
+        Returns
+        -------
+        PairedDifferencesDisplay
+
+        Raises
+        ------
+        TypeError
+            ``result`` holds no search.
+        ValueError
+            Fewer than two candidates or two folds with scores.
+        """
+        return cls(_search_for(result, cls.__name__), metric=metric).plot(ax=ax)
+
+    def _empty(self) -> str:
+        if self.pair is not None:
+            return ""
+        n, k = self.scores.shape
+        return (
+            "no paired differences to draw: they need two candidates with every fold "
+            f"scored, on two or more folds; got {n} candidate(s) on {k} fold(s). Search "
+            "over two or more candidates with cv >= 2."
+        )
+
+    def _draw(self, axes: list[Any]) -> None:
+        assert self.pair is not None  # plot() checked it (_empty)
+        _draw_paired_differences(axes, self.search, self.metric, self.scores, self.pair)
+
+
+class SelectionFrequencyDisplay(_Display):
+    """How many outer folds selected each candidate: ``selection_frequency.png``.
+
+    Parameters
+    ----------
+    result : NestedResult
+
+    Attributes
+    ----------
+    counts : dict of str to int
+        Each selected candidate's label and the outer folds that selected it, as
+        ``result.stability``.
+    figure_, ax_, axes_
+        Set by :meth:`plot`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> from parcv.report import SelectionFrequencyDisplay
+    >>> X, y = make_regression(n_samples=40, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.nested_cv(Ridge(), {"alpha": [0.1, 100.0]}, X, y, outer=3, inner=2,
+    ...                     backend="serial")
+    >>> display = SelectionFrequencyDisplay.from_result(r)
+    >>> display.counts
+    {'alpha=0.1': 3}
+    >>> plt.close(display.figure_)
+    """
+
+    def __init__(self, result: NestedResult) -> None:
+        self.result = result
+        self.counts = {row.label: row.count for row in result.stability}
+
+    @property
+    def figsize(self) -> tuple[float, float]:
+        """Width and height in inches of the report's figure."""
+        return (6.4, max(2.4, 1.2 + 0.45 * len(self.result.stability)))
+
+    @classmethod
+    def from_result(cls, result: Any, *, ax: Any = None) -> SelectionFrequencyDisplay:
+        """Plot the selection frequency of a nested CV run.
+
+        Parameters
+        ----------
+        result : NestedResult
+            What :func:`parcv.nested_cv` (or :func:`parcv.load` of its store) returned.
+        ax : matplotlib Axes or None, default=None
+
+        Returns
+        -------
+        SelectionFrequencyDisplay
+
+        Raises
+        ------
+        TypeError
+            ``result`` is not a nested CV result.
+        """
+        if not isinstance(result, NestedResult):
+            raise TypeError(
+                "SelectionFrequencyDisplay.from_result needs the result of parcv.nested_cv "
+                f"(a NestedResult: outer folds select); got {type(result).__name__!r}."
+            )
+        return cls(result).plot(ax=ax)
+
+    def _draw(self, axes: list[Any]) -> None:
+        _draw_selection_frequency(axes[0], self.result)
+
+
+class FoldScoresDisplay(_Display):
+    """The test score of each (outer) fold with the mean ± se band: ``fold_scores.png``.
+
+    Parameters
+    ----------
+    result : NestedResult or CVResult
+    metric : str, default=None
+        Defaults to the refit metric (the first one for a CV result).
+
+    Attributes
+    ----------
+    scores : ndarray of shape (n_splits,)
+        The score of each (outer) fold, as drawn.
+    figure_, ax_, axes_
+        Set by :meth:`plot`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> from parcv.report import FoldScoresDisplay
+    >>> X, y = make_regression(n_samples=40, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.cross_validate(Ridge(), X, y, cv=3, backend="serial")
+    >>> fig, ax = plt.subplots()
+    >>> display = FoldScoresDisplay.from_result(r, ax=ax)
+    >>> bool((display.scores == r["test_score"]).all()), display.figure_ is fig
+    (True, True)
+    >>> plt.close(fig)
+    """
+
+    def __init__(self, result: NestedResult | CVResult, *, metric: str | None = None) -> None:
+        self.result, self.metric = result, metric
+        if isinstance(result, NestedResult):
+            name = metric if metric in result.outer_scores else result.refit_metric
+            scores = result.outer_scores[name]
+        else:
+            name = metric if metric in result.summaries else next(iter(result.summaries))
+            scores = result.scores[f"test_{name}" if f"test_{name}" in result.scores
+                                   else "test_score"]  # fmt: skip
+        self.scores = np.asarray(scores, dtype=float)
+
+    @property
+    def figsize(self) -> tuple[float, float]:
+        """Width and height in inches of the report's figure."""
+        # Wider with a legend of the selected candidates beside the axes.
+        return (9.6 if isinstance(self.result, NestedResult) else 8.4, 4.2)
+
+    @classmethod
+    def from_result(
+        cls, result: Any, *, metric: str | None = None, ax: Any = None
+    ) -> FoldScoresDisplay:
+        """Plot the fold scores of a CV or nested CV run.
+
+        Parameters
+        ----------
+        result : CVResult or NestedResult
+            What :func:`parcv.cross_validate` or :func:`parcv.nested_cv` (or
+            :func:`parcv.load`) returned.
+        metric : str, default=None
+        ax : matplotlib Axes or None, default=None
+
+        Returns
+        -------
+        FoldScoresDisplay
+
+        Raises
+        ------
+        TypeError
+            ``result`` has no folds of its own to score (a search).
+        """
+        if not isinstance(result, (NestedResult, CVResult)):
+            raise TypeError(
+                "FoldScoresDisplay.from_result needs the result of parcv.cross_validate or "
+                f"parcv.nested_cv; got {type(result).__name__!r}. For a search's folds, use "
+                "PairedDifferencesDisplay."
+            )
+        return cls(result, metric=metric).plot(ax=ax)
+
+    def _draw(self, axes: list[Any]) -> None:
+        _draw_fold_scores(axes[0], self.result, self.metric)
+
+
+class HalvingRungsDisplay(_Display):
+    """Each candidate's mean test score in every rung it reached: ``halving.png``.
+
+    Grey: dropped at a rung; blue: reached the last rung; the star is the winner.
+    A Hyperband search has one panel per bracket.
+
+    Parameters
+    ----------
+    result : HalvingResult or HyperbandResult
+    metric : str, default=None
+        Defaults to the refit metric.
+
+    Attributes
+    ----------
+    brackets : list of HalvingResult
+        The halving searches drawn, one per panel.
+    figure_, ax_, axes_
+        Set by :meth:`plot`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> from parcv.report import HalvingRungsDisplay
+    >>> X, y = make_regression(n_samples=60, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.search(Ridge(), {"alpha": [0.1, 1.0, 10.0]}, X, y, cv=2,
+    ...                  halving=parcv.Halving(min_resources=20), backend="serial")
+    >>> display = HalvingRungsDisplay.from_result(r)
+    >>> len(display.axes_), r.n_candidates_
+    (1, [3, 1])
+    >>> plt.close(display.figure_)
+    """
+
+    sharey = True
+
+    def __init__(
+        self, result: HalvingResult | HyperbandResult, *, metric: str | None = None
+    ) -> None:
+        self.result, self.metric = result, metric
+        self.brackets = _brackets(result)
+
+    @property
+    def n_panels(self) -> int:
+        """One panel per bracket."""
+        return len(self.brackets)
+
+    @property
+    def figsize(self) -> tuple[float, float]:
+        """Width and height in inches of the report's figure."""
+        return (min(3.2 * len(self.brackets) + 1.5, 14), 4.2)
+
+    @classmethod
+    def from_result(
+        cls, result: Any, *, metric: str | None = None, ax: Any = None
+    ) -> HalvingRungsDisplay:
+        """Plot the rungs of a successive halving or Hyperband search.
+
+        Parameters
+        ----------
+        result : HalvingResult, HyperbandResult or NestedResult
+            A nested run's search on all data is drawn.
+        metric : str, default=None
+        ax : matplotlib Axes, array-like of Axes or None, default=None
+            See :meth:`plot` (one Axes per bracket).
+
+        Returns
+        -------
+        HalvingRungsDisplay
+
+        Raises
+        ------
+        TypeError
+            ``result`` is no halving or Hyperband search.
+        """
+        search = _search_for(result, cls.__name__)
+        if not isinstance(search, (HalvingResult, HyperbandResult)):
+            raise TypeError(
+                "HalvingRungsDisplay.from_result needs a successive halving or Hyperband "
+                f"search (halving=parcv.Halving(...) or parcv.Hyperband(...)); got "
+                f"{type(search).__name__!r}."
+            )
+        return cls(search, metric=metric).plot(ax=ax)
+
+    def _draw(self, axes: list[Any]) -> None:
+        _draw_halving_rungs(axes, self.result, self.metric)
+
+
+def _sampler_search(result: Any, display: str) -> SearchResult:
+    """The search of a sampler's run, or a TypeError naming what to pass."""
+    search = _search_for(result, display)
+    if (search.strategy or {}).get("name") != "sampler":
+        raise TypeError(
+            f"{display}.from_result needs a search run by a sampler "
+            f"(strategy=parcv.Sampler(...)); got a search by "
+            f"{(search.strategy or {}).get('name', 'a grid or random space')!s}."
+        )
+    return search
+
+
+def _trial_values(search: SearchResult, metric: str | None) -> tuple[str, Any]:
+    """The metric a sampler's plots show and each trial's mean test score of it."""
+    name = metric or search.refit_metric
+    suffix = name if search.multimetric else "score"
+    return name, np.asarray(search.cv_results_[f"mean_test_{suffix}"], dtype=float)
+
+
+class SamplerTrialsDisplay(_Display):
+    """A model-based search: each trial's mean test score and the best so far.
+
+    ``sampler_trials.png`` of a :class:`parcv.Sampler` search.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_trials,)
+        Each trial's mean test score, in trial order; NaN for a trial that failed or
+        that a race dropped (counted in the title, not drawn).
+    metric : str, default="score"
+        The refit metric, for the axis label.
+    sampler : str, default=""
+        The sampler's name for the title, e.g. ``"TPESampler"``.
+    batch : int, default=1
+        Trials per round: with more than one, thin lines separate the rounds.
+
+    Attributes
+    ----------
+    values : ndarray of shape (n_trials,)
+    figure_, ax_, axes_
+        Set by :meth:`plot`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from parcv.report import SamplerTrialsDisplay
+    >>> display = SamplerTrialsDisplay([0.8, 0.7, 0.85]).plot()
+    >>> display.ax_.lines[0].get_ydata().tolist()  # the best so far
+    [0.8, 0.8, 0.85]
+    >>> plt.close(display.figure_)
+    """
+
+    def __init__(
+        self, values: Any, *, metric: str = "score", sampler: str = "", batch: int = 1
+    ) -> None:
+        self.values = np.asarray(values, dtype=float)
+        self.metric, self.sampler, self.batch = metric, sampler, batch
+
+    @property
+    def figsize(self) -> tuple[float, float]:
+        """Width and height in inches of the report's figure."""
+        return (6.4, 4.0)
+
+    @classmethod
+    def from_result(
+        cls, result: Any, *, metric: str | None = None, ax: Any = None
+    ) -> SamplerTrialsDisplay:
+        """Plot the trials of a sampler's search (a nested run's: its search on all data).
+
+        Parameters
+        ----------
+        result : SearchResult or NestedResult
+            Of a search with ``strategy=parcv.Sampler(...)``.
+        metric : str, default=None
+            Defaults to the refit metric.
+        ax : matplotlib Axes or None, default=None
+
+        Returns
+        -------
+        SamplerTrialsDisplay
+
+        Raises
+        ------
+        TypeError
+            ``result`` is no sampler's search.
+        """
+        search = _sampler_search(result, cls.__name__)
+        config = search.strategy or {}
+        name, values = _trial_values(search, metric)
+        display = cls(values, metric=name, sampler=str(config.get("sampler", "")),
+                      batch=int(config.get("batch", 1)))  # fmt: skip
+        return display.plot(ax=ax)
+
+    def _draw(self, axes: list[Any]) -> None:
+        _draw_sampler_trials(axes[0], self.values, self.metric, self.sampler, self.batch)
+
+
+class ParamImportanceDisplay(_Display):
+    """Each parameter's share of the variance of the mean test score: ``param_importance.png``.
+
+    Parameters
+    ----------
+    importances : dict of str to float
+        Each parameter's share, in the order drawn (top first).
+    n_scored : int
+        The scored trials the shares come from (for the title).
+    method : str
+        How the shares were found, e.g. ``"Optuna's fANOVA"`` (for the title).
+    metric : str, default="score"
+
+    Attributes
+    ----------
+    importances : dict of str to float
+    figure_, ax_, axes_
+        Set by :meth:`plot`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from parcv.report import ParamImportanceDisplay
+    >>> display = ParamImportanceDisplay({"C": 0.75, "gamma": 0.25}, n_scored=20,
+    ...                                  method="Optuna's fANOVA").plot()
+    >>> [float(bar.get_width()) for bar in display.ax_.patches]
+    [0.75, 0.25]
+    >>> plt.close(display.figure_)
+    """
+
+    def __init__(
+        self, importances: dict[str, float], *, n_scored: int, method: str, metric: str = "score"
+    ) -> None:
+        self.importances = dict(importances)
+        self.n_scored, self.method, self.metric = n_scored, method, metric
+
+    @property
+    def figsize(self) -> tuple[float, float]:
+        """Width and height in inches of the report's figure."""
+        return (6.4, max(2.4, 1.2 + 0.45 * len(self.importances)))
+
+    @classmethod
+    def from_trials(
+        cls,
+        params: Any,
+        values: Any,
+        *,
+        space: Any,
+        metric: str = "score",
+        seed: int = 0,
+        max_depth: int = 8,
+    ) -> ParamImportanceDisplay | None:
+        """The display of trials' importances as :func:`param_importances` finds them, unplotted.
+
+        None when there is nothing to explain (see :func:`param_importances`).
+        """
+        found = _importances(params, values, space=space, seed=seed, max_depth=max_depth)
+        if found is None:
+            return None
+        importances, n_scored, method = found
+        return cls(importances, n_scored=n_scored, method=method, metric=metric)
+
+    @classmethod
+    def from_result(
+        cls,
+        result: Any,
+        *,
+        metric: str | None = None,
+        seed: int = 0,
+        max_depth: int = 8,
+        ax: Any = None,
+    ) -> ParamImportanceDisplay:
+        """Plot the parameter importances of a sampler's search, by Optuna's fANOVA.
+
+        Each parameter's space is read from the values its trials took, as the report
+        does (the store keeps the trials, not the space).
+
+        Parameters
+        ----------
+        result : SearchResult or NestedResult
+            Of a search with ``strategy=parcv.Sampler(...)``.
+        metric : str, default=None
+            Defaults to the refit metric.
+        seed, max_depth : int, default=0, 8
+            Of the fANOVA evaluator, as for :func:`param_importances`.
+        ax : matplotlib Axes or None, default=None
+
+        Returns
+        -------
+        ParamImportanceDisplay
+
+        Raises
+        ------
+        TypeError
+            ``result`` is no sampler's search.
+        ValueError
+            Fewer than two scored trials, equal scores, or no parameter that varies.
+        ImportError
+            Optuna is not installed.
+        """
+        search = _sampler_search(result, cls.__name__)
+        name, values = _trial_values(search, metric)
+        params = [dict(p) for p in search.cv_results_["params"]]
+        display = cls.from_trials(params, values, space=_trial_space(params), metric=name,
+                                  seed=seed, max_depth=max_depth)  # fmt: skip
+        if display is None:
+            raise ValueError(
+                "no parameter importance to draw: it needs two or more scored trials with "
+                "different scores and a parameter that varies."
+            )
+        return display.plot(ax=ax)
+
+    def _draw(self, axes: list[Any]) -> None:
+        _draw_param_importances(axes[0], self.importances, self.n_scored, self.method,
+                                self.metric)  # fmt: skip
+
+
+DISPLAYS = (
+    ValidationCurveDisplay,
+    PairedDifferencesDisplay,
+    SelectionFrequencyDisplay,
+    FoldScoresDisplay,
+    HalvingRungsDisplay,
+    SamplerTrialsDisplay,
+    ParamImportanceDisplay,
+)

@@ -1,6 +1,8 @@
 """The report of a run directory: report.md, results.json, plots and, if asked, cv_results.csv.
 
-The Markdown text itself is rendered by :func:`render_report`.
+The Markdown text itself is rendered by :func:`render_report`. ``parcv report DIR``
+rebuilds them from a store (:func:`rebuild_report`); :func:`write_report` writes them
+from Python, of a result object or of a store.
 """
 
 from __future__ import annotations
@@ -42,11 +44,14 @@ __all__ = [
     "summary_json",
     "write_outputs",
     "write_private",
+    "write_report",
 ]
 
 logger = logging.getLogger(__name__)
 
 Result = CVResult | SearchResult | NestedResult
+# The store of a run directory, as `parcv run` writes it and `parcv report DIR` reads it.
+STORE = "store.sqlite"
 
 
 def write_private(path: Path, content: str | bytes) -> Path:
@@ -167,7 +172,7 @@ def write_outputs(
     files.append(write_private(out / "run.json", json.dumps(info.to_dict(), indent=2) + "\n"))
     plots, note = _plots(out, result, shown)
     files += [out / p for p in plots]
-    markdown = render_report(result, shown, plots, note)
+    markdown = render_report(result, shown, plots, note, stored=(out / STORE).is_file())
     page = render_html(markdown, out, headline(result))
     files.append(write_private(out / "report.html", page))
     files.append(write_private(out / "report.md", markdown))
@@ -189,18 +194,148 @@ def rebuild_report(
     from parcv.api import load
 
     out = Path(run_dir)
-    store = out / "store.sqlite"
+    store = out / STORE
     if not store.is_file():
         raise FileNotFoundError(
             f"no parcv store at {str(store)!r}; pass the run directory "
-            "that `parcv run --out DIR` wrote."
+            "that `parcv run --out DIR` wrote, or the folder of a script's "
+            "store='DIR/store.sqlite'."
         )
-    meta = out / "run.json"
-    info = (
-        RunInfo.from_dict(json.loads(meta.read_text(encoding="utf-8")))
-        if meta.is_file()
-        else RunInfo(out.resolve().name)
-    )
+    info = _stored_info(out)
     with collector_paused():
         result = load(store)
         return result, info, write_outputs(out, result, info, cv_results=cv_results)
+
+
+def _stored_info(run_dir: Path) -> RunInfo:
+    """What a run directory's run.json says of its run; without one, its folder's name."""
+    meta = run_dir / "run.json"
+    if meta.is_file():
+        return RunInfo.from_dict(json.loads(meta.read_text(encoding="utf-8")))
+    return RunInfo(run_dir.resolve().name)
+
+
+def write_report(
+    result: Result | str | os.PathLike[str],
+    directory: str | os.PathLike[str],
+    *,
+    title: str | None = None,
+    param: str | None = None,
+    metric: str | None = None,
+    cv_results: bool | None = None,
+) -> list[Path]:
+    """Write the report and plots of a result, or of a stored run, into a folder.
+
+    The files are those of ``parcv run`` and ``parcv report DIR``, drawn by the same
+    code: ``report.md``, ``report.html`` (one self-contained page, the plots
+    embedded), the PNG plots that apply to the result, ``results.json`` and
+    ``run.json`` (and ``cv_results.csv`` when asked), each readable by you only.
+    No fit runs.
+
+    Parameters
+    ----------
+    result : CVResult, SearchResult, NestedResult, str or path-like
+        What :func:`parcv.cross_validate`, :func:`parcv.search`,
+        :func:`parcv.nested_cv` or :func:`parcv.load` returned (halving, Hyperband
+        and sampler searches included); or a store a script wrote
+        (``store="run.sqlite"``), read with :func:`parcv.load`; or a run directory of
+        ``parcv run``, whose ``run.json`` then describes the run.
+    directory : str or path-like
+        Where to write; created if missing. Files of an earlier report there are
+        replaced.
+    title : str, default=None
+        The report's title. By default what the ``run.json`` of the run directory
+        given (or of ``directory``) says, else ``directory``'s name; the rest of that
+        ``run.json`` (the run's mode, data, times, versions) is kept too.
+    param : str, default=None
+        The hyperparameter on the x axis of the validation curve (as ``[report]
+        param`` of a spec); by default the numeric one with most values.
+    metric : str, default=None
+        The metric the plots show; by default the refit metric.
+    cv_results : bool, default=None
+        Also write ``cv_results.csv`` (one row per candidate). None: as a run
+        directory's run asked, else not.
+
+    Returns
+    -------
+    list of Path
+        The files written, ``report.md`` last.
+
+    Raises
+    ------
+    TypeError
+        ``result`` is neither a result of parcv nor a path.
+    FileNotFoundError
+        No store at the path given.
+    UnfinishedRunError
+        The store holds a run that has not finished: finish it with ``resume=True``,
+        or read what it has with ``parcv.load(store, partial=True)``.
+
+    See Also
+    --------
+    parcv.report.ValidationCurveDisplay : One plot, drawn into a matplotlib Axes of
+        your own (and the other displays of :mod:`parcv.report`).
+
+    Notes
+    -----
+    ``parcv report DIR`` reads a store a script wrote too, when it is ``DIR/store.sqlite``:
+    ``parcv.search(..., store="runs/ridge/store.sqlite")``, then ``parcv report runs/ridge``
+    writes what ``write_report("runs/ridge", "runs/ridge")`` writes.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> X, y = make_regression(n_samples=40, n_features=2, noise=1.0, random_state=0)
+    >>> r = parcv.search(Ridge(), {"alpha": [0.1, 1.0, 10.0]}, X, y, cv=3, backend="serial")
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     files = parcv.write_report(r, out, title="ridge")
+    ...     sorted(f.name for f in files)
+    ['paired_differences.png', 'report.html', 'report.md', 'results.json', 'run.json', \
+'validation_curve.png']
+    """
+    out = Path(directory)
+    loaded, info = _report_source(result, out)
+    info = replace(
+        info,
+        title=info.title if title is None else title,
+        param=info.param if param is None else param,
+        metric=info.metric if metric is None else metric,
+    )
+    out.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with collector_paused():
+        return write_outputs(out, loaded, info, cv_results=cv_results)
+
+
+def _report_source(result: Any, out: Path) -> tuple[Result, RunInfo]:
+    """The result to report and what the report says of its run, from a result or a store."""
+    if isinstance(result, (CVResult, SearchResult, NestedResult)):
+        return result, _stored_info(out)
+    if not isinstance(result, (str, os.PathLike)):
+        raise TypeError(
+            "result must be what parcv.cross_validate, search, nested_cv or load returned "
+            f"(a CVResult, SearchResult or NestedResult), or the path of a store; got "
+            f"{type(result).__name__!r}. Pass e.g. write_report(parcv.load('run.sqlite'), DIR)."
+        )
+    from parcv.api import load
+
+    source = Path(result)
+    store = source / STORE if source.is_dir() else source
+    if not store.is_file():
+        where = f"no {STORE} in the folder {str(source)!r}" if source.is_dir() else (
+            f"no file at {str(source)!r}")  # fmt: skip
+        raise FileNotFoundError(
+            f"result: {where}. Pass the store= path the run was given, or the run "
+            "directory of `parcv run`."
+        )
+    info = _stored_info(source if source.is_dir() else out)
+    with collector_paused():
+        loaded = load(store)
+    if not isinstance(loaded, (CVResult, SearchResult, NestedResult)):
+        raise TypeError(
+            f"the store {str(store)!r} holds a {type(loaded).__name__}, which has no report; "
+            "write_report takes the store of cross_validate, search or nested_cv."
+        )
+    return loaded, info

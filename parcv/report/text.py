@@ -16,12 +16,14 @@ from parcv.plan.records import Key
 from parcv.plan.space import format_params
 from parcv.plan.splits import describe_folds
 from parcv.results.criteria_table import CriteriaTable, method_title
+from parcv.results.labels import readable_criteria, readable_failures
 from parcv.results.objects import CVResult, NestedResult, SearchResult, kept_note
 from parcv.results.predictions import predicts_labels
 from parcv.stats.intervals import CVInterval
 
 __all__ = [
     "RunInfo",
+    "mode_of",
     "num",
     "small",
     "render_report",
@@ -68,6 +70,8 @@ class RunInfo:
     finished: str = ""
     seconds: float | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    # The folder of the spec a run came from: its own modules are imported from there.
+    spec_folder: str = ""
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RunInfo:
@@ -113,6 +117,39 @@ def search_of(result: Result) -> SearchResult | None:
     if isinstance(result, SearchResult):
         return result
     return result.final if isinstance(result, NestedResult) else None
+
+
+def mode_of(result: Result) -> str:
+    """The mode of a run, as a spec names it (a key of ``MODES``), from its result.
+
+    A store written from Python has no spec to say it: its report reads the
+    mode from the result, as ``parcv run`` of the same spec writes it.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> X, y = make_regression(n_samples=30, n_features=2, random_state=0)
+    >>> mode_of(parcv.cross_validate(Ridge(), X, y, cv=3, backend="serial"))
+    'cross_validate'
+    """
+    if isinstance(result, CVResult):
+        return "cross_validate"
+    if isinstance(result, SearchResult):
+        return "search"
+    one_split = not any(k.startswith("split1_") for k in result.inner_cv_results[0])
+    return "holdout" if len(result.chosen) == 1 and one_split else "nested"
+
+
+def _mode(result: Result, info: RunInfo) -> str:
+    """The run's mode: as its spec said, or else as its result tells."""
+    return info.mode or mode_of(result)
+
+
+def _names(result: Result) -> dict[str, str]:
+    """Each candidate's label to its readable label (floats rounded, candidates told apart)."""
+    return {} if isinstance(result, CVResult) else result.readable_labels
 
 
 def headline(result: Result) -> tuple[str, str]:
@@ -284,7 +321,7 @@ def _where(search: SearchResult) -> tuple[str, list[str]] | None:
     return None
 
 
-def _ranking(search: SearchResult, rest: str, limit: int = 15) -> list[str]:
+def _ranking(search: SearchResult, rest: str, names: dict[str, str], limit: int = 15) -> list[str]:
     metric = search.refit_metric
     suffix = metric if search.multimetric else "score"
     ranks = search.cv_results_[f"rank_test_{suffix}"]
@@ -300,7 +337,7 @@ def _ranking(search: SearchResult, rest: str, limit: int = 15) -> list[str]:
         mark = " **(selected)**" if c == search.best_index_ else ""
         score = num(s.mean) if one else f"{num(s.mean)} | {small(s.se)}"
         at = "" if where is None else f" {where[1][c]} |"
-        lines.append(f"| {ranks[c]} | {score} |{at} {search.candidates[c].label}{mark} |")
+        lines.append(f"| {ranks[c]} | {score} |{at} {names[search.candidates[c].label]}{mark} |")
     if len(order) > limit:
         gap = "| | |" if one else "| | | |"
         gap += "" if where is None else " |"
@@ -312,9 +349,10 @@ def _selection(result: Result, rest: str) -> list[str]:
     if isinstance(result, CVResult):
         return []
     lines = ["## Selection", ""]
+    names = _names(result)
     if isinstance(result, NestedResult):
         scores = result.outer_scores[result.refit_metric]
-        labels = result.stability_labels
+        labels = {c: names[label] for c, label in result.stability_labels.items()}
         lines += [
             "Candidate selected by the inner CV of each outer fold, and its outer test "
             f"score ({result.refit_metric}):",
@@ -330,12 +368,12 @@ def _selection(result: Result, rest: str) -> list[str]:
         # From the folds themselves: RepeatedKFold(5, n_repeats=2) is "5-fold CV repeated 2 times".
         how = describe_folds(search.splits) if search.splits else f"{search.n_splits_} splits"
         lines += [
-            f"Model to ship: **{search.candidates[search.best_index_].label}**, selected "
+            f"Model to ship: **{names[search.candidates[search.best_index_].label]}**, selected "
             f"by {how} on all data ({search.refit_metric} "
             f"{num(s.mean)}{'' if s.n == 1 else f' ± {small(s.se)}'}) and refitted on all data.",
             "",
         ]
-        lines += [*_ranking(search, rest), ""]
+        lines += [*_ranking(search, rest, names), ""]
     return lines
 
 
@@ -349,8 +387,9 @@ def _stability(result: Result) -> list[str]:
         "| candidate | selected | frequency | outer folds |",
         "| --- | ---: | ---: | --- |",
     ]
+    names = result.readable_labels
     lines += [
-        f"| {r.label} | {r.count}/{n} | {r.frequency:.0%} | {', '.join(map(str, r.folds))} |"
+        f"| {names[r.label]} | {r.count}/{n} | {r.frequency:.0%} | {', '.join(map(str, r.folds))} |"
         for r in result.stability
     ]
     return [*lines, ""]
@@ -390,8 +429,10 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
         shown = sorted(rows, key=lambda r: r["mean_difference"])[:limit]
     # The best is named once: its label (a model family's can be long) on every row would
     # push the numbers off the page.
+    names = _names(result)
     lines += [
-        f"Best: {rows[0]['name_a']}. Each row tests it against another candidate "
+        f"Best: {names.get(rows[0]['name_a'], rows[0]['name_a'])}. Each row tests it against "
+        "another candidate "
         "(mean diff: best minus other).",
         "",
         "| other | mean diff | 95% CI | t | p | p (Holm) | reject |",
@@ -403,7 +444,7 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
         holm = "-" if r["p_holm"] is None else f"{r['p_holm']:.3g}"
         diff = "0 (tied)" if is_tie(r["mean_difference"]) else num(r["mean_difference"])
         lines.append(
-            f"| {r['name_b']} | {diff} | "
+            f"| {names.get(r['name_b'], r['name_b'])} | {diff} | "
             f"[{num(r['ci_low'])}, {num(r['ci_high'])}] | {stat} | {p} | {holm} | "
             f"{_verdict(r)} |"
         )
@@ -417,19 +458,22 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
 def _labels(result: Result) -> list[str]:
     """Label of every candidate (also for a nested run without an all-data search)."""
     search = search_of(result)
+    names = _names(result)
     if search is not None:
-        return [c.label for c in search.candidates]
+        return [names[c.label] for c in search.candidates]
     params = result.inner_cv_results[0]["params"] if isinstance(result, NestedResult) else []
-    return [format_params(p) for p in params]
+    return [names[format_params(p)] for p in params]
 
 
-def _criteria_values(table: CriteriaTable, search: SearchResult) -> list[str]:
+def _criteria_values(
+    table: CriteriaTable, search: SearchResult, names: dict[str, str]
+) -> list[str]:
     return [
         f"Per candidate: its CV {table.metric} on all data (mean ± se over "
         f"{search.n_splits_} folds) next to each criterion of its fit on all data "
         "(AIC, BIC, Cp, VC bound: smaller is better; log evidence: larger is better).",
         "",
-        table.to_markdown(),
+        readable_criteria(table, names).to_markdown(),
         "",
     ]
 
@@ -483,7 +527,7 @@ def _criteria(result: Result) -> list[str]:
     lines = ["## Selection methods side by side", ""]
     search = search_of(result)
     if table is not None and search is not None:
-        lines += _criteria_values(table, search)
+        lines += _criteria_values(table, search, _names(result))
     return [*lines, *_method_choices(result, table)]
 
 
@@ -601,14 +645,21 @@ def _kept(result: Result) -> list[str]:
 
 
 def _failures(result: Result) -> list[str]:
-    lines = ["## Failures", "", result.failures.text]
+    names = _names(result)
+    lines = ["## Failures", "", readable_failures(result.failures, names).text]
     for label, counts in result.warning_counts.items():
-        lines.append(f"- warnings in {label}: " + ", ".join(f"{k} x{v}" for k, v in counts.items()))
+        lines.append(f"- warnings in {names.get(label, label)}: "
+                     + ", ".join(f"{k} x{v}" for k, v in counts.items()))  # fmt: skip
     return [*lines, ""]
 
 
 def render_report(
-    result: Result, info: RunInfo, plots: list[str] | None = None, plot_note: str = ""
+    result: Result,
+    info: RunInfo,
+    plots: list[str] | None = None,
+    plot_note: str = "",
+    *,
+    stored: bool = True,
 ) -> str:
     """Render the Markdown report of a result.
 
@@ -620,6 +671,9 @@ def render_report(
         File names of the PNG plots to embed.
     plot_note : str, default=""
         Why plots are missing, if they are.
+    stored : bool, default=True
+        Whether the report's folder holds the run's ``store.sqlite`` (a run directory),
+        which its list of files then names.
 
     Returns
     -------
@@ -639,7 +693,7 @@ def render_report(
     if info.description:
         lines += [info.description, ""]
     facts = [
-        ("mode", MODES.get(info.mode, info.mode)),
+        ("mode", MODES.get(_mode(result, info), _mode(result, info))),
         ("data", info.data),
         ("estimator", f"`{info.estimator}`" if info.estimator else ""),
         ("backend", info.backend),
@@ -667,7 +721,8 @@ def render_report(
         lines += [plot_note] if plot_note else []
         lines.append("")
     csv_file = ", `cv_results.csv` (one row per candidate)" if info.cv_results else ""
-    lines += [f"Files: `store.sqlite` (every record), `results.json` (summaries){csv_file}.", ""]
+    store = "`store.sqlite` (every record), " if stored else ""
+    lines += [f"Files: {store}`results.json` (summaries){csv_file}.", ""]
     return "\n".join(lines)
 
 
@@ -692,7 +747,9 @@ def _failure_lines(failures: Any) -> str:
 
 def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo) -> str:
     """One screen of text: the estimate, the selection, stability and failures."""
-    lines = [f"{info.title}: {info.mode or 'run'}, {_failure_lines(result.failures)}"]
+    names = _names(result)
+    failures = readable_failures(result.failures, names)
+    lines = [f"{info.title}: {_mode(result, info)}, {_failure_lines(failures)}"]
     if isinstance(result, NestedResult):
         est = result.estimate[result.refit_metric]
         over = f"mean ± se over {est.n} outer folds" if est.n > 1 else "one test split"
@@ -700,7 +757,8 @@ def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo
             f"estimate ({result.refit_metric}): {num(est.mean)} ± {small(est.se)} ({over})"
         )
         lines += [
-            f"  selected in {r.count}/{est.n} outer folds: {r.label}" for r in result.stability[:5]
+            f"  selected in {r.count}/{est.n} outer folds: {names[r.label]}"
+            for r in result.stability[:5]
         ]
     elif isinstance(result, CVResult):
         lines += [
@@ -711,19 +769,21 @@ def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo
     if search is not None:
         s = search.summaries[search.refit_metric][search.best_index_]
         lines.append(
-            f"model to ship: {search.candidates[search.best_index_].label} "
+            f"model to ship: {names[search.candidates[search.best_index_].label]} "
             f"(CV {search.refit_metric} {num(s.mean)} ± {small(s.se)})"
         )
         if search.criteria_table is not None:
             selected = search.criteria_table.selected
+            criteria = readable_criteria(search.criteria_table, names)
             lines.append("selected by " + "; ".join(
-                f"{method_title(m)}: {search.criteria_table.label_of(m)}" for m in selected
+                f"{method_title(m)}: {criteria.label_of(m)}" for m in selected
             ))  # fmt: skip
         table = search.comparison_table(text=False)
         if table["rows"]:
             rows = table["rows"]["comparisons"]
             scale = abs(s.mean) if math.isfinite(s.mean) else 1.0
-            tied = [r["name_b"] for r in rows if is_tie(r["mean_difference"], scale)]
+            tied = [names.get(r["name_b"], r["name_b"]) for r in rows
+                    if is_tie(r["mean_difference"], scale)]  # fmt: skip
             tested = [r for r in rows if r["p_value"] is not None] or rows
             first = min(tested, key=lambda r: abs(r["mean_difference"]))
             holm = first["p_holm"]
@@ -731,7 +791,7 @@ def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo
                 lines.append(f"best is tied with {', '.join(tied)} (equal mean score)")
             else:
                 lines.append(
-                    f"best vs closest ({first['name_b']}): diff "
+                    f"best vs closest ({names.get(first['name_b'], first['name_b'])}): diff "
                     f"{num(first['mean_difference'])}, p (Holm) "
                     f"{'-' if holm is None else f'{holm:.3g}'}"
                 )

@@ -13,7 +13,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.errors import FitFailedError, FitFailedWarning, warn_at_caller
+from parcv.errors import (
+    FitFailedError,
+    FitFailedWarning,
+    Worded,
+    error_score_setting,
+    warn_at_caller,
+)
 from parcv.plan.build import Plan
 from parcv.plan.iterations import path_stopped
 from parcv.plan.kinds import kind_of
@@ -32,6 +38,7 @@ __all__ = [
     "select_for",
     "build_cv_results",
     "param_columns",
+    "reemit_unit_warnings",
     "report_fit_failures",
     "resolve_metrics",
     "score_of",
@@ -306,13 +313,13 @@ def all_failed_error(
     parcv's line (``what``: count; ``outcome``), then each distinct failure.
     """
     failed = sorted((r for r in _fits(plan, records, outer) if not r.ok), key=lambda r: r.unit.key)
-    return FitFailedError(
+    return FitFailedError(Worded((
         f"\nAll the {len(failed)} fits failed.\n"
         "It is very likely that your model is misconfigured.\n"
-        "You can try to debug the error by setting error_score='raise'.\n"
+        "You can try to debug the error by setting ", error_score_setting("raise"), ".\n"
         f"parcv: {what}: {len(failed)} failed fits; {outcome}.\n\n"
-        f"Below are more details about the failures:\n{failure_details(failed)}"
-    )
+        f"Below are more details about the failures:\n{failure_details(failed)}",
+    )))  # fmt: skip
 
 
 def report_fit_failures(plan: Plan, records: Mapping[Key, Record], *, alone: bool = True) -> None:
@@ -324,17 +331,15 @@ def report_fit_failures(plan: Plan, records: Mapping[Key, Record], *, alone: boo
     or the candidates excluded from selection) and each distinct failure.
     A scorer that raised on a fit that succeeded gives scikit-learn's
     ``UserWarning`` ("Scoring failed. ..."), once per distinct error with its
-    count. Warnings raised inside the units computed now (a ``ConvergenceWarning``
-    ...) are warned again here, once per category with its first message and
-    count, as scikit-learn's serial loop lets them through. A run with every
-    fit failed is an error.
+    count. A run with every fit failed is an error. Warnings raised inside the
+    units (a ``ConvergenceWarning`` ...) are :func:`reemit_unit_warnings`'s, once
+    for all the plans of a run.
 
     With ``alone=False`` the plan is one part of a search in rounds (a
     sampler's trial): a part whose every fit failed is warned about as any
     other failure, its search having nothing to select only when every part
     failed (which the driver checks over all of them).
     """
-    _reemit_unit_warnings(records)
     columns = isinstance(records, RecordTable) and not (plan.fast_cv or plan.paths or plan.prefixes)
     fit_keys = {} if columns else plan.fit_record_keys_by_outer()
     for outer in plan.inner_folds:
@@ -377,31 +382,36 @@ def _fit_failures(
     return int(counted.sum()), failed
 
 
-def _reemit_unit_warnings(records: Mapping[Key, Record]) -> None:
-    """Warn once per category raised inside the units computed now (records in key order).
+def reemit_unit_warnings(tables: Iterable[Mapping[Key, Record]]) -> None:
+    """Warn once per category raised inside the units one run (a call of the user's) computed.
 
-    The message is the category's first (in key order, so alike on every
-    backend), then how many of the run's records raised it.
+    ``tables`` are the records of every plan the call ran (a search in rounds
+    runs one per part of each round, bracket and outer fold): a category is
+    shown once for them all, with its first message (tables in order, records
+    in key order, so alike on every backend) and how many times the call's
+    fits raised it. Records read from a store are not counted: their warnings
+    were shown when they were computed.
     """
-    if isinstance(records, RecordTable):
-        if not records.computed_now:
-            return  # read from a store: its warnings were shown when it was computed
-        warned = list(records.records(records.column("warned").astype(bool)))
-    else:
-        warned = [r for r in records.values() if r.warnings or r.first_warnings]
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
-    for record in sorted(warned, key=lambda r: repr(r.unit.key)):
-        counts.update(record.warnings)
-        for path, text in record.first_warnings.items():
-            first.setdefault(path, text)
+    for records in tables:
+        if isinstance(records, RecordTable):
+            if not records.computed_now:
+                continue
+            warned = list(records.records(records.column("warned").astype(bool)))
+        else:
+            warned = [r for r in records.values() if r.warnings or r.first_warnings]
+        for record in sorted(warned, key=lambda r: repr(r.unit.key)):
+            counts.update(record.warnings)
+            for path, text in record.first_warnings.items():
+                first.setdefault(path, text)
     for path, text in first.items():
         category = _warning_category(path)
         n = counts.get(category.__name__, 1)
-        warn_at_caller(
-            f"{text}\n(parcv: raised {n} time(s) inside the fits of this run; shown once.)",
-            category,
-        )
+        times = "once" if n == 1 else f"{n} times"
+        shown = "" if n == 1 else "; shown once"
+        note = f"(parcv: raised {times} inside the fits of this run{shown}.)"
+        warn_at_caller(f"{text}\n{note}", category)
 
 
 def _warning_category(path: str) -> type[Warning]:
@@ -456,16 +466,16 @@ def _warn_fit_failures(
             if excluded
             else "no candidate failed in every fold"
         )
-    detail += f"; their scores are error_score={plan.error_score!r}."
-    warn_at_caller(
+    text = Worded((
         f"\n{counts[0]} fits failed out of a total of {counts[1]}{where}.\n"
         "The score on these train-test partitions for these parameters will be set to "
         f"{plan.error_score}.\n"
-        "If these failures are not expected, you can try to debug them by setting "
-        f"error_score='raise'.\nparcv: {detail}\n\n"
+        "If these failures are not expected, you can try to debug them by setting ",
+        error_score_setting("raise"), f".\nparcv: {detail}; their scores are ",
+        error_score_setting(plan.error_score), ".\n\n"
         f"Below are more details about the failures:\n{failure_details(failed)}",
-        FitFailedWarning,
-    )
+    ))  # fmt: skip
+    warn_at_caller(FitFailedWarning(text), FitFailedWarning)
 
 
 def _warn_score_failures(plan: Plan, records: Mapping[Key, Record]) -> None:

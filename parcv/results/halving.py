@@ -1,4 +1,4 @@
-"""The result of a successive-halving search: its rungs as one ``cv_results_``."""
+"""Searches in rounds joined into one result: halving's rungs, Hyperband's brackets, nested CV."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from parcv.plan.halving import HalvingSchedule
 from parcv.plan.records import Record
 from parcv.plan.space import Candidate
 from parcv.results.aggregate import FailureSummary, param_columns
+from parcv.results.labels import readable_failures
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.summary import rank_means, selection_stability, summarize_scores
 
@@ -20,9 +21,10 @@ __all__ = [
     "HalvingResult",
     "HyperbandResult",
     "NestedHalvingResult",
+    "NestedRoundsResult",
     "make_halving_result",
     "make_hyperband_result",
-    "make_nested_halving_result",
+    "make_nested_rounds_result",
 ]
 
 
@@ -44,14 +46,14 @@ class _JoinedSearch(SearchResult):
         order = sorted(range(len(self.candidates)), key=lambda c: (ranks[c], c))
         lines = [
             f"{type(self).__name__}: {len(self.candidates)} (rung, candidate) rows x "
-            f"{self.n_splits_} folds, selected {self.candidates[self.best_index_].label} "
+            f"{self.n_splits_} folds, selected {self.readable_label(self.best_index_)} "
             f"({self.refit_metric} {self.best_score_:.6g}, {self._where(self.best_index_)})",
             f"rank  mean ± se ({self.refit_metric})  where (resource)  candidate",
         ]
         for c in order[:limit]:
             s = self.summaries[self.refit_metric][c]
             lines.append(f"{ranks[c]:>4}  {s.mean:.6g} ± {s.se:.3g}  {self._where(c)}  "
-                         f"{self.candidates[c].label}")  # fmt: skip
+                         f"{self.readable_label(c)}")  # fmt: skip
         if limit is not None and len(order) > limit:
             lines.append(f"... {len(order) - limit} more rows: to_text() or to_frame()")
         return lines
@@ -62,7 +64,8 @@ class _JoinedSearch(SearchResult):
 
     def to_text(self) -> str:
         """Every row by rank, with its rung; the failures."""
-        return "\n".join([*self._lines(None), "", *self.notes, self.failures.text])
+        failures = readable_failures(self.failures, self.readable_labels)
+        return "\n".join([*self._lines(None), "", *self.notes, failures.text])
 
     def _across_rungs(self, what: str) -> ValueError:
         return ValueError(
@@ -350,7 +353,7 @@ def make_hyperband_result(
 
 
 @dataclass(frozen=True, repr=False)
-class NestedHalvingResult(NestedResult):
+class NestedRoundsResult(NestedResult):
     """Nested CV of a search in rounds (halving, Hyperband, a sampler): a :class:`NestedResult`.
 
     For each outer fold, the search (its strategy's rounds) on the outer-train
@@ -365,6 +368,8 @@ class NestedHalvingResult(NestedResult):
     ``records`` keep each outer fold's refit as ``("refit", o)`` (``compare`` reads
     their sizes); with ``interval="ncv"``, ``interval`` is that of the whole
     procedure, each of its selections one more search of the strategy.
+    ``NestedHalvingResult`` is another name of this class (its name before
+    samplers and other strategies ran in rounds).
 
     Examples
     --------
@@ -383,18 +388,22 @@ class NestedHalvingResult(NestedResult):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: the nested CV's, with each outer fold's search."""
-        return {**super().to_dict(), "kind": "nested_halving",
+        return {**super().to_dict(), "kind": "nested_rounds",
                 "inner": [r.to_dict() for r in self.inner]}  # fmt: skip
 
 
-def make_nested_halving_result(
+# Its name until the strategies (a sampler's trials) joined halving: kept for the code that uses it.
+NestedHalvingResult = NestedRoundsResult
+
+
+def make_nested_rounds_result(
     inner: Sequence[SearchResult],
     outer: Sequence[CVResult],
     final: SearchResult | None,
     outer_folds_digest: str = "",
     *,
     refits: Sequence[Record] | None = None,
-) -> NestedHalvingResult:
+) -> NestedRoundsResult:
     """Join each outer fold's search in rounds and outer score into one result.
 
     Parameters
@@ -414,7 +423,7 @@ def make_nested_halving_result(
 
     Returns
     -------
-    NestedHalvingResult
+    NestedRoundsResult
     """
     names = [k.removeprefix("test_") for k in outer[0].scores if k.startswith("test_")]
     scores = {name: np.array([float(r.scores["test_" + name][0]) for r in outer]) for name in names}
@@ -424,7 +433,7 @@ def make_nested_halving_result(
     labels = [r.candidates[r.best_index_].label for r in inner]
     distinct = list(dict.fromkeys(labels))  # one candidate however many folds chose it
     chosen = [distinct.index(x) for x in labels]
-    return NestedHalvingResult(
+    return NestedRoundsResult(
         outer_scores=scores,
         estimate={name: summarize_scores(values) for name, values in scores.items()},
         chosen=chosen,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from parcv.plan.record_table import RecordList
 from parcv.plan.records import Record
 from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
+from parcv.results import labels
 from parcv.results.aggregate import FailureSummary
 from parcv.results.compare import (
     best_vs_rest,
@@ -460,6 +462,31 @@ class SearchResult(Exportable):
         """How the numbers were computed, where that matters (fast CV, records kept)."""
         return _notes(self.fast_cv, self.records)
 
+    @cached_property
+    def readable_labels(self) -> dict[str, str]:
+        """Each candidate's label, as the texts and plots show it.
+
+        Its floats are rounded to 4 significant digits, or to as many more as
+        tell two candidates apart; ``candidates[c].label`` (which
+        :meth:`compare` takes), ``cv_results_`` and :meth:`to_frame` keep
+        every digit.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_regression
+        >>> from sklearn.linear_model import Ridge
+        >>> from parcv import search
+        >>> X, y = make_regression(n_samples=40, n_features=3, noise=5.0, random_state=0)
+        >>> r = search(Ridge(), {"alpha": [0.123456789, 10.0]}, X, y, cv=3, backend="serial")
+        >>> r.readable_labels
+        {'alpha=0.123456789': 'alpha=0.1235', 'alpha=10.0': 'alpha=10.0'}
+        """
+        return labels.readable_labels(c.params for c in self.candidates)
+
+    def readable_label(self, candidate: int) -> str:
+        """The readable label of the candidate at index ``candidate`` (:attr:`readable_labels`)."""
+        return self.readable_labels[self.candidates[candidate].label]
+
     @property
     def best_estimator_(self) -> Any:
         """The selected candidate refitted on all data.
@@ -540,13 +567,13 @@ class SearchResult(Exportable):
         order = sorted(range(len(self.candidates)), key=lambda c: (ranks[c], c))
         lines = [
             f"SearchResult: {len(self.candidates)} candidates x {self.n_splits_} folds, "
-            f"selected {self.candidates[self.best_index_].label} "
+            f"selected {self.readable_label(self.best_index_)} "
             f"({self.refit_metric} {self.best_score_:.6g})",
             f"rank  mean ± se ({self.refit_metric})  candidate",
         ]
         for c in order[:_REPR_ROWS]:
             s = self.summaries[self.refit_metric][c]
-            lines.append(f"{ranks[c]:>4}  {s.mean:.6g} ± {s.se:.3g}  {self.candidates[c].label}")
+            lines.append(f"{ranks[c]:>4}  {s.mean:.6g} ± {s.se:.3g}  {self.readable_label(c)}")
         if len(order) > _REPR_ROWS:
             lines.append(f"... {len(order) - _REPR_ROWS} more candidates: to_text() or to_frame()")
         return "\n".join([*lines, *_failure_line(self.failures)])
@@ -578,14 +605,14 @@ class SearchResult(Exportable):
         ranks = self.cv_results_[f"rank_test_{suffix}"]
         lines = [
             f"search: {len(self.candidates)} candidates x {self.n_splits_} folds, "
-            f"selected {self.candidates[self.best_index_].label} "
+            f"selected {self.readable_label(self.best_index_)} "
             f"({self.refit_metric} {self.best_score_:.6g})",
             "",
             "rank  mean ± se (" + self.refit_metric + ")  candidate",
         ]
         for c in sorted(range(len(self.candidates)), key=lambda c: (ranks[c], c)):
             s = self.summaries[self.refit_metric][c]
-            lines.append(f"{ranks[c]:>4}  {s.mean:.6g} ± {s.se:.3g}  {self.candidates[c].label}")
+            lines.append(f"{ranks[c]:>4}  {s.mean:.6g} ± {s.se:.3g}  {self.readable_label(c)}")
         table = self.comparison_table()
         lines += [
             "",
@@ -596,9 +623,13 @@ class SearchResult(Exportable):
             lines += [
                 "",
                 "criteria (smaller is better; log evidence: larger is better):",
-                self.criteria_table.to_text(),
+                labels.readable_criteria(self.criteria_table, self.readable_labels).to_text(),
             ]
-        lines += ["", *self.notes, self.failures.text]
+        lines += [
+            "",
+            *self.notes,
+            labels.readable_failures(self.failures, self.readable_labels).text,
+        ]
         return "\n".join(lines)
 
     def comparison_table(self, *, text: bool = True) -> dict[str, Any]:
@@ -611,7 +642,8 @@ class SearchResult(Exportable):
         if not text:
             return table
         if table["rows"] and "text" not in self._comparisons:
-            self._comparisons["text"] = self._comparisons["table"].to_text()
+            named = labels.readable_comparisons(self._comparisons["table"], self.readable_labels)
+            self._comparisons["text"] = named.to_text()
         return table if not table["rows"] else {**table, "text": self._comparisons["text"]}
 
     def _comparison_rows(self) -> dict[str, Any]:
@@ -852,12 +884,13 @@ class NestedResult(Exportable):
             "outer fold  score  selected",
         ]
         scores = self.outer_scores[self.refit_metric]
+        named = self.readable_labels
         lines += [
-            f"{o:>10}  {scores[o]:.6g}  {self.stability_labels[c]}"
+            f"{o:>10}  {scores[o]:.6g}  {named[self.stability_labels[c]]}"
             for o, c in enumerate(self.chosen)
         ]
         lines += ["", "selection stability:"]
-        lines += [f"  {row.count}/{est.n} folds  {row.label}" for row in self.stability]
+        lines += [f"  {row.count}/{est.n} folds  {named[row.label]}" for row in self.stability]
         if self.criteria_choices:
             lines += ["", "candidate selected on each outer-train part, by method:"]
             lines += [f"  {method:>8}: {choices}" for method, choices in
@@ -867,13 +900,29 @@ class NestedResult(Exportable):
         if self.final is not None:
             lines += ["", self.final.to_text()]
         else:
-            lines += ["", self.failures.text]
+            lines += ["", labels.readable_failures(self.failures, named).text]
         return "\n".join(lines)
 
     @property
     def stability_labels(self) -> dict[int, str]:
         """Label of every selected candidate."""
         return {row.candidate: row.label for row in self.stability}
+
+    @cached_property
+    def readable_labels(self) -> dict[str, str]:
+        """Each candidate's label, as the texts and plots show it.
+
+        Over the candidates of every outer fold's search and of the search on
+        all data: floats rounded to 4 significant digits, or to as many more
+        as tell two candidates apart, as ``SearchResult.readable_labels``.
+        ``stability``, ``chosen_params`` and :meth:`to_frame` keep every digit.
+        """
+        params = [*self.chosen_params]
+        for table in self.inner_cv_results:
+            params += table["params"]
+        if self.final is not None:
+            params += [c.params for c in self.final.candidates]
+        return labels.readable_labels(params)
 
     def compare_all(
         self,
@@ -895,16 +944,19 @@ class NestedResult(Exportable):
         """A few lines: the estimate, how often each candidate was selected, the final choice."""
         est = self.estimate[self.refit_metric]
         lines = [
-            f"NestedResult: {est.n} outer folds, {self.refit_metric} {est.mean:.6g} ± "
+            f"{type(self).__name__}: {est.n} outer folds, {self.refit_metric} {est.mean:.6g} ± "
             f"{est.se:.3g} (mean ± se of the outer scores)",
             *self.interval_lines(),
             "selected in the outer folds: "
-            + ", ".join(f"{row.label} ({row.count}/{est.n})" for row in self.stability[:4])
+            + ", ".join(
+                f"{self.readable_labels[row.label]} ({row.count}/{est.n})"
+                for row in self.stability[:4]
+            )
             + (f", ... {len(self.stability) - 4} more" if len(self.stability) > 4 else ""),
         ]
         if self.final is not None:
             best = self.final.candidates[self.final.best_index_].label
-            lines.append(f"select and refit on all data: {best}")
+            lines.append(f"select and refit on all data: {self.readable_labels[best]}")
         return "\n".join([*lines, *_failure_line(self.failures)])
 
     def to_frame(self) -> Any:

@@ -12,6 +12,8 @@ from numpy.typing import NDArray
 from parcv.plan.build import Plan
 from parcv.plan.kinds import KINDS, kind_of
 from parcv.plan.records import Key, Record
+from parcv.plan.space import format_params
+from parcv.results.labels import readable_labels
 from parcv.stats.result import import_pandas
 
 __all__ = ["PartialResult", "RoundPart", "make_partial_result", "missing_parts"]
@@ -186,10 +188,10 @@ class PartialResult:
         if self.parts:
             return "\n".join(lines + self._rounds_lines()) + "\n"
         lines += ["| candidate | folds done | mean | std |", "|---|---|---|---|"]
-        for i, params in enumerate(self.params):
+        for i, label in enumerate(_labels(self.params)):
             mean, std = self.mean_test_score[i], self.std_test_score[i]
             lines.append(
-                f"| {_label(params)} | {self.n_folds_done[i]} of {self.n_folds} | "
+                f"| {label} | {self.n_folds_done[i]} of {self.n_folds} | "
                 f"{_num(mean)} | {_num(std)} |"
             )
         return "\n".join(lines) + "\n"
@@ -197,6 +199,7 @@ class PartialResult:
     def _rounds_lines(self) -> list[str]:
         """The table of a run in rounds: per search, its rounds' parts as far as they got."""
         lines: list[str] = []
+        labels = _labels(self.params)
         searches = list(dict.fromkeys(p.search for p in self.parts))
         for search in searches:
             parts = [p for p in self.parts if p.search == search]
@@ -209,15 +212,17 @@ class PartialResult:
                 for i in range(p.first, p.first + p.n_rows):
                     mean, std = self.mean_test_score[i], self.std_test_score[i]
                     lines.append(
-                        f"| {_label(self.params[i])} | {self.n_folds_done[i]} of {p.n_folds} | "
+                        f"| {labels[i]} | {self.n_folds_done[i]} of {p.n_folds} | "
                         f"{_num(mean)} | {_num(std)} |"
                     )
                 lines.append("")
         return lines
 
 
-def _label(params: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in params.items()) or "(as given)"
+def _labels(params: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each candidate's readable label (floats rounded, told apart); "(as given)": none set."""
+    names = readable_labels(params)
+    return [names[format_params(p)] if p else "(as given)" for p in params]
 
 
 def _num(value: float) -> str:

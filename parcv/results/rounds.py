@@ -30,10 +30,10 @@ from parcv.results.aggregate import failed_everywhere, fold_scores, race_mask
 from parcv.results.assemble import make_search_result, nested_intervals
 from parcv.results.halving import (
     HyperbandResult,
-    NestedHalvingResult,
+    NestedRoundsResult,
     make_halving_result,
     make_hyperband_result,
-    make_nested_halving_result,
+    make_nested_rounds_result,
 )
 from parcv.results.objects import CVResult, FinalModel, SearchResult
 from parcv.results.partial import PartialResult, RoundPart, make_partial_result
@@ -405,7 +405,7 @@ def _outer_cv(search: SearchRun, base: Plan) -> CVResult:
 
 def make_rounds_result(
     kind: str, base: Plan, searches: Sequence[SearchRun], config: Mapping[str, Any]
-) -> SearchResult | NestedHalvingResult:
+) -> SearchResult | NestedRoundsResult:
     """The result of a run in rounds, from its searches' parts and refits.
 
     Parameters
@@ -421,7 +421,7 @@ def make_rounds_result(
 
     Returns
     -------
-    SearchResult, HalvingResult, HyperbandResult or NestedHalvingResult
+    SearchResult, HalvingResult, HyperbandResult or NestedRoundsResult
     """
     by_key = {s.key: s for s in searches}
     if kind == "search":
@@ -436,8 +436,8 @@ def make_rounds_result(
     refits = {("refit", s.key): s.refit.records[("refit", s.key)] for s in searches
               if s.key is not None and s.refit is not None
               and ("refit", s.key) in s.refit.records}  # fmt: skip
-    result = make_nested_halving_result(inner, scored, final, digest,
-                                        refits=list(refits.values()))  # fmt: skip
+    result = make_nested_rounds_result(inner, scored, final, digest,
+                                       refits=list(refits.values()))  # fmt: skip
     if full.interval is None and full.bbc is None:
         return result
     selections = [s for s in searches if s.key is not None and s.key not in outer]

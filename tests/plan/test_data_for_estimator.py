@@ -33,7 +33,7 @@ def _with(value):
 
 
 REFUSED = {
-    "NaN in X": (Ridge(), _with(np.nan), Y, r"X holds NaN \(first in row 4\)"),
+    "NaN in X": (Ridge(), _with(np.nan), Y, r"X holds NaN \(first in row 4, column 2"),
     "inf in X": (Ridge(), _with(np.inf), Y, r"X holds inf \(first in row 4\)"),
     "-inf in X": (Ridge(), _with(-np.inf), Y, r"X holds inf"),
     "NaN in sparse X": (Ridge(), sp.csr_matrix(_with(np.nan)), Y, r"X holds NaN"),

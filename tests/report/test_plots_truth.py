@@ -148,11 +148,12 @@ def _raced_search(return_train_score=False):
 def test_candidates_dropped_by_racing_are_noted_never_a_bare_legend_entry():
     s = _raced_search()
     dropped = np.asarray(s.cv_results_["race_eliminated_after"])
-    # The constant 100 and 200: their last fold run is fold 4 (index 3); the others survive.
+    # The constant 100 and 200: their last fold run is fold 3 (numbered from 0, as
+    # race_eliminated_after and the tables); the others survive.
     assert list(dropped) == [-1, 3, -1, 3]
     ax = validation_curve(s).axes[0]
     assert not any("strategy='constant'" in t for t in _legend_texts(ax))
-    assert "not drawn: 2 candidates dropped by racing after fold 4 (race.png)" in ax.get_title()
+    assert "not drawn: 2 candidates dropped by racing after fold 3 (race.png)" in ax.get_title()
     for line in ax.get_lines():  # every line drawn has points
         assert np.isfinite(np.asarray(line.get_ydata(), dtype=float)).any()
 

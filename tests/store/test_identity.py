@@ -78,4 +78,4 @@ def test_resume_never_reuses_another_candidates_record(case, backend, tmp_path, 
     np.testing.assert_allclose(both.cv_results_["mean_test_score"], expected, rtol=1e-12)
     # Every fit of both candidates was stored by the two runs before; only the final refit
     # of the chosen one is computed again (a run reuses a final only with its saved model).
-    assert "reusing 6 of 7 units; 1 to compute" in caplog.text
+    assert "reusing 6 of 7 units; 0 to compute, and the final model to refit" in caplog.text

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterator, Sequence
+import os
+import sys
+import types
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from parcv.plan.build import Plan
@@ -14,10 +19,14 @@ from parcv.plan.records import Record, Unit
 __all__ = [
     "Backend",
     "Executor",
+    "Shipped",
+    "WorkerImports",
     "check_fault_options",
     "check_number",
     "check_threads",
     "pickled_for_workers",
+    "shipped_for_workers",
+    "worker_imports",
 ]
 
 
@@ -120,16 +129,126 @@ def check_fault_options(timeout: Any, max_crashes: Any) -> None:
     )
 
 
-def pickled_for_workers(plan: Plan) -> bytes:
-    """The plan as worker processes receive it; a TypeError naming what cannot be pickled.
+@dataclass(frozen=True, slots=True)
+class WorkerImports:
+    """Where a worker process imports the user's own modules that a plan names.
 
-    Checked before anything is sent, so an estimator holding a lock, an open
-    file or a connection is refused by name instead of failing every task.
+    The driver imported them from these folders (a spec's folder, a script's, a
+    ``PYTHONPATH`` entry): a worker puts them first on its import path before it
+    unpickles the plan, as the driver's ``sys.path`` had them, whether the worker
+    was started by parcv (a local pool, a ``LocalCluster``) or runs on another
+    machine that sees the same folders (a Slurm or PBS job, a Dask scheduler).
+
+    Examples
+    --------
+    >>> WorkerImports(("/home/me/sweeps",), ("mod2",), driver=1).folders
+    ('/home/me/sweeps',)
     """
+
+    folders: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()  # the top-level names of those modules, for messages
+    driver: int = 0  # the driver's process id: its own import path is left as it is
+
+    def apply(self) -> tuple[str, ...]:
+        """Put the folders first on this process's import path; return those it added."""
+        if os.getpid() == self.driver:
+            return ()
+        added = tuple(folder for folder in self.folders if folder not in sys.path)
+        for folder in reversed(self.folders):
+            if folder in sys.path:
+                sys.path.remove(folder)
+            sys.path.insert(0, folder)
+        return added
+
+    def check(self) -> None:
+        """Raise FileNotFoundError, saying what to do, for a folder this machine cannot see."""
+        for folder in self.folders:
+            if not Path(folder).is_dir():
+                raise FileNotFoundError(
+                    f"the folder {folder!r}, which holds the module(s) "
+                    f"{', '.join(self.modules)} of this run, does not exist where this "
+                    "worker runs. Put it on a file system the workers share (the same path), "
+                    "or install the module(s) on the workers."
+                )
+
+
+@dataclass(frozen=True, slots=True)
+class Shipped:
+    """A plan as worker processes receive it, and where they import the user's code it names."""
+
+    pickled: bytes
+    imports: WorkerImports
+
+
+class _ModulesNamed:
+    """Notes the module of every class and function a pickler writes (see ``reducer_override``)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def note(self, obj: Any) -> None:
+        if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+            module = getattr(obj, "__module__", None)
+            if isinstance(module, str):
+                self.names.add(module)
+
+
+def _dumps(value: Any) -> tuple[bytes, set[str]]:
+    """cloudpickle's bytes of ``value``, and the modules an unpickler imports to read them."""
+    import io
+
     import cloudpickle
 
+    seen = _ModulesNamed()
+
+    class Recording(cloudpickle.Pickler):  # type: ignore[misc]
+        def reducer_override(self, obj: Any) -> Any:
+            seen.note(obj)
+            return super().reducer_override(obj)
+
+    buffer = io.BytesIO()
+    Recording(buffer, protocol=cloudpickle.DEFAULT_PROTOCOL).dump(value)
+    return buffer.getvalue(), seen.names
+
+
+def _import_folder(top: str) -> str | None:
+    """The folder a loaded top-level module was imported from (the ``sys.path`` entry)."""
+    module = sys.modules.get(top)
+    file = getattr(module, "__file__", None)
+    if isinstance(file, str):
+        path = Path(file).absolute()
+        return str(path.parent.parent if path.stem == "__init__" else path.parent)
+    for entry in getattr(module, "__path__", None) or ():  # a namespace package
+        return str(Path(entry).absolute().parent)
+    return None
+
+
+def worker_imports(modules: Iterable[str]) -> WorkerImports:
+    """The folders of the user's own modules among ``modules`` (not installed, not stdlib).
+
+    Examples
+    --------
+    >>> worker_imports(["sklearn.linear_model._ridge", "builtins"]).folders
+    ()
+    """
+    from parcv.plan.code import USER, origin_of
+
+    tops = sorted({m.partition(".")[0] for m in modules if m != "__main__"})
+    own = [t for t in tops if origin_of(t).kind == USER]
+    folders = dict.fromkeys(f for f in map(_import_folder, own) if f is not None)
+    return WorkerImports(tuple(folders), tuple(own), driver=os.getpid())
+
+
+def shipped_for_workers(plan: Plan) -> Shipped:
+    """The plan as worker processes receive it, with the folders of the user's code it names.
+
+    Raises
+    ------
+    TypeError
+        Naming what cannot be pickled (see :func:`pickled_for_workers`).
+    """
     try:
-        return bytes(cloudpickle.dumps(plan.for_workers()))
+        pickled, modules = _dumps(plan.for_workers())
     except Exception as err:
         name = type(plan.estimator).__name__
         raise TypeError(
@@ -138,3 +257,13 @@ def pickled_for_workers(plan: Plan) -> bytes:
             "open files or connections inside fit() rather than in __init__, or run with "
             "backend='serial', which needs no pickling."
         ) from err
+    return Shipped(pickled, worker_imports(modules))
+
+
+def pickled_for_workers(plan: Plan) -> bytes:
+    """The plan as worker processes receive it; a TypeError naming what cannot be pickled.
+
+    Checked before anything is sent, so an estimator holding a lock, an open
+    file or a connection is refused by name instead of failing every task.
+    """
+    return shipped_for_workers(plan).pickled

@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
@@ -15,10 +16,11 @@ from typing import Any
 
 from parcv.engine.backends._dask_executor import _DaskExecutor
 from parcv.engine.backends.base import (
+    WorkerImports,
     check_fault_options,
     check_number,
     check_threads,
-    pickled_for_workers,
+    shipped_for_workers,
 )
 from parcv.engine.backends.local import check_n_jobs
 from parcv.errors import BackendError
@@ -173,6 +175,45 @@ def _close_half_started(err: BaseException, client_type: type[Any]) -> None:
         tb = tb.tb_next
 
 
+def _import_on_workers(client: Any, imports: WorkerImports, stack: ExitStack) -> None:
+    """Make the user's modules a plan names importable on every worker, now and joining later.
+
+    A worker plugin puts their folders first on each worker's import path (a worker
+    on another machine needs them at the same path: a shared file system, as on a
+    Slurm or PBS cluster) and takes them off again when the run ends.
+    """
+    from distributed import WorkerPlugin
+
+    class ParcvImports(WorkerPlugin):
+        def __init__(self, wanted: WorkerImports) -> None:
+            self.wanted = wanted
+            self.added: tuple[str, ...] = ()
+
+        def setup(self, worker: Any) -> None:
+            self.wanted.check()
+            self.added = self.wanted.apply()
+
+        def teardown(self, worker: Any) -> None:
+            for folder in self.added:
+                with suppress(ValueError):
+                    sys.path.remove(folder)
+
+    name = f"parcv-imports-{uuid.uuid4().hex}"
+    try:
+        client.register_plugin(ParcvImports(imports), name=name)
+    except FileNotFoundError as err:
+        raise BackendError(f"a Dask worker cannot import this run's code: {err}") from None
+    stack.callback(_unregister, client, name)
+
+
+def _unregister(client: Any, name: str) -> None:
+    """Take a run's import folders off the workers (a closed cluster has none left)."""
+    try:
+        client.unregister_worker_plugin(name)
+    except Exception as err:  # workers gone, or the client closed first: nothing is left to undo
+        logger.debug("worker plugin %s not unregistered: %r", name, err)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DaskBackend:
     """Run units on a Dask ``distributed`` cluster.
@@ -241,7 +282,10 @@ class DaskBackend:
     the scheduler runs the Active Memory Manager (dask's default; it drops
     the copies and can stall a broadcast, dask/distributed#8796): then each
     worker fetches it on first use, or again after an idle copy was dropped.
-    parcv turns the manager off on the clusters it starts.
+    parcv turns the manager off on the clusters it starts. The folders of the
+    user's own modules that the plan names (a spec's folder, a script's) are put
+    first on every worker's import path for the run, by a worker plugin; a
+    worker on another machine needs them at the same path (a shared file system).
 
     Examples
     --------
@@ -284,9 +328,12 @@ class DaskBackend:
     @contextmanager
     def open(self, plan: Plan, data: Dataset) -> Iterator[_DaskExecutor]:
         """Reach the scheduler, scatter the data once; close what parcv started on exit."""
-        pickled_for_workers(plan)  # an estimator that cannot be sent is refused before a cluster
+        # An estimator that cannot be sent is refused before a cluster starts.
+        imports = shipped_for_workers(plan).imports
         with ExitStack() as stack:
             client = self.client if self.client is not None else self._open_client(stack)
+            if imports.folders:  # before the plan is scattered: its unpickling imports them
+                _import_on_workers(client, imports, stack)
             executor = _DaskExecutor(
                 client,
                 plan.for_workers(),

@@ -21,6 +21,7 @@ from parcv.engine.backends.base import (
     check_number,
     check_threads,
     pickled_for_workers,
+    shipped_for_workers,
 )
 from parcv.errors import BackendError
 from parcv.plan.build import Plan
@@ -48,6 +49,7 @@ def _load_payload(path: str, threads: int | None) -> tuple[Plan, Dataset]:
         _LOADED.clear()
         _PLANS.clear()
         stored = joblib.load(path, mmap_mode="r")
+        stored["imports"].apply()  # the user's modules the plan names, where the driver's were
         _LOADED[path] = (cloudpickle.loads(stored["plan"]), stored["data"])
     return _LOADED[path]
 
@@ -404,7 +406,8 @@ class LocalBackend:
         folder = tempfile.mkdtemp(prefix=f"parcv-{os.getpid()}-", dir=base)
         try:
             path = str(Path(folder) / "payload.pkl")
-            joblib.dump({"plan": pickled_for_workers(plan), "data": data}, path)
+            shipped = shipped_for_workers(plan)
+            joblib.dump({"plan": shipped.pickled, "imports": shipped.imports, "data": data}, path)
             pool = _pool(n_workers, self.idle_timeout)
 
             def restart() -> Any:
