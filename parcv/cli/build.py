@@ -110,7 +110,25 @@ def use_spec_folder(folder: str | Path) -> str:
     if where in sys.path:
         sys.path.remove(where)
     sys.path.insert(0, where)
+    _forget_shadowed(Path(where))
     return where
+
+
+def _forget_shadowed(folder: Path) -> None:
+    """Drop modules imported from elsewhere whose name a module of ``folder`` now takes.
+
+    With the folder first on the path, a fresh import finds its ``mine.py``; a
+    ``mine`` imported earlier in this process from another folder (an earlier
+    spec's) would be a stale module. It is dropped, with its submodules.
+    """
+    for name, module in list(sys.modules.items()):
+        top = name.partition(".")[0]
+        own = folder / f"{top}.py"
+        if not (own.is_file() or (folder / top / "__init__.py").is_file()):
+            continue
+        where = getattr(module, "__file__", None)
+        if where is not None and not Path(where).resolve().is_relative_to(folder):
+            del sys.modules[name]
 
 
 def _import_failure(err: Exception, module: str) -> str:

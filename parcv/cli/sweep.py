@@ -716,6 +716,8 @@ def run_spec(
         check_out(spec)  # the spec's run.out: inside the folder this runs from
     job = build_job(spec)
     plan, (backend, n_jobs, where) = _check_run(job, connect_timeout)
+    if job.data.text is not None and job.data.text.summary() and announce is not None:
+        announce(f"the features hold {job.data.text.summary()} (the estimator's steps take them)")
     if job.data.missing is not None and announce is not None:
         announce(_missing_note(job.data.missing, _missing_verdict(job)))
     run_dir = Path(out or default_out(spec)).expanduser()

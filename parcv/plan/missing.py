@@ -468,12 +468,13 @@ def _walk(
         found = _walk_parts(estimator, X, step, probe)
     else:
         allows = _allows_nan(estimator)
-        if allows is False:
-            found = (False, step)
-        elif final and allows:
+        if final and allows:
             found = (True, step)
-        else:
+        else:  # a tag that refuses NaN may be a class's default, never stated: the fit says
             found = _fit_decides(estimator, X, probe.y, step, transform=not final)
+            undecided = isinstance(found, tuple) and found[0] is None
+            if allows is False and undecided:
+                found = (False, step)  # the probe cannot tell: the tag's refusal stands
     if final and isinstance(found, _Passed):
         found = (True, step)  # a transformer last: the NaN reach no step that refuses them
     if key:

@@ -89,7 +89,9 @@ def test_example_spec_runs_through_the_cli_and_reports_the_result(tmp_path, caps
             f"| {metric} | {num(mean)} |" if one else f"| {metric} | {num(mean)} | {small(se)} |"
         ) in report
     search = result if isinstance(result, parcv.SearchResult) else result.final
-    assert f"Model to ship: **{search.candidates[search.best_index_].label}**" in report
+    # As the report shows it: floats to 4 significant digits (every digit in the data).
+    shipped = result.readable_labels[search.candidates[search.best_index_].label]
+    assert f"Model to ship: **{shipped}**" in report
     saved = json.loads((out / "results.json").read_text())
     assert saved["kind"] == ("search" if isinstance(result, parcv.SearchResult) else "nested_cv")
     assert not (out / "cv_results.csv").exists()  # only when asked: the store holds the rows

@@ -15,6 +15,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 import parcv
 from parcv.cli import main
+from parcv.cli.build import use_spec_folder
 from parcv.cli.data_sources import load_data
 from parcv.cli.spec import SpecError, UsageError, load_spec, parse_spec
 from parcv.cli.sweep import build_job
@@ -152,6 +153,11 @@ def test_inspect_and_the_report_state_the_text_columns(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["run", str(_spec(tmp_path)), "--out", str(out), "--quiet"]) == 0
     assert said in (out / "report.md").read_text()
+    # The run's start line says it too, before any fit.
+    assert capsys.readouterr().err.startswith(
+        "parcv: the features hold 2 text columns: 'city', 'colour' (the estimator's steps "
+        "take them)\n"
+    )
 
 
 def test_a_python_source_keeps_the_dataframe_it_returns(tmp_path):
@@ -230,3 +236,23 @@ def test_a_parquet_file_is_read_with_pyarrow_or_refused_naming_it(tmp_path, monk
     )
     with pytest.raises(UsageError, match=r"^d.parquet: row 3, column 'label': nan is not a fin"):
         load_data(load_spec(spec))
+
+
+def test_two_specs_with_modules_of_one_name_each_read_their_own(tmp_path, monkeypatch):
+    """A spec's folder first on the path: a same-named module another spec's run imported
+    earlier in this process is not the one this spec reads."""
+    for i, folder in enumerate(("a", "b")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "ownmod.py").write_text(
+            f"import numpy as np\n\ndef table():\n    return np.full((6, 2), {i}.0), [0, 1] * 3\n"
+        )
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the CLI's own process: restored after
+    monkeypatch.delitem(sys.modules, "ownmod", raising=False)
+    loaded = []
+    for folder in ("a", "b"):
+        text = '[data]\nsource = "python:ownmod.table"\n[estimator]\nclass = "sklearn.svm.SVC"\n'
+        spec = parse_spec(text, base_dir=tmp_path / folder)
+        use_spec_folder(tmp_path / folder)
+        loaded.append(float(np.asarray(load_data(spec).X)[0, 0]))
+    sys.modules.pop("ownmod", None)
+    assert loaded == [0.0, 1.0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.dummy import DummyClassifier
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -39,6 +40,17 @@ def _finite(X):
     if np.isnan(X).any():
         raise ValueError("cannot read NaN")
     return X
+
+
+class _LogOwn(TransformerMixin, BaseEstimator):
+    """A user's transformer that passes NaN on, with scikit-learn's default tags (which
+    say allow_nan=False without the class ever saying so)."""
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return np.log1p(np.abs(np.asarray(X, dtype=float)))
 
 
 def _columns(numbers):
@@ -82,6 +94,12 @@ REFUSED = {
         make_pipeline(FunctionTransformer(_finite), HGB),
         X_NAN,
         "step 'functiontransformer' (FunctionTransformer) of the pipeline does not accept",
+    ),
+    # A default tag is not a claim: the tiny fit shows the user's step passes NaN on.
+    "a user's step with default tags, then a model without NaN": (
+        make_pipeline(_LogOwn(), LogisticRegression()),
+        X_NAN,
+        "step 'logisticregression' (LogisticRegression) of the pipeline does not accept",
     ),
 }
 
@@ -131,6 +149,11 @@ ACCEPTED = {
         X_NAN,
     ),
     "an estimator that takes any input": (DummyClassifier(), X_NAN),
+    # Before: refused, naming the user's step, whose default tags say allow_nan=False.
+    "a user's step with default tags that passes NaN on, then HistGradientBoosting": (
+        make_pipeline(_LogOwn(), HGB),
+        X_NAN,
+    ),
 }
 
 
