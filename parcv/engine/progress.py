@@ -356,18 +356,30 @@ def verbose_output(verbose: int) -> Iterator[None]:
     if not verbose:
         yield
         return
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    level, propagate = VERBOSE_LOG.level, VERBOSE_LOG.propagate
-    VERBOSE_LOG.addHandler(handler)
-    VERBOSE_LOG.setLevel(logging.INFO)
-    VERBOSE_LOG.propagate = False
+    with _written_to(VERBOSE_LOG, sys.stdout, "%(message)s"):
+        yield
+
+
+@contextmanager
+def _written_to(logger: logging.Logger, stream: Any, form: str) -> Iterator[None]:
+    """``logger``'s INFO lines written to ``stream`` as ``form`` while the block runs.
+
+    The handler is removed after, and the logger's level and propagation put back;
+    it does not propagate meanwhile, so a configured root logger does not show a
+    line twice.
+    """
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter(form))
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
     try:
         yield
     finally:
-        VERBOSE_LOG.removeHandler(handler)
-        VERBOSE_LOG.setLevel(level)
-        VERBOSE_LOG.propagate = propagate
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 @contextmanager
@@ -395,18 +407,8 @@ def start_output(shown: bool) -> Iterator[None]:
     if not shown or START_LOG.handlers:
         yield
         return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("parcv: %(message)s"))
-    level, propagate = START_LOG.level, START_LOG.propagate
-    START_LOG.addHandler(handler)
-    START_LOG.setLevel(logging.INFO)
-    START_LOG.propagate = False
-    try:
+    with _written_to(START_LOG, sys.stderr, "parcv: %(message)s"):
         yield
-    finally:
-        START_LOG.removeHandler(handler)
-        START_LOG.setLevel(level)
-        START_LOG.propagate = propagate
 
 
 @contextmanager
