@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 
 import numpy as np
 import pytest
@@ -68,6 +69,16 @@ def backend(request: pytest.FixtureRequest) -> object:
     if kind == "local":
         return LocalBackend(n_jobs=int(n))
     return DaskBackend(cluster=request.getfixturevalue(f"dask_cluster_{n}"))
+
+
+@pytest.fixture(autouse=True)
+def _import_path_as_found():
+    """The CLI, run in process, puts each spec's folder first on ``sys.path`` (as its own
+    process would); each test starts and ends with the path it found, so one test's
+    folders never decide what a later test imports."""
+    saved = list(sys.path)
+    yield
+    sys.path[:] = saved
 
 
 @pytest.fixture(autouse=True)

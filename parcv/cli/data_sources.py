@@ -188,19 +188,31 @@ def _sklearn(name: str, table: Mapping[str, Any]) -> tuple[Any, Any]:
 
 
 def _import(module: str, base_dir: Path) -> Any:
-    """Import ``module``; failing that, the file ``<module>.py`` beside the spec."""
+    """Import ``module``, the file ``<module>.py`` beside the spec first.
+
+    The spec's folder comes first, as a script's does: a module of the same name
+    elsewhere on the import path (or a bare folder, which Python would import as a
+    namespace package) does not hide the spec's own file.
+    """
     beside = base_dir / f"{module.replace('.', '/')}.py"
-    try:
+    if not module or not beside.is_file() or _found_at(module) == beside.resolve():
         return importlib.import_module(module)
-    except ModuleNotFoundError as err:
-        if not beside.is_file() or not module or err.name != module.split(".")[0]:
-            raise
     loader = importlib.util.spec_from_file_location(f"_parcv_spec_data.{module}", beside)
     if loader is None or loader.loader is None:  # pragma: no cover - a .py file always loads
         raise ImportError(f"cannot load {str(beside)!r}")
     loaded = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(loaded)
     return loaded
+
+
+def _found_at(module: str) -> Path | None:
+    """The file an import of ``module`` would load now, or None (not found, no file)."""
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = None if found is None else found.origin
+    return Path(origin).resolve() if origin and Path(origin).is_file() else None
 
 
 def _python(path: str, table: Mapping[str, Any], base_dir: Path) -> tuple[Any, Any, Any]:

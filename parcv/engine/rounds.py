@@ -66,7 +66,7 @@ from parcv.plan.data import Dataset
 from parcv.plan.keys import content_keys
 from parcv.plan.parts import PartBuilder, RoundOptions, base_plan, continued, refit_plan
 from parcv.plan.records import Key, Record, Unit
-from parcv.plan.tokens import token_hex
+from parcv.plan.tokens import Tokenizer, token_hex
 from parcv.results.aggregate import failure_details, reemit_unit_warnings, report_fit_failures
 from parcv.results.partial import PartialResult
 from parcv.results.rounds import PartRun, SearchRun, finished_part, make_partial_rounds_result
@@ -175,6 +175,8 @@ class _Rounds:
     options: RunOptions
     searches: list[_Search]
     by_pid: dict[int, tuple[_Search, PartRun]] = field(default_factory=dict)
+    # One for the whole call: the code its rounds' candidates reach is read once.
+    tokenizer: Tokenizer = field(default_factory=Tokenizer)
     n_reused: int = 0
     n_units: int = 0
     changes: list[CodeChanges | None] = field(default_factory=list)
@@ -198,7 +200,7 @@ class _Rounds:
         plan, data = run.plan, self.data
         pid = self.driver.executor.add_plan(plan)
         run.pid = pid
-        keys = content_keys(plan, data)
+        keys = content_keys(plan, data, tokenizer=self.tokenizer)
         labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
         self.st.add_plan(pid, labels=labels, key_of=keys.key, folds=_plan_folds(plan),
                          partitions=_plan_partitions(plan), round=round_row,
@@ -503,9 +505,11 @@ def _describe(plan: Plan, part: Any, rows_seed: Any = None) -> str:
     return json.dumps(meta)
 
 
-def _meta(job: RoundsJob, data: Dataset, kind: str) -> dict[str, str]:
+def _meta(job: RoundsJob, data: Dataset, kind: str, tokenizer: Tokenizer) -> dict[str, str]:
     meta = plan_meta(job.base, kind, "")
-    digest = token_hex(fingerprint(job.base, data), json.dumps(job.config, sort_keys=True))
+    digest = token_hex(
+        fingerprint(job.base, data, tokenizer=tokenizer), json.dumps(job.config, sort_keys=True)
+    )
     meta["fingerprint"] = digest
     meta["strategy"] = json.dumps(job.config, sort_keys=True)
     meta["seed"] = str(job.seed)
@@ -546,11 +550,12 @@ def execute_rounds(
 
 def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> list[SearchRun]:
     base = job.base
-    keys = content_keys(base, data)
+    tokenizer = Tokenizer()
+    keys = content_keys(base, data, tokenizer=tokenizer)
     before = _stored_before(options)  # the store's units of its last run, which _open forgets
     st = _open(base, data, kind, options.store, keys, resume=options.resume,
                overwrite=options.overwrite, journal=options.journal,
-               meta=_meta(job, data, kind))  # fmt: skip
+               meta=_meta(job, data, kind, tokenizer))  # fmt: skip
     show = check_progress(
         True if options.progress is None and options.verbose else options.progress
     )
@@ -564,7 +569,9 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
             _log.info("%s", rounds_reuse_message(kept_kinds(before), job.bound))
         try:
             with verbose_output(options.verbose), options.resolved_backend.open(base, data) as ex:
-                rounds = _Rounds(job, data, st, Driver(ex), bar, options, searches)
+                rounds = _Rounds(
+                    job, data, st, Driver(ex), bar, options, searches, tokenizer=tokenizer
+                )
                 for search in searches:
                     rounds.propose(search)
                 with frozen_heap(job.bound):

@@ -41,6 +41,7 @@ from parcv.plan.scoring import Scoring
 from parcv.plan.selection import Selection
 from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
+from parcv.plan.tokens import Tokenizer
 from parcv.plan.units import UnitGrid, as_units
 from parcv.plan.version import __version__
 from parcv.results.aggregate import race_mask, reemit_unit_warnings, report_fit_failures
@@ -458,12 +459,14 @@ def _has_model(st: Store, ckey: str) -> bool:
 
 def _open(
     plan: Plan, data: Dataset, kind: str, store: str | Path | None, keys: ContentKeys,
-    **options: Any,
+    tokenizer: Tokenizer | None = None, **options: Any,
 ) -> Store:  # fmt: skip
     if store is None:  # nothing persists: no fingerprint, description or fold blobs needed
         return open_store(None, {}, [], labels=())
     labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
-    meta = options.pop("meta", None) or plan_meta(plan, kind, fingerprint(plan, data))
+    meta = options.pop("meta", None) or plan_meta(
+        plan, kind, fingerprint(plan, data, tokenizer=tokenizer)
+    )
     target = data.y if plan.predictions else None
     return open_store(store, meta, _plan_folds(plan), labels=labels, key_of=keys.key,
                       identity_of=keys.identity, block_keys=keys.block_keys,
@@ -721,9 +724,10 @@ def _execute_unlocked(
     show = check_progress(
         True if options.progress is None and options.verbose else options.progress
     )
-    keys = content_keys(plan, data)
-    st = _open(plan, data, kind, store, keys, resume=options.resume, overwrite=options.overwrite,
-               journal=options.journal)  # fmt: skip
+    tokenizer = Tokenizer()  # one for the call: the code its units reach is read once
+    keys = content_keys(plan, data, tokenizer=tokenizer)
+    st = _open(plan, data, kind, store, keys, tokenizer, resume=options.resume,
+               overwrite=options.overwrite, journal=options.journal)  # fmt: skip
     with store_session(st):
         # A run returns its final model: reuse a stored final only with its saved model,
         # and unpickle that (digest-checked) only when this run asks for models.

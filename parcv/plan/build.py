@@ -42,7 +42,7 @@ from parcv.plan.selection import Selection, check_selection
 from parcv.plan.shortcuts import log_fallbacks
 from parcv.plan.space import Candidate, check_candidate_params, check_candidate_values, check_space
 from parcv.plan.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
-from parcv.plan.tokens import token_hex
+from parcv.plan.tokens import Tokenizer, token_hex
 from parcv.plan.units import KeySequence, UnitArray, UnitGrid, as_units
 from parcv.plan.version import __version__
 from parcv.stats.intervals import NestedCVPlan
@@ -970,7 +970,7 @@ def _folds_value(folds: Sequence[Fold]) -> Any:
     return [(fold.train, fold.test) for fold in folds]
 
 
-def fingerprint(plan: Plan, data: Dataset) -> str:
+def fingerprint(plan: Plan, data: Dataset, *, tokenizer: Tokenizer | None = None) -> str:
     """Token what determines the fits' numbers: data, estimator, space, folds, scorers, version.
 
     How a candidate is chosen from the fits is left out: see :func:`choice_digest`.
@@ -980,6 +980,8 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
     ----------
     plan : Plan
     data : Dataset
+    tokenizer : Tokenizer, optional
+        The call's, which its content keys use too: the code reached is read once.
 
     Returns
     -------
@@ -987,7 +989,11 @@ def fingerprint(plan: Plan, data: Dataset) -> str:
         Hex digest; equal plans on equal data give equal fingerprints,
         whatever backend or chunking runs them.
     """
-    return token_hex(_fingerprint_parts(plan, data))
+    return (
+        (Tokenizer() if tokenizer is None else tokenizer)
+        .token(_fingerprint_parts(plan, data))
+        .hex()
+    )
 
 
 def choice_digest(plan: Plan) -> str:

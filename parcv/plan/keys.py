@@ -96,9 +96,9 @@ class _CandidateHasher:
     """
 
     estimator: Any
+    tokenizer: Tokenizer = field(default_factory=Tokenizer)
     base: dict[str, Any] = field(init=False)
     extra: dict[str, Any] = field(init=False)
-    tokenizer: Tokenizer = field(init=False, default_factory=Tokenizer)
 
     def __post_init__(self) -> None:
         # First, so that a value that cannot be identified (nor copied) is named as such.
@@ -477,13 +477,18 @@ def _twins_of(chunks: Iterable[list[tuple[Key, str]]]) -> dict[Key, tuple[Unit, 
     return {k: tuple(v) for k, v in twins.items()}
 
 
-def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
+def content_keys(plan: Plan, data: Dataset, *, tokenizer: Tokenizer | None = None) -> ContentKeys:
     """Hash a plan's candidates and folds once; units then combine the digests.
 
     Parameters
     ----------
     plan : Plan
     data : Dataset
+    tokenizer : Tokenizer, optional
+        The one of the call this plan belongs to: a run in rounds keys each round's
+        plan with the tokenizer of the whole call, so the code its candidates reach
+        (the modules, their globals' values) is read once per call, as it is for one
+        plan, not once per round. None: a new one, for this plan alone.
 
     Returns
     -------
@@ -502,7 +507,7 @@ def content_keys(plan: Plan, data: Dataset) -> ContentKeys:
     >>> keys.key(Unit("fit", None, 0, 0)) == keys.key(Unit("fit", None, 1, 0))
     False
     """
-    hasher = _CandidateHasher(plan.estimator)
+    hasher = _CandidateHasher(plan.estimator, Tokenizer() if tokenizer is None else tokenizer)
     found = [hasher.digest(c.params) for c in plan.candidates]
     candidates = tuple(f.values for f in found)
     folds: dict[tuple[Any, Any], bytes] = {}

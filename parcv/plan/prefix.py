@@ -16,7 +16,7 @@ from sklearn.utils import get_tags
 
 from parcv.plan.data import Dataset
 from parcv.plan.space import Candidate
-from parcv.plan.tokens import TokenError, token, token_of, token_of_entries
+from parcv.plan.tokens import TokenError, Tokenizer, token_of_entries
 
 __all__ = ["prefix_ids", "sharing_problem"]
 
@@ -88,7 +88,11 @@ def prefix_ids(estimator: Any, candidates: Sequence[Candidate]) -> tuple[tuple[i
     """
     steps = {name: j for j, (name, _) in enumerate(estimator.steps)}
     depth = len(estimator.steps) - 1
-    base = [token_of(f"pipeline step {name!r}", step) for name, step in estimator.steps[:depth]]
+    # Ids are compared within this plan only, where every candidate shares the template's
+    # steps: the parameters each sets on steps 0..j tell their prefixes apart. (The steps
+    # themselves are identified with the estimator, by the plan's content keys.) One
+    # tokenizer for the plan: code in the parameters is read once.
+    tokenizer = Tokenizer()
     names: list[dict[bytes, int]] = [{} for _ in range(depth)]
     ids = []
     for candidate in candidates:
@@ -97,7 +101,7 @@ def prefix_ids(estimator: Any, candidates: Sequence[Candidate]) -> tuple[tuple[i
         for j in range(depth):
             mine = [(k, v) for k, v in owned if _owner(k, steps) <= j]
             try:
-                digest = token(base[: j + 1], mine)
+                digest = tokenizer.token(mine)
             except TokenError:
                 token_of_entries(f"candidate {candidate.index}", candidate.params)  # by name
                 raise

@@ -179,6 +179,33 @@ def test_a_python_source_keeps_the_dataframe_it_returns(tmp_path):
     assert "4 samples x 2 features, 3 groups, 1 text column: 'city'" in data.description
 
 
+@pytest.mark.parametrize("elsewhere", ["module", "folder"])
+def test_the_module_beside_the_spec_wins_over_one_of_its_name_elsewhere(
+    tmp_path, monkeypatch, elsewhere
+):
+    # The spec's folder comes first, as for a script: a `mine.py` (or a bare `mine/`
+    # folder, which Python imports as a namespace package) elsewhere on the path does
+    # not hide the spec's own `mine.py`.
+    other = tmp_path / "other"
+    other.mkdir()
+    if elsewhere == "module":
+        (other / "mine.py").write_text("def table():\n    raise AssertionError('the wrong mine')\n")
+    else:
+        (other / "mine").mkdir()
+    monkeypatch.syspath_prepend(str(other))
+    monkeypatch.delitem(sys.modules, "mine", raising=False)
+    here = tmp_path / "spec"
+    here.mkdir()
+    (here / "mine.py").write_text(
+        "import numpy as np\n\ndef table():\n    return np.eye(4), np.arange(4.0)\n"
+    )
+    spec = parse_spec(
+        '[data]\nsource = "python:mine.table"\n[estimator]\nclass = "sklearn.svm.SVR"\n',
+        base_dir=here,
+    )
+    np.testing.assert_array_equal(load_data(spec).y, np.arange(4.0))
+
+
 def test_a_text_column_for_a_numbers_only_estimator_is_refused_in_spec_words(tmp_path):
     _write_table(tmp_path / "d.csv")
     path = tmp_path / "spec.toml"

@@ -125,3 +125,33 @@ def test_warnings_and_failures_of_a_shared_step_reach_every_unit(clf_data):
     np.testing.assert_array_equal(
         result.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"]
     )
+
+
+def _scaled_by(k):
+    def scaled(X):
+        return X * k
+
+    return scaled
+
+
+def test_functions_share_a_prefix_only_when_they_are_the_same_code_and_values(clf_data):
+    # Ids name the parameters each candidate sets on the steps: two closures of one code
+    # that captured other values, or two lambdas of other code, are other steps, and fit
+    # apart, as scikit-learn fits them.
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = clf_data
+    pipe = Pipeline([("f", FunctionTransformer()), ("clf", LogisticRegression(max_iter=200))])
+    same, other = _scaled_by(2.0), _scaled_by(3.0)
+    grid = {"f__func": [same, same, other, lambda X: X * 2.0, lambda X: X * 3.0],
+            "clf__C": [0.1, 1.0]}  # fmt: skip
+    plan = build_plan(pipe, grid, check_dataset(X, y), inner=3)
+    ids = [plan.prefixes[c.index][0] for c in plan.candidates]
+    by_func = [c.params["f__func"] for c in plan.candidates]
+    assert all((ids[a] == ids[b]) == (by_func[a] is by_func[b])
+               for a in range(len(ids)) for b in range(len(ids)))  # fmt: skip
+    cv = KFold(3, shuffle=True, random_state=0)
+    ours = parcv.search(pipe, grid, X, y, cv=cv, backend="serial")
+    theirs = GridSearchCV(pipe, grid, cv=cv).fit(X, y)
+    np.testing.assert_array_equal(ours.cv_results_["mean_test_score"],
+                                  theirs.cv_results_["mean_test_score"])  # fmt: skip

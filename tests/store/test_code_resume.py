@@ -28,7 +28,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 import parcv
 from parcv.cli import main
-from parcv.plan import code
+from parcv.plan import code, tokens
 from parcv.report.text import RunInfo, render_report
 from tests.estimators import FIT_LOG, FitLogged, logged_fits
 
@@ -374,3 +374,46 @@ def test_a_resume_of_candidates_without_a_seed_says_what_it_reuses(tmp_path, cap
                          store=tmp_path / "b.sqlite", resume=resume)  # fmt: skip
     assert caplog.messages[-1].startswith("reusing 4 of 5 units")
     assert not [m for m in caplog.messages if "random_state=None" in m]
+
+
+ROUNDS_MODULE = """
+import numpy as np
+
+SCALE = 1.0
+
+
+def scaled(X):
+    return np.asarray(X) * SCALE
+"""
+
+
+def test_a_run_in_rounds_reads_each_module_once_per_call_and_afresh_on_the_next(
+    tmp_path, monkeypatch
+):
+    # One tokenizer per call: the rounds of one call read the user's module once (not once
+    # per round), and the next call reads it afresh, so a value changed between calls
+    # recomputes what reads it, to the numbers of a fresh run.
+    (tmp_path / "roundsmod.py").write_text(ROUNDS_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "roundsmod", raising=False)
+    import roundsmod
+
+    reads: list[str] = []
+    real = tokens.module_source
+    monkeypatch.setattr(tokens, "module_source", lambda name: reads.append(name) or real(name))
+    pipe = make_pipeline(FunctionTransformer(roundsmod.scaled), FitLogged())
+    space = {"fitlogged__alpha": [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6]}
+    common = dict(cv=2, backend="serial", progress=False,
+                  strategy=parcv.Halving(min_resources=8, factor=2, random_state=0))  # fmt: skip
+    store = tmp_path / "run.sqlite"
+    first = parcv.search(pipe, space, X, Y, store=store, **common)
+    assert first.n_iterations_ == 3
+    assert reads.count("roundsmod") == 1
+    monkeypatch.setattr(roundsmod, "SCALE", 1000.0)
+    again = parcv.search(pipe, space, X, Y, store=store, resume=True, **common)
+    assert reads.count("roundsmod") == 2
+    fresh = parcv.search(pipe, space, X, Y, **common)
+    np.testing.assert_array_equal(again.cv_results_["mean_test_score"],
+                                  fresh.cv_results_["mean_test_score"])  # fmt: skip
+    assert not np.array_equal(again.cv_results_["mean_test_score"],
+                              first.cv_results_["mean_test_score"])  # fmt: skip
