@@ -39,6 +39,10 @@ needs_jobqueue = pytest.mark.skipif(
     importlib.util.find_spec("dask_jobqueue") is None,
     reason="dask-jobqueue is not installed: pip install 'parcv[hpc]'",
 )
+# With pytest -n, these tests run on one worker, one after another: their jobs share the
+# one local Slurm node's CPUs, and two sweeps queued behind each other would wait out
+# JOB_TIMEOUT.
+pytestmark = pytest.mark.xdist_group("slurm")
 # Varies from run to run without changing any number.
 UNSTABLE = re.compile(r"time|^worker$|^started$|^finished$")
 
