@@ -174,9 +174,10 @@ class _Rounds:
     bar: Progress
     options: RunOptions
     searches: list[_Search]
+    # The call's (its base plan's keys and fingerprint took it): every round's candidates
+    # are keyed with it, so the code they reach is read once per call.
+    tokenizer: Tokenizer
     by_pid: dict[int, tuple[_Search, PartRun]] = field(default_factory=dict)
-    # One for the whole call: the code its rounds' candidates reach is read once.
-    tokenizer: Tokenizer = field(default_factory=Tokenizer)
     n_reused: int = 0
     n_units: int = 0
     changes: list[CodeChanges | None] = field(default_factory=list)
@@ -569,9 +570,7 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
             _log.info("%s", rounds_reuse_message(kept_kinds(before), job.bound))
         try:
             with verbose_output(options.verbose), options.resolved_backend.open(base, data) as ex:
-                rounds = _Rounds(
-                    job, data, st, Driver(ex), bar, options, searches, tokenizer=tokenizer
-                )
+                rounds = _Rounds(job, data, st, Driver(ex), bar, options, searches, tokenizer)
                 for search in searches:
                     rounds.propose(search)
                 with frozen_heap(job.bound):
