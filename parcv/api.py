@@ -40,7 +40,8 @@ from parcv.plan.curves import (
 from parcv.plan.data import Dataset, check_dataset
 from parcv.plan.halving import Halving, Hyperband
 from parcv.plan.iterations import Iterations
-from parcv.plan.records import SPARSE_PREFIX, Key, Record
+from parcv.plan.kinds import Key
+from parcv.plan.records import SPARSE_PREFIX, Record
 from parcv.plan.routing import (
     RoutedParams,
     check_no_groups,

@@ -64,8 +64,9 @@ from parcv.errors import (
 from parcv.plan.build import Plan, fingerprint
 from parcv.plan.data import Dataset
 from parcv.plan.keys import content_keys
+from parcv.plan.kinds import Key
 from parcv.plan.parts import PartBuilder, RoundOptions, base_plan, continued, refit_plan
-from parcv.plan.records import Key, Record, Unit
+from parcv.plan.records import Record, Unit
 from parcv.plan.tokens import Tokenizer, token_hex
 from parcv.results.aggregate import failure_details, reemit_unit_warnings, report_fit_failures
 from parcv.results.partial import PartialResult

@@ -19,10 +19,10 @@ from parcv.engine.speculate import Speculation
 from parcv.errors import RESUME, BackendError, FitFailedError, Worded, error_score_setting
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
-from parcv.plan.kinds import KINDS, kind_of, refit_kind
+from parcv.plan.kinds import KINDS, Key, kind_of, refit_kind
 from parcv.plan.record_batch import RecordBatch
 from parcv.plan.record_table import RecordTable
-from parcv.plan.records import Key, Record, Unit
+from parcv.plan.records import Record, Unit
 from parcv.plan.units import UnitGrid, as_units
 from parcv.results.aggregate import failure_details, raised_error, select_for
 from parcv.stats.racing import Racing, race_step

@@ -32,10 +32,10 @@ from parcv.plan.data import Dataset
 from parcv.plan.interval import BBCRequest, IntervalRequest
 from parcv.plan.iterations import Iterations
 from parcv.plan.keys import ContentKeys, content_keys, unseeded_parameters
-from parcv.plan.kinds import KINDS, kind_of
+from parcv.plan.kinds import KINDS, Key, kind_of
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.record_table import RecordTable
-from parcv.plan.records import Key, Record, Unit, unit_of
+from parcv.plan.records import Record, Unit, unit_of
 from parcv.plan.reprs import stable_repr
 from parcv.plan.scoring import Scoring
 from parcv.plan.selection import Selection

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from parcv.plan.build import Plan
-from parcv.plan.kinds import refit_kind
-from parcv.plan.records import Key, Record, Unit
+from parcv.plan.kinds import Key, refit_kind
+from parcv.plan.records import Record, Unit
 from parcv.results.summary import select_candidate
 
 __all__ = ["Speculation", "guesses"]

@@ -25,10 +25,10 @@ from parcv.plan.iterations import (
     choose_path,
     expand_paths,
 )
-from parcv.plan.kinds import KINDS, kind_of
+from parcv.plan.kinds import KINDS, Key, kind_of
 from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_folds
 from parcv.plan.prefix import prefix_ids, sharing_problem
-from parcv.plan.records import PREDICT_METHODS, Key, Unit
+from parcv.plan.records import PREDICT_METHODS, Unit
 from parcv.plan.reprs import stable_repr
 from parcv.plan.resampling import Permutations
 from parcv.plan.routing import rows_of_params

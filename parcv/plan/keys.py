@@ -36,9 +36,9 @@ from sklearn.base import clone
 from parcv.plan.build import Plan
 from parcv.plan.code import Environment
 from parcv.plan.data import Dataset, data_token
-from parcv.plan.kinds import KINDS, Kind, kind_of
+from parcv.plan.kinds import KINDS, Key, Kind, kind_of
 from parcv.plan.partition import PartitionFolds
-from parcv.plan.records import Key, Unit, unit_of
+from parcv.plan.records import Unit, unit_of
 from parcv.plan.splits import Fold
 from parcv.plan.tokens import (
     TOKEN_SIZE,

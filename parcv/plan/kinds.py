@@ -13,21 +13,36 @@ runner in :mod:`parcv.engine.work`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 from parcv.plan.splits import Fold
 
 if TYPE_CHECKING:
-    from parcv.plan.build import Plan
-    from parcv.plan.keys import ContentKeys
-    from parcv.plan.records import Key, Unit
+    from parcv.plan.resampling import Permutations
+    from parcv.stats.intervals import NestedCVPlan
 
-__all__ = ["KEEPS", "KINDS", "Kind", "kind_of", "kind_order", "refit_kind", "register_kind"]
+__all__ = [
+    "KEEPS",
+    "KINDS",
+    "ContentKeysLike",
+    "Key",
+    "Kind",
+    "PlanLike",
+    "UnitLike",
+    "kind_of",
+    "kind_order",
+    "refit_kind",
+    "register_kind",
+]
+
+# A graph key: a kind's name, then the unit fields its kind's ``key_fields`` name.
+Key = tuple[Any, ...]
 
 # What a record can keep; the engine's one fit loop has a keeper for each.
 KEEPS = (
@@ -48,7 +63,77 @@ KEEPS = (
 _FIELDS = ("outer", "inner", "candidate")
 
 
-def _no_targets(plan: Plan, unit: Unit, fold: Fold) -> Fold:
+# What a kind's entries read of a unit, a plan and its content keys, named here by shape:
+# Unit, Plan and ContentKeys are built on this registry, so it cannot import them.
+class UnitLike(Protocol):
+    """A unit as its kind reads it: a :class:`~parcv.plan.records.Unit`.
+
+    Examples
+    --------
+    >>> from parcv.plan.records import Unit
+    >>> KINDS["refit"].key(Unit("refit", 2, None, 0))
+    ('refit', 2)
+    """
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def outer(self) -> int | None: ...
+
+    @property
+    def inner(self) -> int | None: ...
+
+    @property
+    def candidate(self) -> int: ...
+
+
+class PlanLike(Protocol):
+    """What a kind's ``rows`` and ``targets`` read of a :class:`~parcv.plan.build.Plan`."""
+
+    @property
+    def outer_folds(self) -> tuple[Fold, ...]: ...
+
+    @property
+    def inner_folds(self) -> Mapping[int | None, Sequence[Fold]]: ...
+
+    @property
+    def ncv(self) -> NestedCVPlan | None: ...
+
+    @property
+    def permutations(self) -> Permutations | None: ...
+
+    def rows_of(self, outer: int | None) -> NDArray[np.intp]:
+        """Return the rows the inner folds of ``outer`` split (all rows for None)."""
+        ...
+
+
+class ContentKeysLike(Protocol):
+    """What a kind's ``digests`` read of a :class:`~parcv.plan.keys.ContentKeys`."""
+
+    @property
+    def folds(self) -> Mapping[tuple[Any, Any], bytes]: ...
+
+    @property
+    def criteria(self) -> bytes: ...
+
+    @property
+    def bbc(self) -> bytes: ...
+
+    @property
+    def ncv(self) -> Mapping[int, bytes]: ...
+
+    @property
+    def perm(self) -> Mapping[tuple[int, int], bytes]: ...
+
+    @property
+    def increments(self) -> bytes: ...
+
+    @property
+    def losses(self) -> bytes: ...
+
+
+def _no_targets(plan: PlanLike, unit: UnitLike, fold: Fold) -> Fold:
     """The target rows of a unit that fits ``y`` of its own rows."""
     return fold
 
@@ -114,22 +199,22 @@ class Kind:
     name: str
     order: int
     key_fields: tuple[str, ...]
-    rows: Callable[[Plan, Unit], Fold]
+    rows: Callable[[PlanLike, UnitLike], Fold]
     keeps: tuple[str, ...]
     tag: bytes
-    digests: Callable[[ContentKeys, int | None, int | None], tuple[bytes, ...]]
-    describe: Callable[[Unit], str]
+    digests: Callable[[ContentKeysLike, int | None, int | None], tuple[bytes, ...]]
+    describe: Callable[[UnitLike], str]
     noun: str = "fit"
     after_fits: bool = False
     selects: bool = False
-    targets: Callable[[Plan, Unit, Fold], Fold] = _no_targets
+    targets: Callable[[PlanLike, UnitLike, Fold], Fold] = _no_targets
     runner: str = "fit"
-    variant: Callable[[Unit], str | None] | None = None
+    variant: Callable[[UnitLike], str | None] | None = None
     batched: bool = False
     shares_prefix: bool = False
     groups: str = "batches"
     records_as: str | None = None
-    key: Callable[[Unit], Key] = field(init=False, repr=False, compare=False)
+    key: Callable[[UnitLike], Key] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         unknown = [k for k in self.keeps if k not in KEEPS]
@@ -158,7 +243,7 @@ class Kind:
         return fields
 
 
-def _key_maker(name: str, key_fields: tuple[str, ...]) -> Callable[[Unit], Key]:
+def _key_maker(name: str, key_fields: tuple[str, ...]) -> Callable[[UnitLike], Key]:
     """A fast ``unit -> key`` for one key shape (``Unit.key`` runs once per unit)."""
     if not key_fields:
         only = (name,)
@@ -207,7 +292,7 @@ def register_kind(kind: Kind) -> Kind:
     return kind
 
 
-def kind_of(unit: Unit) -> Kind:
+def kind_of(unit: UnitLike) -> Kind:
     """Return the registry entry that describes ``unit`` (its variant's, if it has one).
 
     Examples
@@ -255,27 +340,29 @@ def _where(outer: int | None) -> str:
     return "all data" if outer is None else f"outer fold {outer}"
 
 
-def _fit_digests(keys: ContentKeys, outer: int | None, inner: int | None) -> tuple[bytes, ...]:
+def _fit_digests(keys: ContentKeysLike, outer: int | None, inner: int | None) -> tuple[bytes, ...]:
     # An all-data fit of a BBC-CV run keeps its per-sample losses too: another record.
     bbc = (keys.bbc,) if outer is None and keys.bbc else ()
     return (keys.folds[(outer, inner)], *bbc)
 
 
-def _refit_digests(keys: ContentKeys, outer: int | None, inner: int | None) -> tuple[bytes, ...]:
+def _refit_digests(
+    keys: ContentKeysLike, outer: int | None, inner: int | None
+) -> tuple[bytes, ...]:
     # The refits of a nested CV with the interval keep their per-sample losses: other records.
     return (keys.folds[(outer, "outer")], *((keys.losses,) if keys.losses else ()))
 
 
-def _ncv_rows(plan: Plan, unit: Unit) -> Fold:
+def _ncv_rows(plan: PlanLike, unit: UnitLike) -> Fold:
     fit = plan.ncv.units[unit.inner]  # type: ignore[union-attr,index]
     return Fold(plan.ncv.train_indices(fit), plan.ncv.test_indices(fit))  # type: ignore[union-attr]
 
 
-def _permuted_rows(plan: Plan, unit: Unit) -> Fold:
+def _permuted_rows(plan: PlanLike, unit: UnitLike) -> Fold:
     return plan.permutations.folds[unit.outer][unit.inner]  # type: ignore[union-attr,index]
 
 
-def _permuted_targets(plan: Plan, unit: Unit, fold: Fold) -> Fold:
+def _permuted_targets(plan: PlanLike, unit: UnitLike, fold: Fold) -> Fold:
     take = plan.permutations.target_rows  # type: ignore[union-attr]
     return Fold(take(unit.outer, fold.train), take(unit.outer, fold.test))  # type: ignore[arg-type]
 
@@ -368,11 +455,11 @@ register_kind(Kind(
 ))  # fmt: skip
 
 
-def _path_rows(plan: Plan, unit: Unit) -> Fold:
+def _path_rows(plan: PlanLike, unit: UnitLike) -> Fold:
     return plan.inner_folds[unit.outer][unit.inner]  # type: ignore[index]
 
 
-def _path_where(unit: Unit) -> str:
+def _path_where(unit: UnitLike) -> str:
     return f"{_where(unit.outer)}, inner fold {unit.inner} (iteration path)"
 
 

@@ -25,7 +25,8 @@ from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import Dataset
 from parcv.plan.halving import subsample_folds
 from parcv.plan.iterations import Iterations
-from parcv.plan.records import Key, Record
+from parcv.plan.kinds import Key
+from parcv.plan.records import Record
 from parcv.plan.space import Candidate
 from parcv.plan.splits import Fold
 

@@ -19,9 +19,9 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from parcv.plan.kinds import KINDS
+from parcv.plan.kinds import KINDS, Key
 from parcv.plan.record_batch import RecordBatch, RecordBlock, is_plain
-from parcv.plan.records import Key, Record, Unit
+from parcv.plan.records import Record, Unit
 from parcv.plan.units import UnitGrid
 
 __all__ = ["RecordTable", "RecordList", "unit_at"]

@@ -17,8 +17,8 @@ from typing import Any, overload
 
 import numpy as np
 
-from parcv.plan.kinds import KINDS, kind_of
-from parcv.plan.records import Key, Unit
+from parcv.plan.kinds import KINDS, Key, kind_of
+from parcv.plan.records import Unit
 
 __all__ = [
     "KeySequence",

@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from parcv.plan.kinds import KINDS
-from parcv.plan.records import Key
+from parcv.plan.kinds import KINDS, Key
 from parcv.plan.space import format_params
 from parcv.plan.splits import describe_folds
 from parcv.results.criteria_table import CriteriaTable, method_title

@@ -22,9 +22,9 @@ from parcv.errors import (
 )
 from parcv.plan.build import Plan
 from parcv.plan.iterations import path_stopped
-from parcv.plan.kinds import kind_of
+from parcv.plan.kinds import Key, kind_of
 from parcv.plan.record_table import RecordTable
-from parcv.plan.records import Key, Record
+from parcv.plan.records import Record
 from parcv.results.summary import rank_means, select_candidate
 from parcv.stats.racing import RaceResult, run_race
 

@@ -10,9 +10,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.plan.build import Plan
-from parcv.plan.kinds import KINDS, kind_order
+from parcv.plan.kinds import KINDS, Key, kind_order
 from parcv.plan.record_table import RecordTable
-from parcv.plan.records import Key, Record
+from parcv.plan.records import Record
 from parcv.plan.tokens import token_hex
 from parcv.results.aggregate import (
     build_cv_results,

@@ -11,7 +11,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.plan.build import Plan
-from parcv.plan.records import Key, Record
+from parcv.plan.kinds import Key
+from parcv.plan.records import Record
 from parcv.results.aggregate import fit_ok, fold_scores
 from parcv.results.summary import rank_means, select_one_se, summarize_scores
 

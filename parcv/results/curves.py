@@ -17,7 +17,8 @@ from numpy.typing import NDArray
 
 from parcv.plan.build import Plan
 from parcv.plan.curves import BIAS_VARIANCE_LOSSES, CurvePlan
-from parcv.plan.records import Key, Record
+from parcv.plan.kinds import Key
+from parcv.plan.records import Record
 from parcv.results.export import Exportable
 
 __all__ = [

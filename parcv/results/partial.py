@@ -10,8 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from parcv.plan.build import Plan
-from parcv.plan.kinds import KINDS, kind_of
-from parcv.plan.records import Key, Record
+from parcv.plan.kinds import KINDS, Key, kind_of
+from parcv.plan.records import Record
 from parcv.plan.space import format_params
 from parcv.results.labels import readable_labels
 from parcv.stats.result import import_pandas

@@ -23,7 +23,8 @@ import numpy as np
 
 from parcv.plan.build import Plan
 from parcv.plan.iterations import Iterations, expand_paths
-from parcv.plan.records import Key, Record, Unit
+from parcv.plan.kinds import Key
+from parcv.plan.records import Record, Unit
 from parcv.plan.space import Candidate
 from parcv.plan.tokens import token_hex
 from parcv.results.aggregate import failed_everywhere, fold_scores, race_mask
