@@ -114,6 +114,18 @@ def _run(
     return plan, _execute(plan, data, kind, options)
 
 
+def run_built_plan(plan: Plan, data: Dataset, kind: str, options: RunOptions) -> None:
+    """Run a plan its caller built (and so checked) into ``options.store``.
+
+    ``parcv run`` builds a spec's plan to refuse bad input before anything is
+    created, then runs that plan here instead of building it again in
+    :func:`search` (at millions of units a plan takes seconds). ``kind`` is
+    the entry point whose result the store will rebuild: ``"cross_validate"``,
+    ``"search"`` or ``"nested_cv"``; :func:`load` reads it back.
+    """
+    _execute(plan, data, kind, options)
+
+
 def _scorers_of(estimator: Any, scoring: Any) -> Callable[[], tuple[dict[str, Any], bool]]:
     """The scorers routing gives metadata to, by name, and whether there are several."""
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from sklearn.base import is_classifier
 
-from parcv.api import cross_validate, load, nested_cv, search
+from parcv.api import cross_validate, load, nested_cv, run_built_plan, search
 from parcv.cli.backend import make_backend
 from parcv.cli.build import (
     build_estimator,
@@ -47,7 +47,7 @@ from parcv.engine.session import (
 )
 from parcv.errors import BackendError, RunInterrupted, did_you_mean
 from parcv.plan.build import Plan, build_plan
-from parcv.plan.data import accepts_text, check_dataset
+from parcv.plan.data import Dataset, accepts_text, check_dataset
 from parcv.plan.missing import MissingVerdict, diagnose_missing
 from parcv.plan.space import check_space
 from parcv.plan.splits import ThreeWayHoldOut
@@ -93,6 +93,9 @@ class ReportInterrupted(KeyboardInterrupt):
         self.run_dir = run_dir
 
 
+# The API call, by spec mode: the kind a store records.
+_API_KIND = {"cross_validate": "cross_validate", "search": "search", "nested": "nested_cv"}
+
 # The interval options of a cross_validate or nested spec ([scoring] table).
 _INTERVAL = ("interval", "confidence", "ncv_repetitions")
 
@@ -123,6 +126,10 @@ class Job:
 
     def plan(self) -> Plan:
         """Build (and so validate) the plan without running anything."""
+        return self.checked()[0]
+
+    def checked(self) -> tuple[Plan, Dataset]:
+        """The plan and the checked data it runs on, built (so validated) before any fit."""
         o = self.options
         data = check_dataset(self.data.X, self.data.y, self.data.groups)
         common: dict[str, Any] = {
@@ -134,7 +141,7 @@ class Job:
             intervals = {k: o[k] for k in _INTERVAL if k in o}
             return build_plan(
                 self.estimator, None, data, inner=o["cv"], refit=False, **common, **intervals
-            )
+            ), data
         return build_plan(
             self.estimator,
             self.space if self.points() else None,  # a sampler's distributions have no points
@@ -148,7 +155,7 @@ class Job:
             iterations=o.get("iterations"),
             **common,
             **{k: o[k] for k in _INTERVAL if k in o},  # a nested spec's (a search has none)
-        )
+        ), data
 
     def strategy(self) -> Strategy | None:
         """The strategy of a search in rounds (halving, Hyperband, early stopping), or None."""
@@ -185,6 +192,19 @@ class Job:
         job, contexts = plan_rounds(kind, self.estimator, self.space, data, strategy, options)
         schedules = {k: strategy.schedule(c) for k, c in contexts.items()}
         return Rounds(strategy, job.base, contexts, schedules)
+
+    def execute(self, plan: Plan, data: Dataset, options: RunOptions) -> None:
+        """Run the spec's units into ``options.store``, on the plan :meth:`checked` built.
+
+        The plan is built once, not again by the API call :meth:`run` makes (at
+        millions of units a plan takes seconds). A search in rounds plans each
+        round as it goes: it runs as :meth:`run` does. The result is read from
+        the store afterwards, as ``parcv report`` reads it.
+        """
+        if self.strategy() is not None:
+            self.run(options)
+        else:
+            run_built_plan(plan, data, _API_KIND[self.spec.mode], options)
 
     def run(self, options: RunOptions) -> Result:
         """Run the API call of the spec's mode as ``options`` say (backend, store, ...)."""
@@ -595,11 +615,13 @@ def run_info(
     )
 
 
-def _check_run(job: Job, connect_timeout: float | None) -> tuple[Plan, tuple[Any, Any, str]]:
-    """The plan and the backend of a job: bad data or options are usage errors."""
+def _check_run(
+    job: Job, connect_timeout: float | None
+) -> tuple[Plan, Dataset, tuple[Any, Any, str]]:
+    """The plan, its data and the backend of a job: bad data or options are usage errors."""
     spec = job.spec
     try:
-        plan = job.plan()
+        plan, data = job.checked()
     except SpecError:
         raise
     except (ValueError, TypeError) as err:
@@ -611,7 +633,7 @@ def _check_run(job: Job, connect_timeout: float | None) -> tuple[Plan, tuple[Any
     except (ValueError, TypeError) as err:
         raise UsageError(f"{spec.source}: invalid backend options: {err}") from err
     _check_timeout(spec, made)
-    return plan, made
+    return plan, data, made
 
 
 def _check_timeout(spec: Spec, made: tuple[Any, Any, str]) -> None:
@@ -715,7 +737,7 @@ def run_spec(
     if out is None:
         check_out(spec)  # the spec's run.out: inside the folder this runs from
     job = build_job(spec)
-    plan, (backend, n_jobs, where) = _check_run(job, connect_timeout)
+    plan, data, (backend, n_jobs, where) = _check_run(job, connect_timeout)
     if job.data.text is not None and job.data.text.summary() and announce is not None:
         announce(f"the features hold {job.data.text.summary()} (the estimator's steps take them)")
     if job.data.missing is not None and announce is not None:
@@ -739,7 +761,7 @@ def run_spec(
             )
             # The run's own start lines would repeat what `announce` said before it.
             with start_lines_to(logging.NullHandler()):
-                job.run(options)
+                job.execute(plan, data, options)
         except BackendError:
             if new_store:  # a backend that did not start leaves no empty run behind
                 _drop_unused_run(run_dir, created)
