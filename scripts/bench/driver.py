@@ -8,7 +8,9 @@ collecting, storing and putting the result together. Only parcv's public API and
 line are used, so the script measures any checkout (``--checkout NAME=PATH``, repeatable:
 the child processes import parcv from PATH). Every measurement is a fresh process:
 
-* the sweep, ``parcv.nested_cv(..., store=DIR/store.sqlite)`` (``--paths api``, the default)
+* the sweep, ``parcv.nested_cv(..., store=DIR/store.sqlite)`` (``--paths api``, the default;
+  ``--call search``: ``parcv.search`` of C candidates x 5 folds, 5 C + 1 units, the whole
+  call a user makes, as issue 50 measures it)
   or ``parcv run`` in-process (``--paths cli``: it also loads the store and writes the
   report), on the local pool of 2 workers or on a Dask cluster of 2 single-threaded worker
   processes that runs in a process of its own (its scheduler's CPU is not the driver's).
@@ -37,6 +39,10 @@ Run: git worktree add /tmp/before b2d12fc
      python scripts/bench/driver.py --candidates 2000 --backends local --no-plan \\
          --profile /tmp/prof                 (a cProfile of each driver, its top printed)
      python scripts/bench/driver.py --show before.json now.json    (tables of --json files)
+     python scripts/bench/driver.py --call search --split --candidates 20000 220000 \\
+         --no-plan --checkout before=/tmp/before --checkout now=.
+                    (issue 50: the whole call, its driver CPU split into plan, keys, store,
+                     loop and results; "other" is the rest: checks, data, imports inside)
 """
 
 from __future__ import annotations
@@ -87,19 +93,31 @@ if os.environ.get(_CHECKOUT):  # a child: parcv from its checkout, here and in i
     ]
 
 
-def n_units(n_candidates: int, inner: int = 5) -> int:
+def n_units(n_candidates: int, inner: int = 5, call: str = "nested") -> int:
     """Units of 10-fold nested CV with the all-data search: fits, refits, the final refit.
+
+    ``call="search"``: a search's, 5 folds of each candidate and the final refit.
 
     >>> n_units(2_000), n_units(20_000), n_units(100_000, inner=10)
     (110011, 1100011, 11000011)
+    >>> n_units(20_000, call="search"), n_units(220_000, call="search")
+    (100001, 1100001)
     """
+    if call == "search":
+        return 5 * n_candidates + 1
     return 11 * inner * n_candidates + 11
 
 
 def spec_text(
-    n_candidates: int, *, inner: int = 5, random: bool = False, fit_seconds: float = 0.0
+    n_candidates: int,
+    *,
+    inner: int = 5,
+    random: bool = False,
+    fit_seconds: float = 0.0,
+    call: str = "nested",
 ) -> str:
     """The sweep's spec: a grid of ``n_candidates`` alphas, or as many draws (``random``)."""
+    folds = "cv = 5" if call == "search" else f"outer = 10\ninner = {inner}"
     if random:
         space = f"alpha = {{ loguniform = [0.001, 1000.0] }}\n\n[search]\nn_iter = {n_candidates}"
     else:
@@ -108,7 +126,7 @@ def spec_text(
         'name = "driver-bench"\n\n[data]\nsource = "sklearn:diabetes"\n\n'
         f'[estimator]\nclass = "null_estimator.NullEstimator"\n'
         f"params = {{ fit_seconds = {fit_seconds} }}\n\n"
-        f"[space]\n{space}\n\n[cv]\nouter = 10\ninner = {inner}\n\n[run]\nseed = 0\n"
+        f"[space]\n{space}\n\n[cv]\n{folds}\n\n[run]\nseed = 0\n"
     )
 
 
@@ -131,6 +149,68 @@ def _workers_cpu() -> float:
     return total
 
 
+# The driver's stages ``--split`` times (module, function): each stage's own CPU, the stages
+# it calls left out. Planning, identity (content keys and the plan's fingerprint), the
+# store (opening it: the plan's description and folds; then each batch written), the loop
+# (dispatching, collecting, progress), and putting the result together. A checkout without
+# one of them is timed without it.
+_STAGES = {
+    "plan": [("parcv.api", "build_plan"), ("parcv.cli.sweep", "build_plan")],
+    "keys": [("parcv.engine.session", "content_keys"), ("parcv.engine.session", "fingerprint")],
+    "store": [("parcv.engine.session", "_open")],
+    "loop": [("parcv.engine.session", "run_plan")],
+    "results": [
+        ("parcv.api", "make_search_result"),
+        ("parcv.api", "make_nested_result"),
+        ("parcv.api", "load"),
+    ],
+}
+
+
+class _Split:
+    """CPU seconds (``time.process_time``) of each stage, exclusive of the stages inside it."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = dict.fromkeys(_STAGES, 0.0)
+        self._inner: list[float] = []  # per open stage: CPU its inner stages took
+
+    def timed(self, stage: str, func: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            self._inner.append(0.0)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                took = time.process_time() - start
+                self.spent[stage] += took - self._inner.pop()
+                if self._inner:
+                    self._inner[-1] += took
+
+        return wrapper
+
+    def install(self) -> None:
+        """Wrap each stage where the driver calls it, and the opened store's ``add``."""
+        import importlib
+
+        for stage, places in _STAGES.items():
+            for module_name, name in places:
+                module = importlib.import_module(module_name)
+                if hasattr(module, name):
+                    setattr(module, name, self.timed(stage, getattr(module, name)))
+        session = importlib.import_module("parcv.engine.session")
+        opened = session._open
+
+        def open_and_time_writes(*args: Any, **kwargs: Any) -> Any:
+            store = opened(*args, **kwargs)
+            kind = type(store)
+            if not getattr(kind.add, "_split", False):
+                kind.add = self.timed("store", kind.add)
+                kind.add._split = True
+            return store
+
+        session._open = open_and_time_writes
+
+
 def _child_run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the sweep once (``nested_cv`` or ``parcv run``); its CPU, wall time and peak RSS."""
     import numpy as np
@@ -150,6 +230,9 @@ def _child_run(args: argparse.Namespace) -> dict[str, Any]:
         if args.backend == "local"
         else parcv.DaskBackend(address=args.scheduler)
     )
+    split = _Split() if args.split else None
+    if split is not None:
+        split.install()
     profile = None
     if args.profile_out:
         import cProfile
@@ -177,6 +260,18 @@ def _child_run(args: argparse.Namespace) -> dict[str, Any]:
                         else ["--scheduler", args.scheduler]
                     ),
                 ]
+            )
+        elif args.call == "search":
+            space = {"alpha": list(np.logspace(-3, 3, args.candidates))}
+            parcv.search(
+                NullEstimator(fit_seconds=args.fit_ms / 1e3),
+                space,
+                X,
+                y,
+                cv=5,
+                backend=backend,
+                store=out / "store.sqlite",
+                progress=False,
             )
         else:
             space = {"alpha": list(np.logspace(-3, 3, args.candidates))}
@@ -206,6 +301,7 @@ def _child_run(args: argparse.Namespace) -> dict[str, Any]:
         "interrupted": interrupted,
         "workers_cpu": _workers_cpu(),
         "parcv": parcv.__file__,
+        **({} if split is None else {"split": split.spent}),
     }
 
 
@@ -415,7 +511,7 @@ def measure_run(
     shutil.rmtree(out, ignore_errors=True)
     result.unlink(missing_ok=True)
     spec = work / f"sweep-{n_candidates}.toml"
-    spec.write_text(spec_text(n_candidates, fit_seconds=args.fit_ms / 1e3))
+    spec.write_text(spec_text(n_candidates, fit_seconds=args.fit_ms / 1e3, call=args.call))
     cmd = _me(
         "run",
         result,
@@ -427,6 +523,9 @@ def measure_run(
         str(n_candidates),
         "--fit-ms",
         str(args.fit_ms),
+        "--call",
+        args.call,
+        *(["--split"] if args.split else []),
         "--spec",
         str(spec),
         "--out",
@@ -439,7 +538,8 @@ def measure_run(
         "checkout": label.split(":")[0],
         "path": path,
         "backend": backend,
-        "units": n_units(n_candidates),
+        "units": n_units(n_candidates, call=args.call),
+        "call": args.call,
         "fit_ms": args.fit_ms,
         "workers": args.workers,
     }
@@ -560,6 +660,10 @@ def _run_metrics(row: dict[str, Any]) -> dict[str, float | None]:
         else None,
         "run directory (B/unit)": row["dir_bytes"] / done,
     }
+    for stage, cpu in driver.get("split", {}).items():
+        out[f"  {stage} (us/unit)"] = 1e6 * cpu / done
+    if "split" in driver:
+        out["  other (us/unit)"] = 1e6 * (driver["cpu"] - sum(driver["split"].values())) / done
     for name, part in (("parcv report", row.get("report")), ("parcv.load", row["load"])):
         if part is not None and not part["rc"]:
             out[f"{name} wall (s)"] = part["wall"]
@@ -607,7 +711,12 @@ def print_tables(runs: list[dict[str, Any]], plans: list[dict[str, Any]], names:
     for row in runs:
         groups.setdefault((row["units"], row["backend"], row["path"]), {})[row["checkout"]] = row
     for (units, backend, path), by_name in groups.items():
-        how = "parcv.nested_cv" if path == "api" else "parcv run"
+        call = next(iter(by_name.values())).get("call", "nested")
+        how = (
+            f"parcv.{'search' if call == 'search' else 'nested_cv'}"
+            if path == "api"
+            else "parcv run"
+        )
         where = "local pool" if backend == "local" else "Dask"
         metrics = {n: _run_metrics(r) for n, r in by_name.items() if "failed" not in r}
         for n, r in by_name.items():
@@ -753,6 +862,17 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         help="each fit keeps a core busy this long (1: as a cheap model; chunks as small)",
     )
+    add(
+        "--call",
+        choices=["nested", "search"],
+        default="nested",
+        help="nested: 10x5 nested CV (55 C + 11 units); search: parcv.search, cv=5 (5 C + 1)",
+    )
+    add(
+        "--split",
+        action="store_true",
+        help="time the driver's stages (plan, keys, store, loop, results) apart",
+    )
     add("--quick", action="store_true", help="tiny sizes, a smoke run")
     add("--json", type=Path, help="also write every measurement here")
     add(
@@ -817,7 +937,7 @@ def main() -> int:
         for backend in args.backends:
             for path in args.paths:
                 for name, root in checkouts:
-                    label = f"{name}:{path}-{backend}-{n_units(n_candidates)}"
+                    label = f"{name}:{path}-{backend}-{n_units(n_candidates, call=args.call)}"
                     row = measure_run(
                         root,
                         work,
