@@ -46,7 +46,7 @@ def test_import_contracts_are_kept():
     ("module", "line"),
     [
         ("parcv/plan/space.py", "from parcv.engine import runner  # noqa: F401"),
-        ("parcv/results/summary.py", "from parcv.store import sqlite  # noqa: F401"),
+        ("parcv/results/summary.py", "from parcv.store import readers  # noqa: F401"),
         ("parcv/stats/paired.py", "import distributed  # noqa: F401"),
     ],
 )
