@@ -76,7 +76,8 @@ from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.partial import PartialResult, make_partial_result
 from parcv.results.rounds import make_rounds_result
 from parcv.stats.racing import Racing
-from parcv.store.sqlite import check_store_to_read, read_meta, read_target
+from parcv.store.checks import check_store_to_read
+from parcv.store.readers import read_meta, read_target
 from parcv.strategies.check import check_strategy, check_strategy_metric
 from parcv.strategies.strategy import Strategy
 

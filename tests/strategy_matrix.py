@@ -594,14 +594,14 @@ def _no_times(value: Any) -> Any:
 
 def _stored_units(store: Path) -> int:
     """Records the store holds, of every plan (a run in rounds stores a plan per part)."""
-    from parcv.store.sqlite import read_counts
+    from parcv.store.readers import read_counts
 
     return read_counts(store)[0] if store.is_file() else 0
 
 
 def _stored_searches(store: Path) -> int:
     """Stored units of the searches (the refits of the chosen candidates left out)."""
-    from parcv.store.sqlite import read_stored_kinds
+    from parcv.store.readers import read_stored_kinds
 
     kinds = read_stored_kinds(store)
     return sum(n for kind, n in kinds.items() if kind not in ("refit", "final"))
@@ -659,9 +659,9 @@ class _StopAfter:
 
     @contextlib.contextmanager
     def armed(self) -> Iterator[None]:
-        from parcv.store import sqlite
+        from parcv.store.writer import Store
 
-        real = sqlite.Store.add
+        real = Store.add
         stopper = self
 
         def add(store: Any, records: Any, pid: int = 0) -> None:
@@ -670,11 +670,11 @@ class _StopAfter:
             if stopper.seen >= stopper.n:
                 raise KeyboardInterrupt
 
-        sqlite.Store.add = add  # type: ignore[method-assign]
+        Store.add = add  # type: ignore[method-assign]
         try:
             yield
         finally:
-            sqlite.Store.add = real  # type: ignore[method-assign]
+            Store.add = real  # type: ignore[method-assign]
 
 
 def _stopped(cell: Cell) -> tuple[Run | None, str]:

@@ -346,7 +346,7 @@ def _text_scorer(estimator, X, y):  # a user's scorer: what it returns is known 
 
 @pytest.mark.parametrize("backend", ["serial", "local"])
 def test_a_first_wave_failing_alike_stops_the_run_with_one_message(tmp_path, backend):
-    from parcv.store.sqlite import read_store
+    from parcv.store.readers import read_store
 
     store = tmp_path / "run.sqlite"
     space = {"alpha": list(np.logspace(-3, 3, 12))}  # 12 candidates x 5 folds = 60 fits

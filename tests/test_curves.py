@@ -24,7 +24,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import parcv
 from parcv.errors import FitFailedError
-from parcv.store.sqlite import read_counts, read_meta
+from parcv.store.readers import read_counts, read_meta
 
 
 def _equal(expected, got):

@@ -47,7 +47,7 @@ def test_import_contracts_are_kept():
     ("module", "line"),
     [
         ("parcv/plan/space.py", "from parcv.engine import runner  # noqa: F401"),
-        ("parcv/results/summary.py", "from parcv.store import sqlite  # noqa: F401"),
+        ("parcv/results/summary.py", "from parcv.store import readers  # noqa: F401"),
         ("parcv/stats/paired.py", "import distributed  # noqa: F401"),
         ("parcv/plan/records.py", "from parcv.plan import units  # noqa: F401"),
     ],

@@ -21,7 +21,7 @@ from sklearn.model_selection import KFold
 from sklearn.pipeline import Pipeline
 
 import parcv
-from parcv.store.sqlite import read_store
+from parcv.store.readers import read_store
 from tests.estimators import FailsOnAlpha, WarnsOnFit
 
 rng = np.random.default_rng(0)

@@ -177,7 +177,7 @@ def _constants() -> dict[str, str]:
     from parcv.cli import build, data_sources, spec
     from parcv.criteria.tasks import CRITERIA
     from parcv.plan.records import PREDICT_METHODS
-    from parcv.store.sqlite import JOURNAL_MODES
+    from parcv.store.checks import JOURNAL_MODES
 
     return {
         "GRIDS": _quote(build.GRIDS),

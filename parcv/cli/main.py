@@ -368,7 +368,8 @@ def _stored_resume_hint(args: argparse.Namespace, argv: Sequence[str], out: Path
 def _interrupted(out: Path, argv: Sequence[str]) -> int:
     """Say how far an interrupted run got and the command that finishes it."""
     from parcv.cli.sweep import stored_units
-    from parcv.store.sqlite import kept_kinds, read_stored_kinds
+    from parcv.store.messages import kept_kinds
+    from parcv.store.readers import read_stored_kinds
 
     store = out / "store.sqlite"
     if not store.is_file():
@@ -499,7 +500,7 @@ def _stored_command(run_dir: Path) -> str:
 
 
 def _cmd_prune(args: argparse.Namespace) -> int:
-    from parcv.store.sqlite import prune_store
+    from parcv.store.writer import prune_store
 
     store = Path(args.run_dir) / "store.sqlite"
     if not store.is_file():

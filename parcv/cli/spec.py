@@ -24,7 +24,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10 has no tomllib
     import tomli as tomllib  # type: ignore[no-redef]
 
 from parcv.criteria.tasks import CRITERIA
-from parcv.store.sqlite import JOURNAL_MODES
+from parcv.store.checks import JOURNAL_MODES
 
 __all__ = [
     "MISSING",

@@ -54,13 +54,8 @@ from parcv.plan.splits import ThreeWayHoldOut
 from parcv.report.run_dir import RunInfo, write_outputs, write_private
 from parcv.results.halving import NestedHalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
-from parcv.store.sqlite import (
-    ReusedCounts,
-    collector_paused,
-    count_reused,
-    never_created,
-    read_counts,
-)
+from parcv.store.readers import ReusedCounts, collector_paused, count_reused, read_counts
+from parcv.store.schema import never_created
 from parcv.strategies.check import check_strategy
 from parcv.strategies.strategy import Schedule, SearchContext, Strategy
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from parcv.engine.backends import Backend, check_backend, with_timeout
 from parcv.errors import closest_names
-from parcv.store.sqlite import check_journal, check_store
+from parcv.store.checks import check_journal, check_store
 
 __all__ = [
     "FinalRunKeywords",

@@ -71,20 +71,13 @@ from parcv.plan.tokens import Tokenizer, token_hex
 from parcv.results.aggregate import failure_details, reemit_unit_warnings, report_fit_failures
 from parcv.results.partial import PartialResult
 from parcv.results.rounds import PartRun, SearchRun, finished_part, make_partial_rounds_result
+from parcv.store.checks import check_store
 from parcv.store.lock import lock_store
-from parcv.store.sqlite import (
-    RoundRow,
-    Store,
-    check_store,
-    kept_kinds,
-    params_json,
-    read_kept,
-    read_records,
-    read_rounds,
-    read_stored_kinds,
-    reading,
-    store_session,
-)
+from parcv.store.messages import kept_kinds
+from parcv.store.readers import read_kept, read_records, read_rounds, read_stored_kinds
+from parcv.store.rows import RoundRow, params_json
+from parcv.store.schema import reading
+from parcv.store.writer import Store, store_session
 from parcv.strategies.strategy import (
     Choice,
     FinishedRound,

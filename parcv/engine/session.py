@@ -48,16 +48,13 @@ from parcv.results.aggregate import race_mask, reemit_unit_warnings, report_fit_
 from parcv.results.objects import FinalModel
 from parcv.results.partial import missing_parts
 from parcv.stats.racing import Racing
+from parcv.store.checks import check_store, check_store_to_read
 from parcv.store.lock import lock_store
-from parcv.store.sqlite import (
+from parcv.store.messages import kept_units, store_error
+from parcv.store.opening import open_store
+from parcv.store.readers import (
     ReusedCounts,
-    Store,
     Stored,
-    check_store,
-    check_store_to_read,
-    kept_units,
-    open_store,
-    params_json,
     read_by_values,
     read_ckeys,
     read_counts,
@@ -67,9 +64,9 @@ from parcv.store.sqlite import (
     read_partitions,
     read_store,
     read_unidentified,
-    store_error,
-    store_session,
 )
+from parcv.store.rows import params_json
+from parcv.store.writer import Store, store_session
 
 __all__ = [
     "CodeChanges",
@@ -524,7 +521,7 @@ def rounds_reuse_message(kept: str, bound: int) -> str:
     A round is proposed from the records of the rounds before it, so which stored
     units a resume takes is known round by round. ``kept`` counts the units the
     store holds of its last run as its Ctrl-C message did
-    (:func:`~parcv.store.sqlite.kept_kinds`): a resume on the same inputs proposes
+    (:func:`~parcv.store.messages.kept_kinds`): a resume on the same inputs proposes
     the same rounds and reuses each of them. ``bound`` is the strategy's bound on
     the fits of every round (exact for halving and Hyperband).
 
@@ -587,7 +584,7 @@ def units_message(n_units: int, counts: ReusedCounts) -> str:
 
     Examples
     --------
-    >>> from parcv.store.sqlite import ReusedCounts
+    >>> from parcv.store.readers import ReusedCounts
     >>> units_message(258, ReusedCounts({"fit": 216, "refit": 5, "final": 1}, 36, 36))
     '258 units: 222 reused from the store (including 6 refits of chosen candidates), 36 computed'
     >>> units_message(10, ReusedCounts({}, 10, 7))
@@ -892,7 +889,7 @@ def plan_from_store(
     """The view of plan ``pid`` of a store, or StoreDamagedError saying what in it is wrong.
 
     ``meta["plan"]`` is the plan's description (the meta table's for plan 0); ``conn``
-    a connection to read it through (:func:`~parcv.store.sqlite.reading`).
+    a connection to read it through (:func:`~parcv.store.schema.reading`).
     """
     try:
         return _plan_from_store(meta, path, pid, conn)

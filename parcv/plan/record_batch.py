@@ -8,7 +8,7 @@ records that hold only numbers (the plain ones: a success with no warning, no
 fold scores, predictions or model) as numpy columns, in blocks of one kind,
 worker and set of metrics; every other record travels whole. The driver stores
 and counts a batch from its columns (:meth:`parcv.plan.record_table.RecordTable.add`,
-:meth:`parcv.store.sqlite.Store.add`), and builds a record only when something
+:meth:`parcv.store.writer.Store.add`), and builds a record only when something
 reads one: a batch is a sequence of exactly the records it was packed from.
 """
 

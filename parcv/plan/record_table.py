@@ -4,7 +4,7 @@ A sweep of a million fit units needs their scores and times as (candidate, fold)
 matrices, their failures and their warnings, not a million :class:`Record`
 objects (about 800 bytes each). :class:`RecordTable` keeps records as numpy
 columns and builds a :class:`Record` only when one is looked up. A store's
-table is read whole (:mod:`parcv.store.sqlite`); the driver's grows as records
+table is read whole (:mod:`parcv.store.columnar`); the driver's grows as records
 arrive (:meth:`RecordTable.add`) and keeps as objects only the records that hold
 more than numbers (a failure, warnings, fold scores, predictions, a model).
 :meth:`RecordTable.fit_matrix` gives one outer fold's matrix of a column in one

@@ -17,9 +17,6 @@ __all__ = [
     "FoldScores",
     "Predictions",
     "Record",
-    # Key lives in parcv.plan.kinds; parcv.store.sqlite still imports it from here, so it
-    # stays exported until that import moves (issue 50; the store is being split).
-    "Key",
     "PREDICT_METHODS",
     "SPARSE_PREFIX",
     "unit_of",

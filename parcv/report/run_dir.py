@@ -30,7 +30,7 @@ from parcv.report.text import (
 )
 from parcv.results.export import jsonable
 from parcv.results.objects import CVResult, NestedResult, SearchResult
-from parcv.store.sqlite import collector_paused
+from parcv.store.readers import collector_paused
 
 __all__ = [
     "RunInfo",

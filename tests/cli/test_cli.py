@@ -26,7 +26,7 @@ from parcv.cli.spec import load_spec, parse_spec
 from parcv.cli.sweep import build_job, make_backend
 from parcv.errors import StoreDamagedError
 from parcv.report.run_dir import num, small
-from parcv.store.sqlite import read_records
+from parcv.store.readers import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 try:

@@ -203,11 +203,11 @@ def _journal_mode(path: Path) -> str:
 
 
 def test_journal_from_the_spec_or_the_command_line(tmp_path, capsys, monkeypatch):
-    import parcv.store.sqlite as sqlite_store
+    import parcv.store.opening as opening
 
     opened = []  # the journal mode each store is opened with (a clean close folds WAL back)
-    connect = sqlite_store._connect
-    monkeypatch.setattr(sqlite_store, "_connect", lambda p, j: opened.append(j) or connect(p, j))
+    connect = opening._connect  # patched where open_store looks it up
+    monkeypatch.setattr(opening, "_connect", lambda p, j: opened.append(j) or connect(p, j))
     path = tmp_path / "tiny.toml"
     path.write_text(TINY + '[run]\njournal = "delete"\n')
     run = ["run", str(path), "--backend", "serial", "--quiet"]

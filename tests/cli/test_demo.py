@@ -13,7 +13,7 @@ import pytest
 import parcv
 from parcv.cli import main
 from parcv.cli.demo import DEMO_SPECS
-from parcv.store.sqlite import read_records
+from parcv.store.readers import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from parcv.cli import main
-from parcv.store.sqlite import read_records, read_rounds
+from parcv.store.readers import read_records, read_rounds
 
 DIABETES = '[data]\nsource = "sklearn:diabetes"\nn_samples = 60\n'
 RIDGE = '[estimator]\nclass = "sklearn.linear_model.Ridge"\n'

@@ -22,7 +22,7 @@ from sklearn.linear_model import Ridge
 
 import parcv
 from parcv.cli import main
-from parcv.store.sqlite import read_records
+from parcv.store.readers import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,7 @@ import sys
 
 import hooks
 import parcv.cli.sweep
-import parcv.store.sqlite
+import parcv.store.writer
 from parcv.cli import main
 
 
@@ -84,7 +84,7 @@ def hooked(module, name, moment):
     setattr(module, name, call)
 
 
-hooked(parcv.store.sqlite, "_index_blob", "store")  # inside the store's creation
+hooked(parcv.store.writer, "_index_blob", "store")  # inside the store's creation
 hooked(parcv.cli.sweep, "write_outputs", "report")
 
 

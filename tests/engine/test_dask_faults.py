@@ -25,7 +25,7 @@ from sklearn.linear_model import Ridge
 
 import parcv
 from parcv.engine.backends import DaskBackend, LocalBackend
-from parcv.store.sqlite import read_store
+from parcv.store.readers import read_store
 from tests.sweep_script import sweep_data
 
 ERROR = -1e6

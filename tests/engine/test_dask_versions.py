@@ -30,7 +30,7 @@ from parcv.plan.build import build_plan
 from parcv.plan.code import CodeEntry, Environment
 from parcv.plan.data import check_dataset
 from parcv.plan.records import Record
-from parcv.store.sqlite import read_records
+from parcv.store.readers import read_records
 
 X = np.random.default_rng(0).normal(size=(60, 3))
 Y = X @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(size=60)

@@ -7,7 +7,7 @@ import pytest
 
 import parcv
 from parcv.engine.backends import DaskBackend, LocalBackend
-from parcv.store.sqlite import read_store
+from parcv.store.readers import read_store
 from tests.estimators import Faulty
 from tests.sweep_script import sweep_data
 

@@ -16,7 +16,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 import parcv
 from parcv.cli import main
 from parcv.plan.splits import check_scheme, materialize_folds
-from parcv.store.sqlite import read_store
+from parcv.store.readers import read_store
 from tests.estimators import FailsOnAlpha
 
 

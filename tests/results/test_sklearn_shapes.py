@@ -16,7 +16,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import KFold
 
 import parcv
-from parcv.store.sqlite import read_counts
+from parcv.store.readers import read_counts
 
 
 def test_cross_validate_result_is_scikit_learns_dict(clf_data, backend):

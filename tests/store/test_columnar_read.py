@@ -1,6 +1,6 @@
 """A store read into columns gives back the records its run returned, equal field by field.
 
-:func:`parcv.store.sqlite.read_records` reads a store's records and units in scans of
+:func:`parcv.store.readers.read_records` reads a store's records and units in scans of
 blocks into numpy columns, joins them by content key, builds the rows holding more than
 numbers as it reads and the plain ones from the columns when looked up. The reference
 is independent of the store: the records the run itself returned.
@@ -20,7 +20,8 @@ from sklearn.pipeline import make_pipeline
 
 import parcv
 from parcv.plan.record_table import RecordTable
-from parcv.store.sqlite import _each_key, _key_block, _match, read_records
+from parcv.store.columnar import _each_key, _key_block, _match
+from parcv.store.readers import read_records
 from tests.estimators import FailsOnAlpha, WarnsOnFit
 
 X, Y = make_regression(n_samples=60, n_features=5, noise=5.0, random_state=0)

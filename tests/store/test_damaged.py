@@ -11,7 +11,7 @@ from sklearn.linear_model import Ridge
 
 import parcv
 from parcv.errors import StoreDamagedError
-from parcv.store.sqlite import read_store
+from parcv.store.readers import read_store
 from tests.sweep_script import sweep_data
 
 SPACE = {"alpha": [0.1, 1.0]}

@@ -15,7 +15,7 @@ from sklearn.linear_model import Ridge
 import parcv
 from parcv.errors import StoreLockedError
 from parcv.store.lock import lock_store
-from parcv.store.sqlite import read_store
+from parcv.store.readers import read_store
 from tests.store.test_store import N_UNITS, _count, _reference, _start_sweep, _wait_for_records
 from tests.sweep_script import sweep_data
 

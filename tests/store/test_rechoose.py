@@ -12,7 +12,7 @@ from sklearn.datasets import make_regression
 from sklearn.linear_model import Ridge
 
 import parcv
-from parcv.store.sqlite import read_store
+from parcv.store.readers import read_store
 
 X, Y = make_regression(n_samples=60, n_features=4, noise=10.0, random_state=0)
 SPACE = {"alpha": [0.01, 0.1, 1.0, 10.0, 100.0]}

@@ -18,7 +18,7 @@ import pytest
 from sklearn.linear_model import Ridge
 
 import parcv
-from parcv.store.sqlite import read_store
+from parcv.store.readers import read_store
 from tests.estimators import FailsOnAlpha
 from tests.sweep_script import SlowRidge, sweep_data
 

@@ -14,7 +14,8 @@ from sklearn.linear_model import Ridge
 
 import parcv
 from parcv.errors import StoreDamagedError, StoreFullError, shorten, shown
-from parcv.store import sqlite as store_module
+from parcv.store.readers import read_store
+from parcv.store.writer import Store
 from tests.sweep_script import sweep_data
 
 SPACE = {"alpha": [0.1, 1.0]}
@@ -106,7 +107,7 @@ def test_a_full_disk_keeps_the_finished_units_and_says_how_to_resume(tmp_path, m
         return parcv.search(Ridge(), space, X, y, cv=5, backend="serial", store=store,
                             progress=False, **options)  # fmt: skip
 
-    add, batches = store_module.Store.add, []
+    add, batches = Store.add, []
 
     def add_until_full(self, records):
         batches.append(1)
@@ -115,10 +116,10 @@ def test_a_full_disk_keeps_the_finished_units_and_says_how_to_resume(tmp_path, m
             self.conn.execute(f"PRAGMA max_page_count = {pages}")
         return add(self, records)
 
-    monkeypatch.setattr(store_module.Store, "add", add_until_full)
+    monkeypatch.setattr(Store, "add", add_until_full)
     with pytest.raises(StoreFullError) as info:  # before: a bare sqlite3.OperationalError
         search()
-    kept = len(store_module.read_store(store)[1])
+    kept = len(read_store(store)[1])
     assert 0 < kept < 30 * 5
     message = str(info.value)
     assert message == (
@@ -128,7 +129,7 @@ def test_a_full_disk_keeps_the_finished_units_and_says_how_to_resume(tmp_path, m
     )
     assert isinstance(info.value, OSError) and info.value.errno == errno.ENOSPC
     assert isinstance(info.value.__cause__, sqlite3.OperationalError)
-    monkeypatch.setattr(store_module.Store, "add", add)  # space again
+    monkeypatch.setattr(Store, "add", add)  # space again
     resumed = search(resume=True)
     fresh = parcv.search(Ridge(), space, X, y, cv=5, backend="serial", progress=False)
     assert resumed.best_params_ == fresh.best_params_

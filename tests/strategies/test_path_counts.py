@@ -22,7 +22,7 @@ import pytest
 from sklearn.ensemble import GradientBoostingRegressor
 
 from parcv.cli import main
-from parcv.store.sqlite import read_counts, read_records, read_rounds, read_stored_kinds
+from parcv.store.readers import read_counts, read_records, read_rounds, read_stored_kinds
 
 DATA = '[data]\nsource = "sklearn:diabetes"\nn_samples = 40\n'
 BOOSTING = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from parcv.store.sqlite import read_counts
+from parcv.store.readers import read_counts
 from parcv.strategies.strategy import SearchContext
 from tests import strategy_matrix as matrix
 

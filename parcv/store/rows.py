@@ -1,0 +1,280 @@
+"""A record as a row of the store's tables, and a row read back as a record.
+
+Content keys are kept as their 16 bytes and task keys as compact JSON; scores are
+packed little-endian float64, with the names of their metrics kept once (the
+``metrics`` table, read by :class:`_Names`); a scorer's failure is JSON in the error
+columns of an ``ok`` row; fold index arrays are int64 blobs. Both directions live
+here, so that what a writer packs is what a reader unpacks.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import struct
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, NoReturn
+
+import numpy as np
+
+from parcv.plan.kinds import KINDS, Key
+from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
+from parcv.store.schema import _N_COLUMNS
+
+__all__ = ["RoundRow", "ckey_blob", "key_text", "params_json"]
+
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+def key_text(key: Key) -> str:
+    """Serialise a task key as compact JSON (the primary key of a record row).
+
+    Examples
+    --------
+    >>> key_text(("fit", None, 2, 14))
+    '["fit",null,2,14]'
+    >>> key_text(("perm", 3, "a b")) == json.dumps(["perm", 3, "a b"], separators=(",", ":"))
+    True
+    """
+    parts = []
+    for part in key:  # most keys: names, ints and None, written without json's machinery
+        if part is None:
+            parts.append("null")
+        elif type(part) is int:
+            parts.append(str(part))
+        elif type(part) is str and _PLAIN.issuperset(part):
+            parts.append(f'"{part}"')
+        else:
+            return json.dumps(list(key), separators=(",", ":"))
+    return f"[{','.join(parts)}]"
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, (str, bool, int)) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if np.isfinite(value) else repr(value)
+    if isinstance(value, np.generic):
+        return _json_value(value.item())
+    return repr(value)
+
+
+def params_json(params: dict[str, Any]) -> str:
+    """Parameters as JSON; objects (estimators, distributions) stored as their repr."""
+    return json.dumps({k: _json_value(v) for k, v in sorted(params.items())}, sort_keys=True)
+
+
+def ckey_blob(ckey: str) -> bytes:
+    """A content key (hex digits) as the bytes a schema-3 store keeps."""
+    return bytes.fromhex(ckey)
+
+
+def _ckey_text(ckey: Any) -> str:
+    """A stored content key as hex digits (a schema-2 store keeps the text itself)."""
+    return ckey.hex() if isinstance(ckey, bytes) else str(ckey)
+
+
+_LAYOUTS = [struct.Struct(f"<{n}d") for n in range(9)]
+
+
+def _packed(scores: dict[str, float]) -> bytes:
+    n = len(scores)
+    layout = _LAYOUTS[n] if n < len(_LAYOUTS) else struct.Struct(f"<{n}d")
+    try:
+        return layout.pack(*scores.values())
+    except struct.error:  # a score that is no number (None): numpy's conversion, as before
+        return np.asarray(list(scores.values()), dtype="<f8").tobytes()
+
+
+# The error_type of an ``ok`` row whose fit succeeded but some scorers raised: its
+# error_message holds them as JSON, {"test:<metric>": [type, message, traceback]}.
+_SCORING_FAILED = "ScoringFailed"
+
+
+def _error_columns(record: Record) -> tuple[str | None, str | None, str | None]:
+    """The error_type, error_message and traceback of a record's row."""
+    err = record.error
+    if err is not None:
+        return err.type, err.message, err.traceback
+    if record.score_errors:
+        errors = {k: [e.type, e.message, e.traceback] for k, e in record.score_errors.items()}
+        return _SCORING_FAILED, json.dumps(errors), ""
+    return None, None, None
+
+
+def _read_errors(
+    status: str, error_type: str | None, message: str | None, traceback: str | None
+) -> tuple[ErrorInfo | None, dict[str, ErrorInfo]]:
+    """A row's error and per-scorer errors (see :func:`_error_columns`)."""
+    if error_type is None:
+        return None, {}
+    if status == "ok" and error_type == _SCORING_FAILED:
+        return None, {k: ErrorInfo(*e) for k, e in json.loads(message or "{}").items()}
+    return ErrorInfo(error_type, message or "", traceback or ""), {}
+
+
+def _row(record: Record, ckey: str, ids: tuple[int, int, int]) -> tuple[Any, ...]:
+    """A row of ``_COLUMNS``; ``ids`` are the label, metrics and worker ids."""
+    u = record.unit
+    label, metrics, worker = ids
+    return (
+        ckey_blob(ckey),
+        u.kind,
+        u.outer,
+        u.inner,
+        u.candidate,
+        label,
+        record.status,
+        metrics,
+        _packed(record.test_scores),
+        _packed(record.train_scores),
+        record.fit_time,
+        record.score_time,
+        record.n_train,
+        record.n_test,
+        *_error_columns(record),
+        json.dumps(list(record.warnings)) if record.warnings else "[]",
+        worker,
+        record.started,
+        record.finished,
+        time.time(),
+        None if record.folds is None else json.dumps(record.folds.to_dict()),
+    )
+
+
+def _key_texts(kind: str, places: list[tuple[int | None, int | None, int]]) -> list[str]:
+    """:func:`key_text` of the key of each unit (of most kinds, without building the unit)."""
+    if KINDS[kind].key_fields != ("outer", "inner", "candidate") or not _PLAIN.issuperset(kind):
+        return [key_text(Unit(kind, o, i, c).key) for o, i, c in places]
+    return [
+        f'["{kind}",{"null" if o is None else o},{"null" if i is None else i},{c}]'
+        for o, i, c in places
+    ]
+
+
+def _unit_row(record: Record, ckey: str, pid: int) -> tuple[Any, ...]:
+    u = record.unit
+    return (pid, key_text(record.key), ckey_blob(ckey), u.kind, u.outer, u.inner, u.candidate)
+
+
+def _scores(text: str) -> dict[str, float]:
+    return {} if text == "{}" else {k: float(v) for k, v in json.loads(text).items()}
+
+
+_Unpack = Callable[[bytes], dict[str, float]]
+
+
+def _unpacker(names: list[str]) -> _Unpack:
+    """Unpack the float64 scores of ``names`` (struct: a tenth of numpy's cost per row)."""
+    if not names:
+        return lambda blob: {} if not blob else _unpack_error(blob, names)
+    layout = struct.Struct(f"<{len(names)}d")
+    keys = tuple(names)
+
+    def unpack(blob: bytes) -> dict[str, float]:
+        try:
+            return dict(zip(keys, layout.unpack(blob), strict=True))
+        except (struct.error, TypeError) as err:
+            raise ValueError(f"scores {blob!r} do not hold the metrics {keys!r}") from err
+
+    return unpack
+
+
+def _unpack_error(blob: Any, names: list[str]) -> NoReturn:
+    raise ValueError(f"scores {blob!r} do not hold the metrics {tuple(names)!r}")
+
+
+@dataclass(frozen=True)
+class _Names:
+    """The shared strings of a schema-3 store, by id: workers, and metric names to unpack by."""
+
+    unpack: dict[int, tuple[_Unpack, _Unpack]]
+    workers: dict[int, str]
+    metrics: dict[int, tuple[list[str], list[str]]]
+
+    @classmethod
+    def read(cls, conn: sqlite3.Connection) -> _Names:
+        unpack: dict[int, tuple[_Unpack, _Unpack]] = {}
+        metrics: dict[int, tuple[list[str], list[str]]] = {}
+        for i, text in conn.execute("SELECT id, names FROM metrics"):
+            test, train = metrics[i] = tuple(json.loads(text))
+            unpack[i] = (_unpacker(test), _unpacker(train))
+        return cls(unpack, dict(conn.execute("SELECT id, name FROM workers")), metrics)
+
+
+def _record(row: Sequence[Any], unit: Unit | None = None, names: _Names | None = None) -> Record:
+    """A record of a row of ``_COLUMNS`` (with ``names``) or ``_V2_COLUMNS``, read by position.
+
+    Plain tuples, packed scores and the fast paths for empty JSON keep reading
+    100,000 rows (a large sweep's report) to well under a second.
+    """
+    if names is None:  # schema 1 or 2: scores as JSON, labels in the row
+        (_, kind, outer, inner, candidate, _, _, status, test, train, fit_time, score_time,
+         n_train, n_test, error_type, error_message, traceback, warnings, worker, started,
+         finished, _, fold_scores) = row[:_N_COLUMNS]  # fmt: skip
+        test_scores, train_scores = _scores(test), _scores(train)
+    else:
+        (_, kind, outer, inner, candidate, _, status, metrics, test, train, fit_time,
+         score_time, n_train, n_test, error_type, error_message, traceback, warnings, worker,
+         started, finished, _, fold_scores) = row  # fmt: skip
+        test_unpack, train_unpack = names.unpack[metrics]
+        test_scores, train_scores = test_unpack(test), train_unpack(train)
+        worker = names.workers[worker]
+    err, score_errors = _read_errors(status, error_type, error_message, traceback)
+    return Record(
+        unit=unit or Unit(kind, outer, inner, candidate),
+        status=status,
+        test_scores=test_scores,
+        train_scores=train_scores,
+        fit_time=fit_time,
+        score_time=score_time,
+        n_train=n_train,
+        n_test=n_test,
+        error=err,
+        warnings=() if warnings is None or warnings == "[]" else tuple(json.loads(warnings)),
+        worker=worker,
+        started=started,
+        finished=finished,
+        folds=None if fold_scores is None else FoldScores.from_dict(json.loads(fold_scores)),
+        score_errors=score_errors,
+    )
+
+
+def _with_predictions(record: Record, predictions: Predictions | None) -> Record:
+    if predictions is None:
+        return record
+    return replace(record, predictions=predictions)
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    """A plan of a run after its first: a strategy's round part, or an outer fold's refit.
+
+    Parameters
+    ----------
+    search : str
+        Which search it belongs to, as JSON (``"null"``: all data; ``"3"``: outer fold 3).
+    round, part : int
+        Its round of that search and its part in the round (-1: a refit after the search).
+    plan : str
+        The plan's description (JSON), as the meta table's ``plan`` describes plan 0.
+    decision : str
+        The decision that made the round (JSON), as the strategy gave it.
+    """
+
+    search: str
+    round: int
+    part: int
+    plan: str
+    decision: str
+
+
+def _blob_index(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<i8").astype(np.intp)
+
+
+def _index_blob(array: Any) -> bytes:
+    return np.asarray(array, dtype="<i8").tobytes()
