@@ -344,3 +344,26 @@ def test_code_digest_keys_every_module_of_the_generated_package(tmp_path: Path) 
     # The package's 12 modules and its __init__: the estimator reaches every one.
     assert int(modules) == 13 and float(first) > 0 and float(again) > 0
     assert "target: < 1 s per run" in proc.stdout
+
+
+@pytest.mark.slow
+def test_driver_splits_the_whole_search_call_into_its_stages(tmp_path: Path) -> None:
+    script = SCRIPT.parent / "driver.py"
+    saved = tmp_path / "driver.json"
+    args = ["--quick", "--backends", "local", "--no-plan", "--call", "search", "--split"]
+    printed = _run_script(script, [*args, "--json", str(saved)], tmp_path).stdout
+    (run,) = json.loads(saved.read_text())["runs"]  # parcv.search: 4 candidates x 5 folds + 1
+    assert run["units"] == 21 and run["call"] == "search" and run["load"]["finished"]
+    split, cpu = run["driver"]["split"], run["driver"]["cpu"]
+    assert set(split) == {"plan", "keys", "store", "loop", "results"}
+    # Each stage's own CPU, the stages inside it left out: together at most the call's.
+    assert all(v > 0 for v in split.values()) and sum(split.values()) <= cpu
+    assert "21 units, parcv.search, local pool" in printed and "|   store (us/unit) |" in printed
+
+
+def test_store_layout_writes_the_same_units_each_way(tmp_path: Path) -> None:
+    args = ["--units", "1000", "--chunk", "100"]
+    printed = _run_script(SCRIPT.with_name("store_layout.py"), args, tmp_path).stdout
+    rows = {line.split(" | ")[0].strip("| "): line for line in printed.splitlines() if "|" in line}
+    assert {"per unit (schema 5)", "per chunk", "per chunk + key index"} <= set(rows)
+    assert "1,000 units in chunks of 100" in printed
