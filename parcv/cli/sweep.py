@@ -178,7 +178,7 @@ class Job:
         if strategy is None:
             return None
         o, data = self.options, check_dataset(self.data.X, self.data.y, self.data.groups)
-        kind = "search" if self.spec.mode == "search" else "nested_cv"
+        kind = _API_KIND[self.spec.mode]
         options = {"refit": o.get("refit", True), "scoring": o.get("scoring"),
                    "error_score": o.get("error_score", math.nan),
                    "return_train_score": o.get("return_train_score", False),
