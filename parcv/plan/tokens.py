@@ -453,6 +453,7 @@ class Tokenizer:
         names: set[str] = set()
         seen: set[int] = set()
         done: set[tuple[str, str]] = set()  # globals read in this pass
+        homes: set[str] = set()  # the modules reached code lives in
         pending = list(reached)
         while pending:
             modules = []
@@ -461,12 +462,15 @@ class Tokenizer:
                     continue
                 seen.add(id(obj))
                 modules += _homes(obj)
+                homes.update(_homes(obj))
                 code_of = getattr(obj, "__code__", None)
                 if isinstance(code_of, types.CodeType):
                     names |= code_names(code_of)
             out |= self._import_closure(modules, closure)
             dynamic = any(src is not None and src.dynamic for src in closure.values())
-            if any(src is not None and src.imports_dynamically for src in closure.values()):
+            importing = any(src is not None and src.imports_dynamically
+                            for src in closure.values())  # fmt: skip
+            if importing:
                 loaded = [m for m in list(sys.modules) if m not in closure
                           and origin_of(m).kind in (USER, EDITABLE)]  # fmt: skip
                 out |= self._import_closure(loaded, closure)
@@ -475,6 +479,12 @@ class Tokenizer:
                     names |= src.names
             pending, located = [], []
             for module in sorted(closure):
+                if closure[module] is None and module not in homes and not (dynamic or importing):
+                    # A module without a file that no reached code lives in (a namespace
+                    # package, a parent of one imported): no code of its own reads its
+                    # globals, and code that reads them holds the module itself, a value
+                    # whose every attribute is walked (Tokenizer.parts).
+                    continue
                 entries, refs, own = self._module_globals(module, None if dynamic else names,
                                                           done)  # fmt: skip
                 out |= entries

@@ -286,6 +286,44 @@ COSMETIC = [
     ("np.log1p(np.abs(X))", "np.log1p(\n            np.abs(X)\n        )"),
 ]  # fmt: skip
 
+# 8. Modules of a package without ``__init__.py`` (a namespace package): a transformer reads
+# a sibling's constant through the package (``import nsp.knobs``) or imported from it; a
+# third transformer reads nothing of its siblings. The driver sets both siblings' constants.
+NS_THROUGH = """\
+from sklearn.base import BaseEstimator, TransformerMixin
+
+import nsp.knobs
+
+
+class Tx(TransformerMixin, BaseEstimator):
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return X * nsp.knobs.FACTOR
+"""
+
+NS_FROM = NS_THROUGH.replace("import nsp.knobs", "from nsp import knobs").replace(
+    "nsp.knobs.FACTOR", "knobs.FACTOR"
+)
+
+NS_ALONE = """\
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from nsp.helpers import log_abs
+
+
+class Tx(TransformerMixin, BaseEstimator):
+    FACTOR = 1.0  # its own, not a sibling's; the names its code reads are its siblings' too
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        other = log_abs(X) * self.FACTOR
+        return other
+"""
+
 DRIVER = """\
 import types
 
@@ -303,9 +341,16 @@ import predictor  # noqa: E402
 import settable  # noqa: E402
 import transformer  # noqa: E402
 import uses_cfg  # noqa: E402
+import nsp.alone  # noqa: E402
+import nsp.knobs  # noqa: E402
+import nsp.other  # noqa: E402
+import nsp.through  # noqa: E402
+import nsp.via_from  # noqa: E402
 
 if "VALUE" in os.environ:
     settable.FACTOR = VALUE
+    nsp.knobs.FACTOR = VALUE
+    nsp.other.FACTOR = VALUE
 
 SEARCHES = {
     "transform": (pipe(transformer.Tx()), SPACE),
@@ -320,6 +365,9 @@ SEARCHES = {
     "set_transformer": (pipe(settable.Tx()), SPACE),
     "set_closure": (pipe(FunctionTransformer(closures.factor_of(settable))), SPACE),
     "cosmetic": (pipe(cosmetic.Tx()), SPACE),
+    "namespace_through": (pipe(nsp.through.Tx()), SPACE),
+    "namespace_from": (pipe(nsp.via_from.Tx()), SPACE),
+    "namespace_alone": (pipe(nsp.alone.Tx()), SPACE),
 }
 print(json.dumps([
     {name: search(*how, store=os.path.join(folder, name + ".sqlite"))
@@ -339,6 +387,12 @@ FILES = {
     "closures.py": CLOSURES,
     "settable.py": CONSTANT,
     "cosmetic.py": TRANSFORMER,
+    "nsp/knobs.py": "FACTOR = 1.0\n",
+    "nsp/other.py": "FACTOR = 1.0\n",
+    "nsp/through.py": NS_THROUGH,
+    "nsp/via_from.py": NS_FROM,
+    "nsp/alone.py": NS_ALONE,
+    "nsp/helpers.py": "import numpy as np\n\n\ndef log_abs(X):\n    return np.log1p(np.abs(X))\n",
     "run.py": PRELUDE + DRIVER,
 }
 
@@ -396,6 +450,23 @@ def test_an_attribute_set_at_run_time_on_a_module_without_a_file_is_recomputed(r
 @pytest.mark.slow
 def test_an_attribute_set_at_run_time_on_a_file_module_is_recomputed(runs):
     _assert_resumed_as_fresh(runs, ["set_transformer", "set_closure"])
+
+
+# 8. A namespace package's module constant, set at run time, read through the package --------
+
+
+@pytest.mark.slow
+def test_a_constant_of_a_namespace_package_module_set_at_run_time_is_recomputed(runs):
+    _assert_resumed_as_fresh(runs, ["namespace_through", "namespace_from"])
+
+
+def test_a_module_of_a_namespace_package_is_not_recomputed_for_its_siblings_values(runs):
+    # The package has no code that reads its modules' values: a sibling's constant set at
+    # run time is no input of a module that never names it (issue 50: in a process with
+    # hundreds of test modules, every identification walked them all, seconds a call).
+    before, resumed, fresh = (run["namespace_alone"] for run in runs)
+    assert "reusing 6 of 6 units; 0 to compute" in resumed["log"], resumed["log"]
+    assert resumed["scores"] == before["scores"] == fresh["scores"]
 
 
 # 5. One process: a package edited on disk and reloaded ---------------------------------------
