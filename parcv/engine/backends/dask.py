@@ -169,9 +169,16 @@ def _close_half_started(err: BaseException, client_type: type[Any]) -> None:
     tb = err.__traceback__
     while tb is not None:
         half: Any = tb.tb_frame.f_locals.get("self")
-        if isinstance(half, client_type) and half.status != "closed":
-            with suppress(Exception):
-                half.close()
+        if isinstance(half, client_type):
+            if half.status != "closed":
+                with suppress(Exception):
+                    half.close()
+            # A client closed by its failed start returns from close() before it stops its
+            # IO loop: one "IO loop" thread left running per failed connection otherwise.
+            runner = getattr(half, "_loop_runner", None)
+            if runner is not None:
+                with suppress(Exception):
+                    runner.stop()
         tb = tb.tb_next
 
 
