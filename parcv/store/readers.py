@@ -325,7 +325,8 @@ def _run_records(conn: sqlite3.Connection, path: Path) -> _RunRecords:
         raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
     live = np.flatnonzero(stored.live)
     place = find(stored.keys[live], units.keys)
-    entry = np.where(place >= 0, live[np.maximum(place, 0)], -1)
+    entry = np.full(len(place), -1, dtype=np.intp)
+    entry[place >= 0] = live[place[place >= 0]]
     return _RunRecords(units, stored, entry)
 
 

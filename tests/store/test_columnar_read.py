@@ -19,9 +19,18 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 
 import parcv
+from parcv.plan.record_batch import RecordBatch
 from parcv.plan.record_table import RecordTable
-from parcv.store.chunks import _last_stored, as_keys, find
-from parcv.store.readers import read_ckeys, read_records, read_unidentified
+from parcv.plan.records import ErrorInfo, Record, Unit
+from parcv.store.chunks import _last_stored, as_keys, find, read_stored_keys
+from parcv.store.opening import open_store
+from parcv.store.readers import (
+    read_ckeys,
+    read_counts,
+    read_records,
+    read_stored_kinds,
+    read_unidentified,
+)
 from tests.estimators import FailsOnAlpha, WarnsOnFit
 
 X, Y = make_regression(n_samples=60, n_features=5, noise=5.0, random_state=0)
@@ -110,6 +119,7 @@ def test_a_store_whose_units_have_no_record_reads_as_an_empty_table(tmp_path):
         conn.execute("DELETE FROM chunks")
     table = read_records(store)
     assert len(table) == 0 and list(table) == []
+    assert read_stored_kinds(store) == {} and read_counts(store)[0] == 0
     assert table.column("ok").dtype == bool and not len(table.column("fit_time"))
 
 
@@ -139,3 +149,33 @@ def test_a_store_written_from_workers_batches_equals_one_written_record_by_recor
     assert len(local[0]) == (3 + 1) * 3 * 3 + 3 + 1  # fits (outer folds, all data), refits
     assert local[2] == 0  # every record stored with its values key
     assert local == serial
+
+
+def test_a_unit_stored_again_reads_as_the_one_stored_last_chunk_or_row(tmp_path):
+    # A plain record is kept in a chunk, a failure as a row: a unit retried or rescored
+    # alternates between the two, and each read finds the record stored last (as a row
+    # replaced by INSERT OR REPLACE read before chunks).
+    path, unit, ckey = tmp_path / "run.sqlite", Unit("fit", 0, 1, 0), "ab" * 16
+    store = open_store(path, {"fingerprint": "f"}, [], labels=(("c0", "{}"),),
+                       key_of=lambda u: ckey)  # fmt: skip
+
+    def record(status, score):
+        error = None if status == "ok" else ErrorInfo("ValueError", "no", "")
+        return Record(unit, status, {"score": score}, {}, 0.5, 0.25, 8, 2, error=error,
+                      worker="w", started=score, finished=score + 1)  # fmt: skip
+
+    try:
+        for status, score in [("ok", 0.1), ("failed", 0.2), ("ok", 0.3), ("ok", 0.4),
+                              ("failed", 0.5), ("failed", 0.6), ("ok", 0.7)]:  # fmt: skip
+            stored = record(status, score)
+            store.add(RecordBatch.pack([stored]))
+            assert store.stored([ckey]) == {ckey: stored}
+            assert dict(read_records(path)) == {unit.key: stored}
+            assert store.n_records() == read_counts(path)[0] == 1
+            assert read_stored_kinds(path) == {"fit": 1}
+        # Pruning keeps the record read and drops the ones stored before it.
+        assert store.prune() == 0 and store.stored([ckey]) == {ckey: stored}
+        with closing(sqlite3.connect(path)) as conn:
+            assert len(read_stored_keys(conn).keys) == 1
+    finally:
+        store.close()
