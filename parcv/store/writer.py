@@ -239,22 +239,51 @@ class Store:
         if block_keys is not None:
             blobs, vkeys, codes = block_keys(block.kind, block.places())
             if identity_of is not None:
-                identities = (b"".join(vkeys), [self._env_id(conn, *code) for code in codes])
+                identities = (b"".join(vkeys), self._env_ids(conn, codes))
         else:  # a store opened without block keys: each unit's own keys
             units = block.units()
             blobs = [ckey_blob(key_of(u)) for u in units]
             if identity_of is not None:
                 known = [identity_of(u) for u in units]
                 identities = (b"".join(ckey_blob(v) for v, _, _ in known),
-                              [self._env_id(conn, d, e) for _, d, e in known])  # fmt: skip
+                              self._env_ids(conn, [(d, e) for _, d, e in known]))  # fmt: skip
         candidates, at = np.unique(block.folds[:, 2], return_inverse=True)
-        label_ids = np.array([self._id(conn, "labels", labels[c]) for c in candidates.tolist()],
+        label_ids = np.array(self._label_ids(conn, [labels[c] for c in candidates.tolist()]),
                              dtype=np.int64)  # fmt: skip
         ids = ChunkIds(
             self.run, pid, self._id(conn, "metrics", (block.test_names, block.train_names)),
             self._id(conn, "workers", block.worker), now,
         )  # fmt: skip
         return chunk_row(block, ids, b"".join(blobs), label_ids[at], identities)
+
+    def _label_ids(self, conn: sqlite3.Connection, labels: list[tuple[str, str]]) -> list[int]:
+        """The ids of ``labels``, those not known yet inserted and read in one go each."""
+        ids = self._ids
+        new = [label for label in labels if ("labels", label) not in ids]
+        if new:  # a chunk's new candidates: two statements, not two per candidate
+            conn.executemany("INSERT OR IGNORE INTO labels (candidate_id, params) VALUES (?, ?)",
+                             new)  # fmt: skip
+            wanted = set(new)
+            for start in range(0, len(new), 500):
+                part = [c for c, _ in new[start : start + 500]]
+                query = (f"SELECT id, candidate_id, params FROM labels WHERE candidate_id "
+                         f"IN ({', '.join('?' * len(part))})")  # fmt: skip
+                for id_, candidate_id, params in conn.execute(query, part):
+                    if (candidate_id, params) in wanted:
+                        ids[("labels", (candidate_id, params))] = int(id_)
+        return [ids[("labels", label)] for label in labels]
+
+    def _env_ids(
+        self, conn: sqlite3.Connection, codes: Sequence[tuple[bytes, Environment]]
+    ) -> list[int | None]:
+        """:meth:`_env_id` of each unit's code (most units of a chunk share theirs)."""
+        found: dict[bytes, int | None] = {}
+        return [
+            found[digest]
+            if digest in found
+            else found.setdefault(digest, self._env_id(conn, digest, env))
+            for digest, env in codes
+        ]
 
     def _identity_rows(
         self, conn: sqlite3.Connection, units: list[Unit], ckeys: list[str], pid: int
