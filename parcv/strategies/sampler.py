@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
 
 __all__ = [
+    "PRUNERS",
     "SAMPLERS",
     "OptunaSpace",
     "Sampler",
@@ -84,6 +85,52 @@ SAMPLERS: dict[str, str] = {
     "qmc": "QMCSampler",
     "random": "RandomSampler",
 }
+
+
+#: The pruners a name gives in a spec (``pruner = {kind = "hyperband", ...}``).
+PRUNERS: dict[str, str] = {
+    "hyperband": "HyperbandPruner",
+    "successive_halving": "SuccessiveHalvingPruner",
+    "median": "MedianPruner",
+    "percentile": "PercentilePruner",
+    "threshold": "ThresholdPruner",
+    "wilcoxon": "WilcoxonPruner",
+    "nop": "NopPruner",
+}
+
+
+def _pruner_from_config(table: Any) -> Any:
+    """A spec's ``pruner`` table (``kind`` and the pruner's arguments) as Optuna's pruner."""
+    if table is None:
+        return None
+    if not isinstance(table, Mapping) or not isinstance(table.get("kind"), str):
+        raise TypeError(
+            f"pruner must be a table with kind, one of {sorted(PRUNERS)}, and the pruner's "
+            f"arguments; got {table!r}. For example: pruner = {{kind = 'hyperband'}}."
+        )
+    kind = table["kind"]
+    if kind not in PRUNERS:
+        raise ValueError(
+            f"pruner.kind must be one of {sorted(PRUNERS)}; got {kind!r}. Pass e.g. "
+            "pruner = {kind = 'median', n_warmup_steps = 5}."
+        )
+    cls = getattr(import_optuna().pruners, PRUNERS[kind])
+    arguments = {k: v for k, v in table.items() if k != "kind"}
+    accepted = set(inspect.signature(cls).parameters)
+    unknown = sorted(set(arguments) - accepted)
+    if unknown:
+        raise ValueError(
+            f"pruner options {unknown} are not arguments of optuna's {cls.__name__}; its "
+            f"arguments are {sorted(accepted)}. Fix the option's name."
+        )
+    return cls(**arguments)
+
+
+def _resource_from_config(table: Any) -> Any:
+    """A spec's ``resource`` table (Iterations' fields) as an Iterations."""
+    if table is None or not isinstance(table, Mapping):
+        return table  # the Sampler says what it takes
+    return Iterations(**table)
 
 
 # Samplers that import a package of their own when they first sample, and how to install it.
@@ -797,6 +844,11 @@ class Sampler:
             ``batch`` and ``seed``; any other key is an argument of the
             Optuna sampler's constructor (e.g. ``n_startup_trials``).
 
+            ``pruner`` is a table of ``kind`` (a name of :data:`PRUNERS`) and
+            the pruner's arguments, ``resource`` a table of
+            :class:`~parcv.plan.iterations.Iterations`' fields, ``study_name``
+            the study's name.
+
         Returns
         -------
         Sampler
@@ -806,6 +858,11 @@ class Sampler:
         >>> s = Sampler.from_config({"kind": "tpe", "seed": 0, "n_trials": 60, "batch": 8})
         >>> (s.sampler, s.seed, s.n_trials, s.batch)
         ('tpe', 0, 60, 8)
+        >>> s = Sampler.from_config({"kind": "tpe", "seed": 0, "n_trials": 60,
+        ...                          "pruner": {"kind": "median", "n_warmup_steps": 5},
+        ...                          "resource": {"param": "max_iter", "up_to": 100, "every": 10}})
+        >>> type(s.pruner).__name__, s.resource.checkpoints[:3]
+        ('MedianPruner', (10, 20, 30))
         """
         if not isinstance(config, Mapping):
             raise TypeError(
@@ -821,15 +878,17 @@ class Sampler:
             raise TypeError(
                 f"sampler.kind must be one of {sorted(SAMPLERS)}; got {config['kind']!r}."
             )
-        options = {
-            k: v for k, v in config.items() if k not in ("kind", "n_trials", "batch", "seed")
-        }
+        own = ("kind", "n_trials", "batch", "seed", "pruner", "resource", "study_name")
+        options = {k: v for k, v in config.items() if k not in own}
         return cls(
             config["kind"],
             n_trials=config["n_trials"],
             batch=config.get("batch", 1),
             seed=config.get("seed"),
             options=options or None,
+            pruner=_pruner_from_config(config.get("pruner")),
+            resource=_resource_from_config(config.get("resource")),
+            study_name=config.get("study_name", "parcv"),
         )
 
     def config(self) -> dict[str, Any]:

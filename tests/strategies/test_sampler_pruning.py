@@ -174,14 +174,22 @@ def search(strategy, **run):
         return parcv.search(HGB, SPACE, X, y, cv=FOLDS, strategy=strategy, **run)
 
 
+@functools.cache
+def searched(pruner):
+    """parcv.search on the serial backend (run once per test process: several tests read it)."""
+    return search(pruned(pruner), backend="serial")
+
+
 @pytest.mark.parametrize(
     ("pruner", "backend"),
     [("hyperband", "serial"), ("successive_halving", "serial"), ("median", "serial"),
      pytest.param("hyperband", "local", marks=pytest.mark.slow)],
 )  # fmt: skip
 def test_search_equals_optuna_study_optimize_with_the_pruner(pruner, backend):
-    jobs = {"n_jobs": 2} if backend == "local" else {}
-    result = search(pruned(pruner), backend=backend, **jobs)
+    if backend == "serial":
+        result = searched(pruner)
+    else:
+        result = search(pruned(pruner), backend=backend, n_jobs=2)
     study = reference(pruner)
     assert_same_study(rebuild_pruned_study(result, space=SPACE), study)
     assert result.best_params_ == {**study.best_trial.params, "max_iter": PATH.up_to}
@@ -341,3 +349,29 @@ def test_xgboost_booster_paths_equal_optuna_study_optimize():
         warnings.simplefilter("ignore", FitFailedWarning)
         result = parcv.search(model, space, X, y, cv=FOLDS, strategy=strategy, backend="serial")
     assert_same_study(rebuild_pruned_study(result, space=space), study)
+
+
+def test_a_spec_table_names_the_pruner_and_the_path():
+    strategy = Sampler.from_config({
+        "kind": "tpe", "seed": 0, "n_trials": 8, "n_startup_trials": 4,
+        "pruner": {"kind": "hyperband", "min_resource": 1, "max_resource": 8,
+                   "reduction_factor": 2},
+        "resource": {"param": "max_iter", "up_to": 8},
+    })  # fmt: skip
+    by_hand = Sampler("tpe", n_trials=8, seed=0, options={"n_startup_trials": 4},
+                      pruner=PRUNERS["hyperband"](), resource=PATH)  # fmt: skip
+    assert strategy.config() == by_hand.config()  # tokens of the sampler and the pruner
+    assert strategy.config()["pruner"] == "HyperbandPruner"
+    # Another pruner setting is another strategy: a resume does not replay the old rounds.
+    other = Sampler("tpe", n_trials=8, seed=0, options={"n_startup_trials": 4},
+                    pruner=optuna.pruners.HyperbandPruner(min_resource=1, max_resource=16,
+                                                          reduction_factor=2),
+                    resource=PATH)  # fmt: skip
+    assert other.config()["pruner_token"] != by_hand.config()["pruner_token"]
+    with pytest.raises(ValueError, match=r"pruner.kind must be one of \['hyperband'"):
+        Sampler.from_config({"kind": "tpe", "n_trials": 4, "pruner": {"kind": "asha"},
+                             "resource": {"param": "max_iter", "up_to": 8}})  # fmt: skip
+    with pytest.raises(ValueError, match=r"pruner options \['warmup'\] are not arguments"):
+        Sampler.from_config({"kind": "tpe", "n_trials": 4,
+                             "pruner": {"kind": "median", "warmup": 3},
+                             "resource": {"param": "max_iter", "up_to": 8}})  # fmt: skip
