@@ -351,6 +351,27 @@ def test_xgboost_booster_paths_equal_optuna_study_optimize():
     assert_same_study(rebuild_pruned_study(result, space=space), study)
 
 
+# ---------------------------------------------------------------- the consumers
+
+
+def test_the_report_counts_pruned_trials_and_plots_their_intermediate_values():
+    from parcv.report.plots import figures
+    from parcv.report.text import RunInfo, render_report
+
+    result, study = searched("hyperband"), reference("hyperband")
+    counts = {s: sum(t.state == s for t in study.trials) for s in State}
+    text = render_report(result, RunInfo("pruned"))
+    row = (f"| all data | {N_TRIALS} | {counts[State.COMPLETE]} | {counts[State.PRUNED]} | "
+           f"{counts[State.FAIL]} |")  # fmt: skip
+    assert "## Pruned trials" in text and row in text
+    drawn = figures(result)
+    title = drawn["intermediate_values.png"].axes[0].get_title()
+    assert title == f"Intermediate values: {N_TRIALS} trials, {counts[State.PRUNED]} pruned"
+    # A point per complete trial (its value), not one per (trial, checkpoint) row.
+    points = drawn["sampler_trials.png"].axes[0].lines[1].get_xdata()  # [0]: the best so far
+    assert list(points) == [t.number for t in study.trials if t.state == State.COMPLETE]
+
+
 def test_a_spec_table_names_the_pruner_and_the_path():
     strategy = Sampler.from_config({
         "kind": "tpe", "seed": 0, "n_trials": 8, "n_startup_trials": 4,
