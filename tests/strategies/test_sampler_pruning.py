@@ -244,6 +244,16 @@ def test_batches_propose_the_same_on_every_run(batch):
     ]
 
 
+@pytest.mark.slow
+def test_a_batch_runs_the_same_trials_on_every_backend():
+    serial, local = (search(pruned("median", batch=3), backend=b, **o)
+                     for b, o in (("serial", {}), ("local", {"n_jobs": 2})))  # fmt: skip
+    for column in ("round", "trial", "trial_state", "reported", "mean_test_score"):
+        np.testing.assert_array_equal(serial.cv_results_[column], local.cv_results_[column])
+    assert serial.cv_results_["params"] == local.cv_results_["params"]
+    assert serial.best_params_ == local.best_params_
+
+
 def test_a_fresh_proposer_handed_the_history_replays_it():
     strategy = pruned("successive_halving", batch=2)
     _, history, choice = drive(strategy)
