@@ -608,7 +608,13 @@ def _check_pruning(optuna: ModuleType, pruner: Any, resource: Any, study_name: A
         )
 
 
-def _check_path_param(space: OptunaSpace, resource: Iterations) -> None:
+def _check_path_param(space: OptunaSpace, resource: Iterations, estimator: Any) -> None:
+    if hasattr(estimator, "get_params") and resource.param not in estimator.get_params(deep=True):
+        raise ValueError(
+            f"resource=Iterations({resource.param!r}, ...) names a parameter "
+            f"{type(estimator).__name__} does not have. Name its iteration parameter, e.g. "
+            "'n_estimators', 'max_iter' or 'model__max_iter' in a pipeline."
+        )
     if resource.param in space.distributions:
         raise ValueError(
             f"space names {resource.param!r}, the iteration parameter of resource=: the path "
@@ -953,7 +959,7 @@ class Sampler:
         if not isinstance(self.sampler, str):
             _check_seeded(import_optuna(), self._prototype, space)
         if self.pruner is not None:
-            _check_path_param(space, self.resource)
+            _check_path_param(space, self.resource, context.estimator)
             return _PruningProposer(self, space)
         return _StudyProposer(self, space)
 
@@ -1401,7 +1407,14 @@ class _PruningProposer:
 
 
 def _same_parts(a: Round, b: Round) -> bool:
-    """Whether two rounds propose the same trials over the same windows, part by part."""
-    return len(a.parts) == len(b.parts) and all(
-        x.ids == y.ids and x.window == y.window for x, y in zip(a.parts, b.parts, strict=True)
-    )
+    """Whether two rounds propose the same trials (their parameters too) over the same windows.
+
+    Trial numbers alone are the same for any sampler: the decision holds the parameters
+    of the trials asked and what was told, as JSON.
+    """
+    return (
+        len(a.parts) == len(b.parts)
+        and all(x.ids == y.ids and x.window == y.window
+                for x, y in zip(a.parts, b.parts, strict=True))
+        and dict(a.decision) == dict(b.decision)
+    )  # fmt: skip

@@ -263,6 +263,11 @@ def test_a_fresh_proposer_handed_the_history_replays_it():
     assert fresh.choose(history) == choice
     halfway = strategy.start(context)
     assert halfway.propose(history[:3], round_seed(0, None, 3)) == history[3].round
+    # Another sampler's history (the same trial numbers, other parameters) is refused.
+    other = Sampler(optuna.samplers.TPESampler(seed=1, n_startup_trials=4), n_trials=N_TRIALS,
+                    batch=2, pruner=PRUNERS["successive_halving"](), resource=PATH)  # fmt: skip
+    with pytest.raises(ValueError, match="is not the round this sampler proposes"):
+        other.start(context).propose(history, round_seed(0, None, len(history)))
 
 
 # ---------------------------------------------------------------- bad input, before any fit
@@ -298,6 +303,11 @@ def test_racing_and_a_path_parameter_in_the_space_are_refused_before_any_fit(tmp
         parcv.search(HGB, {**SPACE, "max_iter": [4, 8]}, X, y, cv=FOLDS,
                      strategy=pruned("median"), backend="serial",
                      store=tmp_path / "a.sqlite")  # fmt: skip
+    with pytest.raises(ValueError, match=r"Iterations\('n_estimators', ...\) names a parameter"):
+        parcv.search(HGB, SPACE, X, y, cv=FOLDS, backend="serial",
+                     strategy=Sampler(tpe(), n_trials=2, pruner=PRUNERS["median"](),
+                                      resource=parcv.Iterations("n_estimators", 8)),
+                     store=tmp_path / "c.sqlite")  # fmt: skip
     with pytest.raises(ValueError, match="racing"):
         parcv.search(HGB, SPACE, X, y, cv=FOLDS, strategy=pruned("median"), backend="serial",
                      racing=parcv.Racing(), store=tmp_path / "b.sqlite")  # fmt: skip
