@@ -992,10 +992,12 @@ class Sampler:
         rounds = []
         for first in range(0, self.n_trials, self.batch):
             n = min(self.batch, self.n_trials - first)
+            trials = f"trial {first}" if n == 1 else f"trials {first}-{first + n - 1}"
             for w, window in enumerate(plan):
-                text = (f"trials {first}-{first + n - 1} ({label}, {type(self.pruner).__name__}): "
-                        f"window {w}, checkpoints {window[0]}..{window[-1]}, {n} paths x "
-                        f"{k} folds")  # fmt: skip
+                counts = str(window[0]) if len(window) == 1 else f"{window[0]}..{window[-1]}"
+                text = (f"{trials} ({label}, {type(self.pruner).__name__}): window {w}, "
+                        f"{self.resource.param}={counts}, {n} path{'s' * (n > 1)} x {k} folds, "
+                        "unless pruned before")  # fmt: skip
                 rounds.append(RoundBound(n, n * len(window) * k, text))
         return Schedule(tuple(rounds), exact=False, n_candidates=self.n_trials)
 

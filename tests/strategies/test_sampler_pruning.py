@@ -15,9 +15,18 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 import warnings
+from contextlib import closing
+from pathlib import Path
 
 import numpy as np
+import psutil
 import pytest
 from scipy import stats
 from sklearn.base import clone
@@ -416,3 +425,51 @@ def test_a_spec_table_names_the_pruner_and_the_path():
         Sampler.from_config({"kind": "tpe", "n_trials": 4,
                              "pruner": {"kind": "median", "warmup": 3},
                              "resource": {"param": "max_iter", "up_to": 8}})  # fmt: skip
+
+
+def slow_r2(estimator, X_test, y_test):
+    """The default score (R²), a little slow: a run is still going when it is killed."""
+    time.sleep(0.02)
+    return estimator.score(X_test, y_test)
+
+
+RUN = """
+import sys, warnings
+from tests.strategies.test_sampler_pruning import *
+warnings.simplefilter("ignore")
+parcv.search(HGB, SPACE, X, y, cv=FOLDS, strategy=pruned("hyperband"), scoring=slow_r2,
+             backend="local", n_jobs=2, store=sys.argv[1], resume=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_run_killed_with_sigkill_resumes_to_optunas_study(tmp_path):
+    store = tmp_path / "s.sqlite"
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-c", RUN, str(store)], cwd=root, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while parcv_units(store) < 30:  # a few trials' windows are stored
+        assert proc.poll() is None and time.monotonic() < deadline, "the run ended first"
+        time.sleep(0.05)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    psutil.wait_procs(children, timeout=30)
+    assert parcv.load(store, partial=True).n_done > 0
+    resumed = subprocess.run([sys.executable, "-c", RUN, str(store)], cwd=root, env=env,
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert_same_study(rebuild_pruned_study(parcv.load(store), space=SPACE), reference("hyperband"))
+
+
+def parcv_units(store):
+    """The records a run has committed so far (0 before its store exists)."""
+    if not store.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
