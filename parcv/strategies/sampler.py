@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from parcv.plan.iterations import Iterations
+from parcv.plan.shortcuts import continues_exactly
 from parcv.plan.tokens import token_hex
 from parcv.strategies.strategy import (
     Choice,
@@ -625,10 +626,14 @@ def _check_path_param(space: OptunaSpace, resource: Iterations, estimator: Any) 
 def prune_windows(iterations: Iterations) -> list[tuple[int, ...]]:
     """The checkpoints each round of a pruned trial scores: the first alone, then doubling.
 
-    A window's paths are fitted once to its last checkpoint (where a shortcut
-    reads the earlier ones) and from scratch in every window, so a trial the
-    pruner stops at checkpoint ``t`` grew at most about ``4 t`` iterations, and
-    one that runs to the end at most about twice ``up_to``.
+    Where a warm start continues a path exactly (the shortcut table's
+    ``"continuation"`` rows: GradientBoosting, HistGradientBoosting, forests),
+    each window grows the last one's fits, so a trial the pruner stops at
+    checkpoint ``t`` grew each fold once, to its window's end (below ``2 t``).
+    Elsewhere (an xgboost or lightgbm booster, a fit read back from a store)
+    each window is fitted from scratch to its last checkpoint, the earlier ones
+    read from it where a shortcut allows: at most about ``4 t`` iterations, and
+    about twice ``up_to`` for a trial that runs to the end.
 
     Examples
     --------
@@ -727,13 +732,15 @@ class Sampler:
     ``optuna.TrialPruned`` when ``trial.should_prune()``; a failed fit fails
     the trial there, and a trial that reaches the last checkpoint returns its
     mean there: the trials, their states, intermediate values and values are
-    the same. A round scores the running trials over a window of checkpoints
-    (:func:`prune_windows`: the first alone, then doubling), each fold's path
-    grown by the exact shortcut of the shortcut table where one applies (a
-    booster read at earlier rounds, staged predictions, a warm start: one fit
-    to the window's last checkpoint), and the proposer then replays the
-    reports checkpoint by checkpoint up to the pruner's first yes; the
-    checkpoints scored after it are in ``cv_results_`` but never reported.
+    the same. A round scores each running trial (a part each) over a window
+    of checkpoints (:func:`prune_windows`: the first alone, then doubling),
+    each fold's path grown by the exact shortcuts of the shortcut table where
+    they apply: a window continues the last one's fits by a warm start (kept
+    in memory), and a window fitted from scratch is one fit to its last
+    checkpoint read at the others (a booster at earlier rounds, staged
+    predictions). The proposer then replays the reports checkpoint by
+    checkpoint up to the pruner's first yes; the checkpoints scored after it
+    are in ``cv_results_`` but never reported.
     ``cv_results_`` has a row per (trial, checkpoint) scored, with ``trial``
     (its number), ``trial_state`` (``"COMPLETE"``, ``"PRUNED"`` or ``"FAIL"``)
     and ``reported``; :func:`rebuild_pruned_study` gives the study back. With
@@ -960,7 +967,7 @@ class Sampler:
             _check_seeded(import_optuna(), self._prototype, space)
         if self.pruner is not None:
             _check_path_param(space, self.resource, context.estimator)
-            return _PruningProposer(self, space)
+            return _PruningProposer(self, space, context)
         return _StudyProposer(self, space)
 
     def schedule(self, context: SearchContext) -> Schedule:
@@ -1211,6 +1218,7 @@ class _Running:
     trial: Any
     window: int = 0
     step: int | None = None  # the last step it reported
+    grows: str | None = None  # the warm_start parameter that continues its windows exactly
 
 
 @dataclass(frozen=True)
@@ -1241,9 +1249,10 @@ class _PruningProposer:
     so every run proposes the same rounds.
     """
 
-    def __init__(self, strategy: Sampler, space: OptunaSpace) -> None:
+    def __init__(self, strategy: Sampler, space: OptunaSpace, context: SearchContext) -> None:
         self._strategy = strategy
         self._space = space
+        self._context = context
         self._optuna = import_optuna()
         self._iterations: Iterations = strategy.resource
         self._windows = prune_windows(self._iterations)
@@ -1332,20 +1341,15 @@ class _PruningProposer:
         asked = []
         while len(self._running) < s.batch and self._asked < s.n_trials:
             trial = self._study.ask(distributions)
-            self._running[int(trial.number)] = _Running(trial)
+            grows = continues_exactly(self._context.estimator, [self._space.decode(trial.params)],
+                                      self._iterations.param,
+                                      n_samples=self._context.n_samples)  # fmt: skip
+            self._running[int(trial.number)] = _Running(trial, grows=grows)
             self._asked += 1
             asked.append(trial)
         if not self._running:
             return None
-        parts = []
-        for w in sorted({r.window for r in self._running.values()}):
-            numbers = tuple(n for n in sorted(self._running) if self._running[n].window == w)
-            trials = [self._running[n].trial for n in numbers]
-            window = self._windows[w]
-            what = f"trial {numbers[0]}" if len(numbers) == 1 else f"trials {list(numbers)}"
-            parts.append(Part(tuple(self._space.decode(t.params) for t in trials), numbers,
-                              resource=window[-1], window=window,
-                              label=f"{what}, window {w}"))  # fmt: skip
+        parts = [self._part(n, r) for n, r in sorted(self._running.items())]
         decision = {
             "sampler": type(self._study.sampler).__name__,
             "pruner": type(s.pruner).__name__,
@@ -1357,6 +1361,23 @@ class _PruningProposer:
         }
         self._rounds.append(Round(tuple(parts), decision))
         return self._rounds[-1]
+
+    def _part(self, number: int, running: _Running) -> Part:
+        """A trial's next window: one part per trial, so its next one continues its fits.
+
+        Where a warm start continues the path exactly (the shortcut table's
+        ``"continuation"`` rows), each fold's estimator at the window's last
+        checkpoint is kept in memory and the next window grows it from there:
+        the trial's fits grow to its last window's end once. Elsewhere (a booster,
+        a fit read back from a store) each window fits from scratch.
+        """
+        w, grows = running.window, running.grows
+        window = self._windows[w]
+        last = w == len(self._windows) - 1
+        before = None if w == 0 or grows is None else (len(self._windows[w - 1]) - 1,)
+        return Part((self._space.decode(running.trial.params),), (number,), resource=window[-1],
+                    window=window, label=f"trial {number}", grows=grows, continues=before,
+                    keep_fitted=grows is not None and not last)  # fmt: skip
 
     def _read(self, index: int, finished: FinishedRound) -> None:
         """Replay a finished round's reports, trial by trial in trial order; tell the ended."""

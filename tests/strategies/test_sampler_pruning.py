@@ -335,16 +335,17 @@ def test_a_search_with_every_trial_pruned_says_what_to_loosen():
 # ---------------------------------------------------------------- the shortcuts
 
 
-def test_a_window_is_one_fit_per_fold_to_its_last_checkpoint(monkeypatch):
-    # HistGradientBoosting's staged predictions are exact (the shortcut table): each round
-    # fits each fold once, to its window's last checkpoint, and reads the others from its
-    # stages; a trial pruned at step t cost only the windows up to t.
+def test_a_pruned_trial_grows_each_fold_once_to_its_last_window(monkeypatch):
+    # HistGradientBoosting: the first window is fitted from scratch (its other checkpoints
+    # read from the stages), and each next window continues the last one's fits by a warm
+    # start (exact, says the shortcut table): a fit call per checkpoint, each adding only
+    # its new iterations. A trial pruned at step t grew no further than its window's end.
     study = reference("hyperband")  # before fit is counted: the reference fits too
     fitted = []
     real = HistGradientBoostingRegressor.fit
 
     def fit(self, *args, **kwargs):
-        fitted.append(self.max_iter)
+        fitted.append((self.max_iter, self.warm_start))  # warm: a continued fit
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(HistGradientBoostingRegressor, "fit", fit)
@@ -354,7 +355,9 @@ def test_a_window_is_one_fit_per_fold_to_its_last_checkpoint(monkeypatch):
     for trial in study.trials:
         last = max(trial.intermediate_values, default=PATH.all_checkpoints[0])
         reached = next(w for w, window in enumerate(windows) if last in window)
-        expected += [window[-1] for window in windows[: reached + 1] for _ in FOLDS]
+        expected += [(windows[0][-1], False)] * len(FOLDS)  # from scratch
+        expected += [(c, True) for window in windows[1 : reached + 1] for c in window
+                     for _ in FOLDS]  # fmt: skip
     assert sorted(fitted) == sorted(expected)
 
 
