@@ -188,6 +188,16 @@ def _sampler(kind: str) -> Callable[[int | None], dict[str, Any]]:
     return api
 
 
+def _pruned_sampler(seed: int | None) -> dict[str, Any]:
+    import optuna
+
+    strategy = parcv.Sampler("tpe", n_trials=4, batch=2,
+                             pruner=optuna.pruners.MedianPruner(n_startup_trials=1),
+                             resource=parcv.Iterations("n_estimators", 8, every=2))  # fmt: skip
+    return {"space": {"learning_rate": uniform(0.05, 0.9)}, "strategy": strategy,
+            **({} if seed is None else {"random_state": seed})}  # fmt: skip
+
+
 BOOST = (
     '[estimator]\nclass = "matrixmod.MatrixBoost"\nparams = { max_depth = 2, random_state = 0 }\n'
 )
@@ -271,6 +281,20 @@ def builtin_cases() -> list[Case]:
                 drop_in="RandomizedSearchCV",
             )
         )
+    cases.append(
+        Case(
+            "sampler tpe, median pruner",
+            BOOST,
+            _pruned_sampler,
+            "[space]\nlearning_rate = { uniform = [0.05, 0.95] }\n"
+            '[search]\nsampler = { kind = "tpe", n_trials = 4, batch = 2, pruner = '
+            '{ kind = "median", n_startup_trials = 1 }, resource = '
+            '{ param = "n_estimators", up_to = 8, every = 2 } }\n',
+            draws=True,
+            covers=("Sampler",),
+            drop_in="RandomizedSearchCV",
+        )
+    )
     return cases
 
 

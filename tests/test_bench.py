@@ -367,3 +367,17 @@ def test_store_layout_writes_the_same_units_each_way(tmp_path: Path) -> None:
     rows = {line.split(" | ")[0].strip("| "): line for line in printed.splitlines() if "|" in line}
     assert {"per unit (schema 5)", "per chunk", "per chunk + key index"} <= set(rows)
     assert "1,000 units in chunks of 100" in printed
+
+
+@pytest.mark.slow
+def test_pruning_quick_rows_equal_optunas_study_at_batch_one(tmp_path: Path) -> None:
+    pytest.importorskip("optuna")
+    out = tmp_path / "pruning.json"
+    proc = _run_script(SCRIPT.with_name("pruning.py"), ["--quick", "--json", str(out)], tmp_path)
+    rows = json.loads(out.read_text())
+    assert list(rows) == ["optuna-tpe-hyperband", "parcv-tpe-hyperband", "parcv-tpe-hyperband-b2"]
+    # Batch 1: each outer fold's study (trials, states, intermediate values) is Optuna's.
+    assert rows["parcv-tpe-hyperband"]["same"] == 3
+    assert rows["parcv-tpe-hyperband"]["outer"] == rows["optuna-tpe-hyperband"]["outer"]
+    assert all(len(r["outer"]) == 3 and r["wall"] > 0 for r in rows.values())
+    assert "targets: batch 1 wall <= 0.7x" in proc.stdout

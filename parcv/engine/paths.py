@@ -275,6 +275,9 @@ def run_path_unit(plan: Plan, data: Dataset, unit: Unit) -> list[Record]:
             warnings.simplefilter("always")
             record = _step(plan, fold, group[j], j, checkpoints)
         fold.records.append(_stamp(record, caught, started))
+    if plan.keep_fitted and fold.grower is not None and fold.records[-1].ok:
+        # The estimator at the window's last checkpoint, for the next window to continue.
+        fold.records[-1] = replace(fold.records[-1], estimator=fold.grower.estimator)
     return fold.records
 
 
@@ -287,6 +290,13 @@ def _start_fold(
     estimator, pairwise = _fresh_estimator(plan, candidate)
     split = _split_data(plan, data, record_unit, fold, pairwise)
     grower = _Grower(plan, data, method, estimator, split, _fit_params(data, fold.train))
+    start = plan.starts.get(record_unit.key) if plan.starts else None
+    if start is not None:
+        # A window continuing the last one's fit (Part.continues): grown by a warm start from
+        # its count on, where the shortcut table says that is the fit from scratch.
+        grower.estimator = copy.deepcopy(start)
+        grower.grown = "warm_start"
+        grower.done = int(start.get_params()[plan.iterations.param])  # type: ignore[union-attr]
     return _FoldPath(record_unit, grower, (fold.train.size, fold.test.size))
 
 

@@ -650,10 +650,19 @@ def stored_rounds_message(path: Path, bound: int) -> str:
     return rounds_reuse_message(kept_kinds(read_stored_kinds(path)), bound)
 
 
-def _choices(searches: Sequence[_Search]) -> dict[str, list[int]]:
-    """Each search's winner, by its key as JSON: what ``load`` needs beside the rounds."""
-    return {json.dumps(s.job.key): [c.round, c.part, c.row]
-            for s in searches if (c := s.run.choice) is not None}  # fmt: skip
+def _choices(searches: Sequence[_Search]) -> dict[str, list[Any]]:
+    """Each search's winner, by its key as JSON: what ``load`` needs beside the rounds.
+
+    A winner's ``decision`` (what the strategy decided from its last round) follows
+    its row where it has one; a store of an older parcv holds the three numbers only.
+    """
+    out: dict[str, list[Any]] = {}
+    for s in searches:
+        c = s.run.choice
+        if c is not None:
+            decision = [_plain(dict(c.decision))] if c.decision else []
+            out[json.dumps(s.job.key)] = [c.round, c.part, c.row, *decision]
+    return out
 
 
 def _proposal(described: Mapping[str, Any] | None) -> Part | None:
@@ -699,7 +708,8 @@ def load_rounds(
     base = plan_from_store(meta, path)
     searches = _read_searches(path)
     for key, search in searches.items():
-        search.choice = Choice(*choices[json.dumps(key)])
+        round_, part, row, *decision = choices[json.dumps(key)]
+        search.choice = Choice(round_, part, row, *decision)  # a decision: stored where made
         refit = search.refit
         final = None if refit is None else refit.records.get(("final",))
         if final is not None and refit is not None:

@@ -15,6 +15,7 @@ learning curves and bias-variance trade-off, and its iteration paths.
 from __future__ import annotations
 
 import io
+import math
 import numbers
 import re
 import textwrap
@@ -46,6 +47,7 @@ __all__ = [
     "bias_variance_tradeoff",
     "figures",
     "halving_rungs",
+    "intermediate_values",
     "iteration_paths",
     "learning_curves",
     "render_plots",
@@ -1096,6 +1098,8 @@ def _sampler_plots(search: SearchResult, metric: str | None) -> dict[str, Figure
     name = metric or search.refit_metric
     suffix = name if search.multimetric else "score"
     values = np.asarray(search.cv_results_[f"mean_test_{suffix}"], dtype=float)
+    if "trial_state" in search.cv_results_:  # a pruner: rows are (trial, checkpoint)
+        return _pruned_sampler_plots(search, name, suffix)
     drawn: dict[str, Figure | None] = {
         "sampler_trials.png": sampler_trials(values, metric=name,
                                              sampler=str(config.get("sampler", "")),
@@ -1109,6 +1113,99 @@ def _sampler_plots(search: SearchResult, metric: str | None) -> dict[str, Figure
     except ImportError:
         drawn["param_importance.png"] = None
     return drawn
+
+
+def _trials_of(search: SearchResult, suffix: str) -> dict[int, dict[str, Any]]:
+    """A pruned sampler's trials: each one's state, parameters and reported (step, mean)."""
+    cv = search.cv_results_
+    param = str(((search.strategy or {}).get("resource") or {}).get("param", ""))
+    means = np.asarray(cv[f"mean_test_{suffix}"], dtype=float)
+    trials: dict[int, dict[str, Any]] = {}
+    for row, number in enumerate(np.asarray(cv["trial"]).tolist()):
+        params = dict(cv["params"][row])
+        step = params.pop(param, None)
+        trial = trials.setdefault(number, {"state": str(cv["trial_state"][row]),
+                                           "params": params, "steps": []})  # fmt: skip
+        if cv["reported"][row]:
+            trial["steps"].append((step, float(means[row])))
+    return dict(sorted(trials.items()))
+
+
+def _pruned_sampler_plots(search: SearchResult, name: str, suffix: str) -> dict[str, Figure | None]:
+    """A sampler with a pruner: each trial's value, its intermediate values, the importances.
+
+    A trial's value is Optuna's: a complete trial's mean at the last checkpoint,
+    a pruned one's last reported mean, a failed one's none (NaN).
+    """
+    config = search.strategy or {}
+    trials = _trials_of(search, suffix)
+    values = [t["steps"][-1][1] if t["steps"] and t["state"] != "FAIL" else math.nan
+              for t in trials.values()]  # fmt: skip
+    complete = [v if t["state"] == "COMPLETE" else math.nan
+                for v, t in zip(values, trials.values(), strict=True)]  # fmt: skip
+    drawn: dict[str, Figure | None] = {
+        "sampler_trials.png": sampler_trials(complete, metric=name,
+                                             sampler=str(config.get("sampler", "")),
+                                             batch=int(config.get("batch", 1))),
+        "intermediate_values.png": intermediate_values(trials, metric=name, config=config),
+    }  # fmt: skip
+    params = [t["params"] for t in trials.values()]
+    try:
+        drawn["param_importance.png"] = param_importances(
+            params, complete, space=_trial_space(params), metric=name
+        )
+    except ImportError:
+        drawn["param_importance.png"] = None
+    return drawn
+
+
+def intermediate_values(
+    trials: dict[int, dict[str, Any]], *, metric: str = "score", config: Any = None
+) -> Figure | None:
+    """Each trial's mean test score at the checkpoints it reported, as Optuna's plot of them.
+
+    Parameters
+    ----------
+    trials : dict of int to dict
+        By trial number: ``state`` (``"COMPLETE"``, ``"PRUNED"`` or ``"FAIL"``)
+        and ``steps``, the (checkpoint, mean test score) pairs it reported.
+    metric : str, default="score"
+    config : dict or None, default=None
+        The sampler's ``config()`` (its sampler, pruner and path), for the labels.
+
+    Returns
+    -------
+    Figure or None
+        None when no trial reported a value.
+
+    Examples
+    --------
+    >>> fig = intermediate_values({0: {"state": "COMPLETE", "steps": [(1, 0.5), (2, 0.6)]},
+    ...                            1: {"state": "PRUNED", "steps": [(1, 0.2)]}})
+    >>> fig.axes[0].get_title()
+    'Intermediate values: 2 trials, 1 pruned'
+    """
+    reported = {n: t for n, t in trials.items() if t["steps"]}
+    if not reported:
+        return None
+    config = config or {}
+    fig = Figure(figsize=(6.4, 4.0), layout="constrained")
+    ax = fig.add_subplot()
+    for trial in reported.values():
+        steps, means = zip(*trial["steps"], strict=True)
+        pruned = trial["state"] == "PRUNED"
+        ax.plot(steps, means, color="tab:gray" if pruned else "tab:blue",
+                alpha=0.6 if pruned else 0.9, linewidth=1.0, marker=".")  # fmt: skip
+        if pruned:
+            ax.plot(steps[-1], means[-1], "x", color="black")
+    n_pruned = sum(t["state"] == "PRUNED" for t in trials.values())
+    param = (config.get("resource") or {}).get("param", "step")
+    ax.set_xlabel(f"{param} (the step; black cross: pruned there)")
+    ax.set_ylabel(f"mean test {metric} over the folds")
+    ax.set_title(f"Intermediate values: {len(trials)} trials, {n_pruned} pruned",
+                 fontsize=TITLE_SIZE)  # fmt: skip
+    ax.grid(alpha=0.3)
+    return fig
 
 
 def _trial_space(params: list[dict[str, Any]]) -> dict[str, Any]:

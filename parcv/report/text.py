@@ -561,6 +561,40 @@ def _iteration_paths(result: Result) -> list[str]:
     return [*lines, ""]
 
 
+def _pruned_trials(result: Result) -> list[str]:
+    """A sampler with a pruner: its trials by how they ended, per search."""
+    searches: list[tuple[str, Any]] = []
+    if isinstance(result, NestedResult):
+        inner = getattr(result, "inner", ())
+        searches = [(f"outer fold {o}", r) for o, r in enumerate(inner)]
+    searches += [("all data", search_of(result))]
+    rows = []
+    for where, search in searches:
+        if not isinstance(search, SearchResult) or "trial_state" not in search.cv_results_:
+            continue
+        cv = search.cv_results_
+        states = dict(zip(np.asarray(cv["trial"]).tolist(), cv["trial_state"], strict=True))
+        counts = Counter(states.values())
+        rows.append(f"| {where} | {len(states)} | {counts['COMPLETE']} | {counts['PRUNED']} | "
+                    f"{counts['FAIL']} |")  # fmt: skip
+    if not rows:
+        return []
+    config = next(s for _, s in searches if isinstance(s, SearchResult)).strategy or {}
+    return [
+        "## Pruned trials",
+        "",
+        f"{config.get('sampler', 'The sampler')} with {config.get('pruner', 'a pruner')}: each "
+        "trial reported its mean test score over the folds at each checkpoint of "
+        f"`{config.get('resource', {}).get('param', 'the path')}` and stopped when the pruner "
+        "said so (`cv_results_` columns `trial`, `trial_state`, `reported`).",
+        "",
+        "| search | trials | complete | pruned | failed |",
+        "| --- | --- | --- | --- | --- |",
+        *rows,
+        "",
+    ]
+
+
 def _racing(result: Result) -> list[str]:
     """How many candidates each race dropped, and how many fits racing saved."""
     searches: list[tuple[str, SearchResult | dict[str, Any] | None]] = (
@@ -710,6 +744,7 @@ def render_report(
         *_significance(result),
         *_racing(result),
         *_iteration_paths(result),
+        *_pruned_trials(result),
         *_failures(result),
         *_kept(result),
     ]

@@ -283,7 +283,45 @@ def _table(
     for (n, _), row in where.items():
         rounds[row] = search.parts[n].round
     cv_results = {"round": rounds, **result.cv_results_}
+    if config.get("pruner") is not None:
+        n_rows = len(result.candidates)
+        cv_results.update(_trial_columns(search, choice, where, config, n_rows))
     return replace(result, cv_results_=cv_results)
+
+
+def _trial_columns(
+    search: SearchRun,
+    choice: Choice,
+    where: Mapping[tuple[int, int], int],
+    config: Mapping[str, Any],
+    n_rows: int,
+) -> dict[str, Any]:
+    """A pruned sampler's rows by trial: its number, how it ended, whether the row was reported.
+
+    Each round's decision tells how the trials of the round before ended (the
+    winner's decision, the last round's): ``"COMPLETE"``, ``"PRUNED"`` or
+    ``"FAIL"`` with the last step reported. A row is ``reported`` when its
+    checkpoint is at most that step: the intermediate values of the study.
+    A round scores a window of checkpoints, so a pruned trial may have rows
+    after its last step, never reported.
+    """
+    told: dict[int, Mapping[str, Any]] = {}
+    for decision in [*(run.decision for run in search.parts), choice.decision]:
+        for entry in decision.get("told", ()):
+            told[int(entry["trial"])] = entry
+    param = str(config["resource"]["param"])
+    trial = np.full(n_rows, -1, dtype=np.int64)
+    state = np.full(n_rows, "", dtype=object)
+    reported = np.zeros(n_rows, dtype=bool)
+    for (n, c), row in where.items():
+        run = search.parts[n]
+        number = _row_ids(run.plan, run.proposal)[c]  # type: ignore[arg-type]
+        entry = told.get(int(number), {})
+        step = entry.get("step")
+        count = run.plan.candidates[c].params[param]
+        trial[row], state[row] = number, entry.get("state", "RUNNING")
+        reported[row] = step is not None and count <= step
+    return {"trial": trial, "trial_state": state, "reported": reported}
 
 
 def _joined_table(

@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from parcv.plan.iterations import Iterations
+from parcv.plan.shortcuts import continues_exactly
 from parcv.plan.tokens import token_hex
 from parcv.strategies.strategy import (
     Choice,
@@ -65,11 +67,14 @@ if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
 
 __all__ = [
+    "PRUNERS",
     "SAMPLERS",
     "OptunaSpace",
     "Sampler",
     "check_optuna_space",
     "import_optuna",
+    "prune_windows",
+    "rebuild_pruned_study",
     "rebuild_study",
 ]
 
@@ -81,6 +86,52 @@ SAMPLERS: dict[str, str] = {
     "qmc": "QMCSampler",
     "random": "RandomSampler",
 }
+
+
+#: The pruners a name gives in a spec (``pruner = {kind = "hyperband", ...}``).
+PRUNERS: dict[str, str] = {
+    "hyperband": "HyperbandPruner",
+    "successive_halving": "SuccessiveHalvingPruner",
+    "median": "MedianPruner",
+    "percentile": "PercentilePruner",
+    "threshold": "ThresholdPruner",
+    "wilcoxon": "WilcoxonPruner",
+    "nop": "NopPruner",
+}
+
+
+def _pruner_from_config(table: Any) -> Any:
+    """A spec's ``pruner`` table (``kind`` and the pruner's arguments) as Optuna's pruner."""
+    if table is None:
+        return None
+    if not isinstance(table, Mapping) or not isinstance(table.get("kind"), str):
+        raise TypeError(
+            f"pruner must be a table with kind, one of {sorted(PRUNERS)}, and the pruner's "
+            f"arguments; got {table!r}. For example: pruner = {{kind = 'hyperband'}}."
+        )
+    kind = table["kind"]
+    if kind not in PRUNERS:
+        raise ValueError(
+            f"pruner.kind must be one of {sorted(PRUNERS)}; got {kind!r}. Pass e.g. "
+            "pruner = {kind = 'median', n_warmup_steps = 5}."
+        )
+    cls = getattr(import_optuna().pruners, PRUNERS[kind])
+    arguments = {k: v for k, v in table.items() if k != "kind"}
+    accepted = set(inspect.signature(cls).parameters)
+    unknown = sorted(set(arguments) - accepted)
+    if unknown:
+        raise ValueError(
+            f"pruner options {unknown} are not arguments of optuna's {cls.__name__}; its "
+            f"arguments are {sorted(accepted)}. Fix the option's name."
+        )
+    return cls(**arguments)
+
+
+def _resource_from_config(table: Any) -> Any:
+    """A spec's ``resource`` table (Iterations' fields) as an Iterations."""
+    if table is None or not isinstance(table, Mapping):
+        return table  # the Sampler says what it takes
+    return Iterations(**table)
 
 
 # Samplers that import a package of their own when they first sample, and how to install it.
@@ -388,6 +439,67 @@ def rebuild_study(params: Sequence[Mapping[str, Any]], values: Any, *, space: An
     return study
 
 
+def rebuild_pruned_study(result: Any, *, space: Any) -> Any:
+    """Rebuild the Optuna study of a search with a pruner, for Optuna's tools and checks.
+
+    Parameters
+    ----------
+    result : SearchResult
+        The result of ``parcv.search`` (or a nested run's ``search_``) with
+        ``strategy=Sampler(..., pruner=...)``: its ``cv_results_`` rows are
+        (trial, checkpoint) with the columns ``trial``, ``trial_state`` and
+        ``reported``.
+    space : dict
+        The space the trials were drawn from (see :func:`check_optuna_space`).
+
+    Returns
+    -------
+    optuna.Study
+        In memory, maximized: one finished trial per trial number, in order,
+        with its state, parameters, intermediate values (the mean test score of
+        the refit metric at each checkpoint reported, the count as the step) and
+        value (a complete trial's last intermediate value; a pruned trial's
+        last reported one, as Optuna tells it; none for a failed one), and the
+        study name the search used.
+
+    Raises
+    ------
+    ValueError
+        ``result`` is not a search with a pruner.
+    """
+    optuna = import_optuna()
+    config = getattr(result, "strategy", None) or {}
+    cv = result.cv_results_
+    if config.get("pruner") is None or "trial_state" not in cv:
+        raise ValueError(
+            f"rebuild_pruned_study needs the result of a search with "
+            f"strategy=parcv.Sampler(..., pruner=...); got one by {config.get('name', 'a grid')!r}"
+            f" without a pruner. For a sampler without one, use rebuild_study."
+        )
+    converted = check_optuna_space(space)
+    param = str(config["resource"]["param"])
+    metric = result.refit_metric if getattr(result, "multimetric", False) else "score"
+    means = np.asarray(cv[f"mean_test_{metric}"], dtype=np.float64)
+    numbers = np.asarray(cv["trial"])
+    State = optuna.trial.TrialState
+    trials = []
+    for number in sorted(set(numbers.tolist())):
+        rows = np.flatnonzero(numbers == number)
+        first = cv["params"][rows[0]]
+        steps = {int(cv["params"][r][param]): float(means[r]) for r in rows if cv["reported"][r]}
+        state = State[str(cv["trial_state"][rows[0]])]
+        value = steps[max(steps)] if steps and state != State.FAIL else None
+        trials.append(optuna.trial.create_trial(
+            params=converted.encode({k: v for k, v in first.items() if k != param}),
+            distributions=dict(converted.distributions), value=value, state=state,
+            intermediate_values=steps,
+        ))  # fmt: skip
+    study = _new_study(optuna, optuna.samplers.RandomSampler(seed=0),
+                       study_name=str(config.get("study_name", "parcv")))  # fmt: skip
+    study.add_trials(trials)
+    return study
+
+
 # ---------------------------------------------------------------- the strategy
 
 
@@ -402,9 +514,12 @@ def _quiet(optuna: ModuleType) -> Iterator[None]:
         optuna.logging.set_verbosity(level)
 
 
-def _new_study(optuna: ModuleType, sampler: Any) -> Any:
+def _new_study(
+    optuna: ModuleType, sampler: Any, *, pruner: Any = None, study_name: str | None = None
+) -> Any:
     with _quiet(optuna):
-        return optuna.create_study(direction="maximize", sampler=sampler)
+        return optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner,
+                                   study_name=study_name)  # fmt: skip
 
 
 def _json_ready(value: Any) -> Any:
@@ -443,6 +558,101 @@ def _check_seeded(optuna: ModuleType, sampler: Any, space: OptunaSpace) -> None:
         )
 
 
+def _check_pruning(optuna: ModuleType, pruner: Any, resource: Any, study_name: Any) -> None:
+    """Refuse a pruner without an iteration path, a path without a pruner, and wrong types."""
+    if not isinstance(study_name, str) or not study_name:
+        raise TypeError(
+            f"study_name must be a non-empty str; got {study_name!r}. It names each search's "
+            "study (HyperbandPruner assigns brackets by it); pass e.g. study_name='parcv'."
+        )
+    if pruner is None and resource is None:
+        return
+    if pruner is None:
+        raise ValueError(
+            f"resource= gives the steps a pruner's reports are made at; got resource="
+            f"{resource!r} without pruner=. Pass a pruner, e.g. "
+            "pruner=optuna.pruners.MedianPruner() (optuna.pruners.NopPruner() scores every "
+            "path to its end), or drop resource=."
+        )
+    if isinstance(pruner, str) or not isinstance(pruner, optuna.pruners.BasePruner):
+        raise TypeError(
+            f"pruner must be an Optuna pruner instance; got {pruner!r}. Pass e.g. "
+            "pruner=optuna.pruners.HyperbandPruner(), SuccessiveHalvingPruner() or "
+            "MedianPruner()."
+        )
+    name = type(pruner).__name__
+    if resource is None:
+        raise ValueError(
+            f"pruner={name}() stops a trial at an intermediate step, and a Sampler's steps are "
+            "the checkpoints of an iteration path; got resource=None. Pass e.g. "
+            "resource=parcv.Iterations('max_iter', up_to=100, every=10)."
+        )
+    if isinstance(resource, str):
+        raise ValueError(
+            f"resource={resource!r}: a pruner's steps over rows are not supported; only an "
+            "iteration path is. Pass resource=parcv.Iterations(param, up_to=..., every=...), "
+            "or search rows with strategy=parcv.Halving() / parcv.Hyperband()."
+        )
+    if not isinstance(resource, Iterations):
+        raise TypeError(
+            f"resource must be a parcv.Iterations; got {resource!r}. Pass e.g. "
+            "resource=parcv.Iterations('n_estimators', up_to=200, every=10)."
+        )
+    if resource.patience is not None:
+        raise ValueError(
+            f"resource={resource!r} has patience={resource.patience!r}: early stopping and "
+            f"pruner={name}() would both stop the paths. Drop patience (the pruner decides)."
+        )
+    if resource.window is not None:
+        raise ValueError(
+            f"resource={resource!r} has a window, which parcv sets for each round. Drop it."
+        )
+
+
+def _check_path_param(space: OptunaSpace, resource: Iterations, estimator: Any) -> None:
+    if hasattr(estimator, "get_params") and resource.param not in estimator.get_params(deep=True):
+        raise ValueError(
+            f"resource=Iterations({resource.param!r}, ...) names a parameter "
+            f"{type(estimator).__name__} does not have. Name its iteration parameter, e.g. "
+            "'n_estimators', 'max_iter' or 'model__max_iter' in a pipeline."
+        )
+    if resource.param in space.distributions:
+        raise ValueError(
+            f"space names {resource.param!r}, the iteration parameter of resource=: the path "
+            "scores every checkpoint of it. Remove it from the space."
+        )
+
+
+def prune_windows(iterations: Iterations) -> list[tuple[int, ...]]:
+    """The checkpoints each round of a pruned trial scores: the first alone, then doubling.
+
+    Where a warm start continues a path exactly (the shortcut table's
+    ``"continuation"`` rows: GradientBoosting, HistGradientBoosting, forests),
+    each window grows the last one's fits, so a trial the pruner stops at
+    checkpoint ``t`` grew each fold once, to its window's end (below ``2 t``).
+    Elsewhere (an xgboost or lightgbm booster, a fit read back from a store)
+    each window is fitted from scratch to its last checkpoint, the earlier ones
+    read from it where a shortcut allows: at most about ``4 t`` iterations, and
+    about twice ``up_to`` for a trial that runs to the end.
+
+    Examples
+    --------
+    >>> prune_windows(Iterations("n", up_to=16))
+    [(1,), (2,), (3, 4), (5, 6, 7, 8), (9, 10, 11, 12, 13, 14, 15, 16)]
+    >>> prune_windows(Iterations("n", up_to=20, every=5))
+    [(5,), (10,), (15, 20)]
+    """
+    checkpoints = iterations.all_checkpoints
+    out: list[tuple[int, ...]] = []
+    start, horizon = 0, checkpoints[0]
+    while start < len(checkpoints):
+        window = tuple(c for c in checkpoints[start:] if c <= horizon) or (checkpoints[start],)
+        out.append(window)
+        start += len(window)
+        horizon = 2 * window[-1]
+    return out
+
+
 @dataclass(frozen=True)
 class Sampler:
     """Model-based search with an Optuna sampler: ask a batch of trials, run their folds, tell.
@@ -474,6 +684,21 @@ class Sampler:
     options : dict or None, default=None
         Further arguments of a named sampler's constructor, e.g.
         ``{"n_startup_trials": 5}`` for TPE.
+    pruner : optuna.pruners.BasePruner or None, default=None
+        Stop poor trials early, as Optuna's pruners do in ``study.optimize``
+        (``HyperbandPruner``, ``SuccessiveHalvingPruner``, ``MedianPruner``,
+        ...): needs ``resource``. A copy per search.
+    resource : Iterations or None, default=None
+        With a pruner: the iteration path each trial is scored along. Its
+        checkpoints are the steps: at each, the trial reports its mean test
+        score over the folds with the iteration count as the step, and stops
+        when the pruner says so (see Notes). The space must not hold its
+        parameter.
+    study_name : str, default="parcv"
+        The name of each search's study (every outer fold's and the one on all
+        data): ``HyperbandPruner`` assigns a trial its bracket by the study's
+        name and the trial's number, so a study of Optuna's own with this name
+        draws the same brackets.
 
     Raises
     ------
@@ -497,10 +722,31 @@ class Sampler:
     rejected its values) is told as failed and the search goes on, as
     ``study.optimize(catch=(Exception,))``, even when the trial is alone in
     its round; only a search whose every trial failed is an error. A trial a
-    race dropped as
-    pruned, with its running mean over the folds it was scored on as
-    intermediate values. Optuna's pruners are not supported: they need a
-    round to run a subset of a trial's folds.
+    race dropped is told as pruned, with its running mean over the folds it
+    was scored on as intermediate values.
+
+    With ``pruner`` and ``resource``, ``batch=1`` equals ``study.optimize``
+    with the same sampler, pruner and ``study_name`` on an objective that, for
+    each checkpoint ``t`` of the path in turn, fits every fold with ``t``
+    iterations, calls ``trial.report(mean over the folds, t)`` and raises
+    ``optuna.TrialPruned`` when ``trial.should_prune()``; a failed fit fails
+    the trial there, and a trial that reaches the last checkpoint returns its
+    mean there: the trials, their states, intermediate values and values are
+    the same. A round scores each running trial (a part each) over a window
+    of checkpoints (:func:`prune_windows`: the first alone, then doubling),
+    each fold's path grown by the exact shortcuts of the shortcut table where
+    they apply: a window continues the last one's fits by a warm start (kept
+    in memory), and a window fitted from scratch is one fit to its last
+    checkpoint read at the others (a booster at earlier rounds, staged
+    predictions). The proposer then replays the reports checkpoint by
+    checkpoint up to the pruner's first yes; the checkpoints scored after it
+    are in ``cv_results_`` but never reported.
+    ``cv_results_`` has a row per (trial, checkpoint) scored, with ``trial``
+    (its number), ``trial_state`` (``"COMPLETE"``, ``"PRUNED"`` or ``"FAIL"``)
+    and ``reported``; :func:`rebuild_pruned_study` gives the study back. With
+    ``batch > 1``, up to ``batch`` trials run side by side, a finished one
+    replaced by a new trial at the next round, and each round's reports are
+    replayed trial by trial in trial order: every run proposes the same.
 
     Examples
     --------
@@ -519,6 +765,9 @@ class Sampler:
     batch: int = 1
     seed: int | None = None
     options: Mapping[str, Any] | None = None
+    pruner: Any = None
+    resource: Any = None
+    study_name: str = "parcv"
     name: str = field(default="sampler", init=False)
     # Proposes from the space's distributions, not from a grid's points (the driver asks).
     takes_distributions: bool = field(default=True, init=False, repr=False)
@@ -557,6 +806,7 @@ class Sampler:
                 f"{self.sampler!r}. For example Sampler('tpe', n_trials=50, seed=0) or "
                 "Sampler(optuna.samplers.TPESampler(seed=0), n_trials=50)."
             )
+        _check_pruning(optuna, self.pruner, self.resource, self.study_name)
         needs = _NEEDS.get(type(self._prototype).__name__)
         if needs is not None and importlib.util.find_spec(needs[0]) is None:
             raise ImportError(
@@ -607,6 +857,11 @@ class Sampler:
             ``batch`` and ``seed``; any other key is an argument of the
             Optuna sampler's constructor (e.g. ``n_startup_trials``).
 
+            ``pruner`` is a table of ``kind`` (a name of :data:`PRUNERS`) and
+            the pruner's arguments, ``resource`` a table of
+            :class:`~parcv.plan.iterations.Iterations`' fields, ``study_name``
+            the study's name.
+
         Returns
         -------
         Sampler
@@ -616,6 +871,11 @@ class Sampler:
         >>> s = Sampler.from_config({"kind": "tpe", "seed": 0, "n_trials": 60, "batch": 8})
         >>> (s.sampler, s.seed, s.n_trials, s.batch)
         ('tpe', 0, 60, 8)
+        >>> s = Sampler.from_config({"kind": "tpe", "seed": 0, "n_trials": 60,
+        ...                          "pruner": {"kind": "median", "n_warmup_steps": 5},
+        ...                          "resource": {"param": "max_iter", "up_to": 100, "every": 10}})
+        >>> type(s.pruner).__name__, s.resource.checkpoints[:3]
+        ('MedianPruner', (10, 20, 30))
         """
         if not isinstance(config, Mapping):
             raise TypeError(
@@ -631,15 +891,17 @@ class Sampler:
             raise TypeError(
                 f"sampler.kind must be one of {sorted(SAMPLERS)}; got {config['kind']!r}."
             )
-        options = {
-            k: v for k, v in config.items() if k not in ("kind", "n_trials", "batch", "seed")
-        }
+        own = ("kind", "n_trials", "batch", "seed", "pruner", "resource", "study_name")
+        options = {k: v for k, v in config.items() if k not in own}
         return cls(
             config["kind"],
             n_trials=config["n_trials"],
             batch=config.get("batch", 1),
             seed=config.get("seed"),
             options=options or None,
+            pruner=_pruner_from_config(config.get("pruner")),
+            resource=_resource_from_config(config.get("resource")),
+            study_name=config.get("study_name", "parcv"),
         )
 
     def config(self) -> dict[str, Any]:
@@ -666,7 +928,36 @@ class Sampler:
             "batch": int(self.batch),
             "optuna": str(optuna.__version__),
             "token": token_hex(self._prototype),
+            **self._pruning_config(),
         }
+
+    def _pruning_config(self) -> dict[str, Any]:
+        """The pruner's settings; nothing without one (a plain sampler's config is unchanged)."""
+        if self.pruner is None:
+            return {}
+        it = self.resource
+        return {
+            "pruner": type(self.pruner).__name__,
+            "pruner_token": token_hex(self.pruner),
+            "study_name": self.study_name,
+            # Not "param"/"up_to" at the top: those name an early-stopping path to the results.
+            "resource": {"param": it.param, "up_to": it.up_to, "every": it.every,
+                         "method": it.method},
+        }  # fmt: skip
+
+    @property
+    def iterations(self) -> Iterations | None:
+        """The iteration path its trials are scored on (with a pruner), else None.
+
+        The strategy contract's optional member: each part then scores its
+        trials' paths over the checkpoints of its ``window``.
+        """
+        return self.resource if self.pruner is not None else None
+
+    @property
+    def races(self) -> bool:
+        """Whether ``racing=`` applies: not with a pruner, which stops trials itself."""
+        return self.pruner is None
 
     def start(self, context: SearchContext) -> Proposer:
         """Return a fresh proposer (its own study) for one search."""
@@ -674,6 +965,9 @@ class Sampler:
         _check_names(space, context.estimator)
         if not isinstance(self.sampler, str):
             _check_seeded(import_optuna(), self._prototype, space)
+        if self.pruner is not None:
+            _check_path_param(space, self.resource, context.estimator)
+            return _PruningProposer(self, space, context)
         return _StudyProposer(self, space)
 
     def schedule(self, context: SearchContext) -> Schedule:
@@ -684,6 +978,8 @@ class Sampler:
         """
         check_optuna_space(context.space)
         label = type(self._prototype).__name__
+        if self.pruner is not None:
+            return self._pruning_schedule(context, label)
         rounds = []
         for index, first in enumerate(range(0, self.n_trials, self.batch)):
             n = min(self.batch, self.n_trials - first)
@@ -691,6 +987,30 @@ class Sampler:
             text = f"round {index}: {n} {label} trials x {context.n_splits} folds{after}"
             rounds.append(RoundBound(n, n * context.n_splits, text))
         return Schedule(tuple(rounds), exact=False, n_candidates=self.n_trials)
+
+    def _pruning_schedule(self, context: SearchContext, label: str) -> Schedule:
+        """A bound: every trial scored over every window (a pruned trial stops sooner).
+
+        A window's paths are fitted once to its last checkpoint where a shortcut
+        grows them (one fit per trial and fold), else once per checkpoint.
+        """
+        it, k = self.resource, context.n_splits
+        plan = prune_windows(it)
+        rounds = []
+        for first in range(0, self.n_trials, self.batch):
+            n = min(self.batch, self.n_trials - first)
+            trials = f"trial {first}" if n == 1 else f"trials {first}-{first + n - 1}"
+            for w, window in enumerate(plan):
+                counts = str(window[0]) if len(window) == 1 else f"{window[0]}..{window[-1]}"
+                text = (f"{trials} ({label}, {type(self.pruner).__name__}): window {w}, "
+                        f"{self.resource.param}={counts}, {n} path{'s' * (n > 1)} x {k} folds, "
+                        "unless pruned before")  # fmt: skip
+                rounds.append(RoundBound(n, n * len(window) * k, text))
+        return Schedule(tuple(rounds), exact=False, n_candidates=self.n_trials)
+
+    def new_pruner(self) -> Any:
+        """A fresh copy of the pruner for one search (Hyperband sets itself up on first use)."""
+        return copy.deepcopy(self.pruner)
 
     def sampler_seed(self, seed: np.random.SeedSequence) -> int:
         """The seed of a named sampler built with ``seed=None``, from a round's seed.
@@ -886,3 +1206,238 @@ def _one_part(finished: FinishedRound) -> FinishedPart:
             "rounds it proposed."
         )
     return finished.parts[0]
+
+
+# ---------------------------------------------------------------- pruning
+
+
+@dataclass
+class _Running:
+    """A trial asked and not yet told: the window of the path it scores next."""
+
+    trial: Any
+    window: int = 0
+    step: int | None = None  # the last step it reported
+    grows: str | None = None  # the warm_start parameter that continues its windows exactly
+
+
+@dataclass(frozen=True)
+class _Told:
+    """A finished trial: its state, value and where its last reported row is."""
+
+    number: int
+    state: str  # "COMPLETE", "PRUNED" or "FAIL"
+    value: float
+    step: int | None  # the last step reported (None: none)
+    where: tuple[int, int, int] | None  # (round, part, row) of a complete trial's last row
+
+
+class _PruningProposer:
+    """One search's study with a pruner: each round scores its running trials' next windows.
+
+    At batch 1 this is ``study.optimize`` on an objective that, for each
+    checkpoint of the path in turn, reports the mean over the folds at that
+    iteration count (the step) and stops when ``trial.should_prune()`` says so:
+    a round scores a window of the checkpoints, and the proposer then replays
+    the reports and questions of each checkpoint in order, up to the first
+    ``True`` (the checkpoints scored after it are never reported). A trial
+    that reaches the last checkpoint is told that checkpoint's mean; a
+    checkpoint with a failed fold (a NaN score) fails the trial there, as an
+    objective whose fit raises. With ``batch > 1`` up to ``batch`` trials run
+    side by side: finished ones are replaced by newly asked trials at the next
+    round, and a round's reports are replayed trial by trial in trial order,
+    so every run proposes the same rounds.
+    """
+
+    def __init__(self, strategy: Sampler, space: OptunaSpace, context: SearchContext) -> None:
+        self._strategy = strategy
+        self._space = space
+        self._context = context
+        self._optuna = import_optuna()
+        self._iterations: Iterations = strategy.resource
+        self._windows = prune_windows(self._iterations)
+        self._study: Any = None
+        self._rounds: list[Round] = []
+        self._running: dict[int, _Running] = {}
+        self._asked = 0
+        self._n_done = 0
+        self._told: list[_Told] = []  # in the order the study was told
+        self._last_told: list[dict[str, Any]] = []
+
+    def propose(
+        self, history: Sequence[FinishedRound], seed: np.random.SeedSequence
+    ) -> Round | None:
+        """Replay the rounds not yet read, then propose the running trials' next windows."""
+        if self._rounds and len(history) == len(self._rounds) - 1:
+            self._check_same(history)
+            return self._rounds[-1]
+        if len(history) < len(self._rounds):
+            raise ValueError(
+                f"got {len(history)} finished rounds after proposing {len(self._rounds)}: a "
+                "proposer reads the rounds it proposed, in order. Start a fresh one to replay."
+            )
+        self._check_same(history[: len(self._rounds)])
+        for index in range(self._n_done, len(history)):
+            finished = history[index]
+            if index == len(self._rounds):
+                replayed = self._next(seed)
+                if replayed is None or not _same_parts(replayed, finished.round):
+                    raise ValueError(
+                        f"history[{index}] is not the round this sampler proposes there: its "
+                        "sampler, pruner, seed or space differ. Hand a proposer only its own "
+                        "rounds."
+                    )
+            self._read(index, finished)
+        return self._next(seed)
+
+    def choose(self, history: Sequence[FinishedRound]) -> Choice:
+        """The study's best trial: the first told of the complete ones with the highest value.
+
+        Raises
+        ------
+        ValueError
+            No trial ran to the end of the path: every one was pruned (or failed,
+            with at least one pruned).
+        """
+        if self._n_done != len(history):
+            raise ValueError(
+                f"choose() was handed {len(history)} finished rounds; this proposer read "
+                f"{self._n_done}. Call propose() with them first, until it returns None."
+            )
+        best: _Told | None = None
+        for told in self._told:
+            if told.state == "COMPLETE" and (best is None or told.value > best.value):
+                best = told
+        last = {"told": self._last_told}  # no next round's decision tells these
+        if best is not None and best.where is not None:
+            return Choice(*best.where, decision=last)
+        n_pruned = sum(t.state == "PRUNED" for t in self._told)
+        if n_pruned == 0:  # every fit failed: the driver says so, with the errors
+            return Choice(0, 0, 0, decision=last)
+        raise ValueError(
+            f"every trial was pruned or failed ({n_pruned} pruned, "
+            f"{len(self._told) - n_pruned} failed): none reached "
+            f"{self._iterations.param}={self._iterations.all_checkpoints[-1]}, so there is no "
+            f"trial to choose. Let {type(self._strategy.pruner).__name__} complete some trials "
+            "first (e.g. its n_startup_trials, min_resource or bootstrap_count), or ask for "
+            "more trials."
+        )
+
+    def _check_same(self, history: Sequence[FinishedRound]) -> None:
+        for index, finished in enumerate(history):
+            if not _same_parts(self._rounds[index], finished.round):
+                raise ValueError(
+                    f"history[{index}] is not the round this sampler proposed. Hand a proposer "
+                    "the rounds it proposed, in order; start a fresh one to replay."
+                )
+
+    def _next(self, seed: np.random.SeedSequence) -> Round | None:
+        """Ask new trials into the free places, then the round of every running trial."""
+        s = self._strategy
+        if self._study is None:
+            self._study = _new_study(self._optuna, s.new_sampler(seed), pruner=s.new_pruner(),
+                                     study_name=s.study_name)  # fmt: skip
+        distributions = dict(self._space.distributions)
+        asked = []
+        while len(self._running) < s.batch and self._asked < s.n_trials:
+            trial = self._study.ask(distributions)
+            grows = continues_exactly(self._context.estimator, [self._space.decode(trial.params)],
+                                      self._iterations.param,
+                                      n_samples=self._context.n_samples)  # fmt: skip
+            self._running[int(trial.number)] = _Running(trial, grows=grows)
+            self._asked += 1
+            asked.append(trial)
+        if not self._running:
+            return None
+        parts = [self._part(n, r) for n, r in sorted(self._running.items())]
+        decision = {
+            "sampler": type(self._study.sampler).__name__,
+            "pruner": type(s.pruner).__name__,
+            "trials": [n for p in parts for n in p.ids],
+            "windows": {str(n): r.window for n, r in sorted(self._running.items())},
+            "asked": [int(t.number) for t in asked],
+            "params": [_json_ready(dict(t.params)) for t in asked],
+            "told": self._last_told,
+        }
+        self._rounds.append(Round(tuple(parts), decision))
+        return self._rounds[-1]
+
+    def _part(self, number: int, running: _Running) -> Part:
+        """A trial's next window: one part per trial, so its next one continues its fits.
+
+        Where a warm start continues the path exactly (the shortcut table's
+        ``"continuation"`` rows), each fold's estimator at the window's last
+        checkpoint is kept in memory and the next window grows it from there:
+        the trial's fits grow to its last window's end once. Elsewhere (a booster,
+        a fit read back from a store) each window fits from scratch.
+        """
+        w, grows = running.window, running.grows
+        window = self._windows[w]
+        last = w == len(self._windows) - 1
+        before = None if w == 0 or grows is None else (len(self._windows[w - 1]) - 1,)
+        return Part((self._space.decode(running.trial.params),), (number,), resource=window[-1],
+                    window=window, label=f"trial {number}", grows=grows, continues=before,
+                    keep_fitted=grows is not None and not last)  # fmt: skip
+
+    def _read(self, index: int, finished: FinishedRound) -> None:
+        """Replay a finished round's reports, trial by trial in trial order; tell the ended."""
+        rows: dict[int, tuple[int, FinishedPart, list[int]]] = {}
+        param = self._iterations.param
+        for p, part in enumerate(finished.parts):
+            ids = list(part.ids)
+            for number in part.part.ids:
+                mine = [r for r in range(len(ids)) if ids[r] == number]
+                mine.sort(key=lambda r: int(part.params[r][param]))
+                rows[int(number)] = (p, part, mine)
+        told = []
+        for number in sorted(rows):
+            p, part, mine = rows[number]
+            outcome = self._replay(number, index, p, part, mine)
+            if outcome is None:
+                self._running[number].window += 1
+                continue
+            del self._running[number]
+            self._told.append(outcome)
+            told.append({"trial": number, "state": outcome.state, "step": outcome.step,
+                         "value": _json_ready(outcome.value)
+                         if outcome.state != "FAIL" else None})  # fmt: skip
+        self._n_done = index + 1
+        self._last_told = told
+
+    def _replay(
+        self, number: int, index: int, p: int, part: FinishedPart, rows: list[int]
+    ) -> _Told | None:
+        """One trial's window: report each checkpoint's mean and ask; None if it runs on."""
+        State = self._optuna.trial.TrialState
+        running = self._running[number]
+        trial, step = running.trial, running.step
+        last = self._iterations.all_checkpoints[-1]
+        for r in rows:
+            count = int(part.params[r][self._iterations.param])
+            mean = float(part.means[r])
+            if np.isnan(np.asarray(part.scores[r], dtype=np.float64)).any() or math.isnan(mean):
+                self._study.tell(trial, state=State.FAIL)
+                return _Told(number, "FAIL", math.nan, step, None)
+            trial.report(mean, count)
+            step = running.step = count
+            if trial.should_prune():
+                self._study.tell(trial, state=State.PRUNED)
+                return _Told(number, "PRUNED", mean, step, None)
+            if count == last:
+                self._study.tell(trial, mean)
+                return _Told(number, "COMPLETE", mean, step, (index, p, r))
+        return None
+
+
+def _same_parts(a: Round, b: Round) -> bool:
+    """Whether two rounds propose the same trials (their parameters too) over the same windows.
+
+    Trial numbers alone are the same for any sampler: the decision holds the parameters
+    of the trials asked and what was told, as JSON.
+    """
+    return (
+        len(a.parts) == len(b.parts)
+        and all(x.ids == y.ids and x.window == y.window
+                for x, y in zip(a.parts, b.parts, strict=True))
+        and dict(a.decision) == dict(b.decision)
+    )  # fmt: skip

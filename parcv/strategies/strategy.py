@@ -257,11 +257,18 @@ class FinishedRound:
 
 @dataclass(frozen=True)
 class Choice:
-    """The winner of a search: row ``row`` of part ``part`` of round ``round``."""
+    """The winner of a search: row ``row`` of part ``part`` of round ``round``.
+
+    ``decision`` is JSON-ready, as a round's: what the strategy decided from its
+    last round, which no next round's decision holds (a sampler's last trials,
+    told as complete, pruned or failed). It is stored with the run and read
+    back by ``parcv.load``; empty for most strategies.
+    """
 
     round: int
     part: int
     row: int
+    decision: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
