@@ -31,7 +31,7 @@ from parcv.strategies.strategy import (
     SearchContext,
 )
 
-__all__ = ["EarlyStopping", "windows"]
+__all__ = ["EarlyStopping", "doubling_windows", "windows"]
 
 
 def windows(iterations: Iterations) -> list[tuple[int, ...]]:
@@ -44,8 +44,19 @@ def windows(iterations: Iterations) -> list[tuple[int, ...]]:
     """
     checkpoints = iterations.all_checkpoints
     patience = iterations.patience or 1
-    horizon = max(checkpoints[0], 2 * patience * iterations.every)
-    out, start = [], 0
+    return doubling_windows(checkpoints, max(checkpoints[0], 2 * patience * iterations.every))
+
+
+def doubling_windows(checkpoints: Sequence[int], horizon: int) -> list[tuple[int, ...]]:
+    """The checkpoints up to ``horizon``, then each window up to twice the last one's end.
+
+    Examples
+    --------
+    >>> doubling_windows([1, 2, 3, 4, 5, 6], 1)
+    [(1,), (2,), (3, 4), (5, 6)]
+    """
+    out: list[tuple[int, ...]] = []
+    start = 0
     while start < len(checkpoints):
         window = tuple(c for c in checkpoints[start:] if c <= horizon) or (checkpoints[start],)
         out.append(window)

@@ -51,6 +51,7 @@ import numpy as np
 from parcv.plan.iterations import Iterations
 from parcv.plan.shortcuts import continues_exactly
 from parcv.plan.tokens import token_hex
+from parcv.strategies.early_stopping import doubling_windows
 from parcv.strategies.strategy import (
     Choice,
     FinishedPart,
@@ -643,14 +644,7 @@ def prune_windows(iterations: Iterations) -> list[tuple[int, ...]]:
     [(5,), (10,), (15, 20)]
     """
     checkpoints = iterations.all_checkpoints
-    out: list[tuple[int, ...]] = []
-    start, horizon = 0, checkpoints[0]
-    while start < len(checkpoints):
-        window = tuple(c for c in checkpoints[start:] if c <= horizon) or (checkpoints[start],)
-        out.append(window)
-        start += len(window)
-        horizon = 2 * window[-1]
-    return out
+    return doubling_windows(checkpoints, checkpoints[0])
 
 
 @dataclass(frozen=True)
