@@ -647,6 +647,15 @@ def prune_windows(iterations: Iterations) -> list[tuple[int, ...]]:
     return doubling_windows(checkpoints, checkpoints[0])
 
 
+def _check_in_order(history: Sequence[FinishedRound], proposed: int) -> None:
+    """Refuse a history shorter than the rounds a proposer has proposed."""
+    if len(history) < proposed:
+        raise ValueError(
+            f"got {len(history)} finished rounds after proposing {proposed}: a "
+            "proposer reads the rounds it proposed, in order. Start a fresh one to replay."
+        )
+
+
 @dataclass(frozen=True)
 class Sampler:
     """Model-based search with an Optuna sampler: ask a batch of trials, run their folds, tell.
@@ -1138,11 +1147,7 @@ class _StudyProposer:
 
     def _catch_up(self, history: Sequence[FinishedRound], seed: np.random.SeedSequence) -> None:
         """Ask (replaying) and tell every finished round this study has not told yet."""
-        if len(history) < len(self._rounds):
-            raise ValueError(
-                f"got {len(history)} finished rounds after proposing {len(self._rounds)}: a "
-                "proposer reads the rounds it proposed, in order. Start a fresh one to replay."
-            )
+        _check_in_order(history, len(self._rounds))
         self._check_same(history[: len(self._rounds)])
         for index in range(self._n_told, len(history)):
             finished = history[index]
@@ -1265,11 +1270,7 @@ class _PruningProposer:
         if self._rounds and len(history) == len(self._rounds) - 1:
             self._check_same(history)
             return self._rounds[-1]
-        if len(history) < len(self._rounds):
-            raise ValueError(
-                f"got {len(history)} finished rounds after proposing {len(self._rounds)}: a "
-                "proposer reads the rounds it proposed, in order. Start a fresh one to replay."
-            )
+        _check_in_order(history, len(self._rounds))
         self._check_same(history[: len(self._rounds)])
         for index in range(self._n_done, len(history)):
             finished = history[index]
