@@ -12,6 +12,7 @@ below it:
 - ``columnar``: a plan's records read as columns (a ``RecordTable``);
 - ``rows``: a record as a row of the tables, and a row read back as a record;
 - ``messages``: what a store says: plan mismatches, kept units, its errors;
+- ``chunks``: a chunk of plain records as one row, and the stored records found by key;
 - ``schema``: the tables, the schema versions and older schemas, connections;
 - ``checks``: the checks of a store's path and journal mode;
 - ``arrays`` (arrays as plain bytes) and ``lock`` (the one-writer lock).

@@ -9,7 +9,7 @@ failure, warnings, fold scores, predictions) is read whole and built at once.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +19,17 @@ from numpy.typing import NDArray
 from parcv.errors import StoreDamagedError
 from parcv.plan.record_table import RecordTable, unit_at
 from parcv.plan.records import Predictions, Record, Unit
+from parcv.store.chunks import (
+    Chunk,
+    RunUnits,
+    find,
+    read_chunks,
+    read_run_units,
+    read_stored_keys,
+)
 from parcv.store.messages import _damaged
 from parcv.store.rows import _ckey_text, _Names, _record, _unpack_error, _with_predictions
-from parcv.store.schema import _UNIT_COLUMNS, _of_plan
+from parcv.store.schema import _UNIT_COLUMNS
 
 __all__: list[str] = []
 
@@ -41,8 +49,6 @@ _WHOLE = (
 )
 # Rows read and turned into columns at a time: a block's tuples are all a read keeps.
 _BLOCK = 65_536
-# The unit of each row of a plan (its content key first), as a table reads it.
-_UNIT_QUERY = "SELECT ckey, kind, IFNULL(outer, -1), IFNULL(inner, -1), candidate FROM units"
 
 
 def _table(
@@ -54,38 +60,40 @@ def _table(
 ) -> RecordTable:
     """The records of plan ``pid``'s units as a table: numbers as columns, a Record when looked up.
 
-    The records and the units are each read in one scan, block by block, into
-    numpy columns, and joined by content key with numpy's sort: no tuple or
-    :class:`Unit` is kept per row (SQL's join, a lookup in the records' index per
-    unit, took twice as long). Everything a record is built from is checked, as
-    building each would: the packed scores against their metric names, the
-    numbers' types, the worker ids, and the rows holding more than numbers (a
+    The units are matched to the stored records by content key with numpy's sort
+    (:mod:`parcv.store.chunks`); the chunks holding their records are read whole
+    into columns, the ``records`` rows in one scan, block by block: no tuple or
+    :class:`Unit` is kept per plain record. Everything a record is built from is
+    checked, as building each would: the packed scores against their metric names,
+    the numbers' types, the worker ids, and the rows holding more than numbers (a
     failure, warnings, fold scores, predictions), which are built now. A plain
     record is built from the columns when looked up.
     """
-    where, args = _of_plan(conn, "units", pid)
-    # A plan after the first (a part or refit of a run in rounds) holds a small share of the
-    # store's records: reading all of them for each such plan made loading a sampler's run
-    # of n trials (n plans) scan n x n records. Plan 0 holds most of them: scanned whole.
-    mine = f" WHERE ckey IN (SELECT ckey FROM units{where})" if pid and where else ""
     try:
+        units = read_run_units(conn, pid)
+        keys = read_stored_keys(conn)
+        live = np.flatnonzero(keys.live)
+        place = find(keys.keys[live], units.keys)
+        units = units.take(place >= 0)
+        entry = live[place[place >= 0]]
+        chunk, at = keys.chunk[entry], keys.at[entry]
         stored = _StoredRows(names, kept)
-        cursor = conn.execute(f"SELECT {_TABLE_COLUMNS} FROM records{mine}", args if mine else ())
-        while block := cursor.fetchmany(_BLOCK):
-            stored.add(block)
-        units = _StoredUnits()
-        cursor = conn.execute(_UNIT_QUERY + where, args)
-        while block := cursor.fetchmany(_BLOCK):
-            units.add(block)
-        return stored.table(units, _whole_rows(conn, set(stored.special.values()), kept))
+        # A plan after the first (a part or refit of a run in rounds) holds a small share of
+        # the store's records: a sampler's run of n trials (n plans) read only its own.
+        in_rows = {k.tobytes() for k in keys.keys[entry[chunk < 0]]}
+        if in_rows:
+            cursor = conn.execute(f"SELECT {_TABLE_COLUMNS} FROM records")
+            while block := cursor.fetchmany(_BLOCK):
+                mine = [row for row in block if row[0] in in_rows]
+                if mine:
+                    stored.add(mine)
+        for found in read_chunks(conn, np.unique(chunk[chunk >= 0]).tolist(), names.metrics):
+            stored.add_chunk(found)
+        places = stored.places(chunk, at, keys.keys[entry])
+        return stored.table(units, places, _whole_rows(conn, set(stored.special.values()), kept))
     except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as err:
         what = f"a record holds text parcv did not write ({type(err).__name__}: {err})"
         raise StoreDamagedError(_damaged(path, what)) from err
-
-
-# A block of content keys: their bytes end to end when all are 16 bytes long, else each.
-_KeyBlock = bytes | tuple[Any, ...]
-_KEY_SIZE = 16
 
 
 def _whole_rows(
@@ -110,74 +118,6 @@ def _whole_rows(
     return found
 
 
-def _key_block(keys: Sequence[Any]) -> _KeyBlock:
-    joined = _joined(keys, _KEY_SIZE)
-    return tuple(keys) if joined is None else joined
-
-
-def _joined(blobs: Sequence[Any], size: int) -> bytes | None:
-    """The bytes of ``blobs`` end to end if each is bytes of length ``size``, else None."""
-    try:
-        joined = b"".join(blobs)
-    except TypeError:  # text, a number or NULL
-        return None
-    lengths = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs))
-    return joined if len(joined) == size * len(blobs) and (lengths == size).all() else None
-
-
-def _each_key(blocks: list[_KeyBlock]) -> Iterator[Any]:
-    for block in blocks:
-        if isinstance(block, bytes):
-            yield from (block[i : i + _KEY_SIZE] for i in range(0, len(block), _KEY_SIZE))
-        else:
-            yield from block
-
-
-def _match(stored: list[_KeyBlock], wanted: list[_KeyBlock]) -> NDArray[np.intp]:
-    """The place among the ``stored`` keys of each ``wanted`` key (-1: not stored).
-
-    16-byte keys are found by sorting their first 8 bytes (then the last 8 are
-    compared); other keys, or two that share their first 8 bytes, by a dict.
-    """
-    if all(isinstance(b, bytes) for b in stored + wanted):
-        have = np.frombuffer(b"".join(stored), dtype=">u8").reshape(-1, 2)  # type: ignore[arg-type]
-        want = np.frombuffer(b"".join(wanted), dtype=">u8").reshape(-1, 2)  # type: ignore[arg-type]
-        if not len(have):
-            return np.full(len(want), -1, dtype=np.intp)
-        order = np.argsort(have[:, 0], kind="stable")
-        high = have[order, 0]
-        if not np.any(high[1:] == high[:-1]):
-            at = order[np.minimum(np.searchsorted(high, want[:, 0]), len(high) - 1)]
-            found = (have[at, 0] == want[:, 0]) & (have[at, 1] == want[:, 1])
-            return np.where(found, at, -1).astype(np.intp)
-    place = {key: i for i, key in enumerate(_each_key(stored))}
-    return np.fromiter((place.get(key, -1) for key in _each_key(wanted)), dtype=np.intp)
-
-
-class _StoredUnits:
-    """The units of a plan as columns, read a block of rows at a time."""
-
-    def __init__(self) -> None:
-        self.kinds: dict[str, int] = {}
-        self.keys: list[_KeyBlock] = []
-        self.blocks: dict[str, list[NDArray[Any]]] = {n: [] for n in ("kind", "outer", "inner",
-                                                                       "candidate")}  # fmt: skip
-
-    def add(self, block: list[Any]) -> None:
-        keys, kind, outer, inner, candidate = zip(*block, strict=True)
-        self.keys.append(_key_block(keys))
-        kinds = self.kinds
-        codes = [kinds.setdefault(k, len(kinds)) for k in kind]
-        self.blocks["kind"].append(np.array(codes, dtype=np.int8))
-        for name, values in (("outer", outer), ("inner", inner), ("candidate", candidate)):
-            self.blocks[name].append(_numbers(values, np.int64))
-
-    def columns(self, rows: NDArray[np.bool_]) -> dict[str, NDArray[Any]]:
-        """The unit columns of the rows where ``rows`` holds."""
-        return {name: np.concatenate(blocks)[rows] if blocks else np.zeros(0, np.int64)
-                for name, blocks in self.blocks.items()}  # fmt: skip
-
-
 class _StoredRows:
     """The records of a store as columns, read a block of rows at a time (see :func:`_table`)."""
 
@@ -188,13 +128,14 @@ class _StoredRows:
 
     def __init__(self, names: _Names, kept: dict[Any, Predictions]) -> None:
         self.names, self.kept = names, kept
-        self.keys: list[_KeyBlock] = []
         self.blocks: dict[str, list[NDArray[Any]]] = {
             name: [] for name in ("ok", "warned", *(n for n, _, _ in self._NUMBERS))
         }  # every column, for a store holding no record too
         self.special: dict[int, Any] = {}  # content keys of the rows read whole, by place
         self.bad: dict[int, Exception] = {}  # rows whose scores do not read, by place
         self.n = 0
+        self.rows: dict[Any, int] = {}  # the place of each records row read, by content key
+        self.chunks: dict[int, int] = {}  # the place of each chunk's first record, by id
 
     def _put(self, name: str, values: NDArray[Any]) -> None:
         self.blocks.setdefault(name, []).append(values)
@@ -203,7 +144,7 @@ class _StoredRows:
         """Turn a block of rows into columns; keep its rows that hold more than numbers."""
         n = len(block)
         by_column = list(zip(*block, strict=True))
-        self.keys.append(_key_block(by_column[0]))
+        self.rows.update((k, self.n + i) for i, k in enumerate(by_column[0]))
         ok = np.array(by_column[_OK], dtype=bool)
         self._put("ok", ok)
         warned = np.array(by_column[_WARNED], dtype=bool)
@@ -214,15 +155,55 @@ class _StoredRows:
             if name not in self.blocks:  # a metric first met now: NaN in the blocks before
                 self.blocks[name] = [np.full(len(b), np.nan) for b in self.blocks["ok"][:-1]]
             self._put(name, values)
-        for blocks in self.blocks.values():
-            if len(blocks) < len(self.blocks["ok"]):  # a metric this block has no score of
-                blocks.append(np.full(n, np.nan))
+        self._fill(n)
         special = ~ok | warned | np.array(by_column[_MORE], dtype=bool)
         if self.kept:
             special |= np.fromiter((k in self.kept for k in by_column[0]), dtype=bool, count=n)
         for i in np.flatnonzero(special).tolist():
             self.special[self.n + i] = block[i][0]
         self.n += n
+
+    def _fill(self, n: int) -> None:
+        """NaN for the ``n`` records just added in the columns of metrics they have no score of."""
+        for blocks in self.blocks.values():
+            if len(blocks) < len(self.blocks["ok"]):
+                blocks.append(np.full(n, np.nan))
+
+    def add_chunk(self, chunk: Chunk) -> None:
+        """Turn a chunk of plain records into columns (see :mod:`parcv.store.chunks`)."""
+        n = len(chunk)
+        self.chunks[chunk.id] = self.n
+        self._put("ok", np.ones(n, dtype=bool))
+        self._put("warned", np.zeros(n, dtype=bool))
+        columns = {"fit_time": chunk.times[:, 0], "score_time": chunk.times[:, 1],
+                   "started": chunk.times[:, 2], "finished": chunk.times[:, 3],
+                   "n_train": chunk.sizes[:, 0], "n_test": chunk.sizes[:, 1],
+                   "worker": np.full(n, chunk.worker, dtype=np.int64),
+                   "metrics": np.full(n, chunk.metrics, dtype=np.int64)}  # fmt: skip
+        for name, values in columns.items():
+            self._put(name, values)
+        test_names, train_names = self.names.metrics[chunk.metrics]
+        for which, metric_names, scores in (("test", test_names, chunk.test),
+                                            ("train", train_names, chunk.train)):  # fmt: skip
+            for j, metric in enumerate(metric_names):
+                name = f"{which}:{metric}"
+                if name not in self.blocks:  # a metric first met now: NaN in the blocks before
+                    self.blocks[name] = [np.full(len(b), np.nan) for b in self.blocks["ok"][:-1]]
+                self._put(name, scores[:, j])
+        self._fill(n)
+        self.n += n
+
+    def places(
+        self, chunk: NDArray[np.int64], at: NDArray[np.int64], keys: NDArray[np.void]
+    ) -> NDArray[np.intp]:
+        """The place among the records read of each entry: a chunk's id and place, or its key."""
+        out = np.empty(len(chunk), dtype=np.intp)
+        in_chunks = chunk >= 0
+        ids, which = np.unique(chunk[in_chunks], return_inverse=True)
+        first = np.array([self.chunks[c] for c in ids.tolist()], dtype=np.intp)
+        out[in_chunks] = first[which] + at[in_chunks]
+        out[~in_chunks] = [self.rows[k.tobytes()] for k in keys[~in_chunks]]
+        return out
 
     def _scores(self, by_column: list[Any], metrics: NDArray[np.int64]) -> dict[str, NDArray[Any]]:
         """The score columns of a block; rows whose scores do not read are kept in ``bad``."""
@@ -244,15 +225,13 @@ class _StoredRows:
                     column[at_rows] = values[:, j]
         return scores
 
-    def table(self, units: _StoredUnits, whole: dict[Any, Sequence[Any]]) -> RecordTable:
-        """The table of the rows of ``units``, in their order (those with a stored record).
+    def table(
+        self, units: RunUnits, places: NDArray[np.intp], whole: dict[Any, Sequence[Any]]
+    ) -> RecordTable:
+        """The table of ``units``, whose records are at ``places`` among those read.
 
         ``whole`` holds the rows read whole (:data:`_UNIT_COLUMNS`) by content key.
         """
-        places = _match(self.keys, units.keys)
-        self.keys.clear()
-        mine = places >= 0
-        places = places[mine]
         for place in set(self.bad).intersection(places.tolist()):
             raise self.bad[place]
         joined = {}
@@ -261,8 +240,9 @@ class _StoredRows:
         unknown = set(np.unique(joined["worker"]).tolist()) - set(self.names.workers)
         if unknown:
             raise KeyError(f"worker ids {sorted(unknown)} are not in the workers table")
-        joined.update(units.columns(mine))
-        plain = _PlainRows(joined, list(units.kinds), self.names)
+        joined.update(kind=units.kind.astype(np.int8), outer=units.outer, inner=units.inner,
+                      candidate=units.candidate)  # fmt: skip
+        plain = _PlainRows(joined, units.kinds, self.names)
         built = {}
         if self.special:
             special = np.array(sorted(self.special), dtype=np.intp)
@@ -321,6 +301,16 @@ def _numbers(values: Sequence[Any], dtype: type[np.generic]) -> NDArray[Any]:
         wrong = next((v for v in values if type(v) not in exact), values[0])
         raise TypeError(f"{wrong!r} is not a number of type {np.dtype(dtype).name}")
     return array.astype(dtype, copy=False)
+
+
+def _joined(blobs: Sequence[Any], size: int) -> bytes | None:
+    """The bytes of ``blobs`` end to end if each is bytes of length ``size``, else None."""
+    try:
+        joined = b"".join(blobs)
+    except TypeError:  # text, a number or NULL
+        return None
+    lengths = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs))
+    return joined if len(joined) == size * len(blobs) and (lengths == size).all() else None
 
 
 def _packed_scores(blobs: list[Any], names: list[str]) -> NDArray[np.float64]:

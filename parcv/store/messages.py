@@ -19,7 +19,8 @@ from typing import Any
 from parcv.errors import ParcvError, StoreDamagedError, StoreFullError, shorten
 from parcv.plan.build import FINGERPRINTED
 from parcv.plan.kinds import KINDS, Key
-from parcv.store.schema import _reading
+from parcv.store.chunks import read_stored_keys
+from parcv.store.schema import SCHEMA_VERSION, _has_column, _reading
 
 __all__ = [
     "changed_choice",
@@ -27,6 +28,7 @@ __all__ = [
     "kept_kinds",
     "kept_units",
     "mismatch_message",
+    "newer_schema",
     "store_error",
 ]
 
@@ -209,6 +211,19 @@ def kept_kinds(kinds: Mapping[str, int]) -> str:
     return text
 
 
+def newer_schema(path: Path, meta: Mapping[str, str]) -> str | None:
+    """Say that a store was written by a newer parcv (a schema it does not know); None: not."""
+    schema = meta.get("schema", "")
+    if not schema.isdigit() or int(schema) <= int(SCHEMA_VERSION):
+        return None
+    return (
+        f"store {str(path)!r} was written by a newer parcv (store schema {schema}); this "
+        f"version reads store schemas 1 to {SCHEMA_VERSION} only, and left it unchanged. "
+        "Upgrade parcv to read or resume it, or use a new store path (command line: "
+        "another --out)."
+    )
+
+
 def _damaged(path: Path, what: str) -> str:
     """Say that a store is damaged, how, and what to do."""
     return (
@@ -220,10 +235,17 @@ def _damaged(path: Path, what: str) -> str:
 def _count_records(path: Path) -> int:
     """How many records a store holds, without reading them (a damaged one can be overwritten)."""
     with _reading(path) as conn:
-        try:
-            return int(conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
-        except sqlite3.DatabaseError as err:
-            raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
+        return _n_records(conn, path)
+
+
+def _n_records(conn: sqlite3.Connection, path: Path) -> int:
+    """How many records (distinct content keys) a store holds: its chunks' and its rows."""
+    try:
+        if _has_column(conn, "records", "key") or _has_column(conn, "records", "params"):
+            return int(conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])  # schema 1, 2
+        return int(read_stored_keys(conn).live.sum())
+    except (sqlite3.DatabaseError, ValueError) as err:
+        raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
 
 
 _BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")

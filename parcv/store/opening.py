@@ -113,13 +113,14 @@ def open_store(
         _remove_store_file(p)  # damaged pages or a foreign schema would refuse DROP TABLE
     conn = _connect(p, journal)
     try:
-        _write_plan(conn, p, meta, folds, action=action, partitions=partitions, target=target)
+        run = _write_plan(conn, p, meta, folds, action=action, partitions=partitions,
+                          target=target)  # fmt: skip
     except BaseException:
         # Ctrl-C while the plan is written: the transaction is rolled back; close the
         # connection now, or its -wal and -shm files outlive the process.
         conn.close()
         raise
-    return Store(p, conn, labels, key_of, identity_of, block_keys)
+    return Store(p, conn, labels, key_of, identity_of, block_keys, run=run)
 
 
 def _check_existing(path: Path, meta: dict[str, str], overwrite: bool, resume: bool) -> str:
@@ -195,12 +196,18 @@ def _write_plan(
     action: str,
     partitions: dict[int | None, PartitionFolds] | None,
     target: Any,
-) -> None:
-    """Describe the plan that runs now in the store, in one transaction."""
+) -> int:
+    """Describe the plan that runs now in the store, in one transaction; return its run's id.
+
+    A store of schema 4 or 5 gains the tables and columns of this schema in the same
+    transaction (:func:`_make_tables`): a kill leaves it as it was, or migrated.
+    """
     os.chmod(p, 0o600)  # results are the user's only
     with conn:
         conn.execute("BEGIN IMMEDIATE")
         _make_tables(conn, action)
+        # The chunks this run stores are its units: they name it (see parcv.store.chunks).
+        run = int(conn.execute("SELECT IFNULL(max(run), 0) + 1 FROM chunks").fetchone()[0])
         # The store now describes this run: its folds, its units (claimed as reused or run).
         for table in _PLAN_TABLES:
             conn.execute(f"DELETE FROM {table}")
@@ -213,6 +220,7 @@ def _write_plan(
             )
         conn.executemany(
             "INSERT INTO meta VALUES (?, ?)",
-            sorted({**meta, "schema": SCHEMA_VERSION}.items()),
+            sorted({**meta, "schema": SCHEMA_VERSION, "run": str(run)}.items()),
         )
         _insert_folds(conn, folds, partitions, 0)
+    return run

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from parcv.errors import PlanMismatchError, StoreDamagedError
 from parcv.plan.code import Environment
@@ -25,8 +26,18 @@ from parcv.plan.kinds import Key
 from parcv.plan.partition import PartitionFolds
 from parcv.plan.records import Predictions, Record, Unit
 from parcv.store.arrays import ARRAY_COLUMNS, decode_array
+from parcv.store.chunks import (
+    RunUnits,
+    StoredKeys,
+    as_keys,
+    find,
+    read_chunks,
+    read_run_units,
+    read_started,
+    read_stored_keys,
+)
 from parcv.store.columnar import _table
-from parcv.store.messages import _damaged
+from parcv.store.messages import _damaged, _n_records, newer_schema
 from parcv.store.rows import (
     RoundRow,
     _blob_index,
@@ -38,6 +49,7 @@ from parcv.store.rows import (
     key_text,
 )
 from parcv.store.schema import (
+    _COLUMNS,
     _V1_COLUMNS,
     _V2_COLUMNS,
     _has_column,
@@ -98,15 +110,22 @@ def read_store(path: str | Path) -> tuple[dict[str, str], MutableMapping[Key, Re
 
 
 def read_meta(path: Path) -> dict[str, str]:
-    """Read the meta table (fingerprint, plan description) without writing anything."""
+    """Read the meta table (fingerprint, plan description) without writing anything.
+
+    A store of a newer schema than this parcv's is refused (PlanMismatchError), naming it.
+    """
     with _reading(path) as conn:
         try:
-            return dict(conn.execute("SELECT name, value FROM meta").fetchall())
+            meta = dict(conn.execute("SELECT name, value FROM meta").fetchall())
         except sqlite3.DatabaseError as err:
             raise PlanMismatchError(
                 f"store {str(path)!r} is not a parcv store ({err}); it was left unchanged. "
                 "Check the path: pass a store written by parcv, or a new path."
             ) from err
+    newer = newer_schema(path, meta)
+    if newer is not None:
+        raise PlanMismatchError(newer)
+    return meta
 
 
 def read_records(
@@ -275,20 +294,53 @@ def read_rounds(path: Path) -> dict[int, RoundRow]:
 def read_counts(path: Path) -> tuple[int, int]:
     """Return (records the store holds of any plan, units of its current plan)."""
     with _reading(path) as conn:
-        n_records = conn.execute("SELECT count(*) FROM records").fetchone()[0]
-        if _is_schema_1(conn):
-            return n_records, n_records
-        return n_records, conn.execute("SELECT count(*) FROM units").fetchone()[0]
+        if _is_schema_1(conn) or _is_schema_2(conn):
+            n_records = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+            if _is_schema_1(conn):
+                return n_records, n_records
+            return n_records, conn.execute("SELECT count(*) FROM units").fetchone()[0]
+        return _n_records(conn, path), len(read_run_units(conn))
 
 
-def _stored_kinds(conn: sqlite3.Connection) -> dict[str, int]:
+@dataclass(frozen=True)
+class _RunRecords:
+    """The units of the store's current run and where the record of each is (-1: none)."""
+
+    units: RunUnits
+    stored: StoredKeys
+    entry: NDArray[np.intp]
+
+    def kinds(self, rows: NDArray[np.bool_]) -> dict[str, int]:
+        """How many of the units ``rows`` there are, by kind."""
+        counts = np.bincount(self.units.kind[rows], minlength=len(self.units.kinds))
+        return {kind: int(n) for kind, n in zip(self.units.kinds, counts.tolist(), strict=True)
+                if n}  # fmt: skip
+
+
+def _run_records(conn: sqlite3.Connection, path: Path) -> _RunRecords:
+    """The units of the current run with their stored records (schema 3 or later)."""
+    try:
+        stored, units = read_stored_keys(conn), read_run_units(conn)
+    except ValueError as err:
+        raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
+    live = np.flatnonzero(stored.live)
+    place = find(stored.keys[live], units.keys)
+    entry = np.full(len(place), -1, dtype=np.intp)
+    entry[place >= 0] = live[place[place >= 0]]
+    return _RunRecords(units, stored, entry)
+
+
+def _stored_kinds(conn: sqlite3.Connection, path: Path) -> dict[str, int]:
     if _is_schema_1(conn):  # records by graph key: each is a unit of the one plan
         query = "SELECT kind, count(*) FROM records GROUP BY kind"
-    else:
+        return {str(kind): int(n) for kind, n in conn.execute(query)}
+    if _is_schema_2(conn):
         query = (
             "SELECT u.kind, count(*) FROM units u JOIN records r ON r.ckey = u.ckey GROUP BY u.kind"
         )
-    return {str(kind): int(n) for kind, n in conn.execute(query)}
+        return {str(kind): int(n) for kind, n in conn.execute(query)}
+    found = _run_records(conn, path)
+    return found.kinds(found.entry >= 0)
 
 
 def read_stored_kinds(path: Path) -> dict[str, int]:
@@ -299,7 +351,7 @@ def read_stored_kinds(path: Path) -> dict[str, int]:
     (:func:`read_records`) leave out.
     """
     with _reading(path) as conn:
-        return _stored_kinds(conn)
+        return _stored_kinds(conn, path)
 
 
 @dataclass(frozen=True)
@@ -324,15 +376,15 @@ class ReusedCounts:
 
 def count_reused(path: Path, since: float) -> ReusedCounts:
     """Count the current plan's units reused from before ``since`` and computed since."""
-    join = "FROM units u JOIN records r ON r.ckey = u.ckey"
     with _reading(path) as conn:
-        reused = conn.execute(
-            f"SELECT u.kind, count(*) {join} WHERE r.started < ? GROUP BY u.kind", (since,)
-        ).fetchall()
-        computed, fitted = conn.execute(
-            f"SELECT count(*), count(DISTINCT u.ckey) {join} WHERE r.started >= ?", (since,)
-        ).fetchone()
-    return ReusedCounts({str(k): int(n) for k, n in reused}, int(computed), int(fitted))
+        found = _run_records(conn, path)
+        have = np.flatnonzero(found.entry >= 0)
+        started = read_started(conn, found.stored, found.entry[have])
+    before = np.zeros(len(found.units), dtype=bool)
+    before[have[started < since]] = True
+    since_rows = have[started >= since]
+    fitted = len(np.unique(found.units.keys[since_rows]))
+    return ReusedCounts(found.kinds(before), len(since_rows), fitted)
 
 
 def read_ckeys(path: Path) -> set[str]:
@@ -340,7 +392,14 @@ def read_ckeys(path: Path) -> set[str]:
     with _reading(path) as conn:
         if _is_schema_1(conn):
             return set()
-        return {_ckey_text(row[0]) for row in conn.execute("SELECT ckey FROM records")}
+        if _is_schema_2(conn):
+            return {_ckey_text(row[0]) for row in conn.execute("SELECT ckey FROM records")}
+        try:
+            keys = read_stored_keys(conn).live_keys()
+        except ValueError as err:
+            raise StoreDamagedError(_damaged(path, f"its records cannot be read ({err})")) from err
+    joined = keys.tobytes().hex()
+    return {joined[i : i + 32] for i in range(0, len(joined), 32)}
 
 
 def read_model_entry(path: Path, ckey: str | None = None) -> tuple[str, str] | None:
@@ -348,12 +407,18 @@ def read_model_entry(path: Path, ckey: str | None = None) -> tuple[str, str] | N
     with _reading(path) as conn:
         if _is_schema_1(conn):
             return None  # such stores recorded no digest: their model files are never loaded
-        if ckey is None:
+        if ckey is None and _is_schema_2(conn):
             found = conn.execute("SELECT ckey FROM units WHERE key = ?", (key_text(("final",)),))
             row = found.fetchone()
             if row is None:
                 return None
             stored = row[0]
+        elif ckey is None:
+            units = read_run_units(conn)
+            if "final" not in units.kinds:
+                return None
+            final = np.flatnonzero(units.kind == units.kinds.index("final"))
+            stored = units.keys[final[0]].tobytes()
         else:
             stored = ckey if _is_schema_2(conn) else ckey_blob(ckey)
         row = conn.execute("SELECT file, sha256 FROM models WHERE ckey = ?", (stored,)).fetchone()
@@ -369,9 +434,25 @@ class Stored:
     started: float
 
 
-_BY_VALUES = (
-    "SELECT i.vkey, i.ckey, i.env, r.started FROM identities i JOIN records r ON r.ckey = i.ckey"
-)
+def _identities(conn: sqlite3.Connection) -> tuple[NDArray[np.void], NDArray[np.void], list[Any]]:
+    """Every stored (values key, content key, environment id): the rows', then the chunks'."""
+    vkeys: list[bytes] = []
+    ckeys: list[bytes] = []
+    envs: list[Any] = []
+    rows = conn.execute("SELECT vkey, ckey, env FROM identities").fetchall()
+    if rows:
+        v, c, e = zip(*rows, strict=True)
+        vkeys.append(b"".join(v))
+        ckeys.append(b"".join(c))
+        envs += e
+    if _has_table(conn, "chunks"):
+        query = "SELECT n, vkeys, ckeys, envs FROM chunks WHERE vkeys IS NOT NULL"
+        for n, v, c, e in conn.execute(query):
+            vkeys.append(v)
+            ckeys.append(c)
+            ids = np.frombuffer(e, dtype="<i8").tolist() if e is not None else [-1] * n
+            envs += [None if i < 0 else i for i in ids]
+    return as_keys(b"".join(vkeys)), as_keys(b"".join(ckeys)), envs
 
 
 def _by_values(
@@ -379,25 +460,29 @@ def _by_values(
 ) -> dict[str, Stored]:
     if not _has_table(conn, "identities"):
         return {}
-    wanted = {ckey_blob(k) for k in vkeys}
-    if not wanted:
+    wanted = as_keys(b"".join(sorted({ckey_blob(k) for k in vkeys})))
+    if not len(wanted):
         return {}
-    if len(wanted) <= 500:
-        marks = ", ".join("?" * len(wanted))
-        cursor = conn.execute(f"{_BY_VALUES} WHERE i.vkey IN ({marks})", sorted(wanted))
-    else:
-        cursor = conn.execute(_BY_VALUES)
+    values, ckeys, env_ids = _identities(conn)
+    mine = np.flatnonzero(find(wanted, values) >= 0)
+    stored = read_stored_keys(conn)
+    live = np.flatnonzero(stored.live)
+    place = find(stored.keys[live], ckeys[mine])
+    mine, entry = mine[place >= 0], live[place[place >= 0]]
+    started = read_started(conn, stored, entry)
+    # The newest record of each values key: the code that ran last (the first of a tie).
+    order = np.lexsort((-np.arange(len(mine)), started, values[mine]))
+    last = np.ones(len(order), dtype=bool)
+    last[:-1] = values[mine][order][1:] != values[mine][order][:-1]
     found: dict[str, Stored] = {}
-    for vkey, ckey, env, started in cursor:
-        if vkey not in wanted:
-            continue
-        text = vkey.hex()
-        if text in found and found[text].started >= started:
-            continue  # the newest record of these values: the code that ran last
+    for i in order[last].tolist():
+        env = env_ids[mine[i]]
         if env is not None and env not in envs:
             row = conn.execute("SELECT entries FROM environments WHERE id = ?", (env,))
             envs[env] = Environment.from_json(row.fetchone()[0])
-        found[text] = Stored(ckey.hex(), None if env is None else envs[env], started)
+        found[values[mine[i]].tobytes().hex()] = Stored(
+            ckeys[mine[i]].tobytes().hex(), None if env is None else envs[env], float(started[i])
+        )
     return found
 
 
@@ -420,11 +505,47 @@ def read_kept(
 
 
 def _n_unidentified(conn: sqlite3.Connection) -> int:
-    # Identities are written and pruned with their records: one row per record that has one.
-    n_records = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    """Records stored without their values key (by a parcv before code identity)."""
+    keys = read_stored_keys(conn).live_keys()
     if not _has_table(conn, "identities"):
-        return n_records
-    return max(0, n_records - int(conn.execute("SELECT count(*) FROM identities").fetchone()[0]))
+        return len(keys)
+    _, identified, _ = _identities(conn)
+    return int(np.count_nonzero(find(np.unique(identified), keys) < 0))
+
+
+def _stored_records(
+    conn: sqlite3.Connection, path: Path, ckeys: Iterable[str]
+) -> dict[str, Record]:
+    """The stored records among ``ckeys`` (labelled as the plan that stored them), by key."""
+    blobs = {ckey_blob(k) for k in ckeys}
+    wanted = as_keys(b"".join(sorted(blobs)))
+    try:
+        stored = read_stored_keys(conn)
+        live = np.flatnonzero(stored.live)
+        place = find(stored.keys[live], wanted)
+        entry = live[place[place >= 0]]
+        chunk, at = stored.chunk[entry], stored.at[entry]
+        names = _Names.read(conn)
+        out: dict[str, Record] = {}
+        chunks = {c.id: c for c in read_chunks(conn, np.unique(chunk[chunk >= 0]).tolist(),
+                                               names.metrics)}  # fmt: skip
+        for c, j in zip(chunk[chunk >= 0].tolist(), at[chunk >= 0].tolist(), strict=True):
+            found = chunks[c]
+            out[found.ckeys[16 * j : 16 * j + 16].hex()] = found.record(j, names.metrics,
+                                                                        names.workers)  # fmt: skip
+    except (ValueError, TypeError, KeyError) as err:
+        what = f"a record holds text parcv did not write ({type(err).__name__}: {err})"
+        raise StoreDamagedError(_damaged(path, what)) from err
+    in_rows = [k.tobytes() for k in stored.keys[entry[chunk < 0]]]
+    rows = []
+    for start in range(0, len(in_rows), 500):
+        part = in_rows[start : start + 500]
+        query = f"SELECT {_COLUMNS} FROM records WHERE ckey IN ({', '.join('?' * len(part))})"
+        rows += conn.execute(query, part).fetchall()
+    kept = _read_predictions(conn, path, blobs)
+    for row, record in zip(rows, _records(path, rows, None, names), strict=True):
+        out[row[0].hex()] = _with_predictions(record, kept.get(row[0]))
+    return out
 
 
 def read_unidentified(path: Path) -> int:

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from parcv.plan.kinds import KINDS, Key
+from parcv.plan.kinds import Key
 from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
 from parcv.store.schema import _N_COLUMNS
 
@@ -143,16 +143,6 @@ def _row(record: Record, ckey: str, ids: tuple[int, int, int]) -> tuple[Any, ...
         time.time(),
         None if record.folds is None else json.dumps(record.folds.to_dict()),
     )
-
-
-def _key_texts(kind: str, places: list[tuple[int | None, int | None, int]]) -> list[str]:
-    """:func:`key_text` of the key of each unit (of most kinds, without building the unit)."""
-    if KINDS[kind].key_fields != ("outer", "inner", "candidate") or not _PLAIN.issuperset(kind):
-        return [key_text(Unit(kind, o, i, c).key) for o, i, c in places]
-    return [
-        f'["{kind}",{"null" if o is None else o},{"null" if i is None else i},{c}]'
-        for o, i, c in places
-    ]
 
 
 def _unit_row(record: Record, ckey: str, pid: int) -> tuple[Any, ...]:

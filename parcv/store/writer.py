@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from parcv.errors import PlanMismatchError
 from parcv.plan.code import Environment
@@ -27,23 +28,22 @@ from parcv.plan.partition import PartitionFolds
 from parcv.plan.record_batch import RecordBatch, RecordBlock
 from parcv.plan.records import Record, Unit
 from parcv.store.arrays import ARRAY_COLUMNS, encode_array
+from parcv.store.chunks import CHUNK_INSERT, ChunkIds, StoredKeys, chunk_row
+from parcv.store.messages import _n_records
 from parcv.store.readers import (
     Stored,
     _by_values,
     _n_unidentified,
-    _read_predictions,
-    _records,
+    _run_records,
     _stored_kinds,
+    _stored_records,
     read_records,
 )
 from parcv.store.rows import (
     RoundRow,
     _index_blob,
-    _key_texts,
-    _Names,
     _row,
     _unit_row,
-    _with_predictions,
     ckey_blob,
     key_text,
 )
@@ -102,6 +102,8 @@ class Store:
     # Units (plan id, graph key) that took a stored record of other code (resume="values"):
     # the content key of that record; they are not written again under their own key.
     kept: dict[tuple[int, Key], str] = field(default_factory=dict, repr=False)
+    # The run the store is open for: its chunks are its units (see parcv.store.chunks).
+    run: int = 0
     _ids: dict[tuple[str, Any], int] = field(default_factory=dict, repr=False)
     _envs: dict[int, Environment | None] = field(default_factory=dict, repr=False)
     # Per plan id: its labels, content keys, identities and block keys (plan 0's: the fields
@@ -169,19 +171,21 @@ class Store:
     def add(self, records: Iterable[Record], pid: int = 0) -> None:
         """Commit a batch of records (by content key) and plan ``pid``'s units, in one go.
 
-        A worker's :class:`RecordBatch` is stored from its columns: its plain
-        records are never built.
+        Its plain records are stored as chunks, one row per block of one kind, worker
+        and metrics (a worker's :class:`RecordBatch` from its columns, without
+        building them); every other record as a row of its own.
         """
         if self.conn is None:
             return
-        blocks: tuple[RecordBlock, ...] = ()
         if isinstance(records, RecordBatch) and not self.kept:
-            blocks, records = records.blocks, records.others
-        records = [r for r in records if (pid, r.key) not in self.kept]
+            batch = records
+        else:
+            batch = RecordBatch.pack(r for r in records if (pid, r.key) not in self.kept)
+        others = list(batch.others)
         key_of = self._plans[pid][1]
-        ckeys = [key_of(r.unit) for r in records]
+        ckeys = [key_of(r.unit) for r in others]
         try:
-            self._add(self.conn, records, ckeys, pid, blocks)
+            self._add(self.conn, others, ckeys, pid, batch.blocks)
         except BaseException:
             self._ids.clear()  # ids inserted by the rolled-back transaction do not exist
             raise
@@ -197,21 +201,22 @@ class Store:
         with conn:  # BEGIN ... COMMIT, or ROLLBACK on error
             conn.execute("BEGIN IMMEDIATE")
             # In the batch's order (its blocks, then the rest): of a key twice, the last counts.
-            rows: list[tuple[Any, ...]] = []
-            unit_rows: list[tuple[Any, ...]] = []
-            identities: list[tuple[Any, ...]] = []
-            for block in blocks:
-                self._block_rows(conn, block, pid, rows, unit_rows, identities)
-            rows += [_row(r, k, self._row_ids(conn, r, pid))
-                     for r, k in zip(records, ckeys, strict=True)]  # fmt: skip
-            unit_rows += [_unit_row(r, k, pid) for r, k in zip(records, ckeys, strict=True)]
-            identities += self._identity_rows(conn, [r.unit for r in records], ckeys, pid)
+            now = time.time()
+            conn.executemany(CHUNK_INSERT, [self._chunk(conn, b, pid, now) for b in blocks])
+            if not records:
+                return
+            seq = conn.execute("SELECT IFNULL(max(id), 0) FROM chunks").fetchone()[0]
+            rows = [(*_row(r, k, self._row_ids(conn, r, pid)), seq)
+                    for r, k in zip(records, ckeys, strict=True)]  # fmt: skip
             conn.executemany(
-                f"INSERT OR REPLACE INTO records ({_COLUMNS}) VALUES "
-                f"({', '.join('?' * _N_COLUMNS)})",
+                f"INSERT OR REPLACE INTO records ({_COLUMNS}, seq) VALUES "
+                f"({', '.join('?' * (_N_COLUMNS + 1))})",
                 rows,
             )
-            conn.executemany(_UNITS_INSERT, unit_rows)
+            conn.executemany(
+                _UNITS_INSERT, [_unit_row(r, k, pid) for r, k in zip(records, ckeys, strict=True)]
+            )
+            identities = self._identity_rows(conn, [r.unit for r in records], ckeys, pid)
             if identities:
                 conn.executemany("INSERT OR REPLACE INTO identities VALUES (?, ?, ?)", identities)
             conn.executemany(
@@ -225,48 +230,60 @@ class Store:
                 ],
             )
 
-    def _block_rows(
-        self,
-        conn: sqlite3.Connection,
-        block: RecordBlock,
-        pid: int,
-        rows: list[tuple[Any, ...]],
-        unit_rows: list[tuple[Any, ...]],
-        identities: list[tuple[Any, ...]],
-    ) -> None:
-        """The rows of a block of plain records, as :func:`_row` makes them, from its columns."""
+    def _chunk(
+        self, conn: sqlite3.Connection, block: RecordBlock, pid: int, now: float
+    ) -> tuple[Any, ...]:
+        """The row of ``chunks`` of a block of plain records (in a transaction)."""
         labels, key_of, identity_of, block_keys = self._plans[pid]
-        kind, places = block.kind, block.places()
+        identities: tuple[bytes, list[int | None]] | None = None
         if block_keys is not None:
-            blobs, vkeys, codes = block_keys(kind, places)
+            blobs, vkeys, codes = block_keys(block.kind, block.places())
             if identity_of is not None:
-                known = zip(vkeys, blobs, codes, strict=True)
-                identities += [(v, blob, self._env_id(conn, *code)) for v, blob, code in known]
+                identities = (b"".join(vkeys), self._env_ids(conn, codes))
         else:  # a store opened without block keys: each unit's own keys
             units = block.units()
-            ckeys = [key_of(u) for u in units]
-            blobs = [ckey_blob(k) for k in ckeys]
-            identities += self._identity_rows(conn, units, ckeys, pid)
-        label_ids = {c: self._id(conn, "labels", labels[c]) for c in {c for _, _, c in places}}
-        metrics = self._id(conn, "metrics", (block.test_names, block.train_names))
-        worker = self._id(conn, "workers", block.worker)
-        # Each record's scores as _packed packs them: little-endian float64, in metric order.
-        test = np.ascontiguousarray(block.test, dtype="<f8").tobytes()
-        train = np.ascontiguousarray(block.train, dtype="<f8").tobytes()
-        w_test, w_train = 8 * len(block.test_names), 8 * len(block.train_names)
-        now = time.time()
-        texts, times, sizes = _key_texts(kind, places), block.times.tolist(), block.sizes.tolist()
-        columns = zip(places, blobs, texts, times, sizes, strict=True)
-        for j, ((o, i, c), blob, text, (fit, score, start, end), (n_train, n_test, _)) in enumerate(
-            columns
-        ):
-            rows.append((
-                blob, kind, o, i, c, label_ids[c], "ok",
-                metrics, test[j * w_test : (j + 1) * w_test],
-                train[j * w_train : (j + 1) * w_train], fit, score, n_train, n_test,
-                None, None, None, "[]", worker, start, end, now, None,
-            ))  # fmt: skip
-            unit_rows.append((pid, text, blob, kind, o, i, c))
+            blobs = [ckey_blob(key_of(u)) for u in units]
+            if identity_of is not None:
+                known = [identity_of(u) for u in units]
+                identities = (b"".join(ckey_blob(v) for v, _, _ in known),
+                              self._env_ids(conn, [(d, e) for _, d, e in known]))  # fmt: skip
+        candidates, at = np.unique(block.folds[:, 2], return_inverse=True)
+        label_ids = np.array(self._label_ids(conn, [labels[c] for c in candidates.tolist()]),
+                             dtype=np.int64)  # fmt: skip
+        ids = ChunkIds(
+            self.run, pid, self._id(conn, "metrics", (block.test_names, block.train_names)),
+            self._id(conn, "workers", block.worker), now,
+        )  # fmt: skip
+        return chunk_row(block, ids, b"".join(blobs), label_ids[at], identities)
+
+    def _label_ids(self, conn: sqlite3.Connection, labels: list[tuple[str, str]]) -> list[int]:
+        """The ids of ``labels``, those not known yet inserted and read in one go each."""
+        ids = self._ids
+        new = [label for label in labels if ("labels", label) not in ids]
+        if new:  # a chunk's new candidates: two statements, not two per candidate
+            conn.executemany("INSERT OR IGNORE INTO labels (candidate_id, params) VALUES (?, ?)",
+                             new)  # fmt: skip
+            wanted = set(new)
+            for start in range(0, len(new), 500):
+                part = [c for c, _ in new[start : start + 500]]
+                query = (f"SELECT id, candidate_id, params FROM labels WHERE candidate_id "
+                         f"IN ({', '.join('?' * len(part))})")  # fmt: skip
+                for id_, candidate_id, params in conn.execute(query, part):
+                    if (candidate_id, params) in wanted:
+                        ids[("labels", (candidate_id, params))] = int(id_)
+        return [ids[("labels", label)] for label in labels]
+
+    def _env_ids(
+        self, conn: sqlite3.Connection, codes: Sequence[tuple[bytes, Environment]]
+    ) -> list[int | None]:
+        """:meth:`_env_id` of each unit's code (most units of a chunk share theirs)."""
+        found: dict[bytes, int | None] = {}
+        return [
+            found[digest]
+            if digest in found
+            else found.setdefault(digest, self._env_id(conn, digest, env))
+            for digest, env in codes
+        ]
 
     def _identity_rows(
         self, conn: sqlite3.Connection, units: list[Unit], ckeys: list[str], pid: int
@@ -363,21 +380,7 @@ class Store:
         """Return the stored records among ``ckeys`` (labelled as the plan that stored them)."""
         if self.conn is None:
             return {}
-        wanted = {ckey_blob(k) for k in ckeys}
-        if len(wanted) <= 500:  # a refit's lookup: by the primary key
-            marks = ", ".join("?" * len(wanted))
-            query = f"SELECT {_COLUMNS} FROM records WHERE ckey IN ({marks})"
-            cursor = self.conn.execute(query, sorted(wanted))
-        else:
-            cursor = self.conn.execute(f"SELECT {_COLUMNS} FROM records")
-        rows = [row for row in cursor if row[0] in wanted]
-        path = Path(str(self.path))
-        found = _records(path, rows, None, _Names.read(self.conn))
-        kept = _read_predictions(self.conn, path, wanted)
-        return {
-            row[0].hex(): _with_predictions(r, kept.get(row[0]))
-            for row, r in zip(rows, found, strict=True)
-        }
+        return _stored_records(self.conn, Path(str(self.path)), ckeys)
 
     def has_model(self, ckey: str) -> bool:
         """Whether a saved model of unit ``ckey`` is recorded."""
@@ -390,29 +393,37 @@ class Store:
         """Number of records the store holds, of any plan."""
         if self.conn is None:
             return 0
-        return int(self.conn.execute("SELECT count(*) FROM records").fetchone()[0])
+        return _n_records(self.conn, Path(str(self.path)))
 
     def prune(self) -> int:
         """Drop the records (and saved models) no unit of the current plan uses; return how many."""
         if self.conn is None or self.path is None:
             return 0
-        unused = "NOT IN (SELECT ckey FROM units)"
-        files = [
-            row[0] for row in self.conn.execute(f"SELECT file FROM models WHERE ckey {unused}")
-        ]
+        found = _run_records(self.conn, self.path)
+        used = np.zeros(len(found.stored.keys), dtype=bool)
+        used[found.entry[found.entry >= 0]] = True
+        n_dropped = int(np.count_nonzero(found.stored.live & ~used))
         with self.conn:
             self.conn.execute("BEGIN IMMEDIATE")
-            cursor = self.conn.execute(f"DELETE FROM records WHERE ckey {unused}")
-            self.conn.execute(f"DELETE FROM models WHERE ckey {unused}")
-            if _has_table(self.conn, "identities"):
-                self.conn.execute(
-                    "DELETE FROM identities WHERE ckey NOT IN (SELECT ckey FROM records)"
-                )
-            if _has_table(self.conn, "predictions"):
-                self.conn.execute(f"DELETE FROM predictions WHERE ckey {unused}")
+            self.conn.execute("CREATE TEMP TABLE used (ckey BLOB PRIMARY KEY) WITHOUT ROWID")
+            keys = found.stored.keys[used]
+            self.conn.executemany("INSERT OR IGNORE INTO used VALUES (?)",
+                                  ((k.tobytes(),) for k in keys))  # fmt: skip
+            unused = "NOT IN (SELECT ckey FROM temp.used)"
+            files = [
+                row[0] for row in self.conn.execute(f"SELECT file FROM models WHERE ckey {unused}")
+            ]
+            rows = found.stored.keys[(found.stored.chunk < 0) & ~used]
+            self.conn.executemany("DELETE FROM records WHERE ckey = ?",
+                                  ((k.tobytes(),) for k in rows))  # fmt: skip
+            _keep_in_chunks(self.conn, found.stored, used)
+            for table in ("models", "identities", "predictions"):
+                if _has_table(self.conn, table):
+                    self.conn.execute(f"DELETE FROM {table} WHERE ckey {unused}")
+            self.conn.execute("DROP TABLE temp.used")
         for file in files:
             (Path(f"{self.path}.models") / file).unlink(missing_ok=True)
-        return cursor.rowcount
+        return n_dropped
 
     def set_meta(self, items: Mapping[str, str]) -> None:
         """Add (or replace) entries of the meta table: what a run learnt as it went."""
@@ -440,12 +451,11 @@ class Store:
         """Units of the current run (of every plan) whose record is stored."""
         if self.conn is None:
             return 0
-        query = "SELECT count(*) FROM units u JOIN records r ON r.ckey = u.ckey"
-        return int(self.conn.execute(query).fetchone()[0])
+        return int(np.count_nonzero(_run_records(self.conn, Path(str(self.path))).entry >= 0))
 
     def stored_kinds(self) -> dict[str, int]:
         """:meth:`n_units` by unit kind (what :func:`kept_kinds` says)."""
-        return {} if self.conn is None else _stored_kinds(self.conn)
+        return {} if self.conn is None else _stored_kinds(self.conn, Path(str(self.path)))
 
     def close(self) -> None:
         """Close the connection; leave no ``-wal`` / ``-shm`` file behind when it can.
@@ -486,6 +496,31 @@ def _insert_folds(
         "INSERT INTO folds VALUES (?, ?, ?, ?, ?)",
         [(o, i, _index_blob(tr), _index_blob(te), pid) for o, i, tr, te in folds],
     )
+
+
+def _keep_in_chunks(conn: sqlite3.Connection, stored: StoredKeys, used: NDArray[np.bool_]) -> None:
+    """Drop the chunks none of whose units is ``used``; rewrite the rest with those that are."""
+    in_chunks = stored.chunk >= 0
+    ids, starts = np.unique(stored.chunk[in_chunks], return_index=True)
+    kept = np.split(used[in_chunks], starts[1:]) if len(ids) else []
+    for id_, keep in zip(ids.tolist(), kept, strict=True):
+        if keep.all():
+            continue
+        if not keep.any():
+            conn.execute("DELETE FROM chunks WHERE id = ?", (id_,))
+            continue
+        row = conn.execute(f"SELECT n, {_PER_UNIT} FROM chunks WHERE id = ?", (id_,)).fetchone()
+        n, blobs = row[0], row[1:]
+        # Each array holds the same bytes per unit: keep those of the units used.
+        parts = [None if b is None else np.frombuffer(b, f"V{len(b) // n}")[keep].tobytes()
+                 if len(b) else b for b in blobs]  # fmt: skip
+        assignments = ", ".join(f"{c} = ?" for c in _PER_UNIT.split(", "))
+        conn.execute(f"UPDATE chunks SET n = ?, {assignments} WHERE id = ?",
+                     (int(keep.sum()), *parts, id_))  # fmt: skip
+
+
+# The columns of a chunk that hold an array of its units (see parcv.store.chunks).
+_PER_UNIT = "ckeys, times, places, labels, vkeys, envs, sizes, test_scores, train_scores"
 
 
 @contextmanager

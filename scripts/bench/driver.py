@@ -577,11 +577,16 @@ def measure_run(
 
 
 def _first_record(store: Path) -> bool:
-    """Whether the store holds a record yet (its ``records`` table, in every schema so far)."""
+    """Whether the store holds a record yet: a ``records`` row, or a chunk (schema 6 on)."""
     if not store.is_file():
         return False
     with suppress(sqlite3.Error), closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as c:
-        return c.execute("SELECT 1 FROM records LIMIT 1").fetchone() is not None
+        tables = {row[0] for row in c.execute("SELECT name FROM sqlite_master")}
+        return any(
+            c.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
+            for table in ("records", "chunks")
+            if table in tables
+        )
     return False
 
 

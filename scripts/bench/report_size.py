@@ -26,12 +26,10 @@ import _setup  # noqa: F401  (first: pins BLAS threads before numpy, sets the pa
 import argparse
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,8 +69,10 @@ def _child(cmd: list[str]) -> Usage:
 
 
 def _count_units(store: Path) -> int:
-    with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as conn:
-        return int(conn.execute("SELECT count(*) FROM units").fetchone()[0])
+    """The units of the store's run: its ``units`` rows, and its chunks' (schema 6 on)."""
+    from parcv.store.readers import read_counts
+
+    return read_counts(store)[1]
 
 
 def main() -> int:

@@ -14,7 +14,11 @@ run, for the same units and bytes:
   times, sizes), inserted at the next rowid;
 * **per chunk + key index**: the same, plus a ``(ckey, chunk)`` row per unit in a
   ``WITHOUT ROWID`` table, for a resume that finds a stored unit by its key in SQL
-  rather than by reading every chunk's keys.
+  rather than by reading every chunk's keys;
+* **schema 6 (Store.add)**: the store of this checkout (``parcv.store.opening.open_store``)
+  adding each chunk as a worker's ``RecordBatch`` of one block, its keys given (as a run's
+  ``ContentKeys.block_keys`` gives them, hashing left out), with a label per 5 units (a
+  candidate's folds) and the code's environment: the whole of ``Store.add``, Python and SQL.
 
 Each layout writes ``--units`` units in chunks of ``--chunk``, one transaction per
 chunk, on a fresh file with the store's pragmas (WAL, ``synchronous=NORMAL``, 64 MiB
@@ -115,6 +119,51 @@ def per_chunk(conn: sqlite3.Connection, cols: dict[str, np.ndarray], n: int, ind
             conn.executemany("INSERT OR REPLACE INTO chunk_keys VALUES (?, ?)", keys)
 
 
+def store_add(args: Any) -> tuple[str, float, float, int]:
+    """The schema-6 row: this checkout's ``Store.add`` of one block per chunk."""
+    from parcv.plan.code import Environment
+    from parcv.plan.record_batch import RecordBatch, RecordBlock
+    from parcv.store.opening import open_store
+
+    env, current = Environment(), [{}]
+
+    def block_keys(kind: str, places: list[Any]) -> Any:
+        ck, vk, n = current[0]["ckeys"], current[0]["vkeys"], len(places)
+        return ([ck[16 * j : 16 * j + 16] for j in range(n)],
+                [vk[16 * j : 16 * j + 16] for j in range(n)], [(b"code", env)] * n)  # fmt: skip
+
+    def identity_of(unit: Any) -> Any:
+        raise AssertionError("every chunk is stored by its block keys")
+
+    rng = np.random.default_rng(0)
+    chunks = [
+        _chunk(rng, s, min(args.chunk, args.units - s)) for s in range(0, args.units, args.chunk)
+    ]
+    labels = tuple((f"c{c}", "{}") for c in range(args.units // 5 + 1))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "store.sqlite"
+        store = open_store(path, {"fingerprint": "bench"}, [], labels=labels,
+                           identity_of=identity_of, block_keys=block_keys)  # fmt: skip
+        batches = []
+        for cols in chunks:
+            n = len(cols["candidate"])
+            folds = np.stack([np.full(n, -1), np.arange(n) % 5, cols["candidate"] // 5], axis=1)
+            block = RecordBlock("search", "host:1", ("score",), ("score",), folds,
+                                cols["test"].reshape(n, 1), cols["train"].reshape(n, 1),
+                                cols["times"], np.full((n, 3), 100, dtype=np.int64))  # fmt: skip
+            batches.append(RecordBatch([block], []))
+        cpu, wall = time.process_time(), time.perf_counter()
+        for cols, batch in zip(chunks, batches, strict=True):
+            current[0] = cols
+            store.add(batch)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        store.close()
+        size = path.stat().st_size + sum(
+            p.stat().st_size for p in path.parent.glob("store.sqlite-*")
+        )
+    return "schema 6 (Store.add)", 1e6 * cpu / args.units, 1e6 * wall / args.units, size
+
+
 def measure(
     name: str, make: Callable[[sqlite3.Connection], None], write: Callable[..., None], args: Any
 ) -> tuple[str, float, float, int]:
@@ -158,6 +207,7 @@ def main() -> None:
             lambda conn, cols, n: per_chunk(conn, cols, n, index=True),
             args,
         ),
+        store_add(args),
     ]
     print(f"{args.units:,} units in chunks of {args.chunk}, one transaction per chunk\n")
     print("| layout | CPU (us/unit) | wall (us/unit) | file (B/unit) | CPU / per unit |")

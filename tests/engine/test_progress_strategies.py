@@ -11,8 +11,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import re
-import sqlite3
-from contextlib import closing
 
 import numpy as np
 import pytest
@@ -23,6 +21,7 @@ from sklearn.linear_model import Ridge
 from sklearn.model_selection import KFold
 
 import parcv
+from parcv.store.readers import read_counts
 from parcv.strategies.sampler import SAMPLERS
 from parcv.strategies.strategy import Choice, Part, Round, RoundBound, Schedule, best_of
 
@@ -170,8 +169,7 @@ def _renders(err: str) -> list[str]:
 
 
 def _count_units(store) -> int:
-    with closing(sqlite3.connect(store)) as conn:
-        return int(conn.execute("SELECT count(*) FROM units").fetchone()[0])
+    return read_counts(store)[1]
 
 
 def _run(name, tmp_path, **options):

@@ -21,6 +21,7 @@ from parcv.bayes import BayesianLinearRegression
 from parcv.plan.build import build_plan
 from parcv.plan.data import check_dataset
 from parcv.plan.partition import PartitionFolds
+from tests.store.surgery import drop_units
 
 RTOL = 1e-10
 RNG = np.random.default_rng(0)
@@ -316,12 +317,7 @@ def test_store_keeps_fold_scores_as_json_and_load_and_resume_agree(tmp_path):
     assert len(rows) == 4 * len(ALPHAS) and {r[2] for r in rows} == {"text"}
     assert len(json.loads(rows[0][1])["score"]) in (26, 27, 40)
     assert n_train_blobs == 3 and n_partitions == 4  # outer folds only; LOO kept compact
-    with closing(sqlite3.connect(store)) as conn:
-        conn.execute(
-            "DELETE FROM records WHERE ckey IN (SELECT ckey FROM units "
-            "WHERE key LIKE '[\"fit\",1,%' OR key LIKE '[\"refit\",1%')"
-        )
-        conn.commit()
+    drop_units(store, lambda u: (u.kind, u.outer) in (("fit", 1), ("refit", 1)))
     again = parcv.nested_cv(
         Ridge(),
         grid,

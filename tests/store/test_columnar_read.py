@@ -19,9 +19,18 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 
 import parcv
+from parcv.plan.record_batch import RecordBatch
 from parcv.plan.record_table import RecordTable
-from parcv.store.columnar import _each_key, _key_block, _match
-from parcv.store.readers import read_records
+from parcv.plan.records import ErrorInfo, Record, Unit
+from parcv.store.chunks import _last_stored, as_keys, find, read_stored_keys
+from parcv.store.opening import open_store
+from parcv.store.readers import (
+    read_ckeys,
+    read_counts,
+    read_records,
+    read_stored_kinds,
+    read_unidentified,
+)
 from tests.estimators import FailsOnAlpha, WarnsOnFit
 
 X, Y = make_regression(n_samples=60, n_features=5, noise=5.0, random_state=0)
@@ -78,24 +87,28 @@ def _comparable(record):
                    train_scores=text(record.train_scores))  # fmt: skip
 
 
-def _blocks(keys, size=3):
-    return [_key_block(keys[i : i + size]) for i in range(0, len(keys), size)]
-
-
 @pytest.mark.parametrize(
     "stored",
     [
-        [bytes([i]) * 16 for i in range(7)],  # 16 bytes each: sorted by their first 8
-        [b"\x01" * 8 + bytes([i]) * 8 for i in range(7)],  # the same first 8: by dict
-        [bytes([i]) * (i + 1) for i in range(7)],  # other lengths: by dict
+        [bytes([i]) * 16 for i in range(7)],  # first 8 bytes differ
+        [b"\x01" * 8 + bytes([i]) * 8 for i in range(7)],  # the same first 8 bytes
     ],
 )
-def test_content_keys_are_matched_exactly(stored):
-    wanted = [stored[5], b"\x09" * 16, stored[0], stored[5], b"", stored[6]]
-    places = _match(_blocks(stored), _blocks(wanted, 2))
-    assert places.tolist() == [5, -1, 0, 5, -1, 6]
-    assert list(_each_key(_blocks(stored))) == stored
-    assert _match([], _blocks(wanted)).tolist() == [-1] * len(wanted)
+def test_content_keys_are_found_exactly(stored):
+    wanted = [stored[5], b"\x09" * 16, stored[0], stored[5], b"\x01" * 16, stored[6]]
+    places = find(as_keys(b"".join(stored)), as_keys(b"".join(wanted)))
+    assert places.tolist() == [5, -1, 0, 5, -1 if stored[1] != b"\x01" * 16 else 1, 6]
+    assert find(as_keys(b""), as_keys(b"".join(wanted))).tolist() == [-1] * len(wanted)
+
+
+def test_of_a_key_stored_twice_the_last_stored_is_read():
+    # Entries: key a in chunks 1 and 3, key b in chunk 1 twice, key c in a records row
+    # after chunk 3 and in chunk 2; key d once. Stored in the order (when, at).
+    a, b, c, d = (bytes([i]) * 8 + bytes([9 - i]) * 8 for i in range(4))
+    keys = as_keys(a + b + b + a + c + c + d)
+    when = np.array([2, 2, 2, 6, 4, 7, 2])
+    at = np.array([0, 1, 2, 0, 0, 5, 3])
+    assert _last_stored(keys, when, at).tolist() == [False, False, True, True, False, True, True]
 
 
 def test_a_store_whose_units_have_no_record_reads_as_an_empty_table(tmp_path):
@@ -103,23 +116,22 @@ def test_a_store_whose_units_have_no_record_reads_as_an_empty_table(tmp_path):
     _fast_cv(store)
     with closing(sqlite3.connect(store)) as conn, conn:
         conn.execute("DELETE FROM records")  # a run stopped before its first record
+        conn.execute("DELETE FROM chunks")
     table = read_records(store)
     assert len(table) == 0 and list(table) == []
+    assert read_stored_kinds(store) == {} and read_counts(store)[0] == 0
     assert table.column("ok").dtype == bool and not len(table.column("fit_time"))
 
 
 def _rows(store):
     """Every stored record and unit, without what differs between two runs (times, workers)."""
-    with closing(sqlite3.connect(store)) as conn:
-        records = conn.execute(
-            "SELECT r.ckey, kind, outer, inner, candidate, l.params, status, m.names, "
-            "test_scores, train_scores, n_train, n_test, error_type, error_message, warnings, "
-            "fold_scores FROM records r JOIN labels l ON l.id = r.label "
-            "JOIN metrics m ON m.id = r.metrics ORDER BY r.ckey"
-        ).fetchall()
-        units = conn.execute("SELECT * FROM units ORDER BY pid, key").fetchall()
-        identities = conn.execute("SELECT vkey, ckey FROM identities ORDER BY ckey").fetchall()
-    return records, units, identities
+    table = read_records(store)
+    records = sorted(
+        repr(replace(table[key], fit_time=0.0, score_time=0.0, started=0.0, finished=0.0,
+                     worker="").to_dict())
+        for key in table
+    )  # fmt: skip
+    return records, sorted(read_ckeys(store)), read_unidentified(store)
 
 
 def test_a_store_written_from_workers_batches_equals_one_written_record_by_record(tmp_path):
@@ -135,4 +147,35 @@ def test_a_store_written_from_workers_batches_equals_one_written_record_by_recor
 
     serial, local = run("serial"), run("local")
     assert len(local[0]) == (3 + 1) * 3 * 3 + 3 + 1  # fits (outer folds, all data), refits
+    assert local[2] == 0  # every record stored with its values key
     assert local == serial
+
+
+def test_a_unit_stored_again_reads_as_the_one_stored_last_chunk_or_row(tmp_path):
+    # A plain record is kept in a chunk, a failure as a row: a unit retried or rescored
+    # alternates between the two, and each read finds the record stored last (as a row
+    # replaced by INSERT OR REPLACE read before chunks).
+    path, unit, ckey = tmp_path / "run.sqlite", Unit("fit", 0, 1, 0), "ab" * 16
+    store = open_store(path, {"fingerprint": "f"}, [], labels=(("c0", "{}"),),
+                       key_of=lambda u: ckey)  # fmt: skip
+
+    def record(status, score):
+        error = None if status == "ok" else ErrorInfo("ValueError", "no", "")
+        return Record(unit, status, {"score": score}, {}, 0.5, 0.25, 8, 2, error=error,
+                      worker="w", started=score, finished=score + 1)  # fmt: skip
+
+    try:
+        for status, score in [("ok", 0.1), ("failed", 0.2), ("ok", 0.3), ("ok", 0.4),
+                              ("failed", 0.5), ("failed", 0.6), ("ok", 0.7)]:  # fmt: skip
+            stored = record(status, score)
+            store.add(RecordBatch.pack([stored]))
+            assert store.stored([ckey]) == {ckey: stored}
+            assert dict(read_records(path)) == {unit.key: stored}
+            assert store.n_records() == read_counts(path)[0] == 1
+            assert read_stored_kinds(path) == {"fit": 1}
+        # Pruning keeps the record read and drops the ones stored before it.
+        assert store.prune() == 0 and store.stored([ckey]) == {ckey: stored}
+        with closing(sqlite3.connect(path)) as conn:
+            assert len(read_stored_keys(conn).keys) == 1
+    finally:
+        store.close()

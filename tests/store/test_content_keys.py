@@ -30,6 +30,7 @@ from parcv.plan.data import check_dataset
 from parcv.plan.keys import candidate_digest, content_keys
 from parcv.plan.records import Unit
 from parcv.plan.space import RandomSpace
+from parcv.store.readers import read_counts
 from tests.estimators import FIT_LOG, FitLogged, logged_fits
 
 X, Y = make_regression(n_samples=60, n_features=5, noise=20.0, random_state=0)
@@ -370,5 +371,4 @@ def test_sigkill_during_a_grown_run_then_resume_equals_an_undisturbed_run(tmp_pa
 
 
 def _n_records(store):
-    with closing(sqlite3.connect(store, timeout=30.0)) as conn:
-        return conn.execute("SELECT count(*) FROM records").fetchone()[0]
+    return read_counts(store)[0]

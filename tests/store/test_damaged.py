@@ -12,6 +12,7 @@ from sklearn.linear_model import Ridge
 import parcv
 from parcv.errors import StoreDamagedError
 from parcv.store.readers import read_store
+from tests.store.surgery import drop_units
 from tests.sweep_script import sweep_data
 
 SPACE = {"alpha": [0.1, 1.0]}
@@ -36,11 +37,11 @@ def test_an_unfinished_run_says_how_far_it_got_and_how_to_finish(tmp_path):
     store = tmp_path / "run.sqlite"
     full = _nested(store)
     before = read_store(store)[1]
-    # The units of the store's plan point at records by content key: drop both, as a run
-    # interrupted before these units finished would have left them.
-    where = """key IN ('["refit",1]', '["final"]') OR key LIKE '["fit",2,0,%'"""
-    _sql(store, f"DELETE FROM records WHERE ckey IN (SELECT ckey FROM units WHERE {where})")
-    _sql(store, f"DELETE FROM units WHERE {where}")
+    # Drop the units and their records, as a run interrupted before these units finished
+    # would have left them.
+    dropped = drop_units(store, lambda u: u.key in (("refit", 1), ("final",))
+                         or (u.kind, u.outer, u.inner) == ("fit", 2, 0))  # fmt: skip
+    assert dropped == 4
     # 4 outer x 2 inner x 2 candidates + 3 refits + final = 20 units; 2 fits, refit, final gone
     message = r"unfinished run: 16 of 20 units done; missing 2 fits; the refits of outer folds 1;"
     with pytest.raises(parcv.UnfinishedRunError, match=message + r" the final refit.*resume=True"):
@@ -74,8 +75,7 @@ def _check_partial(partial, full, before):
     ("damage", "what"),
     [
         (
-            "UPDATE records SET test_scores = '{not json' "
-            "WHERE ckey = (SELECT min(ckey) FROM records)",
+            "UPDATE chunks SET test_scores = '{not json' WHERE id = (SELECT min(id) FROM chunks)",
             "a record holds text",
         ),
         ("DELETE FROM meta WHERE name = 'kind'", "no entry 'kind'"),

@@ -50,13 +50,21 @@ DAMAGES = {
     "no-folds-table": lambda s: _sql(s, "DROP TABLE folds"),
     "no-models-table": lambda s: _sql(s, "DROP TABLE models"),
     "units-of-one-column": lambda s: _sql(s, "DROP TABLE units; CREATE TABLE units (x)"),
-    "records-of-one-column": lambda s: _sql(
-        s, "DROP TABLE records; CREATE TABLE records (ckey BLOB)"
-    ),
+    "records-of-one-column": lambda s: _sql(s, "DROP TABLE records; CREATE TABLE records (x)"),
+    "chunks-of-one-column": lambda s: _sql(s, "DROP TABLE chunks; CREATE TABLE chunks (x)"),
     "records-a-view": lambda s: _sql(
         s,
         "ALTER TABLE records RENAME TO old_records; "
         "CREATE VIEW records AS SELECT * FROM old_records",
+    ),
+    "chunks-a-view": lambda s: _sql(
+        s,
+        "ALTER TABLE chunks RENAME TO old_chunks; CREATE VIEW chunks AS SELECT * FROM old_chunks",
+    ),
+    "workers-a-view": lambda s: _sql(
+        s,
+        "ALTER TABLE workers RENAME TO old_workers; "
+        "CREATE VIEW workers AS SELECT * FROM old_workers",
     ),
 }
 
@@ -92,7 +100,7 @@ def test_a_physically_damaged_store_is_named_never_a_raw_sqlite_error(
 def test_a_store_sqlite_cannot_use_names_what_sqlite_says(tmp_path, intact):
     store = tmp_path / "run.sqlite"
     store.write_bytes(intact[0])
-    DAMAGES["records-a-view"](store)
+    DAMAGES["workers-a-view"](store)  # read as a table, but SQLite cannot add a worker to it
     with pytest.raises(StoreDamagedError, match=r"is damaged: SQLite cannot use it .*a view"):
         _nested(store, resume=True)
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +25,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 import parcv
 from parcv.cli import main
+from parcv.store.readers import read_stored_kinds
 from tests.estimators import FitLogged
 from tests.store.test_code_resume import _upgrade, fakepkg  # noqa: F401 (a fixture)
 
@@ -93,11 +92,7 @@ def fits(monkeypatch):
 
 def _stored(store: Path) -> tuple[int, int]:
     """Units of the store's last run (every plan of it) with a record: (searches', refits')."""
-    with closing(sqlite3.connect(store)) as conn:
-        rows = conn.execute(
-            "SELECT u.kind, count(*) FROM units u JOIN records r ON r.ckey = u.ckey GROUP BY u.kind"
-        ).fetchall()
-    kinds = dict(rows)
+    kinds = read_stored_kinds(store)
     refits = kinds.pop("refit", 0) + kinds.pop("final", 0)
     return sum(kinds.values()), refits
 

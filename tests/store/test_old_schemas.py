@@ -1,0 +1,108 @@
+"""Stores of every older schema, written by the parcv that wrote each, read and resumed now.
+
+The fixtures (``fixtures/schema_N.sqlite``) were written by the last commit of each store
+schema (``fixtures/make_fixtures.py`` says which and how). The reference is independent
+of every store: the same sweep run now, with nothing stored.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+
+import parcv
+from parcv.store.readers import read_counts, read_records, read_stored_kinds
+from tests.store.fixtures.make_fixtures import SPACE, sweep_data
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _sweep(store=None, **options):
+    X, y = sweep_data()
+    return parcv.nested_cv(Ridge(), SPACE, X, y, outer=3, inner=2, backend="serial",
+                           store=store, progress=False, **options)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    return _sweep()
+
+
+def _copy(schema, tmp_path):
+    store = tmp_path / "run.sqlite"
+    shutil.copyfile(FIXTURES / f"schema_{schema}.sqlite", store)
+    return store
+
+
+def _same(result, fresh):
+    np.testing.assert_array_equal(result.outer_scores["score"], fresh.outer_scores["score"])
+    assert result.chosen == fresh.chosen
+    assert {r.key: r.test_scores for r in result.records} == {
+        r.key: r.test_scores for r in fresh.records
+    }
+
+
+def _schema(store):
+    with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as conn:
+        row = conn.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+    return None if row is None else row[0]
+
+
+@pytest.mark.parametrize("schema", [1, 2, 3, 4, 5])
+def test_a_store_of_each_older_schema_reads_as_the_run_that_wrote_it(schema, tmp_path, fresh):
+    store = _copy(schema, tmp_path)
+    before = store.read_bytes()
+    _same(parcv.load(store), fresh)
+    n_units = len(fresh.records)
+    assert len(read_records(store)) == n_units
+    assert read_counts(store)[0] == n_units
+    assert sum(read_stored_kinds(store).values()) == n_units
+    assert store.read_bytes() == before  # a read writes nothing
+
+
+@pytest.mark.parametrize("schema", [1, 2, 3])
+def test_a_run_refuses_to_add_to_a_store_of_schema_1_to_3(schema, tmp_path, fresh):
+    store = _copy(schema, tmp_path)
+    before = store.read_bytes()
+    with pytest.raises(parcv.PlanMismatchError, match=r"cannot add to it|will not reuse"):
+        _sweep(store, resume=True)
+    assert store.read_bytes() == before
+
+
+@pytest.mark.parametrize("schema", [4, 5])
+def test_a_run_adds_to_a_store_of_schema_4_or_5_migrating_it_in_place(schema, tmp_path, fresh):
+    store = _copy(schema, tmp_path)
+    old = {r.key: r.finished for r in parcv.load(store).records}
+    _same(_sweep(store, resume=True), fresh)
+    assert _schema(store) == "6"
+    _same(parcv.load(store), fresh)
+    resumed = {r.key: r.finished for r in parcv.load(store).records}
+    kept = {k for k in old if resumed[k] == old[k]}
+    if schema == 5:  # its content keys are this parcv's: every fit is reused
+        assert {k for k in old if k[0] == "fit"} <= kept
+    else:  # schema 4 keyed units before code identity: no key of it is a unit's now
+        assert not kept
+    # Again, on the migrated store: its old rows and the new chunks side by side.
+    again = _sweep(store, resume=True)
+    _same(again, fresh)
+    assert {k: r.finished for k, r in read_records(store).items() if k[0] == "fit"} == {
+        k: t for k, t in resumed.items() if k[0] == "fit"
+    }
+
+
+def test_a_store_of_a_newer_schema_is_refused_naming_its_version(tmp_path):
+    store = _copy(5, tmp_path)
+    with closing(sqlite3.connect(store)) as conn, conn:
+        conn.execute("UPDATE meta SET value = '7' WHERE name = 'schema'")
+    before = store.read_bytes()
+    with pytest.raises(parcv.PlanMismatchError, match=r"newer parcv \(store schema 7\).*1 to 6"):
+        parcv.load(store)
+    with pytest.raises(parcv.PlanMismatchError, match=r"store schema 7"):
+        _sweep(store, resume=True)
+    assert store.read_bytes() == before
