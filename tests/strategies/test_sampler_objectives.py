@@ -81,12 +81,14 @@ def reference(kind):
     return study
 
 
-def searched(kind, **run):
+@functools.cache
+def searched(kind):
+    """parcv.search on the serial backend (run once per test process: several tests read it)."""
     strategy = Sampler(SAMPLERS[kind](), n_trials=N_TRIALS, objectives=OBJECTIVES)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitFailedWarning)  # the trials with selection="bogus"
         return parcv.search(LASSO, SPACE, X, y, cv=FOLDS, scoring=SCORING, refit="r2",
-                            strategy=strategy, backend="serial", **run)  # fmt: skip
+                            strategy=strategy, backend="serial")  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", sorted(SAMPLERS))
@@ -130,6 +132,30 @@ def test_a_time_objective_makes_the_front_optunas_study_makes_of_the_same_times(
     assert list(front.trials) == [t.number for t in study.best_trials]
     assert front.objectives == ("score", "fit_time") and (front.mean("fit_time") > 0).all()
     assert result.strategy["objectives"] == objectives
+
+
+def test_the_front_is_drawn_with_its_error_bars_and_the_shipped_trial_starred():
+    import matplotlib.pyplot as plt
+
+    from parcv.report.plots import ParetoFrontDisplay, figures
+
+    result = searched("nsga2")
+    front = pareto_front(result)
+    display = ParetoFrontDisplay.from_result(result)
+    ax = display.ax_
+    line, _, (xbars, ybars) = ax.containers[0]  # the front's error bars
+    np.testing.assert_array_equal(line.get_xdata(), front.mean("size"))
+    np.testing.assert_array_equal(line.get_ydata(), front.mean("r2"))
+    spans = np.array([[s[1][0] - s[0][0], s[1][1] - s[0][1]]
+                      for s in (*xbars.get_segments(), *ybars.get_segments())])  # fmt: skip
+    n = len(front)
+    np.testing.assert_allclose(spans[:n, 0], 2 * front.se("size"), rtol=1e-12)
+    np.testing.assert_allclose(spans[n:, 1], 2 * front.se("r2"), rtol=1e-12)
+    star = next(x for x in ax.lines if x.get_label().startswith("selected"))
+    assert star.get_label() == f"selected: trial {front.trials[front.selected]}"
+    assert (star.get_xdata()[0], star.get_ydata()[0]) == tuple(front.means[front.selected][::-1])
+    plt.close(display.figure_)
+    assert "pareto_front.png" in figures(result)
 
 
 # ---------------------------------------------------------------- the proposer and the rule
