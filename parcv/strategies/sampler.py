@@ -1341,9 +1341,8 @@ class _StudyProposer:
     def _ask(self, seed: np.random.SeedSequence) -> Round:
         if self._study is None:
             directions = list(self._objectives.values()) or None
-            with _ignore_experimental(self._optuna):
-                self._study = _new_study(self._optuna, self._strategy.new_sampler(seed),
-                                         directions=directions)  # fmt: skip
+            self._study = _new_study(self._optuna, self._strategy.new_sampler(seed),
+                                     directions=directions)  # fmt: skip
         asked = sum(len(t) for t in self._trials)
         n = min(self._strategy.batch, self._strategy.n_trials - asked)
         distributions = dict(self._space.distributions)

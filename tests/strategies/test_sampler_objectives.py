@@ -12,6 +12,7 @@ tested by the front Optuna's study makes of the same times.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import warnings
 
@@ -132,6 +133,9 @@ def test_a_time_objective_makes_the_front_optunas_study_makes_of_the_same_times(
     assert list(front.trials) == [t.number for t in study.best_trials]
     assert front.objectives == ("score", "fit_time") and (front.mean("fit_time") > 0).all()
     assert result.strategy["objectives"] == objectives
+    shown = json.loads(json.dumps(front.to_dict()))
+    assert [t["trial"] for t in shown["trials"]] == list(front.trials)
+    assert shown["trials"][0]["mean"]["score"] == front.mean("score")[0]
 
 
 def test_the_front_is_drawn_with_its_error_bars_and_the_shipped_trial_starred():
