@@ -74,6 +74,7 @@ if _typing.TYPE_CHECKING:
     from parcv.results.partial import PartialResult
     from parcv.results.summary import ScoreSummary, summarize_scores
     from parcv.stats.racing import Racing
+    from parcv.strategies.pareto import pareto_front
     from parcv.strategies.sampler import Sampler
 
 # Each public name and the module that defines it.
@@ -131,6 +132,7 @@ _EXPORTS = {
     "ScoreSummary": "parcv.results.summary",
     "summarize_scores": "parcv.results.summary",
     "Racing": "parcv.stats.racing",
+    "pareto_front": "parcv.strategies.pareto",
     "Sampler": "parcv.strategies.sampler",
 }
 
@@ -184,6 +186,7 @@ __all__ = [
     "learning_curve",
     "load",
     "nested_cv",
+    "pareto_front",
     "permutation_test_score",
     "register_token",
     "search",

@@ -126,8 +126,10 @@ class Case:
     ``api(seed)`` gives the keyword arguments of ``parcv.search`` / ``nested_cv``
     besides the estimator (``space`` included); ``seed`` is the run's seed or None.
     ``spec`` gives the ``[estimator]``, ``[space]`` and ``[search]`` tables of a spec
-    (None: not expressible in a spec, ``no_spec`` says why). ``draws``: the run's seed
-    changes which units run. ``covers`` names the strategy classes the case runs.
+    (None: not expressible in a spec, ``no_spec`` says why), ``metrics`` the lines of its
+    ``[scoring]`` table that name the metrics (``api`` then gives ``scoring`` and ``refit``
+    to match). ``draws``: the run's seed changes which units run. ``covers`` names the
+    strategy classes the case runs.
     """
 
     name: str
@@ -138,6 +140,7 @@ class Case:
     covers: tuple[str, ...] = ()
     no_spec: str = ""
     drop_in: str = "GridSearchCV"
+    metrics: str = f'metrics = "{SCORING}"\n'
 
     def build(self, *, user_code: bool = False) -> Any:
         """A fresh estimator of the case."""
@@ -186,6 +189,17 @@ def _sampler(kind: str) -> Callable[[int | None], dict[str, Any]]:
                 **({} if seed is None else {"random_state": seed})}  # fmt: skip
 
     return api
+
+
+#: Two objectives, both scores: a time would make the trials differ from run to run.
+OBJECTIVES = {SCORING: "maximize", "neg_mean_absolute_error": "maximize"}
+
+
+def _objectives_sampler(seed: int | None) -> dict[str, Any]:
+    space = {"alpha": loguniform(1e-3, 1.0), "l1_ratio": uniform(0.0, 1.0)}
+    strategy = parcv.Sampler("nsga2", n_trials=4, batch=2, objectives=OBJECTIVES)
+    return {"space": space, "strategy": strategy, "scoring": list(OBJECTIVES),
+            "refit": SCORING, **({} if seed is None else {"random_state": seed})}  # fmt: skip
 
 
 def _pruned_sampler(seed: int | None) -> dict[str, Any]:
@@ -268,6 +282,9 @@ def builtin_cases() -> list[Case]:
         ),
     ]
     for kind in SAMPLERS:
+        if kind == "nsga2":  # a multi-objective sampler: its row searches two objectives
+            cases.append(_objectives_case())
+            continue
         cases.append(
             Case(
                 f"sampler {kind}",
@@ -296,6 +313,25 @@ def builtin_cases() -> list[Case]:
         )
     )
     return cases
+
+
+def _objectives_case() -> Case:
+    """NSGA-II on two objectives (two score metrics): a Pareto front, through every consumer."""
+    names = ", ".join(f'"{n}"' for n in OBJECTIVES)
+    table = ", ".join(f'{n} = "{d}"' for n, d in OBJECTIVES.items())
+    return Case(
+        "sampler nsga2, two objectives",
+        NET,
+        _objectives_sampler,
+        "[space]\nalpha = { loguniform = [0.001, 1.0] }\n"
+        "l1_ratio = { uniform = [0.0, 1.0] }\n"
+        f'[search]\nsampler = {{ kind = "nsga2", n_trials = 4, batch = 2, '
+        f"objectives = {{ {table} }} }}\n",
+        draws=True,
+        covers=("Sampler",),
+        drop_in="RandomizedSearchCV",
+        metrics=f'metrics = [{names}]\nrefit = "{SCORING}"\n',
+    )
 
 
 class _HalfWindows:
@@ -458,7 +494,8 @@ def _drop_in_run(case: Case, nested: bool, backend: str, store: Path | None, see
     built = case.build(user_code=user_code)
     kwargs = case.api(seed)
     space = kwargs.pop("space")
-    given = {"scoring": SCORING, "backend": backend, "store": store, **run}
+    given = {"scoring": kwargs.pop("scoring", SCORING), "backend": backend, "store": store,
+             **({"refit": kwargs.pop("refit")} if "refit" in kwargs else {}), **run}  # fmt: skip
     if backend == "local":
         given["n_jobs"] = 2
     strategy = kwargs.pop("strategy", None)
@@ -507,7 +544,7 @@ def spec_text(
           else f"[cv]\ncv = {folds(INNER)}\n")  # fmt: skip
     tables = spec_estimator(case, user_code=user_code) + case.spec
     return (f'[data]\nsource = "matrix.csv"\ntarget = "y"\n{tables}{cv}'
-            f'[scoring]\nmetrics = "{SCORING}"\n{scoring}')  # fmt: skip
+            f"[scoring]\n{case.metrics}{scoring}")  # fmt: skip
 
 
 def _spec_run(case: Case, nested: bool, backend: str, out: Path, seed: int | None,

@@ -341,6 +341,7 @@ def test_public_api_is_pinned():
             "learning_curve",
             "load",
             "nested_cv",
+            "pareto_front",
             "permutation_test_score",
             "search",
             "summarize_scores",

@@ -92,8 +92,10 @@ KEYS: dict[str, str] = {
     "search.hyperband": "Hyperband: several halving brackets. A table of "
     ":class:`parcv.Hyperband`'s options (not with halving).",
     "search.sampler": "Model-based search with an Optuna sampler: a table of ``kind`` "
-    '("tpe", "cmaes", "gp", "qmc", "random"), ``n_trials``, ``batch`` and ``seed`` (other keys '
-    "go to the sampler), with :class:`parcv.Sampler`; the space holds distributions.",
+    '("tpe", "nsga2", "cmaes", "gp", "qmc", "random"), ``n_trials``, ``batch`` and ``seed`` '
+    "(other keys go to the sampler), with :class:`parcv.Sampler`; the space holds "
+    'distributions. ``objectives = { r2 = "maximize", fit_time = "minimize" }`` searches '
+    "several objectives (a Pareto front).",
     "cv.mode": "One of {MODES} (default: nested when ``outer`` is set, search when the spec "
     "has a ``[space]``, else cross_validate).",
     "cv.cv": "The CV scheme of a search or of cross_validate: an int k (k folds, stratified "

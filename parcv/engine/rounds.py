@@ -404,8 +404,9 @@ def search_context(
         n_classes = len(np.unique(np.asarray(data.y)[rows]))
     candidates = tuple(dict(c.params) for c in base.candidates) if points else ()
     n_splits = len(base.inner_folds[key])
+    metrics = tuple(dict.fromkeys(base.scoring.suffix(n) for n in base.scoring.scorers))
     return SearchContext(candidates, space, estimator, int(rows.size), n_splits, n_classes,
-                         base.scoring.refit, key, cv)  # fmt: skip
+                         base.scoring.refit, key, cv, metrics)  # fmt: skip
 
 
 def plan_rounds(

@@ -33,6 +33,7 @@ from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.labels import readable_labels
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.predictions import predicts_labels
+from parcv.strategies.pareto import ParetoFront, nondominated, outer_objectives, pareto_front
 from parcv.strategies.sampler import check_optuna_space, import_optuna, rebuild_study
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "HalvingRungsDisplay",
     "PairedDifferencesDisplay",
     "ParamImportanceDisplay",
+    "ParetoFrontDisplay",
     "SamplerTrialsDisplay",
     "SelectionFrequencyDisplay",
     "ValidationCurveDisplay",
@@ -1082,6 +1084,9 @@ def figures(
         drawn["halving.png"] = halving_rungs(search, metric=metric)
     if search is not None and (search.strategy or {}).get("name") == "sampler":
         drawn.update(_sampler_plots(search, metric))
+    if search is not None and (search.strategy or {}).get("objectives"):
+        front = ParetoFrontDisplay.from_result_unplotted(result)
+        drawn["pareto_front.png"] = _report_figure(front) if len(front.front) else None
     if isinstance(result, (NestedResult, CVResult)):
         drawn["fold_scores.png"] = fold_scores(result, metric=metric)
     return {name: fig for name, fig in drawn.items() if fig is not None}
@@ -2201,6 +2206,149 @@ class ParamImportanceDisplay(_Display):
                                 self.metric)  # fmt: skip
 
 
+class ParetoFrontDisplay(_Display):
+    """A search of several objectives: its Pareto front, each mean ± se: ``pareto_front.png``.
+
+    Every complete trial is a grey dot at its objectives' CV means; the front's
+    trials (no other is better on every objective) are joined and carry error
+    bars of one standard error over the folds on both axes; the shipped trial is
+    starred. The first objective is on the y axis, each other one on the x axis
+    of a panel of its own. For a nested CV (its search on all data), crosses
+    mark each outer fold's chosen trial at its outer scores
+    (:func:`~parcv.strategies.pareto.outer_objectives`): the estimate of the
+    whole procedure, per objective.
+
+    Parameters
+    ----------
+    front : ParetoFront
+        See :func:`parcv.pareto_front`.
+    trials : array-like of shape (n_trials, n_objectives) or None, default=None
+        Every trial's means (NaN rows, failed trials, are left out).
+    outer : dict of str to ndarray or None, default=None
+        Each objective's outer score per outer fold, drawn as crosses.
+
+    Attributes
+    ----------
+    front : ParetoFront
+    figure_, ax_, axes_
+        Set by :meth:`plot`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from parcv.report import ParetoFrontDisplay
+    >>> from parcv.strategies.pareto import ParetoFront
+    >>> front = ParetoFront(("r2", "fit_time"), ("maximize", "minimize"), (0, 2),
+    ...                     ({"alpha": 0.1}, {"alpha": 10.0}), np.array([[0.9, 0.3], [0.7, 0.1]]),
+    ...                     np.array([[0.02, 0.01], [0.03, 0.01]]), selected=0)
+    >>> display = ParetoFrontDisplay(front).plot()
+    >>> display.ax_.get_xlabel(), display.ax_.get_ylabel()
+    ('mean fit_time (minimize)', 'mean test r2 (maximize)')
+    >>> plt.close(display.figure_)
+    """
+
+    def __init__(self, front: ParetoFront, *, trials: Any = None, outer: Any = None) -> None:
+        self.front = front
+        self.trials = None if trials is None else np.asarray(trials, dtype=float)
+        self.outer = None if outer is None else {k: np.asarray(v, dtype=float)
+                                                 for k, v in dict(outer).items()}  # fmt: skip
+
+    @property
+    def n_panels(self) -> int:
+        """One panel per objective after the first, up to :data:`MAX_PANELS`."""
+        return min(len(self.front.objectives) - 1, MAX_PANELS)
+
+    @property
+    def figsize(self) -> tuple[float, float]:
+        """Width and height in inches of the report's figure."""
+        return (max(6.4, 4.2 * self.n_panels), 4.4)
+
+    def _empty(self) -> str:
+        if not len(self.front):
+            return "no Pareto front to draw: every trial failed."
+        return ""
+
+    @classmethod
+    def from_result_unplotted(cls, result: Any) -> ParetoFrontDisplay:
+        """The display of a result's front and trials (and a nested CV's outer scores)."""
+        search = _sampler_search(result, cls.__name__)
+        front = pareto_front(search)
+        cv = search.cv_results_
+        trials = np.column_stack([_objective_means(cv, n) for n in front.objectives])
+        outer = outer_objectives(result) if hasattr(result, "outer_scores") else None
+        return cls(front, trials=trials, outer=outer)
+
+    @classmethod
+    def from_result(cls, result: Any, *, ax: Any = None) -> ParetoFrontDisplay:
+        """Plot the Pareto front of a search of several objectives (a nested run's: on all data).
+
+        Parameters
+        ----------
+        result : SearchResult or NestedResult
+            Of a search with ``strategy=parcv.Sampler(..., objectives=...)``.
+        ax : matplotlib Axes, array-like of Axes or None, default=None
+
+        Returns
+        -------
+        ParetoFrontDisplay
+
+        Raises
+        ------
+        TypeError
+            ``result`` is no sampler's search.
+        ValueError
+            The sampler searched one objective, or every trial failed.
+        """
+        return cls.from_result_unplotted(result).plot(ax=ax)
+
+    def _draw(self, axes: list[Any]) -> None:
+        for j, ax in enumerate(axes, start=1):
+            _draw_pareto_front(ax, self.front, j, self.trials, self.outer)
+
+
+def _objective_means(cv: dict[str, Any], name: str) -> Any:
+    key = f"mean_{name}" if name in ("fit_time", "score_time") else f"mean_test_{name}"
+    return np.asarray(cv[key], dtype=float)
+
+
+def _draw_pareto_front(
+    ax: Any, front: ParetoFront, x: int, trials: Any, outer: dict[str, Any] | None
+) -> None:
+    """Draw objective ``x`` against the first of :class:`ParetoFrontDisplay` on ``ax``."""
+    names, directions = front.objectives, front.directions
+    if trials is not None:
+        ok = ~np.isnan(trials).any(axis=1)
+        ax.plot(trials[ok, x], trials[ok, 0], "o", color="tab:gray", alpha=0.5, markersize=4,
+                label=f"trial ({int(ok.sum())} complete)")  # fmt: skip
+    # The edge of what the front dominates, on these two objectives: a staircase (with more
+    # objectives, front trials off it are better on another one).
+    order = np.argsort(front.means[:, x], kind="stable")
+    pair = nondominated(front.means[:, [0, x]], [directions[0], directions[x]])
+    ax.step(front.means[order, x][pair[order]], front.means[order, 0][pair[order]],
+            where="pre" if directions[x] == "maximize" else "post", color="C0", alpha=0.5,
+            linewidth=1.0)  # fmt: skip
+    ax.errorbar(front.means[:, x], front.means[:, 0], xerr=front.ses[:, x],
+                yerr=front.ses[:, 0], fmt="o", color="C0", capsize=3, markersize=5,
+                label=f"Pareto front ({len(front)}), mean ± se")  # fmt: skip
+    if front.selected is not None:
+        s = front.selected
+        ax.plot(front.means[s, x], front.means[s, 0], "*", color="gold", markeredgecolor="black",
+                markersize=15, zorder=5, label=f"selected: trial {front.trials[s]}")  # fmt: skip
+    if outer is not None and names[0] in outer and names[x] in outer:
+        ax.plot(outer[names[x]], outer[names[0]], "x", color="black", markersize=7,
+                label="outer folds' choices, outer scores")  # fmt: skip
+    ax.set_xlabel(f"{_objective_label(names[x])} ({directions[x]})")
+    ax.set_ylabel(f"{_objective_label(names[0])} ({directions[0]})")
+    ax.set_title(f"Pareto front: {names[0]} against {names[x]}", fontsize=TITLE_SIZE)
+    ax.grid(alpha=0.3)
+    _legend(ax, loc="best")
+
+
+def _objective_label(name: str) -> str:
+    return f"mean {name}" if name in ("fit_time", "score_time") else f"mean test {name}"
+
+
 DISPLAYS = (
     ValidationCurveDisplay,
     PairedDifferencesDisplay,
@@ -2209,4 +2357,5 @@ DISPLAYS = (
     HalvingRungsDisplay,
     SamplerTrialsDisplay,
     ParamImportanceDisplay,
+    ParetoFrontDisplay,
 )

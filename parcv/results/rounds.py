@@ -132,14 +132,19 @@ def finished_part(part: Part, plan: Plan, records: Mapping[Key, Record]) -> Fini
     -------
     FinishedPart
         The refit metric's fold scores (NaN where a race never ran a fold) and
-        the means ``cv_results_`` shows.
+        the means ``cv_results_`` shows; every metric's and the fit and score
+        times' means and standard deviations, as ``cv_results_`` shows them.
     """
     result = _part_search(plan, records)
+    cv = result.cv_results_
     metric = plan.scoring.refit
     suffix = plan.scoring.suffix(metric)
-    means = np.asarray(result.cv_results_[f"mean_test_{suffix}"], dtype=np.float64)
-    raced = result.cv_results_.get("race_eliminated_after")
+    means = np.asarray(cv[f"mean_test_{suffix}"], dtype=np.float64)
+    raced = cv.get("race_eliminated_after")
     dropped = np.zeros(len(means), dtype=bool) if raced is None else np.asarray(raced) >= 0
+    columns = {plan.scoring.suffix(n): f"test_{plan.scoring.suffix(n)}"
+               for n in plan.scoring.scorers}  # fmt: skip
+    columns.update(fit_time="fit_time", score_time="score_time")
     return FinishedPart(
         part=part,
         params=tuple(dict(c.params) for c in plan.candidates),
@@ -147,7 +152,11 @@ def finished_part(part: Part, plan: Plan, records: Mapping[Key, Record]) -> Fini
         scores=fold_scores(plan, records, None, metric),
         means=means,
         dropped=dropped,
-    )
+        metric_means={n: np.asarray(cv[f"mean_{c}"], dtype=np.float64)
+                      for n, c in columns.items()},
+        metric_stds={n: np.asarray(cv[f"std_{c}"], dtype=np.float64)
+                     for n, c in columns.items()},
+    )  # fmt: skip
 
 
 def finished_rounds(search: SearchRun) -> list[FinishedRound]:

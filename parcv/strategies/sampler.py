@@ -41,7 +41,7 @@ import importlib.util
 import inspect
 import math
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -52,6 +52,13 @@ from parcv.plan.iterations import Iterations
 from parcv.plan.shortcuts import continues_exactly
 from parcv.plan.tokens import token_hex
 from parcv.strategies.early_stopping import doubling_windows
+from parcv.strategies.pareto import (
+    TIMES,
+    ParetoFront,
+    check_objectives,
+    nondominated,
+    select_from,
+)
 from parcv.strategies.strategy import (
     Choice,
     FinishedPart,
@@ -82,6 +89,7 @@ __all__ = [
 #: The samplers a name gives (``Sampler("tpe", ...)``, ``kind = "tpe"`` in a spec).
 SAMPLERS: dict[str, str] = {
     "tpe": "TPESampler",
+    "nsga2": "NSGAIISampler",
     "cmaes": "CmaEsSampler",
     "gp": "GPSampler",
     "qmc": "QMCSampler",
@@ -516,11 +524,18 @@ def _quiet(optuna: ModuleType) -> Iterator[None]:
 
 
 def _new_study(
-    optuna: ModuleType, sampler: Any, *, pruner: Any = None, study_name: str | None = None
+    optuna: ModuleType,
+    sampler: Any,
+    *,
+    pruner: Any = None,
+    study_name: str | None = None,
+    directions: Sequence[str] | None = None,
 ) -> Any:
+    """A study in memory: maximized, or with ``directions`` one per objective."""
+    direction = None if directions else "maximize"
     with _quiet(optuna):
-        return optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner,
-                                   study_name=study_name)  # fmt: skip
+        return optuna.create_study(direction=direction, directions=directions, sampler=sampler,
+                                   pruner=pruner, study_name=study_name)  # fmt: skip
 
 
 def _json_ready(value: Any) -> Any:
@@ -671,7 +686,7 @@ class Sampler:
 
     Parameters
     ----------
-    sampler : {"tpe", "cmaes", "gp", "qmc", "random"} or optuna.samplers.BaseSampler
+    sampler : {"tpe", "nsga2", "cmaes", "gp", "qmc", "random"} or optuna.samplers.BaseSampler
         A name builds that Optuna sampler with ``seed`` and ``options``; an
         instance is used as given (a copy per search), with its own seed.
     n_trials : int
@@ -702,6 +717,23 @@ class Sampler:
         data): ``HyperbandPruner`` assigns a trial its bracket by the study's
         name and the trial's number, so a study of Optuna's own with this name
         draws the same brackets.
+    objectives : dict of str to {"maximize", "minimize"} or None, default=None
+        Search several objectives at once (a multi-objective study: NSGA-II,
+        TPE, random or QMC; not CMA-ES). Each key is a metric of ``scoring`` as
+        ``cv_results_`` names it (``"score"`` for one metric, the scoring's
+        names for several) or ``"fit_time"`` / ``"score_time"`` (the mean
+        time over the folds, in seconds); each value its direction. Each trial
+        is told every objective's mean over the folds; the result's front is
+        :func:`parcv.pareto_front`. None: one objective, the refit metric,
+        maximized. Not with a pruner or ``racing`` (both decide on one value).
+    select : callable or None, default=None
+        With ``objectives``: which trial of the Pareto front the search ships,
+        ``select(front) -> int``, the place in the front
+        (:class:`~parcv.strategies.pareto.ParetoFront`, each objective's mean
+        and standard error). None: the front trial best on the refit metric
+        (``refit=``, which must then be an objective), the first on ties; see
+        :func:`parcv.pareto_front` for why. Keyed by its code: a resume with
+        another ``select`` is another run.
 
     Raises
     ------
@@ -751,6 +783,19 @@ class Sampler:
     replaced by a new trial at the next round, and each round's reports are
     replayed trial by trial in trial order: every run proposes the same.
 
+    With ``objectives``, ``batch=1`` equals ``study.optimize`` of a study with
+    those ``directions``, the same sampler and seed, on an objective returning
+    the tuple of the objectives' means over the same folds (a fit that fails
+    with a NaN ``error_score`` fails the trial, as the objective returning a
+    NaN does): the same trials, values and front (``study.best_trials``). A
+    score's mean is a function of the folds and the seed, so every backend
+    proposes the same trials. A time is not: with ``"fit_time"`` an objective,
+    the trials after the first model-based one depend on the times measured
+    (a rerun, another backend or a busier machine proposes others), while a
+    resume reads the stored times back and replays the same. Equality with
+    Optuna is therefore tested on two score metrics; a time objective is tested
+    by the front the study makes of the same times.
+
     Examples
     --------
     >>> strategy = Sampler("tpe", n_trials=20, batch=4, seed=0)
@@ -771,6 +816,8 @@ class Sampler:
     pruner: Any = None
     resource: Any = None
     study_name: str = "parcv"
+    objectives: Mapping[str, str] | None = None
+    select: Callable[[ParetoFront], int] | None = None
     name: str = field(default="sampler", init=False)
     # Proposes from the space's distributions, not from a grid's points (the driver asks).
     takes_distributions: bool = field(default=True, init=False, repr=False)
@@ -810,11 +857,34 @@ class Sampler:
                 "Sampler(optuna.samplers.TPESampler(seed=0), n_trials=50)."
             )
         _check_pruning(optuna, self.pruner, self.resource, self.study_name)
+        self._check_objectives()
         needs = _NEEDS.get(type(self._prototype).__name__)
         if needs is not None and importlib.util.find_spec(needs[0]) is None:
             raise ImportError(
                 f"Optuna's {type(self._prototype).__name__} needs {needs[0]}, which is not "
                 f"installed. Install it with {needs[1]}, or pick another sampler."
+            )
+
+    def _check_objectives(self) -> None:
+        """Check ``objectives`` and ``select``; refuse them with a pruner."""
+        if self.objectives is None:
+            if self.select is not None:
+                raise ValueError(
+                    f"select= picks a trial of the Pareto front of several objectives; got "
+                    f"select={self.select!r} without objectives=. Pass objectives=, e.g. "
+                    "{'accuracy': 'maximize', 'fit_time': 'minimize'}, or drop select=."
+                )
+            return
+        object.__setattr__(self, "objectives", check_objectives(self.objectives))
+        if self.select is not None and not callable(self.select):
+            raise TypeError(
+                f"select must be a callable select(front) -> int or None; got {self.select!r}."
+            )
+        if self.pruner is not None:
+            raise ValueError(
+                f"pruner={type(self.pruner).__name__}() decides on one value per step, and "
+                f"objectives= asks for {len(self.objectives)} (Optuna prunes no multi-objective "
+                "study). Drop pruner= and resource=, or drop objectives=."
             )
 
     def _check_instance(self) -> None:
@@ -865,6 +935,9 @@ class Sampler:
             :class:`~parcv.plan.iterations.Iterations`' fields, ``study_name``
             the study's name.
 
+            ``objectives`` is a table of metric name to ``"maximize"`` or
+            ``"minimize"`` (a spec has no ``select``: the default rule ships).
+
         Returns
         -------
         Sampler
@@ -879,6 +952,10 @@ class Sampler:
         ...                          "resource": {"param": "max_iter", "up_to": 100, "every": 10}})
         >>> type(s.pruner).__name__, s.resource.checkpoints[:3]
         ('MedianPruner', (10, 20, 30))
+        >>> s = Sampler.from_config({"kind": "nsga2", "n_trials": 20,
+        ...                          "objectives": {"r2": "maximize", "fit_time": "minimize"}})
+        >>> s.objectives
+        {'r2': 'maximize', 'fit_time': 'minimize'}
         """
         if not isinstance(config, Mapping):
             raise TypeError(
@@ -894,7 +971,8 @@ class Sampler:
             raise TypeError(
                 f"sampler.kind must be one of {sorted(SAMPLERS)}; got {config['kind']!r}."
             )
-        own = ("kind", "n_trials", "batch", "seed", "pruner", "resource", "study_name")
+        own = ("kind", "n_trials", "batch", "seed", "pruner", "resource", "study_name",
+               "objectives")  # fmt: skip
         options = {k: v for k, v in config.items() if k not in own}
         return cls(
             config["kind"],
@@ -905,6 +983,7 @@ class Sampler:
             pruner=_pruner_from_config(config.get("pruner")),
             resource=_resource_from_config(config.get("resource")),
             study_name=config.get("study_name", "parcv"),
+            objectives=config.get("objectives"),
         )
 
     def config(self) -> dict[str, Any]:
@@ -932,6 +1011,18 @@ class Sampler:
             "optuna": str(optuna.__version__),
             "token": token_hex(self._prototype),
             **self._pruning_config(),
+            **self._objectives_config(),
+        }
+
+    def _objectives_config(self) -> dict[str, Any]:
+        """The objectives and the rule over the front; nothing with one objective."""
+        if self.objectives is None:
+            return {}
+        select = self.select
+        return {
+            "objectives": dict(self.objectives),
+            "select": None if select is None else getattr(select, "__qualname__", repr(select)),
+            "select_token": None if select is None else token_hex(select),
         }
 
     def _pruning_config(self) -> dict[str, Any]:
@@ -959,8 +1050,9 @@ class Sampler:
 
     @property
     def races(self) -> bool:
-        """Whether ``racing=`` applies: not with a pruner, which stops trials itself."""
-        return self.pruner is None
+        """Whether ``racing=`` applies: not with a pruner, which stops trials itself, nor with
+        several objectives (a race drops a trial on one metric)."""
+        return self.pruner is None and self.objectives is None
 
     def start(self, context: SearchContext) -> Proposer:
         """Return a fresh proposer (its own study) for one search."""
@@ -971,7 +1063,30 @@ class Sampler:
         if self.pruner is not None:
             _check_path_param(space, self.resource, context.estimator)
             return _PruningProposer(self, space, context)
-        return _StudyProposer(self, space)
+        if self.objectives is not None:
+            self._check_objective_names(context)
+            _check_multi_objective(import_optuna(), self, space)
+        return _StudyProposer(self, space, context)
+
+    def _check_objective_names(self, context: SearchContext) -> None:
+        """Refuse objectives the search does not score, and a default rule without its metric."""
+        objectives = dict(self.objectives or {})
+        known = [*context.metrics, *TIMES]
+        unknown = [n for n in objectives if context.metrics and n not in known]
+        if unknown:
+            named = " (one metric is named 'score')" if context.metrics == ("score",) else ""
+            raise ValueError(
+                f"objectives names {unknown}, which the search does not score: its metrics are "
+                f"{list(context.metrics)}{named}, and {list(TIMES)} are the fit and score "
+                "times. Name them as cv_results_ does (mean_test_<name>), or add them to scoring."
+            )
+        if self.select is None and context.metric not in objectives:
+            raise ValueError(
+                f"the refit metric {context.metric!r} is not among objectives "
+                f"{list(objectives)}: by default the search ships the trial of the Pareto "
+                "front best on the refit metric. Add it to objectives, name another with refit=, "
+                "or pass select=, a callable that picks a trial of the front."
+            )
 
     def schedule(self, context: SearchContext) -> Schedule:
         """Return the rounds: ``batch`` trials each (the last the rest), all folds of each.
@@ -1038,6 +1153,26 @@ def _ignore_experimental(optuna: ModuleType) -> Iterator[None]:
         yield
 
 
+def _check_multi_objective(optuna: ModuleType, strategy: Sampler, space: OptunaSpace) -> None:
+    """Refuse a sampler that cannot run a study of several objectives (CMA-ES), before any fit."""
+    directions = list((strategy.objectives or {}).values())
+    study = _new_study(optuna, copy.deepcopy(strategy._prototype), directions=directions)
+    distributions = dict(space.distributions)
+    try:
+        with _quiet(optuna), _ignore_experimental(optuna):
+            for _ in range(2):  # a relative sampler first samples from the second trial
+                trial = study.ask(distributions)
+                study.tell(trial, [0.0] * len(directions))
+    except ValueError as err:
+        if "multi-objective" not in str(err):
+            raise
+        name = type(strategy._prototype).__name__
+        raise ValueError(
+            f"sampler={name} cannot search several objectives (Optuna: {err}). Pass "
+            "sampler='nsga2', 'tpe' or 'random' with objectives=, or drop objectives=."
+        ) from err
+
+
 def _check_names(space: OptunaSpace, estimator: Any) -> None:
     if not hasattr(estimator, "get_params"):
         return
@@ -1062,6 +1197,7 @@ class _Outcome:
     value: float
     row: int
     steps: tuple[float, ...] = ()  # a dropped trial's running means, fold by fold
+    values: tuple[float, ...] = ()  # with several objectives: each one's mean, in their order
 
 
 def _outcomes(finished: FinishedPart) -> list[_Outcome]:
@@ -1091,23 +1227,48 @@ def _outcomes(finished: FinishedPart) -> list[_Outcome]:
     return outcomes
 
 
+def _objective_outcomes(finished: FinishedPart, objectives: Sequence[str]) -> list[_Outcome]:
+    """One outcome per trial of the part with several objectives: NaN in any one fails it.
+
+    A trial is one row (no race runs beside several objectives).
+    """
+    means = np.column_stack([np.asarray(finished.metric_means[n], dtype=np.float64)
+                             for n in objectives])  # fmt: skip
+    ids = list(finished.ids)
+    outcomes = []
+    for number in finished.part.ids:
+        row = ids.index(number)
+        values = tuple(float(v) for v in means[row])
+        failed = any(math.isnan(v) for v in values)
+        outcomes.append(_Outcome(int(number), "FAIL" if failed else "COMPLETE",
+                                 math.nan, row, values=() if failed else values))  # fmt: skip
+    return outcomes
+
+
 def _told(outcomes: Sequence[_Outcome]) -> list[dict[str, Any]]:
     return [
         {
             "trial": o.number,
             "state": o.state,
-            "value": _json_ready(o.value) if o.state == "COMPLETE" else None,
+            **({"values": _json_ready(list(o.values))} if o.values else
+               {"value": _json_ready(o.value) if o.state == "COMPLETE" else None}),
         }
         for o in outcomes
-    ]
+    ]  # fmt: skip
 
 
 class _StudyProposer:
-    """One search's study: asks a round of trials, tells the finished ones."""
+    """One search's study: asks a round of trials, tells the finished ones.
 
-    def __init__(self, strategy: Sampler, space: OptunaSpace) -> None:
+    With several objectives the study has their directions, each trial is told
+    every objective's mean, and the winner is a trial of the Pareto front.
+    """
+
+    def __init__(self, strategy: Sampler, space: OptunaSpace, context: SearchContext) -> None:
         self._strategy = strategy
         self._space = space
+        self._context = context
+        self._objectives = dict(strategy.objectives or {})
         self._optuna = import_optuna()
         self._study: Any = None  # made at the first proposal (a seed may come from the run)
         self._rounds: list[Round] = []
@@ -1128,13 +1289,28 @@ class _StudyProposer:
         return self._ask(seed)
 
     def choose(self, history: Sequence[FinishedRound]) -> Choice:
-        """The study's best trial: the first complete one with the highest value."""
+        """The study's best trial: the first complete one with the highest value.
+
+        With several objectives: the trial of the Pareto front that ``select``
+        names, or the one best on the refit metric.
+        """
+        if self._objectives:
+            return self._choose_on_front(history)
         best: tuple[float, int, int] | None = None
         for index, finished in enumerate(history):
             for outcome in _outcomes(_one_part(finished)):
                 if outcome.state == "COMPLETE" and (best is None or outcome.value > best[0]):
                     best = (outcome.value, index, outcome.row)
         return Choice(0, 0, 0) if best is None else Choice(best[1], 0, best[2])
+
+    def _choose_on_front(self, history: Sequence[FinishedRound]) -> Choice:
+        """The front's trial to ship; its trials are the decision (``Choice(0, 0, 0)``: none)."""
+        front, where = _front_of(history, self._objectives, self._context.n_splits)
+        if not len(front):
+            return Choice(0, 0, 0)  # every trial failed: the driver says so, with the errors
+        place = select_from(front, self._strategy.select, self._context.metric)
+        decision = {"front": list(front.trials), "selected": front.trials[place]}
+        return Choice(*where[place], decision=decision)
 
     def _check_same(self, history: Sequence[FinishedRound]) -> None:
         for index, finished in enumerate(history):
@@ -1164,7 +1340,9 @@ class _StudyProposer:
 
     def _ask(self, seed: np.random.SeedSequence) -> Round:
         if self._study is None:
-            self._study = _new_study(self._optuna, self._strategy.new_sampler(seed))
+            directions = list(self._objectives.values()) or None
+            self._study = _new_study(self._optuna, self._strategy.new_sampler(seed),
+                                     directions=directions)  # fmt: skip
         asked = sum(len(t) for t in self._trials)
         n = min(self._strategy.batch, self._strategy.n_trials - asked)
         distributions = dict(self._space.distributions)
@@ -1184,9 +1362,14 @@ class _StudyProposer:
 
     def _tell(self, index: int, finished: FinishedPart) -> None:
         State = self._optuna.trial.TrialState
-        outcomes = _outcomes(finished)
+        if self._objectives:
+            outcomes = _objective_outcomes(finished, list(self._objectives))
+        else:
+            outcomes = _outcomes(finished)
         for trial, outcome in zip(self._trials[index], outcomes, strict=True):
-            if outcome.state == "COMPLETE":
+            if outcome.values:
+                self._study.tell(trial, list(outcome.values))
+            elif outcome.state == "COMPLETE":
                 self._study.tell(trial, outcome.value)
             elif outcome.state == "FAIL":
                 self._study.tell(trial, state=State.FAIL)
@@ -1196,6 +1379,30 @@ class _StudyProposer:
                 self._study.tell(trial, state=State.PRUNED)
         self._n_told = index + 1
         self._last_told = _told(outcomes)
+
+
+def _front_of(
+    history: Sequence[FinishedRound], objectives: Mapping[str, str], n_splits: int
+) -> tuple[ParetoFront, list[tuple[int, int, int]]]:
+    """The Pareto front of a search's trials, and each front trial's (round, part, row)."""
+    names = list(objectives)
+    numbers, params, means, stds, where = [], [], [], [], []
+    for index, finished in enumerate(history):
+        part = _one_part(finished)
+        for row, number in enumerate(part.ids):
+            numbers.append(int(number))
+            params.append(dict(part.params[row]))
+            means.append([float(part.metric_means[n][row]) for n in names])
+            stds.append([float(part.metric_stds[n][row]) for n in names])
+            where.append((index, 0, row))
+    values = np.asarray(means, dtype=np.float64).reshape(-1, len(names))
+    rows = np.flatnonzero(nondominated(values, list(objectives.values())))
+    scale = math.sqrt(n_splits - 1) if n_splits > 1 else math.nan
+    ses = np.asarray(stds, dtype=np.float64).reshape(-1, len(names)) / scale
+    front = ParetoFront(tuple(names), tuple(objectives.values()),
+                        tuple(numbers[r] for r in rows), tuple(params[r] for r in rows),
+                        values[rows], ses[rows])  # fmt: skip
+    return front, [where[r] for r in rows]
 
 
 def _one_part(finished: FinishedRound) -> FinishedPart:

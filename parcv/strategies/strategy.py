@@ -89,6 +89,11 @@ class SearchContext:
     cv : object, default=None
         Its CV scheme as the user gave it (an int, a splitter), for the checks
         a strategy makes of it.
+    metrics : tuple of str, default=()
+        Every metric the search scores, by the name ``cv_results_`` keys it
+        (``"score"`` for one metric, the scoring's names for several):
+        ``metric`` is one of them. Empty where not known before the first fit
+        (a callable scoring that returns a dict).
     """
 
     candidates: tuple[dict[str, Any], ...]
@@ -100,6 +105,7 @@ class SearchContext:
     metric: str
     key: int | None = None
     cv: Any = None
+    metrics: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -237,6 +243,15 @@ class FinishedPart:
         The rows' ``mean_test_<metric>`` as ``cv_results_`` holds it.
     dropped : ndarray of bool of shape (n_rows,)
         Rows a race dropped before their last fold.
+    metric_means : dict of str to ndarray of shape (n_rows,), default={}
+        The rows' mean over the folds of every metric (``mean_test_<name>``,
+        by the names of ``SearchContext.metrics``) and of the fit and score
+        times (``"fit_time"``, ``"score_time"``: ``mean_fit_time``,
+        ``mean_score_time``), as ``cv_results_`` holds them: what a strategy
+        with several objectives decides on.
+    metric_stds : dict of str to ndarray of shape (n_rows,), default={}
+        Their standard deviations over the folds (``std_test_<name>``,
+        ``std_fit_time``, ...), as ``cv_results_`` holds them.
     """
 
     part: Part
@@ -245,6 +260,8 @@ class FinishedPart:
     scores: NDArray[np.float64]
     means: NDArray[np.float64]
     dropped: NDArray[np.bool_]
+    metric_means: Mapping[str, NDArray[np.float64]] = field(default_factory=dict)
+    metric_stds: Mapping[str, NDArray[np.float64]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
