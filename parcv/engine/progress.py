@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -67,6 +68,24 @@ def shows_progress(progress: bool | None, verbose: int) -> bool:
     (False, True, True)
     """
     return check_progress(True if progress is None and verbose else progress)
+
+
+@functools.cache
+def _bar_class() -> Any:
+    """tqdm's bar (or the notebook's) that never starts tqdm's monitor thread.
+
+    tqdm starts a monitor thread with its first bar and never stops it: it would stay in
+    the user's process after the run, waking every 10 s, and it warns
+    (``TqdmSynchronisationWarning``) when a bar starts while it looks over the bars, so a
+    warnings filter of "error" turns a bar started at that moment into an exception in
+    that thread. The monitor only redraws bars whose ``miniters`` grew; ours stays at 1.
+    """
+    from tqdm.auto import tqdm
+
+    class Bar(tqdm):  # type: ignore[misc]
+        monitor_interval = 0
+
+    return Bar
 
 
 @dataclass(frozen=True)
@@ -151,15 +170,17 @@ class Progress:
         self._track_best(list(done), None)
         self._bar: Any = None
         if enabled:
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(
+            self._bar = _bar_class()(
                 total=total,
                 initial=initial,
                 unit="fit",
                 desc="parcv",
                 dynamic_ncols=True,
                 file=sys.stderr,
+                # Without tqdm's monitor (below), a bar whose miniters grew during a burst
+                # of reused units would go quiet in a slow stretch: every update may draw,
+                # at most one every mininterval (0.1 s).
+                miniters=1,
             )
 
     def watch(

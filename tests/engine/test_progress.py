@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
@@ -10,6 +14,7 @@ from tests.estimators import FailsOnAlpha
 
 X = np.random.default_rng(0).normal(size=(40, 3))
 Y = X[:, 0] + np.random.default_rng(1).normal(size=40)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_progress_bar_counts_done_failed_and_total(capsys):
@@ -67,3 +72,24 @@ def test_progress_best_counts_only_candidates_whose_every_fold_is_done(packed):
     assert bar.best == "accuracy=0.6" and bar.failed == 1
     update([rec(None, 1, 1, 0.8)])
     assert bar.best == "accuracy=0.85"
+
+
+def test_a_run_with_its_bar_leaves_no_tqdm_monitor_thread_behind():
+    # tqdm's first bar starts a monitor thread that lives as long as the process and, at
+    # the wrong moment, warns from that thread: a test suite with warnings as errors then
+    # failed whichever test ran next. A fresh process, so no other bar has started it.
+    code = (
+        "import threading, warnings\n"
+        "warnings.simplefilter('error')\n"
+        "import numpy as np, parcv\n"
+        "from sklearn.linear_model import Ridge\n"
+        "X = np.random.default_rng(0).normal(size=(40, 3)); y = X[:, 0]\n"
+        "r = parcv.search(Ridge(), {'alpha': [0.1, 1.0]}, X, y, cv=3, backend='serial',\n"
+        "                 progress=True)\n"
+        "print(sorted(t.name for t in threading.enumerate()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "7/7" in done.stderr  # the bar was drawn
+    assert done.stdout.strip() == "['MainThread']", done.stdout
