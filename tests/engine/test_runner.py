@@ -169,6 +169,21 @@ def test_local_backend_leaves_scikit_learns_process_pool_working():
     )
 
 
+def test_alternating_two_pool_sizes_starts_no_worker_again():
+    # One pool per process used to be restarted on every change of n_jobs: each switch
+    # paid its workers' imports again (3.5 s of CPU). The pools of the last two sizes are
+    # kept. An idle_timeout of their own keeps other tests' pools out of this one.
+    def workers(n_jobs):
+        backend = parcv.LocalBackend(n_jobs=n_jobs, idle_timeout=301.0)
+        return {
+            r.worker for r in parcv.cross_validate(Ridge(), X, Y, cv=4, backend=backend).records
+        }
+
+    one, _, one_again = workers(1), workers(2), workers(1)
+    assert len(one) == 1
+    assert one_again == one  # the same process
+
+
 class WideExecutor(ShuffledExecutor):
     """Many idle workers: the driver has room to start refits speculatively."""
 
