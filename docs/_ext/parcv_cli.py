@@ -133,7 +133,8 @@ KEYS: dict[str, str] = {
     "run.scheduler_file": "A Dask scheduler's JSON file (not with scheduler). ``--scheduler-file``",
     "run.seed": "Seed of the splits, the random search and every ``random_state``: an int "
     "from 0 to 2**32 - 1. ``--seed``",
-    "run.out": "The run directory (default ``runs/<spec file name>``). ``--out``",
+    "run.out": "The run directory (default ``runs/<spec file name>``), inside the folder parcv "
+    "runs from also through symbolic links. ``--out``",
     "run.save_models": "Keep the final refitted model in the run directory.",
     "run.journal": "The store's SQLite journal, one of {JOURNAL_MODES}: ``delete`` on a "
     "network file system (NFS, Lustre). ``--journal``",
