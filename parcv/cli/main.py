@@ -490,7 +490,7 @@ def _partial_report(run_dir: Path) -> int:
 
 def _stored_command(run_dir: Path) -> str:
     """The command that resumes the run in ``run_dir``, as its run recorded it."""
-    from parcv.cli.sweep import RESUME_COMMAND
+    from parcv.report.run_dir import RESUME_COMMAND
 
     try:
         return (run_dir / RESUME_COMMAND).read_text(encoding="utf-8").strip()
@@ -589,9 +589,9 @@ def _usage_errors() -> tuple[type[Exception], ...]:
     modules (scikit-learn, SciPy, the engine) up front took them seconds.
     """
     from parcv.cli.spec import SpecError, UsageError
-    from parcv.errors import PlanMismatchError
+    from parcv.errors import PlanMismatchError, UnsafePathError
 
-    return (PlanMismatchError, SpecError, UsageError, FileNotFoundError)
+    return (PlanMismatchError, SpecError, UsageError, UnsafePathError, FileNotFoundError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,12 +12,14 @@ import io
 import json
 import logging
 import os
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
+from parcv.errors import UnsafePathError
 from parcv.report.html import render_html
 from parcv.report.text import (
     RunInfo,
@@ -33,7 +35,10 @@ from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.store.readers import collector_paused
 
 __all__ = [
+    "RESUME_COMMAND",
+    "RUN_FILES",
     "RunInfo",
+    "check_run_files",
     "cv_results_csv",
     "num",
     "rebuild_report",
@@ -54,13 +59,93 @@ Result = CVResult | SearchResult | NestedResult
 STORE = "store.sqlite"
 
 
+# The command that resumes a run, kept in its directory for the report of an unfinished run.
+RESUME_COMMAND = "resume-command.txt"
+# Every file parcv writes in a run directory, the PNG plots aside (every *.png there).
+RUN_FILES = (
+    *(f"{STORE}{suffix}" for suffix in ("", "-wal", "-shm", "-journal", ".lock", ".lock.json")),
+    f"{STORE}.models",
+    "spec.toml",
+    "run.json",
+    "results.json",
+    "cv_results.csv",
+    "report.html",
+    "report.md",
+    RESUME_COMMAND,
+)
+
+
+def _leaves(folder: Path, name: str) -> str | None:
+    """Where the link ``folder/name`` leads when that is outside ``folder`` (None: not a link
+    there, or one that stays inside)."""
+    path = folder / name
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):  # a loop of links leads nowhere parcv may write
+        return os.readlink(path)
+    return None if target.is_relative_to(folder.resolve()) else str(target)
+
+
+def _refuse_link(folder: Path, name: str, target: str) -> UnsafePathError:
+    return UnsafePathError(
+        f"{name} in the run directory {str(folder)!r} is a symbolic link to {target!r}, outside "
+        "that directory; parcv writes the files of a run directory only inside it, never "
+        f"through a link. Remove the link ({str(folder / name)!r}), or pass another run "
+        "directory."
+    )
+
+
+def check_run_files(run_dir: str | Path) -> None:
+    """Refuse a run directory where a file parcv writes is a link that leads out of it.
+
+    Called before a run computes or a report is rebuilt, so that nothing is
+    done that could not be written; :func:`write_private` checks each file
+    again as it writes it.
+
+    Raises
+    ------
+    UnsafePathError
+        Naming the link, where it leads and what to do.
+    """
+    folder = Path(run_dir)
+    if not folder.is_dir():
+        return
+    for name in (*RUN_FILES, *sorted(p.name for p in folder.glob("*.png"))):
+        target = _leaves(folder, name)
+        if target is not None:
+            raise _refuse_link(folder, name, target)
+
+
 def write_private(path: Path, content: str | bytes) -> Path:
-    """Write a file readable and writable by the user only (mode 0600)."""
+    """Write a file readable and writable by the user only (mode 0600), never through a link.
+
+    The content goes into a new file beside ``path`` (created 0600 by
+    :func:`tempfile.mkstemp`), renamed over ``path`` with :func:`os.replace`:
+    what was at ``path`` (a link included) is replaced, never opened, and its
+    target is neither written nor chmod-ed. A link at ``path`` that leads out
+    of its folder is refused: it was put there by someone, and replacing it
+    silently would hide that.
+
+    Raises
+    ------
+    UnsafePathError
+        ``path`` is a symbolic link that leads out of its folder.
+    """
+    folder, name = path.parent, path.name
+    target = _leaves(folder, name)
+    if target is not None:
+        raise _refuse_link(folder, name, target)
     data = content.encode("utf-8") if isinstance(content, str) else content
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        os.fchmod(fh.fileno(), 0o600)
-        fh.write(data)
+    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -190,6 +275,8 @@ def rebuild_report(
     ------
     FileNotFoundError
         When the directory holds no ``store.sqlite``.
+    UnsafePathError
+        A file it would write there is a symbolic link that leads out of it.
     """
     from parcv.api import load
 
@@ -201,6 +288,7 @@ def rebuild_report(
             "that `parcv run --out DIR` wrote, or the folder of a script's "
             "store='DIR/store.sqlite'."
         )
+    check_run_files(out)
     info = _stored_info(out)
     with collector_paused():
         result = load(store)
@@ -270,6 +358,9 @@ def write_report(
     UnfinishedRunError
         The store holds a run that has not finished: finish it with ``resume=True``,
         or read what it has with ``parcv.load(store, partial=True)``.
+    UnsafePathError
+        A file it would write in ``directory`` (``report.html``, ``results.json``, ...)
+        is a symbolic link that leads out of it: nothing is written.
 
     See Also
     --------
@@ -297,6 +388,7 @@ def write_report(
 'validation_curve.png']
     """
     out = Path(directory)
+    check_run_files(out)
     loaded, info = _report_source(result, out)
     info = replace(
         info,

@@ -1,0 +1,93 @@
+"""The files of a run directory stay in it: nothing is written through a link."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+import parcv
+from parcv.cli import main
+from parcv.errors import UnsafePathError
+
+TINY = """\
+[data]
+source = "sklearn:diabetes"
+n_samples = 60
+
+[estimator]
+class = "sklearn.linear_model.Ridge"
+
+[space]
+alpha = [0.1, 10.0]
+
+[cv]
+cv = 3
+
+[run]
+backend = "serial"
+
+[report]
+plots = false
+"""
+
+
+def _run(tmp_path, capsys, spec_text=TINY):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(spec_text)
+    out = tmp_path / "run"
+    assert main(["run", str(spec), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    return spec, out
+
+
+def _victim(tmp_path):
+    """A file of the user's outside the run directory, readable by others (mode 0644)."""
+    victim = tmp_path / "mine.txt"
+    victim.write_text("the user's own file\n")
+    victim.chmod(0o644)
+    return victim
+
+
+def _untouched(victim):
+    assert victim.read_text() == "the user's own file\n"
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("name", ["report.html", "report.md", "results.json", "cv_results.csv"])
+def test_parcv_report_writes_no_file_through_a_link_that_leaves_the_run_directory(
+    tmp_path, capsys, name
+):
+    _, out = _run(tmp_path, capsys)
+    victim = _victim(tmp_path)
+    (out / name).unlink(missing_ok=True)
+    (out / name).symlink_to(victim)
+    assert main(["report", str(out), "--cv-results"]) == 2
+    err = capsys.readouterr().err
+    assert f"{name} in the run directory {str(out)!r} is a symbolic link to {str(victim)!r}" in err
+    assert f"Remove the link ({str(out / name)!r})" in err, err
+    _untouched(victim)
+
+
+def test_a_link_inside_the_run_directory_is_replaced_not_written_through(tmp_path, capsys):
+    _, out = _run(tmp_path, capsys)
+    (out / "kept.md").write_text("a copy the user keeps\n")
+    (out / "report.md").unlink()
+    (out / "report.md").symlink_to(out / "kept.md")
+    assert main(["report", str(out)]) == 0
+    capsys.readouterr()
+    assert (out / "kept.md").read_text() == "a copy the user keeps\n"
+    assert not (out / "report.md").is_symlink()
+    assert (out / "report.md").read_text().startswith("# tiny")
+
+
+def test_write_report_refuses_a_link_that_leaves_its_folder(tmp_path, capsys):
+    _, out = _run(tmp_path, capsys)
+    victim = _victim(tmp_path)
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "results.json").symlink_to(victim)
+    with pytest.raises(UnsafePathError, match=r"results.json in the run directory .* is a symb"):
+        parcv.write_report(out, report)
+    _untouched(victim)
+    assert sorted(p.name for p in report.iterdir()) == ["results.json"]  # nothing written
