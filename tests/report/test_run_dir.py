@@ -81,6 +81,29 @@ def test_a_link_inside_the_run_directory_is_replaced_not_written_through(tmp_pat
     assert (out / "report.md").read_text().startswith("# tiny")
 
 
+@pytest.mark.parametrize("name", ["store.sqlite.lock", "store.sqlite.lock.json"])
+def test_resume_takes_no_lock_through_a_link(tmp_path, capsys, name):
+    spec, out = _run(tmp_path, capsys)
+    victim = _victim(tmp_path)
+    (out / name).unlink(missing_ok=True)
+    (out / name).symlink_to(victim)
+    assert main(["run", str(spec), "--out", str(out), "--resume", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{name} in the run directory {str(out)!r} is a symbolic link to {str(victim)!r}" in err
+    _untouched(victim)
+
+
+def test_the_store_lock_refuses_a_linked_lock_file_from_python(tmp_path):
+    from parcv.store.lock import lock_store
+
+    victim = _victim(tmp_path)
+    (tmp_path / "run.sqlite.lock").symlink_to(victim)
+    linked = r"lock file '.*run.sqlite.lock' of store .* is a symbolic link"
+    with pytest.raises(UnsafePathError, match=linked), lock_store(tmp_path / "run.sqlite"):
+        pass
+    _untouched(victim)
+
+
 def test_write_report_refuses_a_link_that_leaves_its_folder(tmp_path, capsys):
     _, out = _run(tmp_path, capsys)
     victim = _victim(tmp_path)
