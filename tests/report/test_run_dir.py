@@ -104,6 +104,18 @@ def test_the_store_lock_refuses_a_linked_lock_file_from_python(tmp_path):
     _untouched(victim)
 
 
+def test_a_saved_model_replaces_a_link_at_its_name_and_leaves_its_target_alone(tmp_path, capsys):
+    spec, out = _run(tmp_path, capsys)
+    [model] = (out / "store.sqlite.models").glob("final-*.joblib")
+    victim = _victim(tmp_path)
+    model.unlink()
+    model.symlink_to(victim)
+    assert main(["run", str(spec), "--out", str(out), "--overwrite", "--quiet"]) == 0
+    _untouched(victim)
+    assert not model.is_symlink() and stat.S_IMODE(model.stat().st_mode) == 0o600
+    assert parcv.load(out / "store.sqlite").best_estimator_.alpha == 0.1
+
+
 def test_write_report_refuses_a_link_that_leaves_its_folder(tmp_path, capsys):
     _, out = _run(tmp_path, capsys)
     victim = _victim(tmp_path)
