@@ -33,7 +33,8 @@ from sphinx.util.nodes import nested_parse_with_titles
 # "cv.scheme.KEY" are the keys of a CV scheme table such as ``outer = { kind = ... }``.
 KEYS: dict[str, str] = {
     "name": "Name of the sweep, shown in the report (default: the spec file's name).",
-    "description": "One line shown under the title of the report.",
+    "description": "Text shown under the title of the report, as text: a link only to an "
+    "``http(s)`` address, no image or file embedded.",
     "data": "Where the data come from: the ``[data]`` table below.",
     "estimator": "The model: the ``[estimator]`` table below.",
     "space": "The candidates: a table ``[space]`` of parameter = values (every combination), "

@@ -223,15 +223,16 @@ def cv_results_csv(result: Result) -> str:
     return out.getvalue()
 
 
-def _plots(run_dir: Path, result: Result, info: RunInfo) -> tuple[list[str], str]:
+def _plots(run_dir: Path, result: Result, info: RunInfo) -> dict[str, bytes]:
+    """Draw and write the plots; report.html embeds these bytes, never a file it reads."""
     if not info.plots:
-        return [], ""
+        return {}
     from parcv.report.plots import render_plots
 
     images = render_plots(result, param=info.param, metric=info.metric)
     for name, png in images.items():
         write_private(run_dir / name, png)
-    return list(images), ""
+    return images
 
 
 def write_outputs(
@@ -255,10 +256,10 @@ def write_outputs(
     if shown.cv_results:
         files.append(write_private(out / "cv_results.csv", cv_results_csv(result)))
     files.append(write_private(out / "run.json", json.dumps(info.to_dict(), indent=2) + "\n"))
-    plots, note = _plots(out, result, shown)
-    files += [out / p for p in plots]
-    markdown = render_report(result, shown, plots, note, stored=(out / STORE).is_file())
-    page = render_html(markdown, out, headline(result))
+    images = _plots(out, result, shown)
+    files += [out / p for p in images]
+    markdown = render_report(result, shown, list(images), stored=(out / STORE).is_file())
+    page = render_html(markdown, images, headline(result))
     files.append(write_private(out / "report.html", page))
     files.append(write_private(out / "report.md", markdown))
     return files
