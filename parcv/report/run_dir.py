@@ -12,6 +12,7 @@ import io
 import json
 import logging
 import os
+import re
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -40,6 +41,7 @@ __all__ = [
     "RunInfo",
     "check_run_files",
     "cv_results_csv",
+    "neutralise",
     "num",
     "rebuild_report",
     "render_report",
@@ -162,6 +164,29 @@ def _cell(value: Any) -> str:
     return str(value.item() if isinstance(value, np.generic) else value)
 
 
+# A spreadsheet reads a cell that begins with one of these as a formula (OWASP, "CSV
+# Injection"); a number written so (-0.5, +1e3, -inf) is a number and stays as it is.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.I)
+
+
+def neutralise(cell: str) -> str:
+    """A CSV cell that no spreadsheet runs as a formula: one that would be gets a ``'`` first.
+
+    As OWASP's CSV injection guidance advises, a cell that begins with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return, and is not a number, is prefixed with a
+    single quote; every other cell, numbers included, is kept as it is.
+
+    Examples
+    --------
+    >>> [neutralise(c) for c in ["=1+2", "@SUM(A1)", "-A1", "-0.5", "+1e3", "alpha"]]
+    ["'=1+2", "'@SUM(A1)", "'-A1", '-0.5', '+1e3', 'alpha']
+    """
+    if cell.startswith(_FORMULA_START) and not _NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
+
+
 def _column(values: Any) -> list[str]:
     """The cells of one column; a numeric array is converted in one call, not per cell."""
     if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "fiub":
@@ -200,7 +225,10 @@ def summary_json(result: Result) -> str:
 
 
 def cv_results_csv(result: Result) -> str:
-    """``cv_results_`` of the all-data search (fold scores for a CV result) as CSV."""
+    """``cv_results_`` of the all-data search (fold scores for a CV result) as CSV.
+
+    Cells a spreadsheet would run as formulas are neutralised (:func:`neutralise`).
+    """
     search = search_of(result)
     table: dict[str, Any]
     if search is not None:
@@ -216,10 +244,13 @@ def cv_results_csv(result: Result) -> str:
         scores = cast(CVResult, result).scores
         table = {"fold": list(range(len(next(iter(scores.values()))))), **scores}
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # The csv module's own dialect (RFC 4180: rows end in CRLF) quotes a cell that holds a
+    # carriage return; with "\n" rows one would end its row where it stands.
+    writer = csv.writer(out)
     names = list(table)
-    writer.writerow(names)
-    writer.writerows(zip(*(_column(table[n]) for n in names), strict=True))
+    writer.writerow([neutralise(n) for n in names])
+    columns = ([neutralise(c) for c in _column(table[n])] for n in names)
+    writer.writerows(zip(*columns, strict=True))
     return out.getvalue()
 
 

@@ -1,9 +1,11 @@
-"""The files of a run directory stay in it: nothing is written through a link."""
+"""The files of a run directory stay in it: no write through a link, no formula cell in a CSV."""
 
 from __future__ import annotations
 
+import csv
 import stat
 
+import numpy as np
 import pytest
 
 import parcv
@@ -126,3 +128,54 @@ def test_write_report_refuses_a_link_that_leaves_its_folder(tmp_path, capsys):
         parcv.write_report(out, report)
     _untouched(victim)
     assert sorted(p.name for p in report.iterdir()) == ["results.json"]  # nothing written
+
+
+TAGGED = """\
+from sklearn.base import BaseEstimator, RegressorMixin
+import numpy as np
+
+
+class Tagged(BaseEstimator, RegressorMixin):
+    def __init__(self, tag=""):
+        self.tag = tag
+
+    def fit(self, X, y):
+        self.mean_ = float(np.mean(y)) + len(self.tag)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+"""
+
+# (the candidate's tag, the cell cv_results.csv must hold): OWASP's CSV injection
+# guidance, a cell that a spreadsheet would read as a formula starts with a quote.
+TAGS = [
+    ("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"),
+    ("@SUM(A1:A2)", "'@SUM(A1:A2)"),
+    ("+A1", "'+A1"),
+    ("-A1+2", "'-A1+2"),
+    ('=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'),
+    ("\tA1", "'\tA1"),
+    ("\rA1", "'\rA1"),
+    ("-0.5", "-0.5"),  # numbers stay numbers
+    ("+1e3", "+1e3"),
+    ("-inf", "-inf"),
+    ("plain", "plain"),
+]
+
+
+def test_cv_results_csv_neutralises_formula_cells_and_keeps_numbers(tmp_path, capsys):
+    (tmp_path / "tagged.py").write_text(TAGGED)
+    tags = ", ".join('"' + t.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t")
+                     .replace("\r", "\\r") + '"' for t, _ in TAGS)  # fmt: skip
+    text = TINY.replace("sklearn.linear_model.Ridge", "tagged.Tagged")
+    text = text.replace("alpha = [0.1, 10.0]", f"tag = [{tags}]")
+    text += 'cv_results = true\n\n[scoring]\nmetrics = ["neg_mean_squared_error"]\n'
+    _, out = _run(tmp_path, capsys, text)
+    with open(out / "cv_results.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [row["param_tag"] for row in rows] == [cell for _, cell in TAGS]
+    scores = [row["mean_test_neg_mean_squared_error"] for row in rows]
+    assert all(s.startswith("-") for s in scores)  # negative errors: numbers, kept as written
+    loaded = parcv.load(out / "store.sqlite").cv_results_["mean_test_neg_mean_squared_error"]
+    np.testing.assert_array_equal([float(s) for s in scores], loaded)
