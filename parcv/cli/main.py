@@ -147,7 +147,12 @@ def _run_parser(sub: Any) -> argparse.ArgumentParser:
         help="stop a unit running longer and record it as failed (local and dask backends)",
     )
     again = run.add_mutually_exclusive_group()  # together they would discard what --resume keeps
-    again.add_argument("--resume", action="store_true", help="compute only missing units")
+    again.add_argument(
+        "--resume",
+        action="store_true",
+        help="compute only missing units; the run directory's saved model is unpickled, "
+        "which runs code: resume only run directories you wrote",
+    )
     again.add_argument("--overwrite", action="store_true", help="discard the stored results")
     run.add_argument(
         "--retry-failed",
