@@ -928,6 +928,7 @@ def load(
         ``best_estimator_`` is first read; reading the store itself never
         runs code. Without a saved model, reading ``best_estimator_`` raises
         :class:`~parcv.errors.ModelNotAvailableError` saying how to get one.
+        A saved model is a pickle, and unpickling runs code: see Notes.
     partial : bool, default=False
         For a run that did not finish (interrupted, or still running
         elsewhere), return a :class:`~parcv.PartialResult`: units done, the
@@ -943,6 +944,17 @@ def load(
     CVResult, SearchResult, NestedResult or PartialResult
         Equal scores, selections and estimates to the run's own result.
         Parameters that were objects (estimators) come back as their repr.
+
+    Notes
+    -----
+    What is trusted: the store's records (numbers, text, JSON) are read as data and
+    never run code, whoever wrote them. The saved model is code: it is unpickled
+    (by ``best_estimator_`` or ``load_models=True``) only after its SHA-256 matches
+    the one the store records, but that digest lives in the same store, so the
+    check catches a damaged or swapped model file, not someone who could rewrite
+    the store as well. Read the model only of stores you wrote (or got from someone
+    you trust, over a channel you trust); from any other store, read the results
+    and refit ``best_params_`` yourself.
 
     Examples
     --------

@@ -24,6 +24,7 @@ __all__ = [
     "StoreFullError",
     "RunInterrupted",
     "UnfinishedRunError",
+    "UnsafePathError",
     "FitFailedWarning",
     "ModelNotAvailableError",
     "RESUME",
@@ -188,6 +189,16 @@ class StoreFullError(ParcvError, OSError):
 
 class UnfinishedRunError(ParcvError):
     """A store holds a run that did not finish: its estimates are not known yet."""
+
+
+class UnsafePathError(ParcvError, ValueError):
+    """A file parcv would write is a symbolic link that leaves the folder it belongs in.
+
+    Raised for a file of a run directory (report, results, store, lock) that links
+    outside that directory, and for a store's lock file that is a link at all: parcv
+    writes no file through a link. The message names the link, where it leads and
+    what to do (remove it, or write elsewhere).
+    """
 
 
 class RunInterrupted(KeyboardInterrupt):

@@ -33,7 +33,8 @@ from sphinx.util.nodes import nested_parse_with_titles
 # "cv.scheme.KEY" are the keys of a CV scheme table such as ``outer = { kind = ... }``.
 KEYS: dict[str, str] = {
     "name": "Name of the sweep, shown in the report (default: the spec file's name).",
-    "description": "One line shown under the title of the report.",
+    "description": "Text shown under the title of the report, as text: a link only to an "
+    "``http(s)`` address, no image or file embedded.",
     "data": "Where the data come from: the ``[data]`` table below.",
     "estimator": "The model: the ``[estimator]`` table below.",
     "space": "The candidates: a table ``[space]`` of parameter = values (every combination), "
@@ -135,7 +136,8 @@ KEYS: dict[str, str] = {
     "run.scheduler_file": "A Dask scheduler's JSON file (not with scheduler). ``--scheduler-file``",
     "run.seed": "Seed of the splits, the random search and every ``random_state``: an int "
     "from 0 to 2**32 - 1. ``--seed``",
-    "run.out": "The run directory (default ``runs/<spec file name>``). ``--out``",
+    "run.out": "The run directory (default ``runs/<spec file name>``), inside the folder parcv "
+    "runs from also through symbolic links. ``--out``",
     "run.save_models": "Keep the final refitted model in the run directory.",
     "run.journal": "The store's SQLite journal, one of {JOURNAL_MODES}: ``delete`` on a "
     "network file system (NFS, Lustre). ``--journal``",

@@ -147,7 +147,12 @@ def _run_parser(sub: Any) -> argparse.ArgumentParser:
         help="stop a unit running longer and record it as failed (local and dask backends)",
     )
     again = run.add_mutually_exclusive_group()  # together they would discard what --resume keeps
-    again.add_argument("--resume", action="store_true", help="compute only missing units")
+    again.add_argument(
+        "--resume",
+        action="store_true",
+        help="compute only missing units; the run directory's saved model is unpickled, "
+        "which runs code: resume only run directories you wrote",
+    )
     again.add_argument("--overwrite", action="store_true", help="discard the stored results")
     run.add_argument(
         "--retry-failed",
@@ -490,7 +495,7 @@ def _partial_report(run_dir: Path) -> int:
 
 def _stored_command(run_dir: Path) -> str:
     """The command that resumes the run in ``run_dir``, as its run recorded it."""
-    from parcv.cli.sweep import RESUME_COMMAND
+    from parcv.report.run_dir import RESUME_COMMAND
 
     try:
         return (run_dir / RESUME_COMMAND).read_text(encoding="utf-8").strip()
@@ -589,9 +594,9 @@ def _usage_errors() -> tuple[type[Exception], ...]:
     modules (scikit-learn, SciPy, the engine) up front took them seconds.
     """
     from parcv.cli.spec import SpecError, UsageError
-    from parcv.errors import PlanMismatchError
+    from parcv.errors import PlanMismatchError, UnsafePathError
 
-    return (PlanMismatchError, SpecError, UsageError, FileNotFoundError)
+    return (PlanMismatchError, SpecError, UsageError, UnsafePathError, FileNotFoundError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -613,7 +613,9 @@ def check_out(spec: Spec) -> None:
 
     A spec file may come from anyone: where outputs land outside the current
     folder is the command line's choice (``--out``, which replaces ``run.out``);
-    call this only when the command line gave none.
+    call this only when the command line gave none. The path is resolved, symbolic
+    links followed: a folder on its way that links out of the current folder is
+    refused as ``..`` is.
 
     Examples
     --------
@@ -626,16 +628,25 @@ def check_out(spec: Spec) -> None:
     out = spec.run.out
     if out is None:
         return
+    allowed = ("a folder inside the one parcv runs from (a relative path that does not climb "
+               "out with '..' or through a symbolic link)")  # fmt: skip
+    command_line = f"say so on the command line: --out {shlex.quote(out)}"
     path = Path(out).expanduser()
     parts = Path(os.path.normpath(path)).parts
-    if out.strip() and not path.is_absolute() and not (parts and parts[0] == ".."):
-        return
-    raise spec.error(
-        "run.out", out,
-        "a folder inside the one parcv runs from (a relative path that does not climb out "
-        "with '..')",
-        f"To write elsewhere, say so on the command line: --out {shlex.quote(out)}",
-    )  # fmt: skip
+    if not out.strip() or path.is_absolute() or (parts and parts[0] == ".."):
+        raise spec.error("run.out", out, allowed, f"To write elsewhere, {command_line}")
+    # The text stays inside; where it leads is what counts: a folder on the way may be a link.
+    here = Path.cwd().resolve()
+    try:
+        leads = (here / path).resolve()
+    except (OSError, RuntimeError) as err:  # a loop of links
+        raise spec.error("run.out", out, allowed, f"It cannot be resolved: {err}.") from None
+    if not leads.is_relative_to(here):
+        raise spec.error(
+            "run.out", out, allowed,
+            f"{out!r} leads to {str(leads)!r} through a symbolic link. To write there, "
+            f"{command_line}",
+        )  # fmt: skip
 
 
 def override_run(spec: Spec, **options: Any) -> Spec:

@@ -51,7 +51,13 @@ from parcv.plan.data import Dataset, accepts_text, check_dataset
 from parcv.plan.missing import MissingVerdict, diagnose_missing
 from parcv.plan.space import check_space
 from parcv.plan.splits import ThreeWayHoldOut
-from parcv.report.run_dir import RunInfo, write_outputs, write_private
+from parcv.report.run_dir import (
+    RESUME_COMMAND,
+    RunInfo,
+    check_run_files,
+    write_outputs,
+    write_private,
+)
 from parcv.results.halving import NestedHalvingResult
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.store.readers import ReusedCounts, collector_paused, count_reused, read_counts
@@ -74,7 +80,6 @@ logger = logging.getLogger(__name__)
 Result = CVResult | SearchResult | NestedResult | NestedHalvingResult
 STORE = "store.sqlite"
 # The command that resumes a run, kept in its directory for the report of an unfinished run.
-RESUME_COMMAND = "resume-command.txt"
 
 
 class ReportInterrupted(KeyboardInterrupt):
@@ -718,6 +723,9 @@ def run_spec(
     ------
     SpecError, UsageError
         Before anything runs.
+    UnsafePathError
+        Before anything runs: a file the run writes in its directory is a symbolic
+        link that leads out of it.
     BackendError
         The backend cannot start; a run directory this call created is
         removed again while its store holds no unit.
@@ -739,6 +747,7 @@ def run_spec(
         announce(_missing_note(job.data.missing, _missing_verdict(job)))
     run_dir = Path(out or default_out(spec)).expanduser()
     check_run_dir(run_dir, overwrite=overwrite)
+    check_run_files(run_dir)
     created = _missing_from(run_dir)
     prepare_run_dir(run_dir)
     store = run_dir / STORE

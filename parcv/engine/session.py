@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import tempfile
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from contextlib import nullcontext
@@ -818,8 +820,16 @@ def _save_final(st: Store, record: Record, pid: int = 0) -> None:
     folder.mkdir(mode=0o700, exist_ok=True)
     # One file per final fit's content: growing a sweep back finds its model again.
     model = folder / f"final-{ckey}.joblib"
-    joblib.dump(record.estimator, model)
-    model.chmod(0o600)
+    # Into a new file (0600 from mkstemp) renamed over the model's name: a link found there
+    # is replaced, never written through, and its target is never chmod-ed.
+    fd, temp = tempfile.mkstemp(prefix=f".{model.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            joblib.dump(record.estimator, fh)
+        os.replace(temp, model)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
     st.record_model(ckey, model.name, _file_digest(model))
 
 

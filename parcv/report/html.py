@@ -1,9 +1,14 @@
 """report.html: the report as one self-contained page (plots embedded, tables sortable).
 
 The page is built from the Markdown of :func:`parcv.report.text.render_report`
-(the subset it writes: headings, paragraphs, pipe tables, images, ``**bold**``
-and ``code``), with the estimate and its standard error in a box at the top.
+(the subset it writes: headings, paragraphs, pipe tables, images, ``**bold**``,
+``code`` and links), with the estimate and its standard error in a box at the top.
 Every PNG is embedded as a ``data:`` URI, so the file opens with nothing beside it.
+
+The page shows no file but the plots parcv drew for it, and links only to the web:
+an image line embeds only a plot it is given (never a file it names), a link is one
+only to an ``http(s)`` address, and a line escaped with a backslash (as a spec's
+description is) is a paragraph of text.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ from __future__ import annotations
 import base64
 import html
 import re
-from pathlib import Path
+import string
+from collections.abc import Mapping
 
 __all__ = ["render_html"]
 
@@ -54,11 +60,17 @@ document.querySelectorAll("table.sortable th").forEach(function (th, col) {
 """
 
 
+# A Markdown link to a web address; a quote or space ends the address, so that it cannot
+# close the href attribute (the text is escaped before, with quote=False).
+_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^\s()\"']+)\)")
+
+
 def _inline(text: str) -> str:
-    """Escape, then render ``**bold**`` and ```code``` spans."""
+    """Escape, then render ``**bold**``, ```code``` spans and links to http(s) addresses."""
     out = html.escape(text, quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    return _LINK.sub(r'<a href="\2">\1</a>', out)
 
 
 def _cells(line: str) -> list[str]:
@@ -90,23 +102,24 @@ def _table(lines: list[str]) -> str:
     return "\n".join([*out, "</tbody></table>"])
 
 
-def _image(alt: str, name: str, run_dir: Path) -> str:
-    path = run_dir / name
-    if not path.is_file():
-        return f"<p>(plot {html.escape(name)} is missing)</p>"
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
+def _image(alt: str, png: bytes) -> str:
+    data = base64.b64encode(png).decode("ascii")
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
 
-def render_html(markdown: str, run_dir: str | Path, headline: tuple[str, str] = ("", "")) -> str:
+def render_html(
+    markdown: str, images: Mapping[str, bytes], headline: tuple[str, str] = ("", "")
+) -> str:
     """Render the report's Markdown as one HTML page with its plots embedded.
 
     Parameters
     ----------
     markdown : str
         report.md as :func:`parcv.report.text.render_report` writes it.
-    run_dir : str or Path
-        Where the PNG files it names are.
+    images : mapping of str to bytes
+        The PNG plots parcv drew for the report, by the file name the Markdown
+        gives them. An image line naming anything else is shown as its text:
+        the page never embeds a file it reads.
     headline : (str, str), default=("", "")
         The estimate ± se, and what it is, shown in a box at the top.
 
@@ -116,12 +129,14 @@ def render_html(markdown: str, run_dir: str | Path, headline: tuple[str, str] = 
 
     Examples
     --------
-    >>> page = render_html("# run\\n\\n| a | b |\\n| --- | ---: |\\n| x | 1.5 |\\n", ".",
+    >>> page = render_html("# run\\n\\n| a | b |\\n| --- | ---: |\\n| x | 1.5 |\\n", {},
     ...                    ("score: 0.9 ± 0.01", "mean ± se over 5 outer folds"))
     >>> "<title>run</title>" in page, '<td class="num">1.5</td>' in page
     (True, True)
+    >>> page = render_html("# run\\n\\n![secret](/etc/hostname)\\n", {})
+    >>> "<p>![secret](/etc/hostname)</p>" in page
+    True
     """
-    folder = Path(run_dir)
     lines = markdown.splitlines()
     title = lines[0].lstrip("# ").strip() if lines and lines[0].startswith("# ") else "parcv run"
     body: list[str] = []
@@ -136,8 +151,10 @@ def render_html(markdown: str, run_dir: str | Path, headline: tuple[str, str] = 
             body.append(_table(block))
             continue
         image = re.fullmatch(r"!\[([^\]]*)\]\(([^)]+)\)", line.strip())
-        if image:
-            body.append(_image(image.group(1), image.group(2), folder))
+        if image and image.group(2) in images:
+            body.append(_image(image.group(1), images[image.group(2)]))
+        elif line[:1] == "\\" and line[1:2] in string.punctuation:  # text, as it reads
+            body.append(f"<p>{_inline(line[1:])}</p>")
         elif line.startswith("## "):
             body.append(f"<h2>{_inline(line[3:])}</h2>")
         elif line.startswith("# "):

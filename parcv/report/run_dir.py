@@ -12,12 +12,15 @@ import io
 import json
 import logging
 import os
+import re
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
+from parcv.errors import UnsafePathError
 from parcv.report.html import render_html
 from parcv.report.text import (
     RunInfo,
@@ -33,8 +36,12 @@ from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.store.readers import collector_paused
 
 __all__ = [
+    "RESUME_COMMAND",
+    "RUN_FILES",
     "RunInfo",
+    "check_run_files",
     "cv_results_csv",
+    "neutralise",
     "num",
     "rebuild_report",
     "render_report",
@@ -54,13 +61,93 @@ Result = CVResult | SearchResult | NestedResult
 STORE = "store.sqlite"
 
 
+# The command that resumes a run, kept in its directory for the report of an unfinished run.
+RESUME_COMMAND = "resume-command.txt"
+# Every file parcv writes in a run directory, the PNG plots aside (every *.png there).
+RUN_FILES = (
+    *(f"{STORE}{suffix}" for suffix in ("", "-wal", "-shm", "-journal", ".lock", ".lock.json")),
+    f"{STORE}.models",
+    "spec.toml",
+    "run.json",
+    "results.json",
+    "cv_results.csv",
+    "report.html",
+    "report.md",
+    RESUME_COMMAND,
+)
+
+
+def _leaves(folder: Path, name: str) -> str | None:
+    """Where the link ``folder/name`` leads when that is outside ``folder`` (None: not a link
+    there, or one that stays inside)."""
+    path = folder / name
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):  # a loop of links leads nowhere parcv may write
+        return os.readlink(path)
+    return None if target.is_relative_to(folder.resolve()) else str(target)
+
+
+def _refuse_link(folder: Path, name: str, target: str) -> UnsafePathError:
+    return UnsafePathError(
+        f"{name} in the run directory {str(folder)!r} is a symbolic link to {target!r}, outside "
+        "that directory; parcv writes the files of a run directory only inside it, never "
+        f"through a link. Remove the link ({str(folder / name)!r}), or pass another run "
+        "directory."
+    )
+
+
+def check_run_files(run_dir: str | Path) -> None:
+    """Refuse a run directory where a file parcv writes is a link that leads out of it.
+
+    Called before a run computes or a report is rebuilt, so that nothing is
+    done that could not be written; :func:`write_private` checks each file
+    again as it writes it.
+
+    Raises
+    ------
+    UnsafePathError
+        Naming the link, where it leads and what to do.
+    """
+    folder = Path(run_dir)
+    if not folder.is_dir():
+        return
+    for name in (*RUN_FILES, *sorted(p.name for p in folder.glob("*.png"))):
+        target = _leaves(folder, name)
+        if target is not None:
+            raise _refuse_link(folder, name, target)
+
+
 def write_private(path: Path, content: str | bytes) -> Path:
-    """Write a file readable and writable by the user only (mode 0600)."""
+    """Write a file readable and writable by the user only (mode 0600), never through a link.
+
+    The content goes into a new file beside ``path`` (created 0600 by
+    :func:`tempfile.mkstemp`), renamed over ``path`` with :func:`os.replace`:
+    what was at ``path`` (a link included) is replaced, never opened, and its
+    target is neither written nor chmod-ed. A link at ``path`` that leads out
+    of its folder is refused: it was put there by someone, and replacing it
+    silently would hide that.
+
+    Raises
+    ------
+    UnsafePathError
+        ``path`` is a symbolic link that leads out of its folder.
+    """
+    folder, name = path.parent, path.name
+    target = _leaves(folder, name)
+    if target is not None:
+        raise _refuse_link(folder, name, target)
     data = content.encode("utf-8") if isinstance(content, str) else content
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        os.fchmod(fh.fileno(), 0o600)
-        fh.write(data)
+    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -75,6 +162,29 @@ def _cell(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
     return str(value.item() if isinstance(value, np.generic) else value)
+
+
+# A spreadsheet reads a cell that begins with one of these as a formula (OWASP, "CSV
+# Injection"); a number written so (-0.5, +1e3, -inf) is a number and stays as it is.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.I)
+
+
+def neutralise(cell: str) -> str:
+    """A CSV cell that no spreadsheet runs as a formula: one that would be gets a ``'`` first.
+
+    As OWASP's CSV injection guidance advises, a cell that begins with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return, and is not a number, is prefixed with a
+    single quote; every other cell, numbers included, is kept as it is.
+
+    Examples
+    --------
+    >>> [neutralise(c) for c in ["=1+2", "@SUM(A1)", "-A1", "-0.5", "+1e3", "alpha"]]
+    ["'=1+2", "'@SUM(A1)", "'-A1", '-0.5', '+1e3', 'alpha']
+    """
+    if cell.startswith(_FORMULA_START) and not _NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
 
 
 def _column(values: Any) -> list[str]:
@@ -115,7 +225,10 @@ def summary_json(result: Result) -> str:
 
 
 def cv_results_csv(result: Result) -> str:
-    """``cv_results_`` of the all-data search (fold scores for a CV result) as CSV."""
+    """``cv_results_`` of the all-data search (fold scores for a CV result) as CSV.
+
+    Cells a spreadsheet would run as formulas are neutralised (:func:`neutralise`).
+    """
     search = search_of(result)
     table: dict[str, Any]
     if search is not None:
@@ -131,22 +244,26 @@ def cv_results_csv(result: Result) -> str:
         scores = cast(CVResult, result).scores
         table = {"fold": list(range(len(next(iter(scores.values()))))), **scores}
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # The csv module's own dialect (RFC 4180: rows end in CRLF) quotes a cell that holds a
+    # carriage return; with "\n" rows one would end its row where it stands.
+    writer = csv.writer(out)
     names = list(table)
-    writer.writerow(names)
-    writer.writerows(zip(*(_column(table[n]) for n in names), strict=True))
+    writer.writerow([neutralise(n) for n in names])
+    columns = ([neutralise(c) for c in _column(table[n])] for n in names)
+    writer.writerows(zip(*columns, strict=True))
     return out.getvalue()
 
 
-def _plots(run_dir: Path, result: Result, info: RunInfo) -> tuple[list[str], str]:
+def _plots(run_dir: Path, result: Result, info: RunInfo) -> dict[str, bytes]:
+    """Draw and write the plots; report.html embeds these bytes, never a file it reads."""
     if not info.plots:
-        return [], ""
+        return {}
     from parcv.report.plots import render_plots
 
     images = render_plots(result, param=info.param, metric=info.metric)
     for name, png in images.items():
         write_private(run_dir / name, png)
-    return list(images), ""
+    return images
 
 
 def write_outputs(
@@ -170,10 +287,10 @@ def write_outputs(
     if shown.cv_results:
         files.append(write_private(out / "cv_results.csv", cv_results_csv(result)))
     files.append(write_private(out / "run.json", json.dumps(info.to_dict(), indent=2) + "\n"))
-    plots, note = _plots(out, result, shown)
-    files += [out / p for p in plots]
-    markdown = render_report(result, shown, plots, note, stored=(out / STORE).is_file())
-    page = render_html(markdown, out, headline(result))
+    images = _plots(out, result, shown)
+    files += [out / p for p in images]
+    markdown = render_report(result, shown, list(images), stored=(out / STORE).is_file())
+    page = render_html(markdown, images, headline(result))
     files.append(write_private(out / "report.html", page))
     files.append(write_private(out / "report.md", markdown))
     return files
@@ -190,6 +307,8 @@ def rebuild_report(
     ------
     FileNotFoundError
         When the directory holds no ``store.sqlite``.
+    UnsafePathError
+        A file it would write there is a symbolic link that leads out of it.
     """
     from parcv.api import load
 
@@ -201,6 +320,7 @@ def rebuild_report(
             "that `parcv run --out DIR` wrote, or the folder of a script's "
             "store='DIR/store.sqlite'."
         )
+    check_run_files(out)
     info = _stored_info(out)
     with collector_paused():
         result = load(store)
@@ -270,6 +390,9 @@ def write_report(
     UnfinishedRunError
         The store holds a run that has not finished: finish it with ``resume=True``,
         or read what it has with ``parcv.load(store, partial=True)``.
+    UnsafePathError
+        A file it would write in ``directory`` (``report.html``, ``results.json``, ...)
+        is a symbolic link that leads out of it: nothing is written.
 
     See Also
     --------
@@ -297,6 +420,7 @@ def write_report(
 'validation_curve.png']
     """
     out = Path(directory)
+    check_run_files(out)
     loaded, info = _report_source(result, out)
     info = replace(
         info,

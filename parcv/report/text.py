@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -722,9 +723,9 @@ def render_report(
     >>> render_report(r, RunInfo("ridge")).splitlines()[0]
     '# ridge'
     """
-    lines = [f"# {info.title}", ""]
+    lines = [f"# {' '.join(info.title.splitlines())}", ""]
     if info.description:
-        lines += [info.description, ""]
+        lines += [*_as_text(info.description), ""]
     facts = [
         ("mode", MODES.get(_mode(result, info), _mode(result, info))),
         ("data", info.data),
@@ -758,6 +759,14 @@ def render_report(
     store = "`store.sqlite` (every record), " if stored else ""
     lines += [f"Files: {store}`results.json` (summaries){csv_file}.", ""]
     return "\n".join(lines)
+
+
+def _as_text(text: str) -> list[str]:
+    """A user's text as Markdown lines that read as text (punctuation first escaped)."""
+    # A line that begins with punctuation would be a heading, table, list, quote or image;
+    # indentation would make a code block.
+    lines = [line.strip() for line in text.splitlines()]
+    return [f"\\{line}" if line[:1] in string.punctuation else line for line in lines]
 
 
 def _where_rest(info: RunInfo) -> str:

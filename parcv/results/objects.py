@@ -491,6 +491,13 @@ class SearchResult(Exportable):
     def best_estimator_(self) -> Any:
         """The selected candidate refitted on all data.
 
+        Of a result :func:`parcv.load` rebuilt, the model is unpickled from the
+        store's ``<store>.models`` folder on first read, and unpickling runs code.
+        The SHA-256 it is checked against is kept in the store itself: it guards
+        against a damaged or replaced model file, not against someone who can
+        rewrite the store too. Read it only of stores you wrote; of any other,
+        refit ``best_params_`` yourself.
+
         Raises
         ------
         ModelNotAvailableError

@@ -5,20 +5,30 @@ The lock is an OS file lock (``flock`` through :mod:`filelock`) on
 left by a killed driver on this host is simply taken over. Who holds it
 (host, pid, start time) is written beside it in ``<store>.lock.json`` so a
 refused driver can say whom it waits for.
+
+Neither file is opened through a symbolic link. A lock file that is a link is
+refused: an ``lstat`` check says so clearly, and filelock (>= 3.20.1, the fix of
+CVE-2025-68146) opens the lock file with ``O_NOFOLLOW``, so a link put there after
+the check fails to open (ELOOP) instead of truncating its target. parcv cannot pass
+flags to filelock's own ``open``, hence the check before it. The holder file is
+written to a new file renamed over it, which replaces a link instead of writing
+through it.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from parcv.errors import StoreLockedError
+from parcv.errors import StoreLockedError, UnsafePathError
 
 __all__ = ["lock_store"]
 
@@ -79,6 +89,27 @@ def _refusal(store: Path, lock: Path) -> str:
     )
 
 
+def _linked(store: Path, lock: Path) -> UnsafePathError:
+    return UnsafePathError(
+        f"the lock file {str(lock)!r} of store {str(store)!r} is a symbolic link (to "
+        f"{os.readlink(lock)!r}); parcv takes a store's lock only on a file of its own, never "
+        "through a link, which would write to the file it leads to. Nothing was changed. "
+        "Remove the link and run again."
+    )
+
+
+def _write_holder(lock: Path, info: dict[str, Any]) -> None:
+    """Write who holds the lock into a new file renamed over the holder file."""
+    fd, temp = tempfile.mkstemp(prefix=f".{lock.name}.", suffix=".tmp", dir=lock.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(info))
+        os.replace(temp, _holder_path(lock))
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
 @contextmanager
 def lock_store(store: Path) -> Iterator[None]:
     """Hold the exclusive writer lock of ``store`` for the ``with`` block.
@@ -94,6 +125,8 @@ def lock_store(store: Path) -> Iterator[None]:
     StoreLockedError
         Another live process holds the lock; the message names it (host,
         pid, start time) and says what to do.
+    UnsafePathError
+        ``<store>.lock`` is a symbolic link.
 
     Examples
     --------
@@ -110,6 +143,8 @@ def lock_store(store: Path) -> Iterator[None]:
 
     store.parent.mkdir(parents=True, exist_ok=True)
     lock_path = store.with_name(store.name + ".lock")
+    if lock_path.is_symlink():
+        raise _linked(store, lock_path)
     # thread_local=False, is_singleton=False: a second lock object, even in this process,
     # opens its own file description and so conflicts (flock locks are per description).
     lock = FileLock(lock_path, timeout=0, thread_local=False, is_singleton=False)
@@ -117,11 +152,14 @@ def lock_store(store: Path) -> Iterator[None]:
         lock.acquire()
     except Timeout:
         raise StoreLockedError(_refusal(store, lock_path)) from None
-    holder = _holder_path(lock_path)
+    except OSError as err:
+        if err.errno == errno.ELOOP and lock_path.is_symlink():  # linked after the check
+            raise _linked(store, lock_path) from err
+        raise
     try:
         info = {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time()}
-        holder.write_text(json.dumps(info))
+        _write_holder(lock_path, info)
         yield
     finally:
-        holder.unlink(missing_ok=True)
+        _holder_path(lock_path).unlink(missing_ok=True)
         lock.release()

@@ -97,6 +97,27 @@ def test_a_spec_cannot_send_its_outputs_outside_the_current_folder(
     assert written == ["here", "here/away.toml", "home"]  # nothing written anywhere
 
 
+@pytest.mark.parametrize("out", ["link/run", "link", "runs/../link/run"])
+def test_a_spec_cannot_send_its_outputs_outside_through_a_symlinked_folder(
+    tmp_path, capsys, monkeypatch, out
+):
+    here, away = tmp_path / "here", tmp_path / "away"
+    here.mkdir()
+    away.mkdir()
+    (here / "link").symlink_to(away)  # came with the spec, as in a shared or cloned folder
+    monkeypatch.chdir(here)
+    spec = here / "away.toml"
+    spec.write_text(TINY + f'\n[run]\nbackend = "serial"\nout = "{out}"\n')
+    for command in ("run", "inspect"):
+        assert main([command, str(spec)]) == 2
+        err = capsys.readouterr().err
+        assert f"away.toml:19: run.out = {out!r} is not valid" in err, err
+        leads = away / "run" if out.endswith("run") else away
+        assert f"{out!r} leads to {str(leads)!r} through a symbolic link" in err, err
+        assert "say so on the command line: --out" in err
+    assert list(away.iterdir()) == []  # nothing written there
+
+
 def test_the_command_line_may_send_outputs_anywhere(tmp_path, capsys, monkeypatch):
     here = tmp_path / "here"
     here.mkdir()
