@@ -20,36 +20,16 @@ import numpy as np
 import pytest
 from conftest import start_loopback_cluster
 from distributed import Client
-from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.linear_model import Ridge
 
 import parcv
 from parcv.engine.backends import DaskBackend, LocalBackend
 from parcv.store.readers import read_store
+from tests.dask_survival import CASES, CRASH, ERROR, CrashingRidge, run_trial
+from tests.dask_survival import KillAfter as _KillAfter
 from tests.sweep_script import sweep_data
 
-ERROR = -1e6
-CRASH = 1.0  # the alpha whose fit segfaults
+_FAILURES = "distributed.scheduler.allowed-failures"
 SPACE = {"alpha": [0.01, 0.1, 0.3, CRASH, 3.0, 10.0]}
-
-
-class CrashingRidge(BaseEstimator, RegressorMixin):
-    """Ridge whose fit sleeps, and for ``alpha == crash`` reads address 0 (a real SIGSEGV)."""
-
-    def __init__(self, alpha=1.0, crash=None, sleep=0.0):
-        self.alpha, self.crash, self.sleep = alpha, crash, sleep
-
-    def fit(self, X, y):
-        if self.alpha == self.crash:
-            import ctypes
-
-            ctypes.string_at(0)
-        time.sleep(self.sleep)
-        self.model_ = Ridge(alpha=self.alpha).fit(X, y)
-        return self
-
-    def predict(self, X):
-        return self.model_.predict(X)
 
 
 def _sweep(estimator, backend, store):
@@ -72,30 +52,6 @@ def _assert_same_records(records, expected):
     for key, record in records.items():
         assert record.status == expected[key].status, key
         assert record.test_scores == expected[key].test_scores, key
-
-
-class _KillAfter:
-    """Backend wrapper calling ``kill()`` once, from the driver, after ``after`` records."""
-
-    def __init__(self, backend, after, kill):
-        self.backend, self.after, self.kill = backend, after, kill
-        self.seen, self.killed_at = 0, None
-
-    @contextmanager
-    def open(self, plan, data):
-        with self.backend.open(plan, data) as self.executor:
-            yield self
-
-    def __getattr__(self, name):  # n_workers, chunk_seconds, submit, submit_refit, cancel
-        return getattr(vars(self).get("executor"), name)
-
-    def wait(self):
-        for ticket, records in self.executor.wait():
-            self.seen += len(records)
-            if self.killed_at is None and self.seen >= self.after:
-                self.killed_at = time.monotonic()
-                self.kill()
-            yield ticket, records
 
 
 def _removed_workers(dask_scheduler):
@@ -132,7 +88,7 @@ def test_a_segfaulting_candidate_costs_only_its_units_on_dask(tmp_path):
     calm = read_store(tmp_path / "serial.sqlite")[1]
     store = tmp_path / "dask.sqlite"
     # As the cluster parcv starts: a chunk may kill 2 workers (max_crashes=2), no AMM.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    with dask.config.set({_FAILURES: 1}):
         cluster = start_loopback_cluster(2)
     try:
         with Client(cluster, set_as_default=False) as client:
@@ -170,7 +126,7 @@ def test_sigkill_of_every_worker_with_nannies_costs_nothing(tmp_path):
     cluster = start_loopback_cluster(2)
     try:
         with Client(cluster, set_as_default=False) as client:
-            killer = _KillAfter(DaskBackend(cluster=cluster), 20, lambda: _kill_all(client))
+            killer = _KillAfter(DaskBackend(cluster=cluster), 20, lambda _: _kill_all(client))
             _sweep(estimator, killer, tmp_path / "dask.sqlite")
     finally:
         cluster.close()
@@ -259,7 +215,7 @@ def test_sigkill_of_every_external_worker_waits_for_others_within_the_timeout(tm
                 _wait_until_registered(client, 3)
                 workers.start()
 
-            def kill():
+            def kill(_):
                 workers.kill_all()
                 threading.Thread(target=come_back, daemon=True).start()
 
@@ -287,7 +243,7 @@ def test_data_lost_with_every_worker_and_none_back_names_the_cause_after_the_tim
             workers.start()
             client.wait_for_workers(1, timeout=60)
             backend = DaskBackend(cluster=cluster, no_worker_timeout=3)
-            killer = _KillAfter(backend, 5, workers.kill_all)
+            killer = _KillAfter(backend, 5, lambda _: workers.kill_all())
             with pytest.raises(parcv.BackendError) as info:
                 _sweep(estimator, killer, tmp_path / "dask.sqlite")
             elapsed = time.monotonic() - killer.killed_at
@@ -298,3 +254,19 @@ def test_data_lost_with_every_worker_and_none_back_names_the_cause_after_the_tim
     assert "resume" in message
     assert 3 <= elapsed < 3 + 15  # the timeout honoured, plus polling on a loaded machine
     assert np.isfinite(elapsed)
+
+
+# --- issue 52: the cluster parcv starts survives its workers, under CPU load --------------
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("case", CASES)
+def test_parcvs_own_cluster_survives_losing_both_workers_under_load(tmp_path, case):
+    """Both workers SIGKILLed at once, or a candidate segfaulting every worker it touches,
+    with busy loops on every core and every restart slower than dask's lost-worker timeout
+    and than ``no_worker_timeout`` (before: dask closed the nannies and the run stopped,
+    "no Dask workers left"). ``scripts/dask_survival.py`` runs this 10 times, without the
+    forced slowness."""
+    outcome = run_trial(case, tmp_path, certain=True)
+    assert outcome.finished, outcome.problem
+    assert outcome.problem == ""
