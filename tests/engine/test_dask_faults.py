@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 from conftest import start_loopback_cluster
 from distributed import Client
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.linear_model import Ridge
 
 import parcv
 from parcv.engine.backends import DaskBackend, LocalBackend
@@ -270,3 +272,61 @@ def test_parcvs_own_cluster_survives_losing_both_workers_under_load(tmp_path, ca
     outcome = run_trial(case, tmp_path, certain=True)
     assert outcome.finished, outcome.problem
     assert outcome.problem == ""
+
+
+HOG = 2.0  # the alpha whose fit holds more memory than a worker may
+
+
+class Hog(BaseEstimator, RegressorMixin):
+    """Ridge whose fit, for ``alpha == hog``, fills ``nbytes`` and holds them ``hold`` s:
+    long enough for a nanny to see its worker over the limit and kill it."""
+
+    def __init__(self, alpha=1.0, hog=None, nbytes=0, hold=60.0):
+        self.alpha, self.hog, self.nbytes, self.hold = alpha, hog, nbytes, hold
+
+    def fit(self, X, y):
+        if self.alpha == self.hog:
+            block = np.ones(self.nbytes // 8)
+            time.sleep(self.hold)
+            del block
+        self.model_ = Ridge(alpha=self.alpha).fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+@pytest.mark.cluster
+def test_a_fit_past_the_workers_memory_limit_fails_also_after_its_workers_restarted(tmp_path):
+    """The nanny kills a worker over its memory_limit; once workers died, each unit runs in
+    a process forked from its worker, which the nanny does not watch (before: there the
+    fit held 1 GiB against a 700 MiB limit and was recorded as a success). Now the fork's
+    address space is capped at what the worker's limit leaves: MemoryError."""
+    X, y = sweep_data()
+    space = {"alpha": [0.3, HOG]}
+
+    def run(estimator, backend, store):
+        return parcv.search(estimator, space, X, y, cv=2, backend=backend, store=store,
+                            error_score=ERROR, progress=False)  # fmt: skip
+
+    run(Hog(), "serial", tmp_path / "serial.sqlite")
+    calm = read_store(tmp_path / "serial.sqlite")[1]
+    # One worker, which the first death makes run every unit forked; with the lost-worker
+    # timeout the clusters page asks of a user's own cluster.
+    config = {_FAILURES: 0, "distributed.deploy.lost-worker-timeout": "1 hour"}
+    with dask.config.set(config):
+        cluster = start_loopback_cluster(1, memory_limit="700MiB")
+        try:
+            with pytest.warns(parcv.FitFailedWarning):
+                run(Hog(hog=HOG, nbytes=2**30), DaskBackend(cluster=cluster), tmp_path / "d.sqlite")
+        finally:
+            cluster.close()
+    records = read_store(tmp_path / "d.sqlite")[1]
+    assert set(records) == set(calm)
+    hogs = {("fit", None, i, 1) for i in range(2)}
+    assert {k for k, r in records.items() if not r.ok} == hogs
+    assert all(records[k].error.type == "MemoryError" for k in hogs), [
+        records[k].error for k in hogs
+    ]
+    for key in set(records) - hogs:
+        assert records[key].test_scores == calm[key].test_scores, key

@@ -170,7 +170,8 @@ def _run_chunk(
     *,
     versions: _Versions | None = None,
 ) -> Sequence[Record]:
-    """Run one chunk of ``plan`` on a worker, BLAS/OpenMP threads capped; guarded if ``guard``.
+    """Run one chunk of ``plan`` on a worker, BLAS/OpenMP threads capped; guarded if ``guard``
+    (each unit in a process forked from the worker, bound by the worker's memory limit).
 
     Refused on a worker whose distributions are not the ``versions`` its keys name.
     """
@@ -187,11 +188,20 @@ def _run_chunk(
     from parcv.engine.backends._guard import run_guarded
     from parcv.engine.work import lost_unit_records
 
+    worker = get_worker()
     return run_guarded(
         plan.plan, data.data, units, timeout=guard.timeout,
-        max_crashes=guard.max_crashes, worker=f"Dask worker {get_worker().address}",
-        on_lost=lost_unit_records,
+        max_crashes=guard.max_crashes, worker=f"Dask worker {worker.address}",
+        on_lost=lost_unit_records, memory_limit=_memory_limit(worker),
     )  # fmt: skip
+
+
+def _memory_limit(worker: Any) -> int | None:
+    """The worker's ``memory_limit`` in bytes (None: none): its nanny's bound, which a
+    process forked from it escapes unless the fork is capped too."""
+    manager = getattr(worker, "memory_manager", None)
+    limit = getattr(manager, "memory_limit", None)
+    return int(limit) if limit else None
 
 
 def _run_refit(
