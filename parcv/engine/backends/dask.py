@@ -256,7 +256,8 @@ class DaskBackend:
         Seconds without any worker (all lost, or none arrived yet), or
         without one that takes the data again after every copy was lost,
         before :class:`~parcv.BackendError`; ``None`` waits (for batch
-        queues).
+        queues). Not counted while a nanny of the cluster, in this process
+        (the one parcv starts, or a ``LocalCluster`` given), starts a worker.
     connect_timeout : float, default=30
         Seconds to reach the scheduler or start the local cluster.
     timeout : float or None, default=None
@@ -289,7 +290,11 @@ class DaskBackend:
     keeps the data and the plan: lost with every worker holding a copy
     (killed, or crashed by a fit), they are sent again as soon as a worker is
     back, restarted by its nanny or by a batch queue, within
-    ``no_worker_timeout``. The data is broadcast unless
+    ``no_worker_timeout``. The cluster parcv starts keeps every nanny for the
+    whole run, however long a restart takes (dask's ``LocalCluster`` closes
+    one whose worker is not back within ``distributed.deploy.lost-worker-timeout``),
+    and a process forked from a worker is held to the worker's ``memory_limit``.
+    The data is broadcast unless
     the scheduler runs the Active Memory Manager (dask's default; it drops
     the copies and can stall a broadcast, dask/distributed#8796): then each
     worker fetches it on first use, or again after an idle copy was dropped.
