@@ -26,30 +26,12 @@ from sklearn.linear_model import Ridge
 import parcv
 from parcv.engine.backends import DaskBackend, LocalBackend
 from parcv.store.readers import read_store
+from tests.dask_survival import CASES, CRASH, ERROR, CrashingRidge, run_trial
+from tests.dask_survival import KillAfter as _KillAfter
 from tests.sweep_script import sweep_data
 
-ERROR = -1e6
-CRASH = 1.0  # the alpha whose fit segfaults
+_FAILURES = "distributed.scheduler.allowed-failures"
 SPACE = {"alpha": [0.01, 0.1, 0.3, CRASH, 3.0, 10.0]}
-
-
-class CrashingRidge(BaseEstimator, RegressorMixin):
-    """Ridge whose fit sleeps, and for ``alpha == crash`` reads address 0 (a real SIGSEGV)."""
-
-    def __init__(self, alpha=1.0, crash=None, sleep=0.0):
-        self.alpha, self.crash, self.sleep = alpha, crash, sleep
-
-    def fit(self, X, y):
-        if self.alpha == self.crash:
-            import ctypes
-
-            ctypes.string_at(0)
-        time.sleep(self.sleep)
-        self.model_ = Ridge(alpha=self.alpha).fit(X, y)
-        return self
-
-    def predict(self, X):
-        return self.model_.predict(X)
 
 
 def _sweep(estimator, backend, store):
@@ -72,30 +54,6 @@ def _assert_same_records(records, expected):
     for key, record in records.items():
         assert record.status == expected[key].status, key
         assert record.test_scores == expected[key].test_scores, key
-
-
-class _KillAfter:
-    """Backend wrapper calling ``kill()`` once, from the driver, after ``after`` records."""
-
-    def __init__(self, backend, after, kill):
-        self.backend, self.after, self.kill = backend, after, kill
-        self.seen, self.killed_at = 0, None
-
-    @contextmanager
-    def open(self, plan, data):
-        with self.backend.open(plan, data) as self.executor:
-            yield self
-
-    def __getattr__(self, name):  # n_workers, chunk_seconds, submit, submit_refit, cancel
-        return getattr(vars(self).get("executor"), name)
-
-    def wait(self):
-        for ticket, records in self.executor.wait():
-            self.seen += len(records)
-            if self.killed_at is None and self.seen >= self.after:
-                self.killed_at = time.monotonic()
-                self.kill()
-            yield ticket, records
 
 
 def _removed_workers(dask_scheduler):
@@ -132,7 +90,7 @@ def test_a_segfaulting_candidate_costs_only_its_units_on_dask(tmp_path):
     calm = read_store(tmp_path / "serial.sqlite")[1]
     store = tmp_path / "dask.sqlite"
     # As the cluster parcv starts: a chunk may kill 2 workers (max_crashes=2), no AMM.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    with dask.config.set({_FAILURES: 1}):
         cluster = start_loopback_cluster(2)
     try:
         with Client(cluster, set_as_default=False) as client:
@@ -170,7 +128,7 @@ def test_sigkill_of_every_worker_with_nannies_costs_nothing(tmp_path):
     cluster = start_loopback_cluster(2)
     try:
         with Client(cluster, set_as_default=False) as client:
-            killer = _KillAfter(DaskBackend(cluster=cluster), 20, lambda: _kill_all(client))
+            killer = _KillAfter(DaskBackend(cluster=cluster), 20, lambda _: _kill_all(client))
             _sweep(estimator, killer, tmp_path / "dask.sqlite")
     finally:
         cluster.close()
@@ -259,7 +217,7 @@ def test_sigkill_of_every_external_worker_waits_for_others_within_the_timeout(tm
                 _wait_until_registered(client, 3)
                 workers.start()
 
-            def kill():
+            def kill(_):
                 workers.kill_all()
                 threading.Thread(target=come_back, daemon=True).start()
 
@@ -287,7 +245,7 @@ def test_data_lost_with_every_worker_and_none_back_names_the_cause_after_the_tim
             workers.start()
             client.wait_for_workers(1, timeout=60)
             backend = DaskBackend(cluster=cluster, no_worker_timeout=3)
-            killer = _KillAfter(backend, 5, workers.kill_all)
+            killer = _KillAfter(backend, 5, lambda _: workers.kill_all())
             with pytest.raises(parcv.BackendError) as info:
                 _sweep(estimator, killer, tmp_path / "dask.sqlite")
             elapsed = time.monotonic() - killer.killed_at
@@ -298,3 +256,77 @@ def test_data_lost_with_every_worker_and_none_back_names_the_cause_after_the_tim
     assert "resume" in message
     assert 3 <= elapsed < 3 + 15  # the timeout honoured, plus polling on a loaded machine
     assert np.isfinite(elapsed)
+
+
+# --- issue 52: the cluster parcv starts survives its workers, under CPU load --------------
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("case", CASES)
+def test_parcvs_own_cluster_survives_losing_both_workers_under_load(tmp_path, case):
+    """Both workers SIGKILLed at once, or a candidate segfaulting every worker it touches,
+    with busy loops on every core and every restart slower than dask's lost-worker timeout
+    and than ``no_worker_timeout`` (before: dask closed the nannies and the run stopped,
+    "no Dask workers left"). ``scripts/dask_survival.py`` runs this 10 times, without the
+    forced slowness."""
+    outcome = run_trial(case, tmp_path, certain=True)
+    assert outcome.finished, outcome.problem
+    assert outcome.problem == ""
+
+
+HOG = 2.0  # the alpha whose fit holds more memory than a worker may
+
+
+class Hog(BaseEstimator, RegressorMixin):
+    """Ridge whose fit, for ``alpha == hog``, fills ``nbytes`` and holds them ``hold`` s:
+    long enough for a nanny to see its worker over the limit and kill it."""
+
+    def __init__(self, alpha=1.0, hog=None, nbytes=0, hold=60.0):
+        self.alpha, self.hog, self.nbytes, self.hold = alpha, hog, nbytes, hold
+
+    def fit(self, X, y):
+        if self.alpha == self.hog:
+            block = np.ones(self.nbytes // 8)
+            time.sleep(self.hold)
+            del block
+        self.model_ = Ridge(alpha=self.alpha).fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+@pytest.mark.cluster
+def test_a_fit_past_the_workers_memory_limit_fails_also_after_its_workers_restarted(tmp_path):
+    """The nanny kills a worker over its memory_limit; once workers died, each unit runs in
+    a process forked from its worker, which the nanny does not watch (before: there the
+    fit held 1 GiB against a 700 MiB limit and was recorded as a success). Now the fork's
+    address space is capped at what the worker's limit leaves: MemoryError."""
+    X, y = sweep_data()
+    space = {"alpha": [0.3, HOG]}
+
+    def run(estimator, backend, store):
+        return parcv.search(estimator, space, X, y, cv=2, backend=backend, store=store,
+                            error_score=ERROR, progress=False)  # fmt: skip
+
+    run(Hog(), "serial", tmp_path / "serial.sqlite")
+    calm = read_store(tmp_path / "serial.sqlite")[1]
+    # One worker, which the first death makes run every unit forked; with the lost-worker
+    # timeout the clusters page asks of a user's own cluster.
+    config = {_FAILURES: 0, "distributed.deploy.lost-worker-timeout": "1 hour"}
+    with dask.config.set(config):
+        cluster = start_loopback_cluster(1, memory_limit="700MiB")
+        try:
+            with pytest.warns(parcv.FitFailedWarning):
+                run(Hog(hog=HOG, nbytes=2**30), DaskBackend(cluster=cluster), tmp_path / "d.sqlite")
+        finally:
+            cluster.close()
+    records = read_store(tmp_path / "d.sqlite")[1]
+    assert set(records) == set(calm)
+    hogs = {("fit", None, i, 1) for i in range(2)}
+    assert {k for k, r in records.items() if not r.ok} == hogs
+    assert all(records[k].error.type == "MemoryError" for k in hogs), [
+        records[k].error for k in hogs
+    ]
+    for key in set(records) - hogs:
+        assert records[key].test_scores == calm[key].test_scores, key

@@ -10,7 +10,7 @@ import queue
 import sys
 import time
 import uuid
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,7 +170,8 @@ def _run_chunk(
     *,
     versions: _Versions | None = None,
 ) -> Sequence[Record]:
-    """Run one chunk of ``plan`` on a worker, BLAS/OpenMP threads capped; guarded if ``guard``.
+    """Run one chunk of ``plan`` on a worker, BLAS/OpenMP threads capped; guarded if ``guard``
+    (each unit in a process forked from the worker, bound by the worker's memory limit).
 
     Refused on a worker whose distributions are not the ``versions`` its keys name.
     """
@@ -187,11 +188,20 @@ def _run_chunk(
     from parcv.engine.backends._guard import run_guarded
     from parcv.engine.work import lost_unit_records
 
+    worker = get_worker()
     return run_guarded(
         plan.plan, data.data, units, timeout=guard.timeout,
-        max_crashes=guard.max_crashes, worker=f"Dask worker {get_worker().address}",
-        on_lost=lost_unit_records,
+        max_crashes=guard.max_crashes, worker=f"Dask worker {worker.address}",
+        on_lost=lost_unit_records, memory_limit=_memory_limit(worker),
     )  # fmt: skip
+
+
+def _memory_limit(worker: Any) -> int | None:
+    """The worker's ``memory_limit`` in bytes (None: none): its nanny's bound, which a
+    process forked from it escapes unless the fork is capped too."""
+    manager = getattr(worker, "memory_manager", None)
+    limit = getattr(manager, "memory_limit", None)
+    return int(limit) if limit else None
 
 
 def _run_refit(
@@ -248,8 +258,9 @@ class _DaskExecutor:
 
     The driver keeps the data and the plan: when every worker holding a copy died
     (killed, out of memory, or crashed by a fit), they are scattered again as soon
-    as a worker is back, within ``no_worker_timeout``, and the chunks lost with them
-    are sent again. After the first worker death every chunk runs in processes
+    as a worker is back, within ``no_worker_timeout`` (not counted while a nanny of
+    the cluster, in this process, restarts one), and the chunks lost with them are
+    sent again. After the first worker death every chunk runs in processes
     forked from its worker (``_guard``): a unit that kills its process then costs
     only that unit, never the worker and the data it holds.
     """
@@ -278,9 +289,13 @@ class _DaskExecutor:
         timeout: float | None,
         unit_timeout: float | None = None,
         max_crashes: int = 2,
+        worker_coming: Callable[[], bool] | None = None,
     ) -> None:
         self._client = client
         self._threads, self._timeout = threads, timeout
+        # Whether a worker is on its way (a nanny restarting one): the wait for workers
+        # is not counted meanwhile, however long a restart takes on a loaded machine.
+        self._worker_coming = worker_coming or (lambda: False)
         # With a time limit every chunk runs guarded; else every chunk once a worker died.
         self._guard = _Guard(unit_timeout, max_crashes)
         self._guard_all = self._guard if unit_timeout is not None else None
@@ -320,7 +335,8 @@ class _DaskExecutor:
 
         Tries again until a worker takes it: one that just registered may be dying, or
         one being restarted may not be there yet. Gives up ``no_worker_timeout``
-        seconds after the first try, naming why.
+        seconds after the first try, or after the last try that saw a nanny restarting
+        a worker, naming why.
         """
         missing = [s for s in self._shipments() if s.lost()]
         if not missing:
@@ -344,6 +360,8 @@ class _DaskExecutor:
                 break
             except Exception as err:
                 self._threads_per_worker()  # raises if the scheduler itself is gone
+                if self._worker_coming():
+                    start = time.monotonic()  # a nanny is restarting one: wait for it
                 left = math.inf if self._timeout is None else start + self._timeout
                 left -= time.monotonic()
                 if left <= 0:
@@ -556,6 +574,8 @@ class _DaskExecutor:
                 n_threads = self._count_threads()
                 if n_threads:
                     zero_since, self.n_workers = None, n_threads
+                elif self._worker_coming():
+                    zero_since = None  # a nanny is restarting one: wait for it
                 elif zero_since is None:
                     zero_since = time.monotonic()
                 elif self._timeout is not None and time.monotonic() - zero_since > self._timeout:

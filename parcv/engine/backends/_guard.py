@@ -67,8 +67,42 @@ def _how(status: int) -> str:
     return str(os.WEXITSTATUS(status))
 
 
+def _address_space_cap(memory_limit: int | None) -> int | None:
+    """The address space a child forked now may reach: this process's at the fork, plus
+    what its ``memory_limit`` leaves beyond the memory it holds (None: no limit).
+
+    A Dask worker's limit is watched by its nanny, which sees the worker process only,
+    never a child forked from it: the child gets the rest of the limit as ``RLIMIT_AS``.
+    Address space bounds resident memory from above, so a fit is refused no later than
+    the nanny would kill its worker (sooner if it reserves more than it touches).
+    """
+    if not memory_limit:
+        return None
+    import psutil  # distributed's dependency: a worker has it
+
+    held = psutil.Process().memory_info()
+    return int(held.vms + max(0, memory_limit - held.rss))
+
+
+def _cap_address_space(cap: int | None) -> None:  # pragma: no cover - in the forked child
+    """Lower this process's ``RLIMIT_AS`` to ``cap`` (never raise it); where the platform
+    cannot, leave it."""
+    if cap is None:
+        return
+    import resource
+
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft == resource.RLIM_INFINITY or cap < soft:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (AttributeError, ValueError, OSError):  # no RLIMIT_AS here (e.g. macOS refuses it)
+        pass
+
+
 def _child(
-    plan: Plan, data: Dataset, units: tuple[Unit, ...], write: int, read: int
+    plan: Plan, data: Dataset, units: tuple[Unit, ...], write: int, read: int, cap: int | None
 ) -> None:  # pragma: no cover - runs in the forked process, which never returns
     """Run ``units`` and send each one's records as soon as it has them; never return."""
     import cloudpickle
@@ -79,6 +113,7 @@ def _child(
     try:
         os.close(read)
         faulthandler.disable()  # a crash is reported by the parent, not as a dump in its log
+        _cap_address_space(cap)
 
         def send(records: list[Record]) -> None:
             blob = cloudpickle.dumps(records)
@@ -124,16 +159,21 @@ class _Reader:
 
 
 def _fork_run(
-    plan: Plan, data: Dataset, units: tuple[Unit, ...], timeout: float | None
+    plan: Plan,
+    data: Dataset,
+    units: tuple[Unit, ...],
+    timeout: float | None,
+    memory_limit: int | None = None,
 ) -> tuple[list[Record], int, str | None]:
-    """Run ``units`` in one child: the records and number of units it finished, and how
-    it died (None: it finished them all)."""
+    """Run ``units`` in one child, its memory capped by ``memory_limit``: the records and
+    number of units it finished, and how it died (None: it finished them all)."""
     import cloudpickle
 
+    cap = _address_space_cap(memory_limit)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
-        _child(plan, data, units, write, read)
+        _child(plan, data, units, write, read, cap)
     os.close(write)
     records: list[Record] = []
     how: str | None = None
@@ -167,13 +207,17 @@ def run_guarded(
     max_crashes: int,
     worker: str,
     on_lost: Callable[[Plan, Unit, ErrorInfo, str], list[Record]],
+    memory_limit: int | None = None,
 ) -> list[Record]:
     """Run ``units`` in forked children; a unit that kills or outlives its child is recorded.
 
     Units run in order in one child until one does not come back; that unit
     runs alone in a new child up to ``max_crashes`` times in all (once if it
     timed out: it would only time out again) and is then recorded with its
-    cause by ``on_lost``; the units after it go on in a new child.
+    cause by ``on_lost``; the units after it go on in a new child. With a
+    ``memory_limit`` (bytes, the worker's), a child's address space may grow
+    by what the limit leaves beyond the worker's memory: past it a fit fails
+    with ``MemoryError``, recorded as its cause.
     """
     if not hasattr(os, "fork"):
         raise BackendError(
@@ -183,7 +227,7 @@ def run_guarded(
     records: list[Record] = []
     rest = tuple(units)
     while rest:
-        done, n_done, how = _fork_run(plan, data, rest, timeout)
+        done, n_done, how = _fork_run(plan, data, rest, timeout, memory_limit)
         records += done
         rest = rest[n_done:]
         if how is None or not rest:
@@ -191,7 +235,7 @@ def run_guarded(
         culprit, rest = rest[0], rest[1:]
         tries = 1
         while how != str(TIMED_OUT) and tries < max_crashes:
-            alone, _, how = _fork_run(plan, data, (culprit,), timeout)
+            alone, _, how = _fork_run(plan, data, (culprit,), timeout, memory_limit)
             if how is None:
                 records += alone
                 break

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import logging
@@ -9,7 +10,7 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
@@ -33,14 +34,6 @@ logger = logging.getLogger(__name__)
 
 _SCHEMES = ("tcp://", "tls://", "ws://", "wss://")
 _CONNECTIONS = ("address", "scheduler_file", "client", "cluster")
-
-# The clusters parcv starts: worker processes of one thread, on loopback, no dashboard.
-_LOCAL = dict(threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
-# ... and without dask's statistical profiler: every 10 ms it walks the task thread's stack
-# on the worker's event loop, holding the GIL. On ~1 ms fits (W2) it made each fit 15-25 %
-# slower (a Ridge fit took 1.46-1.49x the driver's time with it, 1.18-1.34x without).
-_LOCAL_CONFIG: dict[str, Any] = {"distributed.worker.profile.enabled": False}
-_FAILURES = "distributed.scheduler.allowed-failures"
 
 
 def check_scheduler_file(path: str | os.PathLike[str], name: str = "scheduler_file") -> str:
@@ -221,6 +214,17 @@ def _unregister(client: Any, name: str) -> None:
         logger.debug("worker plugin %s not unregistered: %r", name, err)
 
 
+def _restarts_of(client: Any) -> Callable[[], bool] | None:
+    """Whether a worker is on its way to the client's cluster (a nanny of it restarting one
+    in this process), for the executor to wait for it; None when parcv cannot see."""
+    cluster = getattr(client, "cluster", None)  # a Client made from a cluster object keeps it
+    if cluster is None:
+        return None
+    from parcv.engine.backends._local_cluster import worker_on_its_way
+
+    return functools.partial(worker_on_its_way, cluster)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DaskBackend:
     """Run units on a Dask ``distributed`` cluster.
@@ -252,7 +256,8 @@ class DaskBackend:
         Seconds without any worker (all lost, or none arrived yet), or
         without one that takes the data again after every copy was lost,
         before :class:`~parcv.BackendError`; ``None`` waits (for batch
-        queues).
+        queues). Not counted while a nanny of the cluster, in this process
+        (the one parcv starts, or a ``LocalCluster`` given), starts a worker.
     connect_timeout : float, default=30
         Seconds to reach the scheduler or start the local cluster.
     timeout : float or None, default=None
@@ -285,7 +290,11 @@ class DaskBackend:
     keeps the data and the plan: lost with every worker holding a copy
     (killed, or crashed by a fit), they are sent again as soon as a worker is
     back, restarted by its nanny or by a batch queue, within
-    ``no_worker_timeout``. The data is broadcast unless
+    ``no_worker_timeout``. The cluster parcv starts keeps every nanny for the
+    whole run, however long a restart takes (dask's ``LocalCluster`` closes
+    one whose worker is not back within ``distributed.deploy.lost-worker-timeout``),
+    and a process forked from a worker is held to the worker's ``memory_limit``.
+    The data is broadcast unless
     the scheduler runs the Active Memory Manager (dask's default; it drops
     the copies and can stall a broadcast, dask/distributed#8796): then each
     worker fetches it on first use, or again after an idle copy was dropped.
@@ -349,6 +358,7 @@ class DaskBackend:
                 timeout=self.no_worker_timeout,
                 unit_timeout=self.timeout,
                 max_crashes=self.max_crashes,
+                worker_coming=_restarts_of(client),
             )
             stack.callback(executor.close)
             yield executor
@@ -356,8 +366,7 @@ class DaskBackend:
     def _open_client(self, stack: ExitStack) -> Any:
         """Open a client to the scheduler given, use the current default client, or start
         a loopback LocalCluster."""
-        import dask
-        from distributed import Client, LocalCluster
+        from distributed import Client
 
         own = all(getattr(self, name) is None for name in _CONNECTIONS)
         current = current_client() if own else None
@@ -378,15 +387,11 @@ class DaskBackend:
             options["security"] = self.security
         try:
             if own:
-                # The scheduler's HTTP server (health, metrics) on a free port, never 8787.
-                http = {"dashboard_address": "127.0.0.1:0"}
-                # The nannies hand the config to their workers; the scheduler counts the
-                # workers a task may kill before it fails with KilledWorker.
-                config = {**_LOCAL_CONFIG, _FAILURES: self.max_crashes - 1}
-                with dask.config.set(config):
-                    target = LocalCluster(  # type: ignore[no-untyped-call]
-                        n_workers=n_workers, security=self.security, scheduler_kwargs=http, **_LOCAL
-                    )
+                from parcv.engine.backends._local_cluster import start_local_cluster
+
+                target = start_local_cluster(
+                    n_workers, max_crashes=self.max_crashes, security=self.security
+                )
                 stack.callback(target.close)
                 logger.info("Dask dashboard of the cluster parcv started: %s", _link(target))
             if path is not None:
