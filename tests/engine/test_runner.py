@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import math
 import random
+import subprocess
+import sys
+import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +25,7 @@ from tests.estimators import FailsOnAlpha, WarnsOnFit
 
 X = np.random.default_rng(0).normal(size=(80, 3))
 Y = X @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(size=80)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class ShuffledExecutor:
@@ -182,6 +187,48 @@ def test_alternating_two_pool_sizes_starts_no_worker_again():
     one, _, one_again = workers(1), workers(2), workers(1)
     assert len(one) == 1
     assert one_again == one  # the same process
+
+
+def test_a_call_as_the_idle_pool_expires_neither_warns_nor_hangs():
+    # With loky's worker timeout, a call that came as the workers timed out made loky's
+    # manager thread warn ("A worker stopped while some jobs were given to the executor");
+    # under a filter of "error" the thread died and the run waited forever (a test suite
+    # whose pool sat idle for 300 s met it). Calls every ~idle_timeout, in a fresh process
+    # with warnings as errors, from a little before to a little after; on the previous code
+    # it hung within a few calls.
+    code = (
+        "import time, warnings\n"
+        "warnings.simplefilter('error')\n"
+        "import numpy as np, parcv\n"
+        "from sklearn.linear_model import Ridge\n"
+        "X = np.random.default_rng(0).normal(size=(60, 3)); y = X[:, 0]\n"
+        "backend = parcv.LocalBackend(n_jobs=1, idle_timeout=1.0)\n"
+        "for i in range(10):\n"
+        "    parcv.cross_validate(Ridge(), X, y, cv=5, backend=backend)\n"
+        "    time.sleep(0.9 + 0.01 * i)\n"
+        "print('done')\n"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired as hung:
+        raise AssertionError(f"a call waited forever: {hung.stderr}") from None
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "done\n"
+
+
+def test_an_idle_pool_is_shut_down_after_its_idle_timeout_and_kept_before():
+    def workers(idle_timeout):
+        backend = parcv.LocalBackend(n_jobs=1, idle_timeout=idle_timeout)
+        return {
+            r.worker for r in parcv.cross_validate(Ridge(), X, Y, cv=4, backend=backend).records
+        }
+
+    first = workers(0.5)
+    time.sleep(1.5)  # idle past its 0.5 s: its worker is gone, the next call starts one
+    assert workers(0.5) != first
+    kept = workers(302.0)
+    assert workers(302.0) == kept
 
 
 class WideExecutor(ShuffledExecutor):

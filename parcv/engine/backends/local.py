@@ -123,38 +123,94 @@ def _death_cause(err: BaseException, timeout: float | None, tries: int) -> Error
 # that alternates two sizes (n_jobs=1 for a check, every core for the sweep) starts no
 # worker again, where one pool restarted on every switch (3.5 s of CPU for the workers'
 # imports each time, measured alternating n_jobs 1 and 2: 42 s against 2.3 s for 12
-# calls). Each pool's idle workers exit after its idle_timeout.
-_POOLS: dict[tuple[int, float], Any] = {}
+# calls).
+#
+# A pool idle for its idle_timeout is shut down by a timer of its own, never while a run
+# uses it; its workers have no timeout of their own. With loky's worker timeout, a call
+# that came as a worker timed out (the worker exiting, loky joining it) made loky's manager
+# thread warn "A worker stopped while some jobs were given to the executor" and start
+# another: under a warnings filter of "error" that warning killed the manager thread and
+# the run waited forever for its chunks (seen calling every ~idle_timeout; a test suite
+# whose pool sat idle for 300 s under load met it as a hang).
+_POOLS: dict[tuple[int, float], _Kept] = {}
+_POOLS_LOCK = threading.Lock()
 _KEPT_POOLS = 2
 
 
-def _pool(n_workers: int, idle_timeout: float) -> Any:
-    """Return the process's parcv pool for this size, starting it if needed."""
+@dataclass(slots=True)
+class _Kept:
+    """A pool, the runs using it now, and the timer that shuts it down once idle."""
+
+    pool: Any
+    users: int = 0
+    timer: threading.Timer | None = None
+
+
+def _start_pool(n_workers: int) -> Any:
     from joblib.externals.loky import ProcessPoolExecutor
 
+    try:
+        return ProcessPoolExecutor(
+            max_workers=n_workers,
+            timeout=None,  # the pool's timer ends idle workers (above)
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        )
+    except Exception as err:
+        raise BackendError(f"cannot start a local pool of {n_workers} workers: {err}") from err
+
+
+def _take_pool(n_workers: int, idle_timeout: float) -> Any:
+    """The process's parcv pool of this size, started if needed, marked as in use."""
     config = (n_workers, idle_timeout)
-    pool = _POOLS.pop(config, None)
-    if pool is None:
-        while len(_POOLS) >= _KEPT_POOLS:  # the one used longest ago
-            _POOLS.pop(next(iter(_POOLS))).shutdown(wait=False, kill_workers=False)
-        try:
-            # Idle workers exit after idle_timeout and are respawned on demand.
-            pool = ProcessPoolExecutor(
-                max_workers=n_workers,
-                timeout=idle_timeout,
-                initializer=_exit_with_parent,
-                initargs=(os.getpid(),),
-            )
-        except Exception as err:
-            raise BackendError(f"cannot start a local pool of {n_workers} workers: {err}") from err
-    _POOLS[config] = pool
-    return pool
+    with _POOLS_LOCK:
+        kept = _POOLS.pop(config, None)
+        if kept is None:
+            idle = [c for c, k in _POOLS.items() if not k.users]  # oldest first
+            for old in idle[: max(0, len(_POOLS) + 1 - _KEPT_POOLS)]:
+                _shut(_POOLS.pop(old), kill=False)
+            kept = _Kept(_start_pool(n_workers))
+        if kept.timer is not None:
+            kept.timer.cancel()
+            kept.timer = None
+        kept.users += 1
+        _POOLS[config] = kept
+        return kept.pool
+
+
+def _give_back(n_workers: int, idle_timeout: float, pool: Any) -> None:
+    """A run is done with ``pool``: once no run uses it, it lives ``idle_timeout`` more."""
+    config = (n_workers, idle_timeout)
+    with _POOLS_LOCK:
+        kept = _POOLS.get(config)
+        if kept is None or kept.pool is not pool:  # dropped meanwhile: a restart, an error
+            return
+        kept.users -= 1
+        if not kept.users:
+            kept.timer = threading.Timer(idle_timeout, _expire, (config, kept))
+            kept.timer.daemon = True
+            kept.timer.start()
+
+
+def _expire(config: tuple[int, float], kept: _Kept) -> None:
+    with _POOLS_LOCK:
+        if _POOLS.get(config) is not kept or kept.users:  # taken again meanwhile
+            return
+        del _POOLS[config]
+    kept.pool.shutdown(wait=False, kill_workers=False)
+
+
+def _shut(kept: _Kept, *, kill: bool) -> None:
+    if kept.timer is not None:
+        kept.timer.cancel()
+    kept.pool.shutdown(wait=False, kill_workers=kill)
 
 
 def _drop_pool(n_workers: int, idle_timeout: float, *, kill: bool) -> None:
-    pool = _POOLS.pop((n_workers, idle_timeout), None)
-    if pool is not None:
-        pool.shutdown(wait=False, kill_workers=kill)
+    with _POOLS_LOCK:
+        kept = _POOLS.pop((n_workers, idle_timeout), None)
+    if kept is not None:
+        _shut(kept, kill=kill)
 
 
 def _check_n_jobs_type(n_jobs: Any, name: str = "n_jobs") -> None:
@@ -246,6 +302,11 @@ class _LocalExecutor:
         # of concurrent.futures.wait's waiter on every future in flight (up to 2 x workers).
         self._done: queue.SimpleQueue[Future[Sequence[Record]]] = queue.SimpleQueue()
         self._count = 0
+
+    @property
+    def pool(self) -> Any:
+        """The pool it sends chunks to now (another after a restart)."""
+        return self._pool
 
     def add_plan(self, plan: Plan) -> int:
         """Write another plan beside the payload; workers read it with its first chunk."""
@@ -362,8 +423,8 @@ class LocalBackend:
     threads : int or None, default=1
         Cap on BLAS/OpenMP threads inside each worker.
     idle_timeout : float, default=300
-        Seconds an idle worker pool lives on for the next call before its
-        processes exit by themselves, as joblib's (respawning the workers
+        Seconds an idle worker pool lives on for the next call before it is
+        shut down and its processes exit, as joblib's (respawning the workers
         costs ~1.5 s of imports each; with 30 s they exited during W1's
         50 s serial reference run and every benchmark round paid 2.4-3.2 s).
         The pools of the last two sizes used are kept, so a session that
@@ -416,11 +477,11 @@ class LocalBackend:
             path = str(Path(folder) / "payload.pkl")
             shipped = shipped_for_workers(plan)
             joblib.dump({"plan": shipped.pickled, "imports": shipped.imports, "data": data}, path)
-            pool = _pool(n_workers, self.idle_timeout)
+            pool = _take_pool(n_workers, self.idle_timeout)
 
             def restart() -> Any:
                 _drop_pool(n_workers, self.idle_timeout, kill=True)
-                return _pool(n_workers, self.idle_timeout)
+                return _take_pool(n_workers, self.idle_timeout)
 
             faults = _Faults([plan], restart, self.timeout, self.max_crashes)
             executor = _LocalExecutor(pool, path, n_workers, self.threads, faults)
@@ -432,5 +493,6 @@ class LocalBackend:
                 raise
             finally:
                 executor.cancel()
+                _give_back(n_workers, self.idle_timeout, executor.pool)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
