@@ -78,6 +78,7 @@ from parcv.results.rounds import make_rounds_result
 from parcv.stats.racing import Racing
 from parcv.store.checks import check_store_to_read
 from parcv.store.readers import read_meta, read_target
+from parcv.store.seal import check_seal
 from parcv.strategies.check import check_strategy, check_strategy_metric
 from parcv.strategies.strategy import Strategy
 
@@ -922,12 +923,15 @@ def load(
     store : str or Path
         SQLite file written by ``cross_validate``/``search``/``nested_cv``.
     load_models : bool, default=False
-        Load the final model saved with ``save_models=True`` now (after
-        checking the SHA-256 the store records for it) and raise if there is
-        none. Otherwise it is loaded, with the same check, when
-        ``best_estimator_`` is first read; reading the store itself never
-        runs code. Without a saved model, reading ``best_estimator_`` raises
-        :class:`~parcv.errors.ModelNotAvailableError` saying how to get one.
+        Load the final model saved with ``save_models=True`` now and raise if
+        there is none. Otherwise it is loaded when ``best_estimator_`` is
+        first read. Reading the store itself never runs code; unpickling the
+        model does, so the file is loaded only when its tag in the store
+        verifies with your model key, which no store holds
+        (``~/.config/parcv/model-key``): a model your own parcv saved,
+        unchanged since. Without such a model, reading ``best_estimator_``
+        raises :class:`~parcv.errors.ModelNotAvailableError` saying how to get
+        one (a model an earlier parcv saved: :func:`trust_saved_model`).
     partial : bool, default=False
         For a run that did not finish (interrupted, or still running
         elsewhere), return a :class:`~parcv.PartialResult`: units done, the
@@ -944,6 +948,19 @@ def load(
         Equal scores, selections and estimates to the run's own result.
         Parameters that were objects (estimators) come back as their repr.
 
+    Raises
+    ------
+    StoreDamagedError
+        SQLite cannot read the store, or it differs from the seal its last
+        run wrote (a row changed, added or removed since): the message names
+        the tables and the way on (a resume, or a new store).
+    PlanMismatchError
+        The file is not a parcv store, was written by a newer parcv (both
+        schema versions are named; the file is left as it is), or is a
+        schema-4 store that describes only the last rung of its run.
+    UnfinishedRunError
+        The run did not finish (see ``partial``).
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -956,7 +973,8 @@ def load(
     True
     """
     path = check_store_to_read(store)
-    meta = read_meta(path)
+    meta = read_meta(path)  # first: a newer schema is refused as such, not as changed
+    check_seal(path)
     if "strategy" in meta and meta.get("kind") in ("search", "nested_cv"):
         so_far = load_rounds_so_far(path, meta) if partial else None
         if so_far is not None:
