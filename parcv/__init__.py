@@ -33,6 +33,7 @@ if _typing.TYPE_CHECKING:
     )
     from parcv.engine.backends import DaskBackend, LocalBackend, SerialBackend
     from parcv.engine.options import RunOptions
+    from parcv.engine.session import trust_saved_model
     from parcv.errors import (
         BackendError,
         FitFailedError,
@@ -134,6 +135,7 @@ _EXPORTS = {
     "Racing": "parcv.stats.racing",
     "pareto_front": "parcv.strategies.pareto",
     "Sampler": "parcv.strategies.sampler",
+    "trust_saved_model": "parcv.engine.session",
 }
 
 __all__ = [
@@ -191,6 +193,7 @@ __all__ = [
     "register_token",
     "search",
     "summarize_scores",
+    "trust_saved_model",
     "validation_curve",
     "write_report",
 ]

@@ -78,6 +78,7 @@ from parcv.results.rounds import make_rounds_result
 from parcv.stats.racing import Racing
 from parcv.store.checks import check_store_to_read
 from parcv.store.readers import read_meta, read_target
+from parcv.store.seal import check_seal
 from parcv.strategies.check import check_strategy, check_strategy_metric
 from parcv.strategies.strategy import Strategy
 
@@ -922,13 +923,15 @@ def load(
     store : str or Path
         SQLite file written by ``cross_validate``/``search``/``nested_cv``.
     load_models : bool, default=False
-        Load the final model saved with ``save_models=True`` now (after
-        checking the SHA-256 the store records for it) and raise if there is
-        none. Otherwise it is loaded, with the same check, when
-        ``best_estimator_`` is first read; reading the store itself never
-        runs code. Without a saved model, reading ``best_estimator_`` raises
-        :class:`~parcv.errors.ModelNotAvailableError` saying how to get one.
-        A saved model is a pickle, and unpickling runs code: see Notes.
+        Load the final model saved with ``save_models=True`` now and raise if
+        there is none. Otherwise it is loaded when ``best_estimator_`` is
+        first read. Reading the store itself never runs code; unpickling the
+        model does, so the file is loaded only when its tag in the store
+        verifies with your model key, which no store holds
+        (``~/.config/parcv/model-key``): a model your own parcv saved,
+        unchanged since. Without such a model, reading ``best_estimator_``
+        raises :class:`~parcv.errors.ModelNotAvailableError` saying how to get
+        one (a model an earlier parcv saved: :func:`trust_saved_model`).
     partial : bool, default=False
         For a run that did not finish (interrupted, or still running
         elsewhere), return a :class:`~parcv.PartialResult`: units done, the
@@ -945,16 +948,28 @@ def load(
         Equal scores, selections and estimates to the run's own result.
         Parameters that were objects (estimators) come back as their repr.
 
+    Raises
+    ------
+    StoreDamagedError
+        SQLite cannot read the store, or it differs from the seal its last
+        run wrote (a row changed, added or removed since): the message names
+        the tables and the way on (a resume, or a new store).
+    PlanMismatchError
+        The file is not a parcv store, was written by a newer parcv (both
+        schema versions are named; the file is left as it is), or is a
+        schema-4 store that describes only the last rung of its run.
+    UnfinishedRunError
+        The run did not finish (see ``partial``).
+
     Notes
     -----
     What is trusted: the store's records (numbers, text, JSON) are read as data and
-    never run code, whoever wrote them. The saved model is code: it is unpickled
-    (by ``best_estimator_`` or ``load_models=True``) only after its SHA-256 matches
-    the one the store records, but that digest lives in the same store, so the
-    check catches a damaged or swapped model file, not someone who could rewrite
-    the store as well. Read the model only of stores you wrote (or got from someone
-    you trust, over a channel you trust); from any other store, read the results
-    and refit ``best_params_`` yourself.
+    never run code, whoever wrote them, and are checked against the seal the run
+    wrote. The saved model is code: it is unpickled (by ``best_estimator_`` or
+    ``load_models=True``) only when its tag verifies with your model key, which
+    lives outside the store, so a model file or a store rewritten without your key
+    is refused. A store someone else wrote holds no model your key verifies: read
+    its results and refit ``best_params_`` yourself.
 
     Examples
     --------
@@ -968,7 +983,8 @@ def load(
     True
     """
     path = check_store_to_read(store)
-    meta = read_meta(path)
+    meta = read_meta(path)  # first: a newer schema is refused as such, not as changed
+    check_seal(path)
     if "strategy" in meta and meta.get("kind") in ("search", "nested_cv"):
         so_far = load_rounds_so_far(path, meta) if partial else None
         if so_far is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -27,6 +28,21 @@ def start_loopback_cluster(n_workers: int, **options: object) -> object:
         scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
         **options,
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_model_key(tmp_path_factory):
+    """The session's model key in a folder of its own, never the user's (parcv.store.trust).
+
+    Set before any test runs; every process a test starts (a CLI run) inherits it.
+    """
+    previous = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config"))
+    yield
+    if previous is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = previous
 
 
 @pytest.fixture

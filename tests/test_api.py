@@ -345,6 +345,7 @@ def test_public_api_is_pinned():
             "permutation_test_score",
             "search",
             "summarize_scores",
+            "trust_saved_model",
             "validation_curve",
             "write_report",
         ]

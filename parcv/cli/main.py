@@ -150,8 +150,8 @@ def _run_parser(sub: Any) -> argparse.ArgumentParser:
     again.add_argument(
         "--resume",
         action="store_true",
-        help="compute only missing units; the run directory's saved model is unpickled, "
-        "which runs code: resume only run directories you wrote",
+        help="compute only missing units; a saved model is unpickled only when its tag "
+        "verifies with your model key (~/.config/parcv/model-key), else refitted",
     )
     again.add_argument("--overwrite", action="store_true", help="discard the stored results")
     run.add_argument(

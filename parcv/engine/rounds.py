@@ -46,6 +46,7 @@ from parcv.engine.session import (
     _plan_partitions,
     _reuse,
     _save_final,
+    _store_failure,
     final_model,
     missing_of_expected,
     plan_from_store,
@@ -541,7 +542,13 @@ def execute_rounds(
     """
     path = check_store(options.store)
     with nullcontext() if path is None else lock_store(path):
-        return _execute(job, data, kind, options)
+        try:
+            return _execute(job, data, kind, options)
+        except (sqlite3.Error, OSError) as err:  # a full disk, a page SQLite cannot use
+            failure = _store_failure(path, err)
+            if failure is None:
+                raise
+            raise failure from err
 
 
 def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> list[SearchRun]:

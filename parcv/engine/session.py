@@ -24,6 +24,7 @@ from parcv.engine.runner import distribution_versions, run_plan
 from parcv.errors import (
     ModelNotAvailableError,
     ParcvError,
+    PlanMismatchError,
     RunInterrupted,
     StoreDamagedError,
     UnfinishedRunError,
@@ -57,18 +58,21 @@ from parcv.store.opening import open_store
 from parcv.store.readers import (
     ReusedCounts,
     Stored,
+    count_unnamed_records,
     read_by_values,
     read_ckeys,
     read_counts,
     read_folds,
     read_kept,
+    read_model_entries,
     read_model_entry,
     read_partitions,
     read_store,
     read_unidentified,
 )
 from parcv.store.rows import params_json
-from parcv.store.writer import Store, store_session
+from parcv.store.trust import TAG_PREFIX, key_path, model_tag, user_key, verify_tag
+from parcv.store.writer import Store, retag_models, store_session
 
 __all__ = [
     "CodeChanges",
@@ -82,6 +86,7 @@ __all__ = [
     "load_run",
     "missing_of_expected",
     "load_saved_model",
+    "trust_saved_model",
     "plan_meta",
     "pending_refits",
     "reuse_message",
@@ -173,40 +178,120 @@ def _file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
+_REFIT_HOW = (
+    "Rerun the same call with resume=True and save_models=True (command line: parcv run "
+    "--resume; only the final refit runs again, and its model is saved under your key), or "
+    "refit the estimator with result.best_params_ yourself."
+)
+
+
 def load_saved_model(store: str | Path, ckey: str | None = None) -> Any:
-    """Load the final model a run saved beside ``store``, after checking its recorded digest.
+    """Load the final model a run saved beside ``store``, once its tag verifies with your key.
+
+    Unpickling runs code: a model file is loaded only when its HMAC tag, which the
+    store records, verifies with the user's model key (:mod:`parcv.store.trust`),
+    which no store holds. A model an earlier parcv saved (with its SHA-256 only) is
+    loaded only once the user vouches for it with :func:`trust_saved_model`.
 
     Raises
     ------
     ModelNotAvailableError
-        The store records no model for its current plan, the file is missing,
-        or its SHA-256 differs from the one recorded (the file is then never
-        unpickled).
+        The store records no model for its current plan, the file is missing, or its
+        tag does not verify (the file is then never unpickled).
     """
     path = Path(store)
     entry = read_model_entry(path, ckey)
-    how = (
-        "Rerun the same call with resume=True and save_models=True (command line: parcv run "
-        "--resume; only the final refit runs again), or refit the estimator with "
-        "result.best_params_ yourself."
-    )
     if entry is None:
         raise ModelNotAvailableError(
-            f"store {str(path)!r} keeps no fitted final model (the run did not save one). {how}"
+            f"store {str(path)!r} keeps no fitted final model (the run did not save one). "
+            f"{_REFIT_HOW}"
         )
-    file, digest = entry
+    file, tag = entry
     model = _models_dir(path) / file
     if not model.is_file():
         raise ModelNotAvailableError(f"the model file {str(model)!r} of store {str(path)!r} "
-                                     f"is missing. {how}")  # fmt: skip
-    if _file_digest(model) != digest:
-        raise ModelNotAvailableError(
-            f"the model file {str(model)!r} does not match the SHA-256 store {str(path)!r} "
-            f"recorded for it, so it was not loaded (it may have been replaced). {how}"
-        )
+                                     f"is missing. {_REFIT_HOW}")  # fmt: skip
+    refused = _unverified(path, model, file, tag)
+    if refused is not None:
+        raise ModelNotAvailableError(f"{refused} {_REFIT_HOW}")
     import joblib
 
     return joblib.load(model)
+
+
+def _unverified(path: Path, model: Path, file: str, tag: str) -> str | None:
+    """Why a saved model file may not be unpickled (None: its tag verifies with your key)."""
+    if not tag.startswith(TAG_PREFIX):
+        return (
+            f"the model file {str(model)!r} was saved by an earlier parcv, which recorded only "
+            f"its SHA-256 in store {str(path)!r}: whoever can write the store can replace "
+            "both, and unpickling a file runs its code, so it was not loaded. If you wrote "
+            "this store and nobody else could write it, vouch for its model with "
+            f"parcv.trust_saved_model({str(path)!r}) (it checks the SHA-256 and tags the file "
+            "with your key); else refit."
+        )
+    key = user_key(create=False)
+    if key is None or not verify_tag(key, model, file, tag):
+        where = "there is none" if key is None else "it does not verify"
+        return (
+            f"the model file {str(model)!r} was not loaded: its tag in store {str(path)!r} "
+            f"must verify with your model key {str(key_path())!r}, and {where} (the model was "
+            "saved by another user, or under another key, or the file or the store was "
+            "changed since), and unpickling a file runs its code."
+        )
+    return None
+
+
+def trust_saved_model(store: str | Path) -> int:
+    """Vouch for the models an earlier parcv saved beside a store you wrote: tag them.
+
+    An earlier parcv recorded a saved model's SHA-256 only, so its file is refused
+    by :func:`parcv.load`'s ``best_estimator_`` and by a resume. Call this only
+    for a store that you wrote and that nobody else could write: each model file
+    that matches the SHA-256 recorded for it is tagged with your model key, and
+    loads from then on. A file that does not match is left as it is.
+
+    Parameters
+    ----------
+    store : str or Path
+        The store file (``run.sqlite``, or ``DIR/store.sqlite`` of ``parcv run``).
+
+    Returns
+    -------
+    int
+        How many model files were tagged now.
+
+    Raises
+    ------
+    StoreDamagedError
+        The store differs from its seal (:mod:`parcv.store.seal`): tagging would
+        vouch for what changed.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.linear_model import Ridge
+    >>> import parcv
+    >>> X, y = make_regression(n_samples=30, n_features=2, random_state=0)
+    >>> store = pathlib.Path(tempfile.mkdtemp()) / "run.sqlite"
+    >>> r = parcv.search(Ridge(), {"alpha": [0.1, 1.0]}, X, y, cv=3, backend="serial",
+    ...                  store=store)
+    >>> parcv.trust_saved_model(store)  # it saved no model: nothing to vouch for
+    0
+    """
+    path = check_store_to_read(store)
+    found = [(ckey, _models_dir(path) / file, file, digest)
+             for ckey, file, digest in read_model_entries(path)
+             if not digest.startswith(TAG_PREFIX)]  # fmt: skip
+    matching = [(c, m, f) for c, m, f, d in found if m.is_file() and _file_digest(m) == d]
+    if not matching:
+        return 0
+    key = user_key(create=True)
+    assert key is not None  # made when missing
+    with lock_store(path):
+        retag_models(path, {ckey: model_tag(key, model, file) for ckey, model, file in matching})
+    return len(matching)
 
 
 @dataclass(frozen=True)
@@ -814,12 +899,15 @@ def _save_final(st: Store, record: Record, pid: int = 0) -> None:
 
     assert st.path is not None  # save_models needs a store path (checked above)
     ckey = st.key(record.unit, pid)
-    if _has_model(st, ckey):
-        return  # the reused final's own model: already saved and recorded
+    entry = read_model_entry(st.path, ckey) if _has_model(st, ckey) else None
+    if entry is not None and _unverified(st.path, _models_dir(st.path) / entry[0], *entry) is None:
+        return  # the reused final's own model: already saved, under your key
     folder = _models_dir(st.path)
     folder.mkdir(mode=0o700, exist_ok=True)
     # One file per final fit's content: growing a sweep back finds its model again.
     model = folder / f"final-{ckey}.joblib"
+    key = user_key(create=True)
+    assert key is not None  # made when missing
     # Into a new file (0600 from mkstemp) renamed over the model's name: a link found there
     # is replaced, never written through, and its target is never chmod-ed.
     fd, temp = tempfile.mkstemp(prefix=f".{model.name}.", suffix=".tmp", dir=folder)
@@ -830,7 +918,7 @@ def _save_final(st: Store, record: Record, pid: int = 0) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    st.record_model(ckey, model.name, _file_digest(model))
+    st.record_model(ckey, model.name, model_tag(key, model, model.name))
 
 
 def _folds_from_store(
@@ -1018,6 +1106,7 @@ def _load_run(
             "it holds). It was left unchanged. Restore it from a copy, or run again with "
             "overwrite=True (--overwrite) to recompute every unit."
         )
+    _check_whole_run(path, meta)
     plan = plan_from_store(meta, path)
     for key, causes in read_kept(path).items():  # records of other code resume="values" kept
         if key in records:
@@ -1030,6 +1119,32 @@ def _load_run(
     if final is not None:
         records[("final",)] = replace(final, estimator=final_model(path, load_models=load_models))
     return meta["kind"], plan, records
+
+
+def _check_whole_run(path: Path, meta: Mapping[str, str]) -> None:
+    """Refuse a schema-4 store whose last plan may be only the last rung of its run.
+
+    Schema 4 kept the description of the last plan a run ran, and a halving search (or
+    a nested CV whose searches halve) ran each rung as a plan of its own: its store
+    describes the last rung, beside records no plan names. Which rung each record was,
+    at which resource, the store does not say, so the result cannot be rebuilt, and
+    the last rung alone is not the run's result. A resume rebuilds it from the records.
+    """
+    if meta.get("schema") != "4" or meta.get("kind") not in ("search", "nested_cv"):
+        return
+    n_unnamed = count_unnamed_records(path)
+    if not n_unnamed:
+        return
+    raise PlanMismatchError(
+        f"store {str(path)!r} was written with store schema 4, which described only the last "
+        f"plan a run ran; it also holds {n_unnamed:,} records that plan does not name, as a "
+        "successive-halving search (each rung a plan of its own; a nested CV's searches too) "
+        "or a sweep edited and resumed into it leaves them. Which rung or sweep each record "
+        "was the store does not say, so load() does not rebuild a result that could be the "
+        "last rung's alone. Run the same call again with resume=True (command line: parcv "
+        "run SPEC --out DIR --resume): it reuses every stored unit, fits only what is "
+        "missing, and stores every round, which load() then reads."
+    )
 
 
 def final_model(path: Path, *, load_models: bool) -> FinalModel:

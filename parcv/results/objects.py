@@ -66,8 +66,8 @@ class FinalModel:
     estimator : object or None
         The fitted model, when it is at hand.
     loader : callable or None
-        Loads it on first use (a saved model, checked against the digest its
-        store records); called only when ``best_estimator_`` is read.
+        Loads it on first use (a saved model, once its tag verifies with the
+        user's model key); called only when ``best_estimator_`` is read.
     reason : str
         Why there is no model, and how to get one (when both are None).
 
@@ -491,18 +491,17 @@ class SearchResult(Exportable):
     def best_estimator_(self) -> Any:
         """The selected candidate refitted on all data.
 
-        Of a result :func:`parcv.load` rebuilt, the model is unpickled from the
-        store's ``<store>.models`` folder on first read, and unpickling runs code.
-        The SHA-256 it is checked against is kept in the store itself: it guards
-        against a damaged or replaced model file, not against someone who can
-        rewrite the store too. Read it only of stores you wrote; of any other,
-        refit ``best_params_`` yourself.
+        Of a loaded store, the model its run saved (``save_models=True``),
+        unpickled only when its tag verifies with your model key: unpickling
+        runs code, so only a model your own parcv saved is loaded
+        (:func:`parcv.load`).
 
         Raises
         ------
         ModelNotAvailableError
-            No final model: ``refit=False``, or a loaded store whose run did
-            not save it (the message says how to get it).
+            No final model: ``refit=False``, a loaded store whose run did not
+            save it, or a saved model whose tag does not verify (another
+            user's, or changed since); the message says how to get one.
         """
         return self.final_model.get()
 

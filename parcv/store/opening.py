@@ -33,6 +33,7 @@ from parcv.store.schema import (
     _reading,
     never_created,
 )
+from parcv.store.seal import check_seal
 from parcv.store.writer import Store, _BlockKeys, _insert_folds, _no_key
 
 __all__ = ["open_store"]
@@ -159,6 +160,8 @@ def _check_existing(path: Path, meta: dict[str, str], overwrite: bool, resume: b
             "read it. Use a new store path (command line: another --out), or overwrite=True "
             "(--overwrite) to start again."
         )
+    # A run adds to what the store verifies only: a changed table of records is refused.
+    check_seal(path, resume=True)
     n_old = _count_records(path)
     if not n_old or resume:
         return "keep"

@@ -65,6 +65,7 @@ __all__ = [
     "ReusedCounts",
     "Stored",
     "collector_paused",
+    "count_unnamed_records",
     "count_reused",
     "read_by_values",
     "read_ckeys",
@@ -72,6 +73,7 @@ __all__ = [
     "read_folds",
     "read_kept",
     "read_meta",
+    "read_model_entries",
     "read_model_entry",
     "read_partitions",
     "read_records",
@@ -118,6 +120,9 @@ def read_meta(path: Path) -> dict[str, str]:
         try:
             meta = dict(conn.execute("SELECT name, value FROM meta").fetchall())
         except sqlite3.DatabaseError as err:
+            if "malformed" in str(err):  # a SQLite file whose pages are damaged
+                what = f"its meta table cannot be read ({err})"
+                raise StoreDamagedError(_damaged(path, what)) from err
             raise PlanMismatchError(
                 f"store {str(path)!r} is not a parcv store ({err}); it was left unchanged. "
                 "Check the path: pass a store written by parcv, or a new path."
@@ -299,7 +304,12 @@ def read_counts(path: Path) -> tuple[int, int]:
             if _is_schema_1(conn):
                 return n_records, n_records
             return n_records, conn.execute("SELECT count(*) FROM units").fetchone()[0]
-        return _n_records(conn, path), len(read_run_units(conn))
+        n_records = _n_records(conn, path)
+        try:
+            return n_records, len(read_run_units(conn))
+        except (ValueError, TypeError) as err:  # a units row or the run's id parcv did not write
+            what = f"its units cannot be read ({type(err).__name__}: {err})"
+            raise StoreDamagedError(_damaged(path, what)) from err
 
 
 @dataclass(frozen=True)
@@ -423,6 +433,28 @@ def read_model_entry(path: Path, ckey: str | None = None) -> tuple[str, str] | N
             stored = ckey if _is_schema_2(conn) else ckey_blob(ckey)
         row = conn.execute("SELECT file, sha256 FROM models WHERE ckey = ?", (stored,)).fetchone()
     return None if row is None else (row[0], row[1])
+
+
+def count_unnamed_records(path: Path) -> int:
+    """Records of a schema-4 store that no unit of its last plan names (0 for other schemas).
+
+    Schema 4 described the last plan it ran only: a halving search stored each rung as
+    a plan of its own, so the records of every rung but the last are named by none.
+    """
+    with _reading(path) as conn:
+        if _is_schema_1(conn) or _is_schema_2(conn) or _has_column(conn, "units", "pid"):
+            return 0
+        query = "SELECT count(*) FROM records WHERE ckey NOT IN (SELECT ckey FROM units)"
+        return int(conn.execute(query).fetchone()[0])
+
+
+def read_model_entries(path: Path) -> list[tuple[str, str, str]]:
+    """Every recorded model: (content key as hex, file, SHA-256 or tag), read-only."""
+    with _reading(path) as conn:
+        if _is_schema_1(conn) or not _has_table(conn, "models"):
+            return []
+        rows = conn.execute("SELECT ckey, file, sha256 FROM models ORDER BY ckey").fetchall()
+    return [(_ckey_text(ckey), str(file), str(digest)) for ckey, file, digest in rows]
 
 
 @dataclass(frozen=True)

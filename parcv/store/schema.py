@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, closing, contextmanager, nullcontext, suppress
 from pathlib import Path
 
+from parcv.errors import StoreDamagedError
+
 __all__ = ["SCHEMA_VERSION", "never_created", "reading"]
 
 
@@ -241,7 +243,18 @@ def _reading(path: Path) -> Iterator[sqlite3.Connection]:
                                                                timeout=30.0)) as conn:  # fmt: skip
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
-        yield conn
+        try:
+            yield conn
+        except sqlite3.DatabaseError as err:
+            if getattr(err, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+                raise  # a writer holds it: not damage
+            # A reader met what SQLite cannot read (a damaged page, a table gone): say so
+            # once, here, rather than in every reader that might meet it.
+            raise StoreDamagedError(
+                f"store {str(path)!r} is damaged: SQLite cannot read it ({err}). It was left "
+                "unchanged. Restore it from a copy, or run again with overwrite=True "
+                "(--overwrite) to recompute every unit."
+            ) from err
 
 
 @contextmanager
@@ -285,5 +298,5 @@ def never_created(path: Path) -> bool:
                 for table in ("records", "chunks")
                 if table in tables
             )
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, StoreDamagedError):
         return False  # not SQLite, or damaged: refused with its own message

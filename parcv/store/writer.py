@@ -13,7 +13,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,8 @@ from parcv.store.rows import (
     ckey_blob,
     key_text,
 )
-from parcv.store.schema import _COLUMNS, _N_COLUMNS, _has_table, _is_schema_1
+from parcv.store.schema import _COLUMNS, _N_COLUMNS, _has_table, _is_schema_1, _is_schema_2
+from parcv.store.seal import check_seal, is_sealed, write_seal
 
 __all__ = ["Store", "prune_store", "store_session"]
 
@@ -469,6 +470,10 @@ class Store:
         if self.conn is not None:
             conn, self.conn = self.conn, None
             try:
+                # What this session wrote, sealed: a later read finds any change but parcv's.
+                # A store that cannot take it (a full disk) stays unsealed, as a killed run's.
+                with suppress(sqlite3.Error):
+                    write_seal(conn)
                 conn.execute("PRAGMA busy_timeout=0")
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 conn.execute("PRAGMA journal_mode=DELETE")
@@ -532,8 +537,34 @@ def store_session(store: Store) -> Iterator[Store]:
         store.close()
 
 
+def retag_models(path: Path, tags: Mapping[str, str]) -> None:
+    """Record new tags of saved models (by content key as hex); keep a sealed store sealed.
+
+    The caller holds the store's lock. A store that differs from its seal is refused
+    first: sealing it again would vouch for what changed.
+    """
+    if not tags:
+        return
+    check_seal(path)
+    sealed = is_sealed(path)
+    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    try:
+        schema_2 = _is_schema_2(conn)
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(
+                "UPDATE models SET sha256 = ? WHERE ckey = ?",
+                [(tag, ckey if schema_2 else ckey_blob(ckey)) for ckey, tag in tags.items()],
+            )
+        if sealed:
+            write_seal(conn)
+    finally:
+        conn.close()
+
+
 def prune_store(path: Path) -> tuple[int, int]:
     """Drop the records no unit of the store's current plan uses; return (dropped, kept)."""
+    check_seal(path)  # pruning a changed store would seal its changes as parcv's
     conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
     try:
         if _is_schema_1(conn):
@@ -545,6 +576,7 @@ def prune_store(path: Path) -> tuple[int, int]:
         dropped = store.prune()
         kept = store.n_records()
         conn.execute("VACUUM")
+        write_seal(conn)
     finally:
         conn.close()
     return dropped, kept

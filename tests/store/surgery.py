@@ -3,7 +3,9 @@
 Most records of a schema-6 store are entries of a chunk (``parcv.store.chunks``), not
 rows: a test that removes some units' records removes their entries from their chunks
 (the rest of each chunk stays, as a chunk is written whole), their ``records`` rows and
-their ``units`` rows.
+their ``units`` rows. Each also takes the store's seal away (``parcv.store.seal``): a run
+stopped before it closed the store, or an older parcv, leaves none, and a store changed
+by hand with its seal in place reads as damaged.
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ from parcv.plan.records import Unit
 from parcv.store.chunks import find, read_run_units, read_stored_keys
 from parcv.store.rows import key_text
 from parcv.store.writer import _keep_in_chunks
+
+
+def unseal(store: Path) -> None:
+    """Remove a store's seal, as a run killed before it closed the store leaves it."""
+    with closing(sqlite3.connect(store)) as conn, conn:
+        conn.execute("DELETE FROM meta WHERE name = 'seal'")
 
 
 def drop_units(store: Path, dropped: Callable[[Unit], bool]) -> int:
@@ -48,6 +56,7 @@ def drop_units(store: Path, dropped: Callable[[Unit], bool]) -> int:
                                   strict=True)
         ]  # fmt: skip
         conn.executemany("DELETE FROM units WHERE key = ?", names)
+        conn.execute("DELETE FROM meta WHERE name = 'seal'")
         conn.execute("COMMIT")
     return int(gone.sum())
 
@@ -92,7 +101,7 @@ def as_rows(store: Path) -> None:
                     identities.append((vkeys[16 * j : 16 * j + 16], ckey, None if env < 0 else env))
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("DROP TABLE chunks")
-        conn.execute("DELETE FROM meta WHERE name = 'run'")
+        conn.execute("DELETE FROM meta WHERE name IN ('run', 'seal')")
         conn.execute("UPDATE meta SET value = '5' WHERE name = 'schema'")
         marks = ", ".join("?" * 23)
         conn.executemany(f"INSERT OR REPLACE INTO records VALUES ({marks}, NULL)", rows)

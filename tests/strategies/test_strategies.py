@@ -85,7 +85,8 @@ def test_an_unfinished_run_in_rounds_says_how_to_finish(tmp_path):
     import sqlite3
 
     with sqlite3.connect(store) as conn:
-        conn.execute("DELETE FROM meta WHERE name = 'choices'")
+        # As a run stopped before its searches chose leaves it: without choices, unsealed.
+        conn.execute("DELETE FROM meta WHERE name IN ('choices', 'seal')")
     with pytest.raises(parcv.UnfinishedRunError, match="resume=True"):
         parcv.load(store)
 
