@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -70,7 +69,6 @@ def shows_progress(progress: bool | None, verbose: int) -> bool:
     return check_progress(True if progress is None and verbose else progress)
 
 
-@functools.cache
 def _bar_class() -> Any:
     """tqdm's bar (or the notebook's) that never starts tqdm's monitor thread.
 
@@ -79,6 +77,7 @@ def _bar_class() -> Any:
     (``TqdmSynchronisationWarning``) when a bar starts while it looks over the bars, so a
     warnings filter of "error" turns a bar started at that moment into an exception in
     that thread. The monitor only redraws bars whose ``miniters`` grew; ours stays at 1.
+    Made for each bar, from the ``tqdm.auto.tqdm`` of the moment (one bar per run).
     """
     from tqdm.auto import tqdm
 

@@ -1050,8 +1050,11 @@ class Sampler:
 
     @property
     def races(self) -> bool:
-        """Whether ``racing=`` applies: not with a pruner, which stops trials itself, nor with
-        several objectives (a race drops a trial on one metric)."""
+        """Whether ``racing=`` applies.
+
+        Not with a pruner, which stops trials itself, nor with several objectives (a race
+        drops a trial on one metric).
+        """
         return self.pruner is None and self.objectives is None
 
     def start(self, context: SearchContext) -> Proposer:

@@ -158,7 +158,7 @@ def _every_update_drawn(monkeypatch):
 
     class EveryUpdate(tqdm.auto.tqdm):
         def __init__(self, *args, **kwargs):
-            super().__init__(*args, mininterval=0, miniters=1, **kwargs)
+            super().__init__(*args, **{**kwargs, "mininterval": 0, "miniters": 1})
 
     monkeypatch.setattr(tqdm.auto, "tqdm", EveryUpdate)
 
