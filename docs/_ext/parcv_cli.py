@@ -95,7 +95,7 @@ KEYS: dict[str, str] = {
     "search.sampler": "Model-based search with an Optuna sampler: a table of ``kind`` "
     '("tpe", "nsga2", "cmaes", "gp", "qmc", "random"), ``n_trials``, ``batch`` and ``seed`` '
     "(other keys go to the sampler), with :class:`parcv.Sampler`; the space holds "
-    'distributions. ``objectives = { r2 = "maximize", fit_time = "minimize" }`` searches '
+    'distributions. ``objectives = {{ r2 = "maximize", fit_time = "minimize" }}`` searches '
     "several objectives (a Pareto front).",
     "cv.mode": "One of {MODES} (default: nested when ``outer`` is set, search when the spec "
     "has a ``[space]``, else cross_validate).",

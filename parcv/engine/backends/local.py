@@ -405,6 +405,14 @@ class _LocalExecutor:
     def cancel(self) -> None:
         for future in self._futures:
             future.cancel()
+        self.abandon()
+
+    def abandon(self) -> None:
+        """Forget the chunks in flight without cancelling them: their pool is being killed.
+
+        loky fails each pending future of a pool shut down with ``kill_workers=True``; one
+        cancelled meanwhile makes its manager thread raise ``InvalidStateError``.
+        """
         self._futures.clear()
         self._chunks.clear()
 
@@ -489,6 +497,7 @@ class LocalBackend:
                 yield executor
             except BaseException:
                 # Interrupted or broken: stop running fits now; the next call starts afresh.
+                executor.abandon()
                 _drop_pool(n_workers, self.idle_timeout, kill=True)
                 raise
             finally:
