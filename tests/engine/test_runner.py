@@ -174,17 +174,17 @@ def test_local_backend_leaves_scikit_learns_process_pool_working():
     )
 
 
+def _workers(n_jobs, idle_timeout):
+    """The worker processes (host:pid) a local run of this pool size and timeout ran on."""
+    backend = parcv.LocalBackend(n_jobs=n_jobs, idle_timeout=idle_timeout)
+    return {r.worker for r in parcv.cross_validate(Ridge(), X, Y, cv=4, backend=backend).records}
+
+
 def test_alternating_two_pool_sizes_starts_no_worker_again():
     # One pool per process used to be restarted on every change of n_jobs: each switch
     # paid its workers' imports again (3.5 s of CPU). The pools of the last two sizes are
     # kept. An idle_timeout of their own keeps other tests' pools out of this one.
-    def workers(n_jobs):
-        backend = parcv.LocalBackend(n_jobs=n_jobs, idle_timeout=301.0)
-        return {
-            r.worker for r in parcv.cross_validate(Ridge(), X, Y, cv=4, backend=backend).records
-        }
-
-    one, _, one_again = workers(1), workers(2), workers(1)
+    one, _, one_again = _workers(1, 301.0), _workers(2, 301.0), _workers(1, 301.0)
     assert len(one) == 1
     assert one_again == one  # the same process
 
@@ -218,17 +218,11 @@ def test_a_call_as_the_idle_pool_expires_neither_warns_nor_hangs():
 
 
 def test_an_idle_pool_is_shut_down_after_its_idle_timeout_and_kept_before():
-    def workers(idle_timeout):
-        backend = parcv.LocalBackend(n_jobs=1, idle_timeout=idle_timeout)
-        return {
-            r.worker for r in parcv.cross_validate(Ridge(), X, Y, cv=4, backend=backend).records
-        }
-
-    first = workers(0.5)
+    first = _workers(1, 0.5)
     time.sleep(1.5)  # idle past its 0.5 s: its worker is gone, the next call starts one
-    assert workers(0.5) != first
-    kept = workers(302.0)
-    assert workers(302.0) == kept
+    assert _workers(1, 0.5) != first
+    kept = _workers(1, 302.0)
+    assert _workers(1, 302.0) == kept
 
 
 class WideExecutor(ShuffledExecutor):
