@@ -150,7 +150,11 @@ def _count_records(store: Path) -> int:
             tables = [r[0] for r in db.execute("select name from sqlite_master where type='table'")]
             if "records" not in tables:
                 return 0
-            return int(db.execute("select count(*) from records").fetchone()[0])
+            # Fits that succeeded are stored a chunk at a time (schema 6), the others
+            # one row each in records.
+            fits = db.execute("select coalesce(sum(n), 0) from chunks").fetchone()[0]
+            others = db.execute("select count(*) from records").fetchone()[0]
+            return int(fits) + int(others)
     except sqlite3.Error:  # the driver is creating it right now
         return 0
 
