@@ -8,15 +8,14 @@ and ``HalvingRandomSearchCV``), ``cross_validate``, ``cross_val_score``,
 ``cross_val_predict``, ``learning_curve``, ``validation_curve`` and
 ``permutation_test_score`` name parcv's, so their functions and parametrize lists
 call parcv. ``CALLS`` counts the calls of those names (``scripts/sklearn_parity.py``
-reads it to tell the tests that call parcv from those that do not).
+reads it to tell the tests that call parcv from those that do not); they live in
+``tests/sklearn_faces.py``, a module apart, which says why.
 ``sklearn/model_selection/tests/test_successive_halving.py`` is loaded the same way.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib.util
-import inspect
 import sys
 import warnings
 from types import ModuleType
@@ -25,69 +24,9 @@ import cloudpickle
 import pytest
 import sklearn.model_selection
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+from sklearn_faces import CALLS, FACES, FUNCTIONS, function  # noqa: F401 (CALLS: for the parity script)
 
-import parcv
-
-CALLS = [0]
 HALVING = "successive_halving"
-
-FUNCTIONS = (
-    "cross_validate",
-    "cross_val_score",
-    "cross_val_predict",
-    "learning_curve",
-    "validation_curve",
-    "permutation_test_score",
-)
-
-
-def _face(base: type, backend: str) -> type:
-    """``base`` with ``backend`` as its default, defined at module level so that it pickles."""
-
-    def __init__(self, *args, **options):
-        CALLS[0] += 1
-        options.setdefault("backend", backend)
-        if backend == "local":
-            options.setdefault("n_jobs", 2)  # the test machines have two cores
-        base.__init__(self, *args, **options)
-
-    name = f"{backend.title()}{base.__name__}"
-    face = type(name, (base,), {"__init__": __init__, "__module__": __name__})
-    face.__qualname__ = name
-    # get_params and clone read the constructor's names: those of parcv's class.
-    face.__init__.__signature__ = inspect.signature(base.__init__)  # type: ignore[attr-defined]
-    globals()[name] = face
-    return face
-
-
-def _faces(backend: str) -> tuple[type, type, type, type]:
-    # One set per backend: a class defined again would not pickle by its name.
-    if backend not in _FACES:
-        _FACES[backend] = (
-            _face(parcv.GridSearchCV, backend),
-            _face(parcv.RandomizedSearchCV, backend),
-            _face(parcv.HalvingGridSearchCV, backend),
-            _face(parcv.HalvingRandomSearchCV, backend),
-        )
-    return _FACES[backend]
-
-
-_FACES: dict[str, tuple[type, type, type, type]] = {}
-
-
-def _function(name: str, backend: str):
-    """parcv's function ``name`` with ``backend`` as its default."""
-    target = getattr(parcv, name)
-
-    @functools.wraps(target)
-    def call(*args, **options):
-        CALLS[0] += 1
-        options.setdefault("backend", backend)
-        if backend == "local":
-            options.setdefault("n_jobs", 2)
-        return target(*args, **options)
-
-    return call
 
 
 def load_suite(backend: str, suite: str = "search") -> ModuleType:
@@ -96,12 +35,12 @@ def load_suite(backend: str, suite: str = "search") -> ModuleType:
     ``suite="successive_halving"`` also binds the Halving searches to parcv's; the other
     suites keep scikit-learn's (their Halving cases are dropped by :func:`parcv_only`).
     """
-    grid, randomized, halving_grid, halving_random = _faces(backend)
+    grid, randomized, halving_grid, halving_random = FACES[backend]
     names = {"GridSearchCV": grid, "RandomizedSearchCV": randomized}
     if suite == HALVING:
         names.update({"HalvingGridSearchCV": halving_grid,
                       "HalvingRandomSearchCV": halving_random})  # fmt: skip
-    names.update({name: _function(name, backend) for name in FUNCTIONS})
+    names.update({name: function(name, backend) for name in FUNCTIONS})
     found = importlib.util.find_spec(f"sklearn.model_selection.tests.test_{suite}")
     assert found is not None and found.origin is not None
     spec = importlib.util.spec_from_file_location(f"sklearn_{suite}_suite_{backend}", found.origin)
