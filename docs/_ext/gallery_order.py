@@ -11,6 +11,7 @@ ORDER = [
     "plot_racing.py",
     "plot_successive_halving.py",
     "plot_iteration_paths.py",
+    "plot_tpe_hyperband.py",
     "plot_pareto_front.py",
     "plot_shared_prefixes.py",
     "plot_resume_store.py",
