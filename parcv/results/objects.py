@@ -33,6 +33,7 @@ from parcv.results.curves import BiasVarianceTradeoff, LearningCurveResult
 from parcv.results.export import Exportable
 from parcv.results.predictions import OutOfFold, StoredPredictions, no_predictions
 from parcv.results.summary import ScoreSummary, StabilityRow
+from parcv.results.trials import count_trials
 from parcv.stats import ComparisonTable, TestResult
 from parcv.stats.intervals import CVInterval
 from parcv.stats.mcnemar import CochranQResult
@@ -575,6 +576,7 @@ class SearchResult(Exportable):
             f"SearchResult: {len(self.candidates)} candidates x {self.n_splits_} folds, "
             f"selected {self.readable_label(self.best_index_)} "
             f"({self.refit_metric} {self.best_score_:.6g})",
+            *_trial_lines(self),
             f"rank  mean ± se ({self.refit_metric})  candidate",
         ]
         for c in order[:_REPR_ROWS]:
@@ -613,6 +615,7 @@ class SearchResult(Exportable):
             f"search: {len(self.candidates)} candidates x {self.n_splits_} folds, "
             f"selected {self.readable_label(self.best_index_)} "
             f"({self.refit_metric} {self.best_score_:.6g})",
+            *_trial_lines(self),
             "",
             "rank  mean ± se (" + self.refit_metric + ")  candidate",
         ]
@@ -886,6 +889,7 @@ class NestedResult(Exportable):
             f"nested CV: {est.n} outer folds, {self.refit_metric} "
             f"{est.mean:.6g} ± {est.se:.3g} (mean ± se of the outer scores)",
             *self.interval_lines(),
+            *_trial_lines(self, outer_only=True),
             "",
             "outer fold  score  selected",
         ]
@@ -953,6 +957,7 @@ class NestedResult(Exportable):
             f"{type(self).__name__}: {est.n} outer folds, {self.refit_metric} {est.mean:.6g} ± "
             f"{est.se:.3g} (mean ± se of the outer scores)",
             *self.interval_lines(),
+            *_trial_lines(self),
             "selected in the outer folds: "
             + ", ".join(
                 f"{self.readable_labels[row.label]} ({row.count}/{est.n})"
@@ -1019,6 +1024,14 @@ class NestedResult(Exportable):
 
 
 _REPR_ROWS = 5
+
+
+def _trial_lines(result: SearchResult | NestedResult, *, outer_only: bool = False) -> list[str]:
+    """A pruned sampler's trials by how they ended, a line per search; none for other runs.
+
+    ``outer_only``: the outer folds' searches alone (the search on all data tells its own).
+    """
+    return [c.line() for c in count_trials(result) if not (outer_only and c.where == "all data")]
 
 
 def _failure_line(failures: FailureSummary) -> list[str]:
