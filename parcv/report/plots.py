@@ -33,6 +33,7 @@ from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.labels import readable_labels
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.predictions import predicts_labels
+from parcv.results.trials import complete_trial_rows
 from parcv.strategies.pareto import ParetoFront, nondominated, outer_objectives, pareto_front
 from parcv.strategies.sampler import check_optuna_space, import_optuna, rebuild_study
 
@@ -519,12 +520,16 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
     return _report_figure(display) if display.pair is not None else None
 
 
-def _best_pair(scores: Any) -> tuple[int, int] | None:
+def _best_pair(scores: Any, rows: Any = None) -> tuple[int, int] | None:
     """The best candidate and the runner-up by mean fold score; None if there is no pair.
 
     ``scores`` is (candidates, folds); a candidate with a failed fold has a NaN mean (as
-    in selection) and ranks last.
+    in selection) and ranks last. ``rows``: the candidates compared, if not all (a pruned
+    sampler's complete trials, as its comparisons read them).
     """
+    if rows is not None:
+        pair = _best_pair(scores[rows])
+        return None if pair is None else (int(rows[pair[0]]), int(rows[pair[1]]))
     incomplete = np.isnan(scores).any(axis=1)  # failed folds, or folds a race did not run
     if (
         scores.shape[0] < 2
@@ -586,9 +591,9 @@ def _draw_paired_differences(
         ax.grid(alpha=0.3)
         _legend(ax)
     versus = "tied with" if tied else "vs"
-    fig.suptitle(
-        f"Best vs runner-up by mean {metric}: {labels[0]} {versus} {labels[1]}", fontsize=TITLE_SIZE
-    )
+    among = "" if complete_trial_rows(search) is None else " complete trial"
+    fig.suptitle(f"Best vs runner-up{among} by mean {metric}: {labels[0]} {versus} {labels[1]}",
+                 fontsize=TITLE_SIZE)  # fmt: skip
 
 
 def race(search: SearchResult, *, metric: str | None = None) -> Figure:
@@ -1696,7 +1701,7 @@ class PairedDifferencesDisplay(_Display):
         self.search = search
         self.metric = metric or search.refit_metric
         self.scores = candidate_scores(search, self.metric)
-        self.pair = _best_pair(self.scores)
+        self.pair = _best_pair(self.scores, complete_trial_rows(search))
 
     @property
     def n_panels(self) -> int:

@@ -401,11 +401,13 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
     if search is None:
         return []
     table = search.comparison_table(text=False)
+    left_out = table.get("left_out")
     lines = [
         "## Significance: best vs rest",
         "",
         f"Best-mean candidate against every other on the same {search.n_splits_} fold(s): "
-        "corrected resampled t-test (Nadeau & Bengio 2003), p-values Holm-adjusted.",
+        "corrected resampled t-test (Nadeau & Bengio 2003), p-values Holm-adjusted."
+        + (f" {left_out}" if left_out else ""),
         "",
     ]
     if search.n_splits_ < 2:

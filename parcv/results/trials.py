@@ -60,9 +60,9 @@ class TrialCounts:
     def left_out(self) -> str:
         """What a comparison of the complete trials leaves out, in words."""
         return (
-            f"{self.n_complete} complete trials compared, each at its last checkpoint (the "
-            f"value its study holds); {self.n_pruned} pruned and {self.n_failed} failed "
-            "trials left out (their rows: cv_results_ columns trial, trial_state)"
+            f"Complete trials only: {self.n_complete} compared, each at its last checkpoint "
+            f"(its value); {self.n_pruned} pruned and {self.n_failed} failed trials left out "
+            "(cv_results_ columns trial and trial_state mark their rows)."
         )
 
 

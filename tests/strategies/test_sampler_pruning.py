@@ -406,6 +406,32 @@ def test_the_report_counts_pruned_trials_and_plots_their_intermediate_values():
     assert list(points) == [t.number for t in study.trials if t.state == State.COMPLETE]
 
 
+def test_comparisons_read_the_complete_trials_each_at_its_value():
+    from parcv.report.plots import PairedDifferencesDisplay
+
+    result, study = searched("hyperband"), reference("hyperband")
+    rows = [dict(p) for p in result.cv_results_["params"]]
+
+    def row(trial):  # a trial's value is its mean at the last checkpoint
+        return rows.index({**trial.params, PATH.param: PATH.up_to})
+
+    best = study.best_trial
+    others = [t for t in study.trials if t.state == State.COMPLETE and t.number != best.number]
+    table = result.best_vs_rest()
+    assert table.best == result.candidates[row(best)].label
+    assert [r.name_b for r in table] == [result.candidates[row(t)].label for t in others]
+    for r, trial in zip(table, others, strict=True):
+        assert math.isclose(r.mean_difference, best.value - trial.value, rel_tol=1e-12)
+    n = {s: sum(t.state == s for t in study.trials) for s in State}
+    assert f"{n[State.COMPLETE]} compared" in table.left_out
+    assert f"{n[State.PRUNED]} pruned and {n[State.FAIL]} failed trials left out" in table.left_out
+    pairs = result.compare_all()
+    assert len(pairs) == math.comb(len(others) + 1, 2) and pairs.left_out == table.left_out
+    assert table.left_out in result.to_text()
+    runner_up = max(others, key=lambda t: t.value)
+    assert PairedDifferencesDisplay(result).pair == (row(best), row(runner_up))
+
+
 # The hyperband reference as a spec: the same data (a table of X and y), folds and sampler.
 SPEC = """
 [data]
