@@ -284,6 +284,38 @@ def _rounds_store_text(store: Path) -> str:
     )
 
 
+def _trials_lines(store: Path) -> list[str]:
+    """The trials of a pruned sampler's finished run in the store, by how each ended.
+
+    They are read from the stored run's result, as the report counts them
+    (:func:`~parcv.results.trials.count_trials`), per search of the run.
+    """
+    from parcv.api import load
+    from parcv.cli.sweep import stored_units
+    from parcv.errors import ParcvError
+    from parcv.results.partial import PartialResult
+    from parcv.results.trials import count_trials
+    from parcv.store.readers import collector_paused, read_meta
+
+    if not stored_units(store):
+        return []
+    try:
+        config = json.loads(read_meta(store).get("strategy") or "{}")
+        if not config.get("pruner"):
+            return []
+        with collector_paused():
+            result = load(store, partial=True)
+    except (ParcvError, json.JSONDecodeError) as err:  # damaged, or a newer parcv's store
+        return [f"trials     of the stored run: not read ({err})"]
+    if isinstance(result, PartialResult):
+        return ["trials     of the stored run: counted once it finishes (parcv run --resume)"]
+    pruner = f"{config.get('sampler', 'a sampler')} with {config['pruner']}"
+    return [
+        f"trials     of the stored run ({pruner}), by how they ended:",
+        *(f"             {c.where}: {c.text()}" for c in count_trials(result)),
+    ]
+
+
 def _unread_text(spec: Any, job: Any, store: Path) -> str:
     """What inspect tells of a spec whose data only a run reads (a ``python:`` source).
 
@@ -322,6 +354,7 @@ def _unread_text(spec: Any, job: Any, store: Path) -> str:
             "units      counted once the data is read: inspect calls no function a spec "
             "names (parcv run does)",
             f"store      {store}: {stored}",
+            *_trials_lines(store),
         ]
     )
 
@@ -363,5 +396,6 @@ def plan_text(
             *count.lines(),
             *_work_lines(spec, job, plan, count, probe),
             f"store      {store}: {stored}",
+            *_trials_lines(store),
         ]
     )

@@ -19,6 +19,7 @@ import math
 import numbers
 import re
 import textwrap
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -33,6 +34,7 @@ from parcv.results.halving import HalvingResult, HyperbandResult
 from parcv.results.labels import readable_labels
 from parcv.results.objects import CVResult, NestedResult, SearchResult
 from parcv.results.predictions import predicts_labels
+from parcv.results.trials import complete_trial_rows
 from parcv.strategies.pareto import ParetoFront, nondominated, outer_objectives, pareto_front
 from parcv.strategies.sampler import check_optuna_space, import_optuna, rebuild_study
 
@@ -519,12 +521,16 @@ def paired_differences(search: SearchResult, *, metric: str | None = None) -> Fi
     return _report_figure(display) if display.pair is not None else None
 
 
-def _best_pair(scores: Any) -> tuple[int, int] | None:
+def _best_pair(scores: Any, rows: Any = None) -> tuple[int, int] | None:
     """The best candidate and the runner-up by mean fold score; None if there is no pair.
 
     ``scores`` is (candidates, folds); a candidate with a failed fold has a NaN mean (as
-    in selection) and ranks last.
+    in selection) and ranks last. ``rows``: the candidates compared, if not all (a pruned
+    sampler's complete trials, as its comparisons read them).
     """
+    if rows is not None:
+        pair = _best_pair(scores[rows])
+        return None if pair is None else (int(rows[pair[0]]), int(rows[pair[1]]))
     incomplete = np.isnan(scores).any(axis=1)  # failed folds, or folds a race did not run
     if (
         scores.shape[0] < 2
@@ -586,9 +592,9 @@ def _draw_paired_differences(
         ax.grid(alpha=0.3)
         _legend(ax)
     versus = "tied with" if tied else "vs"
-    fig.suptitle(
-        f"Best vs runner-up by mean {metric}: {labels[0]} {versus} {labels[1]}", fontsize=TITLE_SIZE
-    )
+    among = "" if complete_trial_rows(search) is None else " complete trial"
+    fig.suptitle(f"Best vs runner-up{among} by mean {metric}: {labels[0]} {versus} {labels[1]}",
+                 fontsize=TITLE_SIZE)  # fmt: skip
 
 
 def race(search: SearchResult, *, metric: str | None = None) -> Figure:
@@ -1093,31 +1099,84 @@ def figures(
 
 
 def _sampler_plots(search: SearchResult, metric: str | None) -> dict[str, Figure | None]:
-    """A sampler's search: score by trial with the best so far, and fANOVA importances.
+    """A sampler's search: score by trial with the best so far and the trial it selected,
+    a pruner's intermediate values, and fANOVA importances.
 
     The importances need Optuna (the run had it; a report elsewhere may not): without
     it, that plot is left out. Each parameter's space is read from the values its
     trials took (:func:`_trial_space`): the run stores the trials, not the space.
     """
     config = search.strategy or {}
-    name = metric or search.refit_metric
-    suffix = name if search.multimetric else "score"
-    values = np.asarray(search.cv_results_[f"mean_test_{suffix}"], dtype=float)
-    if "trial_state" in search.cv_results_:  # a pruner: rows are (trial, checkpoint)
-        return _pruned_sampler_plots(search, name, suffix)
+    table = _trial_table(search, metric)
     drawn: dict[str, Figure | None] = {
-        "sampler_trials.png": sampler_trials(values, metric=name,
-                                             sampler=str(config.get("sampler", "")),
-                                             batch=int(config.get("batch", 1))),
-    }  # fmt: skip
-    params = [dict(p) for p in search.cv_results_["params"]]
+        "sampler_trials.png": _report_figure(SamplerTrialsDisplay(**table.trials_plot())),
+    }
+    if "trial_state" in search.cv_results_:  # a pruner: rows are (trial, checkpoint)
+        suffix = table.metric if search.multimetric else "score"
+        drawn["intermediate_values.png"] = intermediate_values(
+            _trials_of(search, suffix), metric=table.metric, config=config
+        )
     try:
-        space = _trial_space(params)
-        drawn["param_importance.png"] = param_importances(params, values, space=space,
-                                                          metric=name)  # fmt: skip
+        drawn["param_importance.png"] = param_importances(
+            table.params, table.values, space=_trial_space(table.params), metric=table.metric
+        )
     except ImportError:
         drawn["param_importance.png"] = None
     return drawn
+
+
+@dataclass(frozen=True)
+class _TrialTable:
+    """A sampler's search as its plots read it: each trial's parameters and value, the winner.
+
+    ``values``: NaN for a trial that failed, that a race dropped or that a pruner
+    stopped (its study ranks it by no value); ``selected``: the place of the trial
+    the search selected (``best_index_``'s), which ``how`` says how it was chosen
+    where that is not its mean alone.
+    """
+
+    metric: str
+    params: list[dict[str, Any]]
+    values: Any
+    selected: int
+    how: str
+    sampler: str
+    batch: int
+
+    def trials_plot(self) -> dict[str, Any]:
+        """The arguments of :class:`SamplerTrialsDisplay`."""
+        return {"values": self.values, "metric": self.metric, "sampler": self.sampler,
+                "batch": self.batch, "selected": self.selected, "how": self.how}  # fmt: skip
+
+
+def _trial_table(search: SearchResult, metric: str | None) -> _TrialTable:
+    """The trials of a sampler's search, by trial: without a pruner, a row is a trial.
+
+    With a pruner the rows are (trial, checkpoint): a trial's value is Optuna's, its
+    mean at the last checkpoint if it completed, and the selected trial is the one
+    whose row the search selected.
+    """
+    config = search.strategy or {}
+    cv = search.cv_results_
+    name = metric or search.refit_metric
+    suffix = name if search.multimetric else "score"
+    if "trial_state" in cv:
+        trials = _trials_of(search, suffix)
+        params = [t["params"] for t in trials.values()]
+        values = np.array([t["steps"][-1][1] if t["steps"] and t["state"] == "COMPLETE"
+                           else math.nan for t in trials.values()])  # fmt: skip
+        selected = list(trials).index(int(cv["trial"][search.best_index_]))
+    else:
+        params = [dict(p) for p in cv["params"]]
+        values = np.asarray(cv[f"mean_test_{suffix}"], dtype=float)
+        selected = int(search.best_index_)
+    how = ""
+    if config.get("select"):
+        how = f"picked by select={config['select']} from the Pareto front"
+    elif config.get("objectives"):
+        how = f"the Pareto front's best {search.refit_metric}"
+    return _TrialTable(name, params, values, selected, how, str(config.get("sampler", "")),
+                       int(config.get("batch", 1)))  # fmt: skip
 
 
 def _trials_of(search: SearchResult, suffix: str) -> dict[int, dict[str, Any]]:
@@ -1134,34 +1193,6 @@ def _trials_of(search: SearchResult, suffix: str) -> dict[int, dict[str, Any]]:
         if cv["reported"][row]:
             trial["steps"].append((step, float(means[row])))
     return dict(sorted(trials.items()))
-
-
-def _pruned_sampler_plots(search: SearchResult, name: str, suffix: str) -> dict[str, Figure | None]:
-    """A sampler with a pruner: each trial's value, its intermediate values, the importances.
-
-    A trial's value is Optuna's: a complete trial's mean at the last checkpoint,
-    a pruned one's last reported mean, a failed one's none (NaN).
-    """
-    config = search.strategy or {}
-    trials = _trials_of(search, suffix)
-    values = [t["steps"][-1][1] if t["steps"] and t["state"] != "FAIL" else math.nan
-              for t in trials.values()]  # fmt: skip
-    complete = [v if t["state"] == "COMPLETE" else math.nan
-                for v, t in zip(values, trials.values(), strict=True)]  # fmt: skip
-    drawn: dict[str, Figure | None] = {
-        "sampler_trials.png": sampler_trials(complete, metric=name,
-                                             sampler=str(config.get("sampler", "")),
-                                             batch=int(config.get("batch", 1))),
-        "intermediate_values.png": intermediate_values(trials, metric=name, config=config),
-    }  # fmt: skip
-    params = [t["params"] for t in trials.values()]
-    try:
-        drawn["param_importance.png"] = param_importances(
-            params, complete, space=_trial_space(params), metric=name
-        )
-    except ImportError:
-        drawn["param_importance.png"] = None
-    return drawn
 
 
 def intermediate_values(
@@ -1257,7 +1288,13 @@ def render_plots(
 
 
 def sampler_trials(
-    values: Any, *, metric: str = "score", sampler: str = "", batch: int = 1
+    values: Any,
+    *,
+    metric: str = "score",
+    sampler: str = "",
+    batch: int = 1,
+    selected: int | None = None,
+    how: str = "",
 ) -> Figure:
     """Plot a model-based search: each trial's mean test score and the best so far.
 
@@ -1272,6 +1309,12 @@ def sampler_trials(
         The sampler's name for the title, e.g. ``"TPESampler"``.
     batch : int, default=1
         Trials per round: with more than one, thin lines separate the rounds.
+    selected : int or None, default=None
+        The trial the search selected, starred. None: the first best mean (the
+        best trial of a study of one objective).
+    how : str, default=""
+        How that trial was selected, for the legend, where not by its mean
+        (e.g. ``"picked by select=fastest from the Pareto front"``).
 
     Returns
     -------
@@ -1284,31 +1327,35 @@ def sampler_trials(
     [0.8, 0.8, 0.85, 0.85]
     """
     return _report_figure(SamplerTrialsDisplay(values, metric=metric, sampler=sampler,
-                                                batch=batch))  # fmt: skip
+                                                batch=batch, selected=selected,
+                                                how=how))  # fmt: skip
 
 
-def _draw_sampler_trials(ax: Any, values: Any, metric: str, sampler: str, batch: int) -> None:
+def _draw_sampler_trials(ax: Any, display: SamplerTrialsDisplay) -> None:
     """Draw :func:`sampler_trials` on ``ax``."""
-    y = np.asarray(values, dtype=float)
+    y, batch = display.values, display.batch
     x = np.arange(len(y))
     best = np.maximum.accumulate(np.where(np.isnan(y), -np.inf, y))
     best = np.where(np.isneginf(best), np.nan, best)
     ax.step(x, best, where="post", color="C1", linewidth=1.5, label="best so far")
     ok = ~np.isnan(y)
     ax.plot(x[ok], y[ok], "o", color="C0", markersize=4, alpha=0.8, label="trial")
-    if ok.any():
+    top = display.selected
+    if top is None and ok.any():
         top = int(np.nanargmax(y))  # the first of equal means, as the study's best trial
+    if top is not None and ok[top]:
+        how = f", {display.how}" if display.how else ""
         ax.plot(top, y[top], "*", color="gold", markeredgecolor="black", markersize=15,
-                zorder=5, label=f"selected: trial {top}")  # fmt: skip
+                zorder=5, label=f"selected: trial {top}{how}")  # fmt: skip
     if batch > 1:
         for edge in range(batch, len(y), batch):
             ax.axvline(edge - 0.5, color="grey", alpha=0.25, linewidth=0.8)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("trial" + (f" (rounds of {batch})" if batch > 1 else ""))
-    ax.set_ylabel(f"mean test {_shown(metric)}")
+    ax.set_ylabel(f"mean test {_shown(display.metric)}")
     missing = int((~ok).sum())
     note = f"; {missing} failed or dropped" if missing else ""
-    name = f"{sampler}: " if sampler else ""
+    name = f"{display.sampler}: " if display.sampler else ""
     ax.set_title(f"{name}mean test score by trial ({len(y)} trials{note})", fontsize=TITLE_SIZE)
     ax.grid(alpha=0.3)
     _legend(ax, loc="lower right")
@@ -1696,7 +1743,7 @@ class PairedDifferencesDisplay(_Display):
         self.search = search
         self.metric = metric or search.refit_metric
         self.scores = candidate_scores(search, self.metric)
-        self.pair = _best_pair(self.scores)
+        self.pair = _best_pair(self.scores, complete_trial_rows(search))
 
     @property
     def n_panels(self) -> int:
@@ -2004,13 +2051,6 @@ def _sampler_search(result: Any, display: str) -> SearchResult:
     return search
 
 
-def _trial_values(search: SearchResult, metric: str | None) -> tuple[str, Any]:
-    """The metric a sampler's plots show and each trial's mean test score of it."""
-    name = metric or search.refit_metric
-    suffix = name if search.multimetric else "score"
-    return name, np.asarray(search.cv_results_[f"mean_test_{suffix}"], dtype=float)
-
-
 class SamplerTrialsDisplay(_Display):
     """A model-based search: each trial's mean test score and the best so far.
 
@@ -2027,6 +2067,11 @@ class SamplerTrialsDisplay(_Display):
         The sampler's name for the title, e.g. ``"TPESampler"``.
     batch : int, default=1
         Trials per round: with more than one, thin lines separate the rounds.
+    selected : int or None, default=None
+        The trial the search selected, starred. None: the first best mean (the
+        best trial of a study of one objective).
+    how : str, default=""
+        How that trial was selected, for the legend, where not by its mean.
 
     Attributes
     ----------
@@ -2045,10 +2090,18 @@ class SamplerTrialsDisplay(_Display):
     """
 
     def __init__(
-        self, values: Any, *, metric: str = "score", sampler: str = "", batch: int = 1
+        self,
+        values: Any,
+        *,
+        metric: str = "score",
+        sampler: str = "",
+        batch: int = 1,
+        selected: int | None = None,
+        how: str = "",
     ) -> None:
         self.values = np.asarray(values, dtype=float)
         self.metric, self.sampler, self.batch = metric, sampler, batch
+        self.selected, self.how = selected, how
 
     @property
     def figsize(self) -> tuple[float, float]:
@@ -2060,6 +2113,10 @@ class SamplerTrialsDisplay(_Display):
         cls, result: Any, *, metric: str | None = None, ax: Any = None
     ) -> SamplerTrialsDisplay:
         """Plot the trials of a sampler's search (a nested run's: its search on all data).
+
+        The star marks the trial the search selected (``best_index_``'s): with
+        several objectives, the trial of the Pareto front it shipped; with a
+        pruner, each trial is one point, its value if it completed.
 
         Parameters
         ----------
@@ -2079,14 +2136,10 @@ class SamplerTrialsDisplay(_Display):
             ``result`` is no sampler's search.
         """
         search = _sampler_search(result, cls.__name__)
-        config = search.strategy or {}
-        name, values = _trial_values(search, metric)
-        display = cls(values, metric=name, sampler=str(config.get("sampler", "")),
-                      batch=int(config.get("batch", 1)))  # fmt: skip
-        return display.plot(ax=ax)
+        return cls(**_trial_table(search, metric).trials_plot()).plot(ax=ax)
 
     def _draw(self, axes: list[Any]) -> None:
-        _draw_sampler_trials(axes[0], self.values, self.metric, self.sampler, self.batch)
+        _draw_sampler_trials(axes[0], self)
 
 
 class ParamImportanceDisplay(_Display):
@@ -2190,10 +2243,9 @@ class ParamImportanceDisplay(_Display):
             Optuna is not installed.
         """
         search = _sampler_search(result, cls.__name__)
-        name, values = _trial_values(search, metric)
-        params = [dict(p) for p in search.cv_results_["params"]]
-        display = cls.from_trials(params, values, space=_trial_space(params), metric=name,
-                                  seed=seed, max_depth=max_depth)  # fmt: skip
+        table = _trial_table(search, metric)
+        display = cls.from_trials(table.params, table.values, space=_trial_space(table.params),
+                                  metric=table.metric, seed=seed, max_depth=max_depth)  # fmt: skip
         if display is None:
             raise ValueError(
                 "no parameter importance to draw: it needs two or more scored trials with "

@@ -19,6 +19,7 @@ from parcv.results.criteria_table import CriteriaTable, method_title
 from parcv.results.labels import readable_criteria, readable_failures
 from parcv.results.objects import CVResult, NestedResult, SearchResult, kept_note
 from parcv.results.predictions import predicts_labels
+from parcv.results.trials import count_trials
 from parcv.stats.intervals import CVInterval
 
 __all__ = [
@@ -400,11 +401,13 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
     if search is None:
         return []
     table = search.comparison_table(text=False)
+    left_out = table.get("left_out")
     lines = [
         "## Significance: best vs rest",
         "",
         f"Best-mean candidate against every other on the same {search.n_splits_} fold(s): "
-        "corrected resampled t-test (Nadeau & Bengio 2003), p-values Holm-adjusted.",
+        "corrected resampled t-test (Nadeau & Bengio 2003), p-values Holm-adjusted."
+        + (f" {left_out}" if left_out else ""),
         "",
     ]
     if search.n_splits_ < 2:
@@ -564,23 +567,13 @@ def _iteration_paths(result: Result) -> list[str]:
 
 def _pruned_trials(result: Result) -> list[str]:
     """A sampler with a pruner: its trials by how they ended, per search."""
-    searches: list[tuple[str, Any]] = []
-    if isinstance(result, NestedResult):
-        inner = getattr(result, "inner", ())
-        searches = [(f"outer fold {o}", r) for o, r in enumerate(inner)]
-    searches += [("all data", search_of(result))]
-    rows = []
-    for where, search in searches:
-        if not isinstance(search, SearchResult) or "trial_state" not in search.cv_results_:
-            continue
-        cv = search.cv_results_
-        states = dict(zip(np.asarray(cv["trial"]).tolist(), cv["trial_state"], strict=True))
-        counts = Counter(states.values())
-        rows.append(f"| {where} | {len(states)} | {counts['COMPLETE']} | {counts['PRUNED']} | "
-                    f"{counts['FAIL']} |")  # fmt: skip
-    if not rows:
+    counts = count_trials(result)
+    if not counts:
         return []
-    config = next(s for _, s in searches if isinstance(s, SearchResult)).strategy or {}
+    rows = [f"| {c.where} | {c.n_trials} | {c.n_complete} | {c.n_pruned} | {c.n_failed} |"
+            for c in counts]  # fmt: skip
+    searches = [*getattr(result, "inner", ()), search_of(result)]
+    config = next(s for s in searches if isinstance(s, SearchResult)).strategy or {}
     return [
         "## Pruned trials",
         "",
@@ -808,6 +801,7 @@ def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo
             f"{m}: {num(s.mean)} ± {small(s.se)} (mean ± se over {s.n} folds)"
             for m, s in result.summaries.items()
         ]
+    lines += [c.line() for c in count_trials(result)]
     search = search_of(result)
     if search is not None:
         s = search.summaries[search.refit_metric][search.best_index_]

@@ -16,6 +16,7 @@ from parcv.plan.record_table import RecordList
 from parcv.plan.records import Record, Unit
 from parcv.plan.splits import Fold
 from parcv.results.predictions import OutOfFold, no_predictions
+from parcv.results.trials import complete_trial_rows, count_trials
 from parcv.stats import (
     ComparisonTable,
     TestResult,
@@ -177,6 +178,34 @@ def candidate_scores(result: SearchResult, metric: str | None = None) -> NDArray
     return np.column_stack([result.cv_results_[k] for k in keys]).astype(np.float64)
 
 
+def _compared_rows(result: SearchResult, what: str) -> tuple[NDArray[np.intp] | None, str]:
+    """The rows a table of comparisons reads (None: every candidate), and what it leaves out.
+
+    A pruned sampler's search compares its complete trials, each at its last
+    checkpoint (the value its study holds, the row it can select): a pruned
+    trial's rows are checkpoints of a model its pruner stopped early, so a test
+    against one would not tell how its parameters compare, and the earlier
+    checkpoints of a complete trial are its way to its value, not competitors.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two trials completed: there is no pair to compare.
+    """
+    rows = complete_trial_rows(result)
+    if rows is None:
+        return None, ""
+    counts = count_trials(result)[0]
+    if len(rows) < 2:
+        raise ValueError(
+            f"{what} compares the complete trials of a pruned sampler's search (each at its "
+            f"last checkpoint); this search has {counts.text()}, so there is no pair to "
+            "compare. Run more trials (n_trials=) or a pruner that stops fewer, or name two "
+            "rows of cv_results_ with compare(a, b)."
+        )
+    return rows, counts.left_out()
+
+
 def compare_candidates(
     result: SearchResult,
     a: int | str,
@@ -251,7 +280,9 @@ def _mcnemar_candidates(
 
 def cochran_q_candidates(result: SearchResult, candidates: Any = None) -> CochranQResult:
     """Cochran's Q of several candidates (all by default) on their stored predictions."""
-    chosen = range(len(result.candidates)) if candidates is None else candidates
+    rows, _ = (None, "") if candidates is not None else _compared_rows(result, "cochran_q")
+    everyone = range(len(result.candidates)) if rows is None else rows.tolist()
+    chosen = everyone if candidates is None else candidates
     if isinstance(chosen, (str, int)) or len(chosen) < 2:
         raise ValueError(
             f"candidates must list at least two candidates (index, label or id); got "
@@ -284,9 +315,12 @@ def compare_all_candidates(
     if test in ("5x2cv_t", "5x2cv_f"):
         _check_five_by_two_folds(result.splits, test)
     scores = candidate_scores(result, metric)
-    named = {c.label: scores[c.index] for c in result.candidates}
+    rows, left_out = _compared_rows(result, "compare_all")
+    compared = result.candidates if rows is None else [result.candidates[r] for r in rows]
+    named = {c.label: scores[c.index] for c in compared}
     sizes = _fold_sizes(result.records, None)
-    return compare_all(named, test, correction=correction, **_options(test, sizes, options))
+    table = compare_all(named, test, correction=correction, **_options(test, sizes, options))
+    return replace(table, left_out=left_out)
 
 
 def best_vs_rest(
@@ -302,10 +336,14 @@ def best_vs_rest(
         _check_five_by_two_folds(result.splits, test)
     scores = candidate_scores(result, metric)
     names = [c.label for c in result.candidates]
+    rows, left_out = _compared_rows(result, "best_vs_rest")
+    if rows is not None:
+        scores, names = scores[rows], [names[r] for r in rows]
     sizes = _fold_sizes(result.records, None)
-    return holm_best_vs_rest(
+    table = holm_best_vs_rest(
         scores.T, names, test=test, correction=correction, **_options(test, sizes, options)
     )
+    return replace(table, left_out=left_out)
 
 
 def compare_procedures(
@@ -396,11 +434,17 @@ def _check_procedures(
 def best_vs_rest_marked(result: SearchResult) -> ComparisonTable | None:
     """Best vs rest with pairs of constant fold differences marked, or None if that fails."""
     scores = candidate_scores(result)
+    labels = [c.label for c in result.candidates]
+    try:
+        rows, left_out = _compared_rows(result, "best_vs_rest")
+    except ValueError:  # no pair of complete trials: best_vs_rest said so
+        return None
+    if rows is not None:
+        scores, labels = scores[rows], [labels[r] for r in rows]
     means = scores.mean(axis=1)
     if not np.isfinite(scores).all():
         return None
     best = int(np.argmax(means))
-    labels = [c.label for c in result.candidates]
     # The scores and fold sizes once, not per pair: per pair, a store's records were
     # walked once for each candidate (10,000 candidates: minutes).
     options = _options("corrected_t", _fold_sizes(result.records, None), {})
@@ -426,4 +470,4 @@ def best_vs_rest_marked(result: SearchResult) -> ComparisonTable | None:
     p_values = [float(r.p_value) for r in tested if r.p_value is not None]
     adjusted: list[float] = list(holm_adjust(p_values)) if p_values else []
     return ComparisonTable(tuple(tested), tuple(float(p) for p in adjusted), 0.05,
-                           labels[best], tuple(marked))  # fmt: skip
+                           labels[best], tuple(marked), left_out=left_out)  # fmt: skip

@@ -33,6 +33,7 @@ from parcv.results.curves import BiasVarianceTradeoff, LearningCurveResult
 from parcv.results.export import Exportable
 from parcv.results.predictions import OutOfFold, StoredPredictions, no_predictions
 from parcv.results.summary import ScoreSummary, StabilityRow
+from parcv.results.trials import count_trials
 from parcv.stats import ComparisonTable, TestResult
 from parcv.stats.intervals import CVInterval
 from parcv.stats.mcnemar import CochranQResult
@@ -352,6 +353,7 @@ def _columns(table: dict[str, Any]) -> dict[str, Any]:
         "confidence": tested.get("confidence"),
         "n_folds": tested.get("n"),
         "assumptions": tested.get("assumptions"),
+        **({"left_out": table["left_out"]} if table.get("left_out") else {}),
         "columns": {name: [r.get(name) for r in rows] for name in _COMPARISON_COLUMNS},
     }
 
@@ -519,7 +521,11 @@ class SearchResult(Exportable):
         Parameters
         ----------
         a, b : int or str
-            Candidate index, label (``"alpha=0.1"``) or id.
+            Candidate index, label (``"alpha=0.1"``) or id: any row of
+            ``cv_results_``. Of a pruned sampler's search, a pruned trial's rows
+            are checkpoints of a model its pruner stopped early
+            (``cv_results_["trial_state"]``); :meth:`best_vs_rest` and
+            :meth:`compare_all` compare the complete trials only.
         test : str or callable, default="corrected_t"
             A name of :data:`parcv.stats.TESTS`; the Nadeau-Bengio corrected
             t-test by default because CV training sets overlap. Fold sizes
@@ -551,7 +557,10 @@ class SearchResult(Exportable):
         """Compare every pair of candidates; see :meth:`compare`.
 
         ``correction`` (``"holm"``, ``"bonferroni"`` or None) adjusts the
-        p-values for the number of pairs.
+        p-values for the number of pairs. Of a pruned sampler's search, the
+        pairs are of its complete trials, each at its last checkpoint (the
+        value its study holds); the table's ``left_out`` counts the pruned
+        and failed trials it leaves out.
         """
         return compare_all_candidates(self, test, metric=metric, correction=correction, **options)
 
@@ -563,7 +572,11 @@ class SearchResult(Exportable):
         correction: str | None = "holm",
         **options: Any,
     ) -> ComparisonTable:
-        """Compare the best-mean candidate with every other (Holm-adjusted by default)."""
+        """Compare the best-mean candidate with every other (Holm-adjusted by default).
+
+        Of a pruned sampler's search, the candidates are its complete trials,
+        each at its last checkpoint, as in :meth:`compare_all`.
+        """
         return best_vs_rest(self, test, metric=metric, correction=correction, **options)
 
     def __repr__(self) -> str:
@@ -575,6 +588,7 @@ class SearchResult(Exportable):
             f"SearchResult: {len(self.candidates)} candidates x {self.n_splits_} folds, "
             f"selected {self.readable_label(self.best_index_)} "
             f"({self.refit_metric} {self.best_score_:.6g})",
+            *_trial_lines(self),
             f"rank  mean ± se ({self.refit_metric})  candidate",
         ]
         for c in order[:_REPR_ROWS]:
@@ -613,6 +627,7 @@ class SearchResult(Exportable):
             f"search: {len(self.candidates)} candidates x {self.n_splits_} folds, "
             f"selected {self.readable_label(self.best_index_)} "
             f"({self.refit_metric} {self.best_score_:.6g})",
+            *_trial_lines(self),
             "",
             "rank  mean ± se (" + self.refit_metric + ")  candidate",
         ]
@@ -623,6 +638,7 @@ class SearchResult(Exportable):
         lines += [
             "",
             "best vs rest, corrected resampled t-test, Holm-adjusted:",
+            *([table["left_out"]] if "left_out" in table else []),
             table.get("text", table.get("note", "")),
         ]
         if self.criteria_table is not None:
@@ -643,6 +659,8 @@ class SearchResult(Exportable):
 
         ``text=False`` leaves out the aligned text table (``"text"``), which
         takes as long to render as the tests with thousands of candidates.
+        ``"left_out"``, where the table leaves candidates out (a pruned
+        sampler's unfinished trials), says which and why.
         """
         table = self._comparison_rows()
         if not text:
@@ -659,7 +677,9 @@ class SearchResult(Exportable):
         rows = self._comparisons["rows"]
         if not rows:
             return {"test": "corrected_t", "rows": [], "note": self._comparisons["note"]}
-        return {"test": "corrected_t", "best": self._comparisons["table"].best, "rows": rows}
+        table = self._comparisons["table"]
+        left_out = {"left_out": table.left_out} if table.left_out else {}
+        return {"test": "corrected_t", "best": table.best, "rows": rows, **left_out}
 
     def _comparison_table(self) -> dict[str, Any]:
         if len(self.candidates) < 2:
@@ -886,6 +906,7 @@ class NestedResult(Exportable):
             f"nested CV: {est.n} outer folds, {self.refit_metric} "
             f"{est.mean:.6g} ± {est.se:.3g} (mean ± se of the outer scores)",
             *self.interval_lines(),
+            *_trial_lines(self, outer_only=True),
             "",
             "outer fold  score  selected",
         ]
@@ -953,6 +974,7 @@ class NestedResult(Exportable):
             f"{type(self).__name__}: {est.n} outer folds, {self.refit_metric} {est.mean:.6g} ± "
             f"{est.se:.3g} (mean ± se of the outer scores)",
             *self.interval_lines(),
+            *_trial_lines(self),
             "selected in the outer folds: "
             + ", ".join(
                 f"{self.readable_labels[row.label]} ({row.count}/{est.n})"
@@ -1019,6 +1041,14 @@ class NestedResult(Exportable):
 
 
 _REPR_ROWS = 5
+
+
+def _trial_lines(result: SearchResult | NestedResult, *, outer_only: bool = False) -> list[str]:
+    """A pruned sampler's trials by how they ended, a line per search; none for other runs.
+
+    ``outer_only``: the outer folds' searches alone (the search on all data tells its own).
+    """
+    return [c.line() for c in count_trials(result) if not (outer_only and c.where == "all data")]
 
 
 def _failure_line(failures: FailureSummary) -> list[str]:

@@ -382,6 +382,10 @@ class ComparisonTable:
         adjustment.
     correction : {"holm", "bonferroni"} or None, default="holm"
         How ``adjusted_p_values`` were adjusted; None: not at all.
+    left_out : str, default=""
+        The candidates the table does not compare and why, in words (a pruned
+        sampler's search compares its complete trials only); empty when it
+        compares them all.
 
     Examples
     --------
@@ -399,6 +403,7 @@ class ComparisonTable:
     best: str | None = None
     undefined: tuple[UndefinedComparison, ...] = ()
     correction: str | None = "holm"
+    left_out: str = ""
 
     def __post_init__(self) -> None:
         if self.correction not in ("holm", "bonferroni", None):
@@ -476,8 +481,8 @@ class ComparisonTable:
         Returns
         -------
         dict
-            ``alpha``, ``best`` and a list of per-comparison dicts, each with
-            ``p_holm`` and ``rejected`` added.
+            ``alpha``, ``best``, ``correction``, ``left_out`` and a list of
+            per-comparison dicts, each with ``p_holm`` and ``rejected`` added.
 
         Examples
         --------
@@ -499,6 +504,7 @@ class ComparisonTable:
             "alpha": self.alpha,
             "best": self.best,
             "correction": self.correction,
+            "left_out": self.left_out,
             "comparisons": rows,
         }
 
@@ -552,7 +558,8 @@ class ComparisonTable:
             f"({', '.join(tests) or 'none'}), p-values adjusted by "
             f"{self.correction or 'nothing'}, alpha={self.alpha:g}"
         )
-        return "\n".join([head, *_first_lines(self.to_text(), _REPR_ROWS + 1)])
+        left_out = [self.left_out] if self.left_out else []
+        return "\n".join([head, *left_out, *_first_lines(self.to_text(), _REPR_ROWS + 1)])
 
 
 _REPR_ROWS = 6

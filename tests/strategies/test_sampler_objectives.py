@@ -162,6 +162,27 @@ def test_the_front_is_drawn_with_its_error_bars_and_the_shipped_trial_starred():
     assert "pareto_front.png" in figures(result)
 
 
+def test_the_trials_plot_stars_the_trial_select_picked_not_the_best_r2():
+    from parcv.report.plots import SamplerTrialsDisplay, figures
+
+    strategy = Sampler(SAMPLERS["nsga2"](), n_trials=N_TRIALS, objectives=OBJECTIVES,
+                       select=smallest)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitFailedWarning)
+        result = parcv.search(LASSO, SPACE, X, y, cv=FOLDS, scoring=SCORING, refit="r2",
+                              strategy=strategy, backend="serial")  # fmt: skip
+    # Optuna's front of the same trials; select ships its smallest model.
+    chosen = min(reference("nsga2").best_trials, key=lambda t: t.values[1]).number
+    r2 = result.cv_results_["mean_test_r2"]
+    assert result.best_index_ == chosen != int(np.nanargmax(r2))  # the star tells them apart
+    for ax in (figures(result)["sampler_trials.png"].axes[0],
+               SamplerTrialsDisplay.from_result(result).ax_):  # fmt: skip
+        star = next(x for x in ax.lines if x.get_label().startswith("selected"))
+        assert (star.get_xdata()[0], star.get_ydata()[0]) == (chosen, r2[chosen])
+        assert star.get_label() == (f"selected: trial {chosen}, picked by select=smallest "
+                                    "from the Pareto front")  # fmt: skip
+
+
 # ---------------------------------------------------------------- the proposer and the rule
 
 

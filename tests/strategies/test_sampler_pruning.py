@@ -13,7 +13,9 @@ A tiny driver loop stands in for the engine here (as in ``test_sampler.py``);
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import math
 import os
 import signal
@@ -402,6 +404,79 @@ def test_the_report_counts_pruned_trials_and_plots_their_intermediate_values():
     # A point per complete trial (its value), not one per (trial, checkpoint) row.
     points = drawn["sampler_trials.png"].axes[0].lines[1].get_xdata()  # [0]: the best so far
     assert list(points) == [t.number for t in study.trials if t.state == State.COMPLETE]
+
+
+def test_comparisons_read_the_complete_trials_each_at_its_value():
+    from parcv.report.plots import PairedDifferencesDisplay
+
+    result, study = searched("hyperband"), reference("hyperband")
+    rows = [dict(p) for p in result.cv_results_["params"]]
+
+    def row(trial):  # a trial's value is its mean at the last checkpoint
+        return rows.index({**trial.params, PATH.param: PATH.up_to})
+
+    best = study.best_trial
+    others = [t for t in study.trials if t.state == State.COMPLETE and t.number != best.number]
+    table = result.best_vs_rest()
+    assert table.best == result.candidates[row(best)].label
+    assert [r.name_b for r in table] == [result.candidates[row(t)].label for t in others]
+    for r, trial in zip(table, others, strict=True):
+        assert math.isclose(r.mean_difference, best.value - trial.value, rel_tol=1e-12)
+    n = {s: sum(t.state == s for t in study.trials) for s in State}
+    assert f"{n[State.COMPLETE]} compared" in table.left_out
+    assert f"{n[State.PRUNED]} pruned and {n[State.FAIL]} failed trials left out" in table.left_out
+    pairs = result.compare_all()
+    assert len(pairs) == math.comb(len(others) + 1, 2) and pairs.left_out == table.left_out
+    assert table.left_out in result.to_text()
+    runner_up = max(others, key=lambda t: t.value)
+    assert PairedDifferencesDisplay(result).pair == (row(best), row(runner_up))
+
+
+# The hyperband reference as a spec: the same data (a table of X and y), folds and sampler.
+SPEC = """
+[data]
+source = "data.csv"
+target = "y"
+[estimator]
+class = "sklearn.ensemble.HistGradientBoostingRegressor"
+params = { min_samples_leaf = 4, random_state = 0 }
+[space]
+learning_rate = { loguniform = [0.01, 1.0] }
+max_leaf_nodes = [1, 3, 7, 15]
+[search]
+sampler = { kind = "tpe", seed = 0, n_trials = 8, n_startup_trials = 4, pruner = { kind = \
+"hyperband", min_resource = 1, max_resource = 8, reduction_factor = 2 }, resource = { param = \
+"max_iter", up_to = 8 } }
+[cv]
+cv = { kind = "kfold", n_splits = 3, shuffle = true, random_state = 0 }
+[report]
+plots = false
+"""
+
+
+def test_inspect_and_the_summaries_count_the_trials_as_optunas_study(tmp_path):
+    from parcv.cli import main
+
+    np.savetxt(tmp_path / "data.csv", np.column_stack([X, y]), delimiter=",", comments="",
+               header="x0,x1,x2,x3,y", fmt="%.17g")  # fmt: skip
+    spec, out = tmp_path / "spec.toml", tmp_path / "run"
+    spec.write_text(SPEC)
+    said, shown = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said), \
+            warnings.catch_warnings():  # fmt: skip
+        warnings.simplefilter("ignore", FitFailedWarning)  # the trials with max_leaf_nodes=1
+        assert main(["run", str(spec), "--out", str(out), "--backend", "serial"]) == 0
+    with contextlib.redirect_stdout(shown):
+        assert main(["inspect", str(spec), "--out", str(out)]) == 0
+    study = reference("hyperband")
+    n = {s: sum(t.state == s for t in study.trials) for s in State}
+    counts = (f"{N_TRIALS} trials: {n[State.COMPLETE]} complete, {n[State.PRUNED]} pruned, "
+              f"{n[State.FAIL]} failed")  # fmt: skip
+    assert f"\n             all data: {counts}\n" in shown.getvalue()
+    line = f"trials of the search on all data: {counts}"
+    assert line in said.getvalue()  # the run's closing summary
+    loaded = parcv.load(out / "store.sqlite")
+    assert line in repr(loaded) and line in loaded.to_text()
 
 
 def test_a_spec_table_names_the_pruner_and_the_path():
