@@ -314,19 +314,28 @@ def test_iterations_quick_tpe_rows_equal_optunas_trials_at_batch_one(tmp_path: P
 
 
 @pytest.mark.slow
-def test_driver_quick_measures_a_sweep_its_report_load_and_the_big_plan(tmp_path: Path) -> None:
+def test_driver_quick_splits_a_search_call_and_measures_its_report_load_and_the_big_plan(
+    tmp_path: Path,
+) -> None:
     import pstats
 
     script = SCRIPT.parent / "driver.py"
     saved, prof = tmp_path / "driver.json", tmp_path / "prof"
-    args = ["--quick", "--backends", "local", "--json", str(saved), "--profile", str(prof)]
+    args = ["--quick", "--backends", "local", "--call", "search", "--split"]
+    args += ["--json", str(saved), "--profile", str(prof)]
     printed = _run_script(script, args, tmp_path).stdout
     report = json.loads(saved.read_text())
-    (run,) = report["runs"]  # 4 candidates x (10 x 5 + 5) + 11 units, by this checkout
-    assert run["units"] == 231 and run["load"]["finished"] and run["report"]["rc"] == 0
+    (run,) = report["runs"]  # parcv.search: 4 candidates x 5 folds + 1, by this checkout
+    assert run["units"] == 21 and run["call"] == "search"
+    assert run["load"]["finished"] and run["report"]["rc"] == 0
     assert Path(run["driver"]["parcv"]).parent == SCRIPT.parents[2] / "parcv"
     assert run["driver"]["cpu"] > 0 and run["driver"]["peak_mb"] >= run["driver"]["base_mb"]
-    assert "| units stored | 231 |" in printed and "| driver CPU (us/unit) |" in printed
+    split, cpu = run["driver"]["split"], run["driver"]["cpu"]
+    assert set(split) == {"plan", "keys", "store", "loop", "results"}
+    # Each stage's own CPU, the stages inside it left out: together at most the call's.
+    assert all(v > 0 for v in split.values()) and sum(split.values()) <= cpu
+    assert "21 units, parcv.search, local pool" in printed and "|   store (us/unit) |" in printed
+    assert "| units stored | 21 |" in printed and "| driver CPU (us/unit) |" in printed
     (plan,) = report["plans"]  # 20 draws x (10 x 10 + 10) + 11 units
     assert plan["units"] == 2211 and plan["inspect"]["rc"] == 0
     assert plan["first_unit"]["first_s"] > 0
@@ -344,21 +353,6 @@ def test_code_digest_keys_every_module_of_the_generated_package(tmp_path: Path) 
     # The package's 12 modules and its __init__: the estimator reaches every one.
     assert int(modules) == 13 and float(first) > 0 and float(again) > 0
     assert "target: < 1 s per run" in proc.stdout
-
-
-@pytest.mark.slow
-def test_driver_splits_the_whole_search_call_into_its_stages(tmp_path: Path) -> None:
-    script = SCRIPT.parent / "driver.py"
-    saved = tmp_path / "driver.json"
-    args = ["--quick", "--backends", "local", "--no-plan", "--call", "search", "--split"]
-    printed = _run_script(script, [*args, "--json", str(saved)], tmp_path).stdout
-    (run,) = json.loads(saved.read_text())["runs"]  # parcv.search: 4 candidates x 5 folds + 1
-    assert run["units"] == 21 and run["call"] == "search" and run["load"]["finished"]
-    split, cpu = run["driver"]["split"], run["driver"]["cpu"]
-    assert set(split) == {"plan", "keys", "store", "loop", "results"}
-    # Each stage's own CPU, the stages inside it left out: together at most the call's.
-    assert all(v > 0 for v in split.values()) and sum(split.values()) <= cpu
-    assert "21 units, parcv.search, local pool" in printed and "|   store (us/unit) |" in printed
 
 
 def test_store_layout_writes_the_same_units_each_way(tmp_path: Path) -> None:
