@@ -288,6 +288,30 @@ def test_tpe_rows_are_compared_with_optuna_fold_by_fold(monkeypatch: pytest.Monk
     assert alone["target_equal"] and alone["target_fast"] and alone["median_wall_ratio"] == 0.55
 
 
+def test_study_trials_keeps_states_reports_and_a_pruned_trials_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    optuna = pytest.importorskip("optuna")
+    iterations = _bench_module(monkeypatch, "iterations")
+    study = optuna.create_study(direction="maximize", study_name="parcv")
+    space = {"a": optuna.distributions.CategoricalDistribution([1, 2])}
+    for a, reports, state in ((1, [(20, 0.7), (10, 0.5)], "COMPLETE"), (2, [(10, 0.4)], "PRUNED")):
+        study.enqueue_trial({"a": a})
+        trial = study.ask(space)
+        for step, value in reports:
+            trial.report(value, step)
+        if state == "PRUNED":
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        else:
+            study.tell(trial, 0.7)
+    assert iterations.study_trials(study) == {
+        "params": [{"a": 1}, {"a": 2}],
+        "states": ["COMPLETE", "PRUNED"],
+        "intermediate": [[[10, 0.5], [20, 0.7]], [[10, 0.4]]],  # by step
+        "values": [0.7, 0.4],  # Optuna gives a pruned trial its last report
+    }
+
+
 @pytest.mark.slow
 def test_iterations_quick_tpe_rows_equal_optunas_trials_at_batch_one(tmp_path: Path) -> None:
     pytest.importorskip("optuna")

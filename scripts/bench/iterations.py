@@ -19,11 +19,16 @@ the same outer folds:
 - ``dask-ml-hyperband``: ``dask_ml.model_selection.HyperbandSearchCV`` on a local cluster
   (2 single-threaded worker processes). It needs ``partial_fit`` (SGD only) and, by design,
   scores on one hold-out split of the outer-train rows instead of 5-fold CV.
-- ``optuna-tpe-hyperband``: Optuna with ``TPESampler(seed=0)`` and ``HyperbandPruner``,
-  as many trials as candidates; each trial trains its 5 fold models incrementally (warm
-  start, continued booster, ``partial_fit``) and reports the mean inner score at each of
-  the full grid's iteration values. Trials run one at a time (TPE is sequential; threads
-  would share the GIL and inflate the measured fit times).
+- ``optuna-tpe-hyperband``: Optuna's own ``study.optimize`` with ``TPESampler(seed=0)``,
+  ``HyperbandPruner(min_resource=first value, max_resource=max, reduction_factor=3)`` and
+  the study name ``"parcv"``, as many trials as candidates (:func:`optuna_pruned_study`).
+  Each trial grows its 5 fold models checkpoint by checkpoint, every first value (10
+  rounds, 5 epochs) up to the maximum: HGB by warm start, XGBoost by continuing its
+  booster, SGD fitted anew with that many epochs (epochs of ``partial_fit`` are another
+  model). At each checkpoint it reports the mean inner score with the iteration count as
+  the step and is pruned when told; a complete trial returns its last checkpoint's mean,
+  and the winner is refitted with the maximum. Trials run one at a time (TPE is
+  sequential; threads would share the GIL and inflate the measured fit times).
 - ``optuna``: Optuna's own ``study.optimize(objective, n_trials=N)``, ``TPESampler(seed=0)``
   fresh for each outer fold, no pruner. The objective suggests every list of the space and
   the iteration parameter (over the full grid's values) as categoricals, in that order, and
@@ -131,13 +136,19 @@ class Model:
     estimator: Any
     space: dict[str, list[Any]]
     param: str  # the iteration parameter: rounds or epochs
-    values: list[int]  # the full grid's iteration values (also Optuna's checkpoints)
-    every: int  # parcv's checkpoint spacing for early stopping
+    values: list[int]  # the full grid's iteration values
+    every: int  # the checkpoint spacing of early stopping and of the pruned TPE rows
     partial_fit: bool = False
+    grown_by: str = "separate"  # how the pruned TPE rows' Optuna objective grows it: GROWERS
 
     @property
     def n_candidates(self) -> int:
         return math.prod(len(v) for v in self.space.values())
+
+    @property
+    def path(self) -> parcv.Iterations:
+        """The checkpoints of the pruned TPE rows: every ``every`` up to the last value."""
+        return parcv.Iterations(self.param, up_to=self.values[-1], every=self.every)
 
 
 def _hgb(quick: bool) -> Model:
@@ -150,13 +161,15 @@ def _hgb(quick: bool) -> Model:
     values = [10, 20, 50, 100, 200, 500]
     if quick:
         space, values = {"learning_rate": [0.1, 0.3], "max_leaf_nodes": [3, 7]}, [2, 4, 8]
-    return Model("hgb", estimator, space, "max_iter", values, every=values[0])
+    return Model("hgb", estimator, space, "max_iter", values, every=values[0],
+                 grown_by="warm_start")  # fmt: skip
 
 
 def _sgd(quick: bool) -> Model:
     # tol=None: fit() runs exactly max_iter epochs. max_iter partial_fit calls do not give
     # the same weights (SGD's L2 penalty rescales them within one fit: parcv/plan/shortcuts.py),
-    # so parcv fits each max_iter separately; Optuna and dask-ml grow by partial_fit.
+    # so parcv fits each max_iter separately, and so does the Optuna objective that parcv's
+    # pruned TPE must equal; dask-ml grows by partial_fit.
     estimator = SGDClassifier(tol=None, random_state=0)
     space: dict[str, list[Any]] = {
         "alpha": [float(a) for a in np.logspace(-6, -1, 10)],
@@ -181,7 +194,8 @@ def _xgb(quick: bool) -> Model:
     values = [10, 20, 50, 100, 200, 500]
     if quick:
         space, values = {"learning_rate": [0.1, 0.3], "max_depth": [2, 3]}, [2, 4, 8]
-    return Model("xgb", estimator, space, "n_estimators", values, every=values[0])
+    return Model("xgb", estimator, space, "n_estimators", values, every=values[0],
+                 grown_by="booster")  # fmt: skip
 
 
 MODELS: dict[str, Callable[[bool], Model]] = {"hgb": _hgb, "sgd": _sgd, "xgb": _xgb}
@@ -311,58 +325,110 @@ def _dask_ml(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcom
 # ---------------------------------------------------------------- Optuna
 
 
-def _grow(model: Model, fitted: Any, params: dict[str, Any], X: Any, y: Any, start: int,
-          stop: int, classes: np.ndarray) -> Any:  # fmt: skip
-    """Train from ``start`` to ``stop`` iterations, continuing ``fitted`` (None at 0)."""
-    if model.name == "hgb":
-        est = fitted or clone(model.estimator).set_params(**params, warm_start=True)
-        return est.set_params(max_iter=stop).fit(X, y)
-    if model.name == "xgb":
-        est = clone(model.estimator).set_params(**params, n_estimators=stop - start)
-        return est.fit(X, y, xgb_model=None if fitted is None else fitted.get_booster())
-    est = fitted or clone(model.estimator).set_params(**params)
-    for _ in range(stop - start):
-        est.partial_fit(X, y, classes=classes)
-    return est
+def _warm_start(fitted: Any, template: Any, param: str, X: Any, y: Any, *, start: int,
+                stop: int) -> Any:  # fmt: skip
+    """Grow a fit by warm start (HistGradientBoosting), as parcv's continuation does."""
+    est = fitted or clone(template).set_params(warm_start=True)
+    return est.set_params(**{param: stop}).fit(X, y)
 
 
-def _optuna(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcome:
+def _booster(fitted: Any, template: Any, param: str, X: Any, y: Any, *, start: int,
+             stop: int) -> Any:  # fmt: skip
+    """Grow an XGBoost model by continuing its booster for ``stop - start`` more rounds."""
+    est = clone(template).set_params(**{param: stop - start})
+    return est.fit(X, y, xgb_model=None if fitted is None else fitted.get_booster())
+
+
+def _separate(fitted: Any, template: Any, param: str, X: Any, y: Any, *, start: int,
+              stop: int) -> Any:  # fmt: skip
+    """Fit from scratch with ``stop`` iterations (SGD: epochs are not exact partial fits)."""
+    return clone(template).set_params(**{param: stop}).fit(X, y)
+
+
+# How an Optuna user grows a trial's fold models from one checkpoint to the next: each gives
+# the model of a fit from scratch with that count, as parcv's path for the model scores it.
+GROWERS: dict[str, Callable[..., Any]] = {
+    "warm_start": _warm_start,
+    "booster": _booster,
+    "separate": _separate,
+}
+
+
+def hyperband(path: parcv.Iterations) -> Any:
+    """The pruner of both TPE + Hyperband rows: its rungs from the path's first checkpoint."""
     import optuna
 
-    folds = list(ctx.inner.split(X, y))
-    classes, spent = np.unique(y), [0.0]
+    return optuna.pruners.HyperbandPruner(min_resource=path.every, max_resource=path.up_to,
+                                          reduction_factor=3)  # fmt: skip
+
+
+def optuna_pruned_study(estimator: Any, suggest: Callable[[Any], dict[str, Any]], X: Any,
+                        y: Any, folds: list[Any], *, path: parcv.Iterations, grown_by: str,
+                        n_trials: int) -> tuple[Any, float]:  # fmt: skip
+    """Optuna's own TPE + Hyperband study, as its users write the objective; its fit time.
+
+    ``TPESampler(seed=0)``, :func:`hyperband` and the study name ``"parcv"`` (the pruner
+    draws a trial's bracket from the study's name and the trial's number), as
+    ``parcv.Sampler("tpe", seed=0, pruner=..., resource=path)`` names its studies. The
+    objective sets ``suggest(trial)`` on the estimator and, for each checkpoint of ``path``
+    in turn, grows every fold's model to that count (``GROWERS[grown_by]``), reports the mean
+    test score over the folds with the count as the step, and raises ``TrialPruned`` when
+    the pruner says so; a trial that reaches the last checkpoint returns its mean there.
+    Trials run one at a time, in this process; the fit time is every growth's, timed.
+    """
+    import optuna
+
+    grow, spent = GROWERS[grown_by], [0.0]
 
     def objective(trial: Any) -> float:
-        params = {k: trial.suggest_categorical(k, v) for k, v in model.space.items()}
+        template = clone(estimator).set_params(**suggest(trial))
         fitted: list[Any] = [None] * len(folds)
-        best, start = (-math.inf, 0), 0
-        for step in model.values:
+        mean, start = math.nan, 0
+        for count in path.all_checkpoints:
             scores = []
             for k, (train, test) in enumerate(folds):
                 began = time.perf_counter()
-                fitted[k] = _grow(model, fitted[k], params, X[train], y[train], start, step,
-                                  classes)  # fmt: skip
+                fitted[k] = grow(fitted[k], template, path.param, X[train], y[train],
+                                 start=start, stop=count)  # fmt: skip
                 spent[0] += time.perf_counter() - began
                 scores.append(fitted[k].score(X[test], y[test]))
-            start, mean = step, float(np.mean(scores))
-            best = max(best, (mean, step))
-            trial.report(mean, step)
+            start, mean = count, float(np.mean(scores))
+            trial.report(mean, count)
             if trial.should_prune():
                 raise optuna.TrialPruned
-        trial.set_user_attr(model.param, best[1])
-        return best[0]
+        return mean
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(
-        direction="maximize",
-        sampler=optuna.samplers.TPESampler(seed=0),
-        pruner=optuna.pruners.HyperbandPruner(
-            min_resource=model.values[0], max_resource=model.values[-1], reduction_factor=3
-        ),
-    )
-    wall, _ = _timed(lambda: study.optimize(objective, n_trials=model.n_candidates))
-    best = study.best_trial
-    return Outcome({**best.params, model.param: best.user_attrs[model.param]}, spent[0], wall)
+    study = optuna.create_study(direction="maximize", study_name="parcv", pruner=hyperband(path),
+                                sampler=optuna.samplers.TPESampler(seed=0))  # fmt: skip
+    study.optimize(objective, n_trials=n_trials)
+    return study, spent[0]
+
+
+def study_trials(study: Any) -> dict[str, list[Any]]:
+    """A study's trials as plain lists: parameters, states, intermediate values and values."""
+    trials = study.trials
+    return {
+        "params": [{k: _plain(v) for k, v in t.params.items()} for t in trials],
+        "states": [t.state.name for t in trials],
+        "intermediate": [[[int(s), float(v)] for s, v in sorted(t.intermediate_values.items())]
+                         for t in trials],
+        "values": [t.value for t in trials],  # a pruned trial's: its last report
+    }  # fmt: skip
+
+
+def _optuna(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcome:
+    """Optuna's TPE + Hyperband, one trial per candidate: the study the pruned rows equal."""
+    path = model.path
+
+    def suggest(trial: Any) -> dict[str, Any]:
+        return {k: trial.suggest_categorical(k, v) for k, v in model.space.items()}
+
+    folds = list(ctx.inner.split(X, y))
+    wall, (study, fit) = _timed(lambda: optuna_pruned_study(
+        model.estimator, suggest, X, y, folds, path=path, grown_by=model.grown_by,
+        n_trials=model.n_candidates))  # fmt: skip
+    return Outcome({**study.best_params, path.param: path.up_to}, fit, wall, study_trials(study))
 
 
 def _tpe_space(model: Model) -> dict[str, list[Any]]:
@@ -460,6 +526,8 @@ def why_not(method: str, model: Model, ctx: Context) -> str:
             return "no dask cluster (--no-dask)"
     if method in TPE_BATCH and not hasattr(parcv, "Sampler"):
         return NOT_IN_PARCV
+    if method == "optuna-tpe-hyperband" and not hasattr(parcv, "Iterations"):
+        return NOT_IN_PARCV  # its checkpoints are parcv's path's
     optuna_rows = ("optuna-tpe-hyperband", *TPE_METHODS)
     if method in optuna_rows and importlib.util.find_spec("optuna") is None:
         return "optuna not installed (pip install '.[bench]')"
