@@ -29,6 +29,11 @@ the same outer folds:
   the step and is pruned when told; a complete trial returns its last checkpoint's mean,
   and the winner is refitted with the maximum. Trials run one at a time (TPE is
   sequential; threads would share the GIL and inflate the measured fit times).
+- ``parcv-tpe-hyperband`` / ``parcv-tpe-hyperband-b2``: ``parcv.search(..., strategy=
+  parcv.Sampler("tpe", n_trials=<candidates>, seed=0, pruner=<the same HyperbandPruner>,
+  resource=parcv.Iterations(param, up_to=max, every=first value), batch=1 / 2))`` over
+  the same lists. At ``batch=1`` each outer fold's study (every trial's parameters, state,
+  intermediate values and value) and winner must equal ``optuna-tpe-hyperband``'s.
 - ``optuna``: Optuna's own ``study.optimize(objective, n_trials=N)``, ``TPESampler(seed=0)``
   fresh for each outer fold, no pruner. The objective suggests every list of the space and
   the iteration parameter (over the full grid's values) as categoricals, in that order, and
@@ -62,6 +67,10 @@ trials on the space rather than search all of it, and are judged against Optuna'
 (3) ``parcv-tpe``'s trials and winner equal ``optuna``'s in every outer fold of every
 workload; (4) on every workload, ``parcv-tpe-b2``'s wall time is <= 0.6x ``optuna``'s
 (sequential) and its outer score is tied with ``optuna``'s by the paired rule above.
+Issue 51's TPE + Hyperband rows are judged against ``optuna-tpe-hyperband`` (the study
+they must equal at batch 1, counted per outer fold): (5) ``parcv-tpe-hyperband``'s wall
+time is <= 0.7x Optuna's and (6) ``parcv-tpe-hyperband-b2``'s <= 0.6x, on every workload,
+each at an outer score tied with Optuna's.
 
     python scripts/bench/iterations.py                       # 3 models x 5 data sets (long)
     python scripts/bench/iterations.py --model hgb --data breast_cancer
@@ -69,6 +78,8 @@ workload; (4) on every workload, ``parcv-tpe-b2``'s wall time is <= 0.6x ``optun
     python scripts/bench/iterations.py --json iterations.json
     python scripts/bench/iterations.py --model hgb --model xgb --no-full-grid \
         --method optuna --method parcv-tpe --method parcv-tpe-b2 --trials 30   # TPE rows only
+    python scripts/bench/iterations.py --no-full-grid --method optuna-tpe-hyperband \
+        --method parcv-tpe-hyperband --method parcv-tpe-hyperband-b2   # issue 51's rows
 """
 
 from __future__ import annotations
@@ -112,15 +123,39 @@ METHODS = [
     "sklearn-halving",
     "dask-ml-hyperband",
     "optuna-tpe-hyperband",
+    "parcv-tpe-hyperband",
+    "parcv-tpe-hyperband-b2",
     "optuna",
     "parcv-tpe",
     "parcv-tpe-b2",
 ]
-# Model-based search with a fixed budget of trials: judged against Optuna's own study.
+
+
+@dataclass(frozen=True)
+class Study:
+    """An Optuna study that parcv's sampler rows are compared with, outer fold by outer fold."""
+
+    reference: str  # the row of Optuna's own study
+    batches: dict[str, int]  # parcv's rows of the same study, and their batch
+    bounds: dict[str, float]  # a row's target: wall <= bound x the reference's, outer tied
+
+
+# Model-based search, judged against Optuna's own study (not by targets 1 and 2): TPE with a
+# fixed budget of trials (targets 3 and 4), and TPE with Hyperband pruning (issue 51).
+STUDIES = {
+    "tpe": Study("optuna", {"parcv-tpe": 1, "parcv-tpe-b2": 2}, {"parcv-tpe-b2": 0.6}),
+    "tpe_hyperband": Study(
+        "optuna-tpe-hyperband",
+        {"parcv-tpe-hyperband": 1, "parcv-tpe-hyperband-b2": 2},
+        {"parcv-tpe-hyperband": 0.7, "parcv-tpe-hyperband-b2": 0.6},
+    ),
+}
 TPE_METHODS = ["optuna", "parcv-tpe", "parcv-tpe-b2"]
-TPE_BATCH = {"parcv-tpe": 1, "parcv-tpe-b2": 2}
+TPE_BATCH = STUDIES["tpe"].batches
+PRUNED_BATCH = STUDIES["tpe_hyperband"].batches
 # Iterations as a resource: targets 1 and 2.
-PARCV_METHODS = [m for m in METHODS if m.startswith("parcv-") and m not in TPE_METHODS]
+PARCV_METHODS = [m for m in METHODS if m.startswith("parcv-")
+                 and m not in TPE_METHODS and m not in PRUNED_BATCH]  # fmt: skip
 NOT_IN_PARCV = "not available in this parcv"
 NEEDS_PARTIAL_FIT = "n/a (needs partial_fit)"
 
@@ -431,6 +466,23 @@ def _optuna(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcome
     return Outcome({**study.best_params, path.param: path.up_to}, fit, wall, study_trials(study))
 
 
+def _parcv_pruned(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context,
+                  batch: int) -> Outcome:  # fmt: skip
+    """parcv's TPE with the same pruner and path, ``batch`` trials side by side."""
+    from parcv.strategies.sampler import rebuild_pruned_study
+
+    path = model.path
+    strategy = parcv.Sampler("tpe", n_trials=model.n_candidates, seed=0, batch=batch,
+                             pruner=hyperband(path), resource=path)  # fmt: skip
+    inner, backend = ctx.inner, ctx.backend
+    wall, result = _timed(lambda: parcv.search(
+        model.estimator, model.space, X, y, cv=inner, refit=False, backend=backend,
+        strategy=strategy))  # fmt: skip
+    trials = study_trials(rebuild_pruned_study(result, space=model.space))
+    fit = _parcv_fit_time(result, ctx.inner.get_n_splits())
+    return Outcome(dict(result.best_params_), fit, wall, trials)
+
+
 def _tpe_space(model: Model) -> dict[str, list[Any]]:
     """The space of the TPE rows: the lists, then the iteration parameter over its values."""
     return {**model.space, model.param: model.values}
@@ -526,9 +578,12 @@ def why_not(method: str, model: Model, ctx: Context) -> str:
             return "no dask cluster (--no-dask)"
     if method in TPE_BATCH and not hasattr(parcv, "Sampler"):
         return NOT_IN_PARCV
+    sampler_fields = getattr(getattr(parcv, "Sampler", None), "__dataclass_fields__", {})
+    if method in PRUNED_BATCH and "pruner" not in sampler_fields:
+        return NOT_IN_PARCV
     if method == "optuna-tpe-hyperband" and not hasattr(parcv, "Iterations"):
         return NOT_IN_PARCV  # its checkpoints are parcv's path's
-    optuna_rows = ("optuna-tpe-hyperband", *TPE_METHODS)
+    optuna_rows = {m for s in STUDIES.values() for m in (s.reference, *s.batches)}
     if method in optuna_rows and importlib.util.find_spec("optuna") is None:
         return "optuna not installed (pip install '.[bench]')"
     return ""
@@ -537,6 +592,8 @@ def why_not(method: str, model: Model, ctx: Context) -> str:
 def _search(method: str, model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcome:
     if method in TPE_BATCH:
         return _parcv_tpe(model, X, y, ctx, TPE_BATCH[method])
+    if method in PRUNED_BATCH:
+        return _parcv_pruned(model, X, y, ctx, PRUNED_BATCH[method])
     if method.startswith("parcv-"):
         return _parcv(model, X, y, ctx, method)
     run = {"full-grid": _full_grid, "sklearn-halving": _sklearn_halving,
@@ -604,35 +661,43 @@ def run_workload(model: Model, data: str, X: np.ndarray, y: np.ndarray, ctx: Con
     shape = f"{len(X)} x {X.shape[1]}, {len(np.unique(y))} classes"
     return {"model": model.name, "data": data, "shape": shape,
             "candidates": model.n_candidates, "iterations": model.values,
-            "rows": [asdict(r) for r in rows], "tpe": compare_tpe(rows, ctx.n_jobs)}  # fmt: skip
+            "rows": [asdict(r) for r in rows],
+            **{name: compare_tpe(rows, ctx.n_jobs, name) for name in STUDIES}}  # fmt: skip
 
 
-def compare_tpe(rows: list[Row], n_jobs: int) -> dict[str, Any]:
-    """parcv's TPE rows against Optuna's own study, outer fold by outer fold.
+def compare_tpe(rows: list[Row], n_jobs: int, study: str = "tpe") -> dict[str, Any]:
+    """parcv's rows of one of ``STUDIES`` against Optuna's own study, outer fold by outer fold.
 
-    ``same_trials``: outer folds where every trial's parameters and mean inner score are
-    equal, in order; ``same_winner``: where the winners are; the ratios are parcv's wall
-    and fit times over Optuna's; ``tied``: the outer scores, by :func:`tied`; ``busy``:
-    parcv's fit time over ``n_jobs`` x its wall time (how busy it kept the workers).
+    ``same_trials``: outer folds where every trial is equal, in order (its parameters and
+    mean inner score; with a pruner also its state and intermediate values); ``same_winner``:
+    where the winners are; the ratios are parcv's wall and fit times over Optuna's; ``tied``:
+    the outer scores, by :func:`tied`; ``busy``: parcv's fit time over ``n_jobs`` x its wall
+    time (how busy it kept the workers); ``target_met``: wall ratio <= ``bound`` and tied
+    (None for a row without a wall target).
     """
     by_method = {r.method: r for r in rows}
-    reference = by_method.get("optuna")
+    reference = by_method.get(STUDIES[study].reference)
     if reference is None or not reference.ran:
         return {}
     compared = {}
-    for method, batch in TPE_BATCH.items():
+    for method, batch in STUDIES[study].batches.items():
         row = by_method.get(method)
         if row is None or not row.ran:
             continue
+        wall_ratio = row.wall_time / reference.wall_time
+        is_tied = tied(row.outer_scores, reference.outer_scores)
+        bound = STUDIES[study].bounds.get(method)
         compared[method] = {
             "batch": batch,
             "n_outer": len(reference.trials),
             "same_trials": sum(map(operator.eq, row.trials, reference.trials)),
             "same_winner": sum(map(operator.eq, row.winners, reference.winners)),
-            "wall_ratio": row.wall_time / reference.wall_time,
+            "wall_ratio": wall_ratio,
             "fit_ratio": row.fit_time / reference.fit_time,
-            "tied": tied(row.outer_scores, reference.outer_scores),
+            "tied": is_tied,
             "busy": row.fit_time / (n_jobs * row.wall_time),
+            "bound": bound,
+            "target_met": None if bound is None else bool(wall_ratio <= bound and is_tied),
         }
     return compared
 
@@ -650,13 +715,20 @@ def print_workload(result: dict[str, Any]) -> None:
         ratio = "-" if math.isnan(r["ratio"]) else f"{r['ratio']:.2f}"
         print(f"{r['method']:<22} {r['fit_time']:>9.2f} {r['wall_time']:>8.2f} "
               f"{ratio:>7} {r['outer_score']:>7.4f} {tie:>5}")  # fmt: skip
-    for method, c in result.get("tpe", {}).items():
-        n = c["n_outer"]
-        tie = "yes" if c["tied"] else "no"
-        print(f"  vs optuna: {method} (batch {c['batch']}) same trials in {c['same_trials']}/{n} "
-              f"outer folds, same winner in {c['same_winner']}/{n}; wall {c['wall_ratio']:.2f}x, "
-              f"fit {c['fit_ratio']:.2f}x optuna's; outer tied: {tie}; "
-              f"busy {c.get('busy', math.nan):.2f}")  # fmt: skip
+    for name, study in STUDIES.items():
+        for method, c in result.get(name, {}).items():
+            _print_comparison(study.reference, method, c)
+
+
+def _print_comparison(reference: str, method: str, c: dict[str, Any]) -> None:
+    n, tie = c["n_outer"], "yes" if c["tied"] else "no"
+    target = "" if c.get("bound") is None else (
+        f"; target wall <= {c['bound']}x at a tied outer score: "
+        f"{'met' if c['target_met'] else 'missed'}")  # fmt: skip
+    print(f"  vs {reference}: {method} (batch {c['batch']}) same trials in {c['same_trials']}/{n} "
+          f"outer folds, same winner in {c['same_winner']}/{n}; wall {c['wall_ratio']:.2f}x, "
+          f"fit {c['fit_ratio']:.2f}x {reference}'s; outer tied: {tie}; "
+          f"busy {c.get('busy', math.nan):.2f}{target}")  # fmt: skip
 
 
 def summarize(results: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
@@ -676,32 +748,62 @@ def summarize(results: list[dict[str, Any]], methods: list[str]) -> dict[str, An
     pool = tied_everywhere or everywhere
     best = max(pool, key=lambda m: per_method[m]["median_ratio"]) if pool else None
     target1 = bool(best in tied_everywhere and per_method[best]["median_ratio"] >= 5)
-    others = [m for m in methods if m not in PARCV_METHODS and m not in TPE_METHODS]
+    sampler_rows = {*TPE_METHODS, *PRUNED_BATCH}  # judged against Optuna's studies instead
+    others = [m for m in methods if m not in PARCV_METHODS and m not in sampler_rows]
     beaten = {m: _beats(results, best, m) for m in others} if best else {}
     target2 = bool(best) and all(n == len(results) for n in beaten.values())
     return {"methods": per_method, "best_parcv": best, "target_ratio": target1,
             "beats": beaten, "target_beats_all": target2,
-            "tpe": summarize_tpe(results)}  # fmt: skip
+            "tpe": summarize_tpe(results),
+            "tpe_hyperband": summarize_tpe_hyperband(results)}  # fmt: skip
+
+
+def summarize_study_row(results: list[dict[str, Any]], study: str, method: str) -> dict[str, Any]:
+    """One parcv row of ``STUDIES[study]`` over the workloads: equality, wall ratios, ties.
+
+    ``equal``: workloads where its trials and winner are Optuna's in every outer fold;
+    ``met``: where its wall is <= the study's bound for it x Optuna's and the outer scores
+    are tied; ``*_everywhere``: on every workload (one the row did not run on counts against).
+    """
+    compared = [w[study][method] for w in results if method in w.get(study, {})]
+    bound = STUDIES[study].bounds.get(method, math.inf)
+    walls = [c["wall_ratio"] for c in compared]
+    fits = [c["fit_ratio"] for c in compared]
+    equal = sum(c["same_trials"] == c["same_winner"] == c["n_outer"] for c in compared)
+    met = sum(c["wall_ratio"] <= bound and c["tied"] for c in compared)
+    everywhere = len(compared) == len(results) > 0
+    return {
+        "runs": len(compared),
+        "equal": equal,
+        "median_wall_ratio": float(np.median(walls)) if walls else math.nan,
+        "max_wall_ratio": max(walls) if walls else math.nan,
+        "median_fit_ratio": float(np.median(fits)) if fits else math.nan,
+        "tied": sum(bool(c["tied"]) for c in compared),
+        "met": met,
+        "equal_everywhere": everywhere and equal == len(results),
+        "met_everywhere": everywhere and met == len(results),
+    }
 
 
 def summarize_tpe(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Targets 3 and 4: parcv's TPE equal to Optuna's at batch 1, faster and tied at batch 2."""
-    equal = [w["tpe"]["parcv-tpe"] for w in results if "parcv-tpe" in w.get("tpe", {})]
-    batched = [w["tpe"]["parcv-tpe-b2"] for w in results if "parcv-tpe-b2" in w.get("tpe", {})]
-    n_equal = sum(c["same_trials"] == c["same_winner"] == c["n_outer"] for c in equal)
-    n_fast = sum(c["wall_ratio"] <= 0.6 and c["tied"] for c in batched)
-    walls = [c["wall_ratio"] for c in batched]
+    equal, batched = (summarize_study_row(results, "tpe", m) for m in TPE_BATCH)
     return {
-        "equal_runs": len(equal),
-        "equal": n_equal,
-        "target_equal": len(equal) == len(results) > 0 and n_equal == len(results),
-        "batched_runs": len(batched),
-        "median_wall_ratio": float(np.median(walls)) if walls else math.nan,
-        "max_wall_ratio": max(walls) if walls else math.nan,
-        "fast_and_tied": n_fast,
-        "tied": sum(bool(c["tied"]) for c in batched),
-        "target_fast": len(batched) == len(results) > 0 and n_fast == len(results),
+        "equal_runs": equal["runs"],
+        "equal": equal["equal"],
+        "target_equal": equal["equal_everywhere"],
+        "batched_runs": batched["runs"],
+        "median_wall_ratio": batched["median_wall_ratio"],
+        "max_wall_ratio": batched["max_wall_ratio"],
+        "fast_and_tied": batched["met"],
+        "tied": batched["tied"],
+        "target_fast": batched["met_everywhere"],
     }
+
+
+def summarize_tpe_hyperband(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Issue 51's targets: parcv's TPE + Hyperband rows against Optuna's study, per row."""
+    return {m: summarize_study_row(results, "tpe_hyperband", m) for m in PRUNED_BATCH}
 
 
 def _beats(results: list[dict[str, Any]], best: str, other: str) -> int:
@@ -736,6 +838,9 @@ def print_summary(summary: dict[str, Any], n_workloads: int) -> None:
     tpe = summary.get("tpe", {})
     if tpe.get("equal_runs") or tpe.get("batched_runs"):
         _print_tpe_targets(tpe, n_workloads)
+    pruned = summary.get("tpe_hyperband", {})
+    if any(s["runs"] for s in pruned.values()):
+        _print_tpe_hyperband_targets(pruned, n_workloads)
 
 
 def _print_resource_targets(summary: dict[str, Any], n_workloads: int) -> None:
@@ -759,6 +864,18 @@ def _print_tpe_targets(tpe: dict[str, Any], n_workloads: int) -> None:
           f"{tpe['fast_and_tied']}/{n_workloads} workloads (wall ratio median "
           f"{tpe['median_wall_ratio']:.2f}, max {tpe['max_wall_ratio']:.2f}; tied "
           f"{tpe['tied']}/{tpe['batched_runs']}); met: {tpe['target_fast']}")  # fmt: skip
+
+
+def _print_tpe_hyperband_targets(rows: dict[str, Any], n_workloads: int) -> None:
+    study = STUDIES["tpe_hyperband"]
+    print()
+    for number, (method, s) in enumerate(rows.items(), start=5):
+        print(f"target {number} ({method}, batch {study.batches[method]}: wall <= "
+              f"{study.bounds[method]}x {study.reference}'s, outer tied): {s['met']}/"
+              f"{n_workloads} workloads (wall ratio median {s['median_wall_ratio']:.2f}, max "
+              f"{s['max_wall_ratio']:.2f}; fit ratio median {s['median_fit_ratio']:.2f}; tied "
+              f"{s['tied']}/{s['runs']}; Optuna's trials and winner in every outer fold: "
+              f"{s['equal']}/{s['runs']}); met: {s['met_everywhere']}")  # fmt: skip
 
 
 # ---------------------------------------------------------------- main
@@ -820,7 +937,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="parcv-early-stop's patience, in checkpoints")  # fmt: skip
     parser.add_argument("--no-dask", action="store_true", help="skip dask-ml")
     parser.add_argument("--trials", type=int, help="the TPE rows' trials per outer fold "
-                        "(default 30; 12 with --quick)")  # fmt: skip
+                        "(default 30; 12 with --quick; the TPE + Hyperband rows run one per "
+                        "candidate)")  # fmt: skip
     parser.add_argument("--no-full-grid", action="store_true",
                         help="skip the reference (then no 'x less' or 'tied' columns)")  # fmt: skip
     parser.add_argument("--json", help="write every measurement to this file")

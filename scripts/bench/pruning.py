@@ -24,9 +24,9 @@ and values) equal Optuna's. Issue 51's targets (computed, not asserted): batch 1
 error.
 
 Optuna's study, the study record compared and the tie rule are ``iterations.py``'s
-(:func:`iterations.optuna_pruned_study`), whose ``optuna-tpe-hyperband`` row runs the
-same study on its models and data sets, with the space as lists; this one has a
-continuous space.
+(:func:`iterations.optuna_pruned_study`), whose ``optuna-tpe-hyperband`` and
+``parcv-tpe-hyperband`` rows run the same comparison on its models and data sets, with
+the space as lists; this one has a continuous space.
 
     python scripts/bench/pruning.py              # ~10 min on 2 cores
     python scripts/bench/pruning.py --quick      # a smoke run with tiny sizes
