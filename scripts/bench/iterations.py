@@ -870,12 +870,15 @@ def _print_tpe_hyperband_targets(rows: dict[str, Any], n_workloads: int) -> None
     study = STUDIES["tpe_hyperband"]
     print()
     for number, (method, s) in enumerate(rows.items(), start=5):
-        print(f"target {number} ({method}, batch {study.batches[method]}: wall <= "
-              f"{study.bounds[method]}x {study.reference}'s, outer tied): {s['met']}/"
-              f"{n_workloads} workloads (wall ratio median {s['median_wall_ratio']:.2f}, max "
-              f"{s['max_wall_ratio']:.2f}; fit ratio median {s['median_fit_ratio']:.2f}; tied "
-              f"{s['tied']}/{s['runs']}; Optuna's trials and winner in every outer fold: "
-              f"{s['equal']}/{s['runs']}); met: {s['met_everywhere']}")  # fmt: skip
+        batch = study.batches[method]
+        # Only batch 1 must be Optuna's study: a batch of 2 proposes other trials.
+        equal = (f"; Optuna's trials and winner in every outer fold: {s['equal']}/{s['runs']}"
+                 if batch == 1 else "")  # fmt: skip
+        print(f"target {number} ({method}, batch {batch}: wall <= {study.bounds[method]}x "
+              f"{study.reference}'s, outer tied): {s['met']}/{n_workloads} workloads (wall "
+              f"ratio median {s['median_wall_ratio']:.2f}, max {s['max_wall_ratio']:.2f}; fit "
+              f"ratio median {s['median_fit_ratio']:.2f}; tied {s['tied']}/{s['runs']}{equal}); "
+              f"met: {s['met_everywhere']}")  # fmt: skip
 
 
 # ---------------------------------------------------------------- main
