@@ -197,11 +197,14 @@ ITERATION_METHODS = [
     "sklearn-halving",
     "dask-ml-hyperband",
     "optuna-tpe-hyperband",
+    "parcv-tpe-hyperband",
+    "parcv-tpe-hyperband-b2",
     "optuna",
     "parcv-tpe",
     "parcv-tpe-b2",
 ]
-OPTUNA_ROWS = ["optuna-tpe-hyperband", "optuna", "parcv-tpe", "parcv-tpe-b2"]
+OPTUNA_ROWS = ["optuna-tpe-hyperband", "parcv-tpe-hyperband", "parcv-tpe-hyperband-b2",
+               "optuna", "parcv-tpe", "parcv-tpe-b2"]  # fmt: skip
 
 
 @pytest.mark.slow
@@ -226,7 +229,8 @@ def test_iterations_quick_prints_a_row_per_method_for_every_model(tmp_path: Path
     ]
     planned = {"parcv-early-stop": "Iterations", "parcv-halving": "Halving",
                "parcv-hyperband": "Hyperband", "parcv-tpe": "Sampler",
-               "parcv-tpe-b2": "Sampler"}  # fmt: skip
+               "parcv-tpe-b2": "Sampler", "parcv-tpe-hyperband": "Sampler",
+               "parcv-tpe-hyperband-b2": "Sampler"}  # fmt: skip
     for workload in report["results"]:
         rows = {row["method"]: row for row in workload["rows"]}
         assert list(rows) == ITERATION_METHODS
@@ -252,12 +256,22 @@ def test_iterations_quick_prints_a_row_per_method_for_every_model(tmp_path: Path
         if rows["parcv-tpe"]["ran"] and rows["optuna"]["ran"]:  # batch 1: Optuna's own trials
             same = workload["tpe"]["parcv-tpe"]
             assert same["same_trials"] == same["same_winner"] == same["n_outer"] == 2, workload
+        pruned, optuna = rows["parcv-tpe-hyperband"], rows["optuna-tpe-hyperband"]
+        if pruned["ran"] and optuna["ran"]:  # batch 1: Optuna's study, pruned trials and all
+            same = workload["tpe_hyperband"]["parcv-tpe-hyperband"]
+            assert same["same_trials"] == same["same_winner"] == same["n_outer"] == 2, workload
+            assert pruned["trials"] == optuna["trials"]
+            assert [len(t["states"]) for t in optuna["trials"]] == [4, 4]  # a trial a candidate
+            assert isinstance(workload["tpe_hyperband"]["parcv-tpe-hyperband-b2"]["tied"], bool)
     lines = proc.stdout.splitlines()
     assert sum(line.startswith("== ") for line in lines) == 3 + 1  # a table each, a summary
     for method in ITERATION_METHODS:
         assert sum(line.startswith(f"{method} ") for line in lines) == 3 + 1, method
     assert "target 1" in proc.stdout or "targets: no parcv method" in proc.stdout
     assert set(report["summary"]["methods"]) == set(ITERATION_METHODS)
+    if "parcv-tpe-hyperband" not in missing and hasattr(parcv, "Sampler"):  # issue 51's
+        assert "target 5 (parcv-tpe-hyperband, batch 1: wall <= 0.7x" in proc.stdout
+        assert "target 6 (parcv-tpe-hyperband-b2, batch 2: wall <= 0.6x" in proc.stdout
 
 
 def test_tpe_rows_are_compared_with_optuna_fold_by_fold(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -275,9 +289,11 @@ def test_tpe_rows_are_compared_with_optuna_fold_by_fold(monkeypatch: pytest.Monk
     compared = iterations.compare_tpe([optuna, equal, batched], 2)
     assert compared["parcv-tpe"] == {"batch": 1, "n_outer": 2, "same_trials": 2,
                                      "same_winner": 2, "wall_ratio": 0.6, "fit_ratio": 1.0,
-                                     "tied": True, "busy": 10.0 / (2 * 12.0)}  # fmt: skip
+                                     "tied": True, "busy": 10.0 / (2 * 12.0), "bound": None,
+                                     "target_met": None}  # fmt: skip
     b2 = compared["parcv-tpe-b2"]
     assert (b2["same_trials"], b2["same_winner"], b2["wall_ratio"]) == (1, 1, 0.55)
+    assert (b2["bound"], b2["target_met"]) == (0.6, True)  # target 4 on this workload
     # d = (0.05, -0.1): |mean| 0.025 is within one paired standard error (0.075).
     assert b2["tied"] is True
     assert iterations.compare_tpe([equal, batched], 2) == {}  # no Optuna row: nothing to compare
@@ -286,6 +302,97 @@ def test_tpe_rows_are_compared_with_optuna_fold_by_fold(monkeypatch: pytest.Monk
     assert (summary["fast_and_tied"], summary["target_fast"]) == (1, False)
     alone = iterations.summarize_tpe([{"tpe": compared}])
     assert alone["target_equal"] and alone["target_fast"] and alone["median_wall_ratio"] == 0.55
+
+
+def test_tpe_hyperband_rows_are_compared_with_optunas_pruned_study(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    iterations = _bench_module(monkeypatch, "iterations")
+    Row = iterations.Row
+    # A pruned trial's record: its state and reports too, not only its parameters and value.
+    study = {
+        "params": [{"a": 1}, {"a": 2}],
+        "states": ["COMPLETE", "PRUNED"],
+        "intermediate": [[[10, 0.5], [20, 0.7]], [[10, 0.4]]],
+        "values": [0.7, 0.4],
+    }
+    pruned_later = {**study, "states": ["COMPLETE", "COMPLETE"],
+                    "intermediate": [[[10, 0.5], [20, 0.7]], [[10, 0.4], [20, 0.6]]],
+                    "values": [0.7, 0.6]}  # fmt: skip
+    optuna = Row("optuna-tpe-hyperband", ran=True, fit_time=10.0, wall_time=20.0,
+                 outer_scores=[0.9, 0.8, 0.85], winners=[{"a": 1}] * 3,
+                 trials=[study] * 3)  # fmt: skip
+    b1 = Row("parcv-tpe-hyperband", ran=True, fit_time=8.0, wall_time=10.0,
+             outer_scores=[0.9, 0.8, 0.85], winners=[{"a": 1}] * 3,
+             trials=[study, study, pruned_later])  # fmt: skip
+    b2 = Row("parcv-tpe-hyperband-b2", ran=True, fit_time=9.0, wall_time=13.0,
+             outer_scores=[0.8, 0.7, 0.75], winners=[{"a": 2}] * 3, trials=[study] * 3)  # fmt: skip
+    other_study = Row("parcv-tpe", ran=True, wall_time=1.0, fit_time=1.0)
+    compared = iterations.compare_tpe([optuna, b1, b2, other_study], 2, "tpe_hyperband")
+    assert list(compared) == ["parcv-tpe-hyperband", "parcv-tpe-hyperband-b2"]
+    assert compared["parcv-tpe-hyperband"] == {"batch": 1, "n_outer": 3, "same_trials": 2,
+                                               "same_winner": 3, "wall_ratio": 0.5,
+                                               "fit_ratio": 0.8, "tied": True, "busy": 0.4,
+                                               "bound": 0.7, "target_met": True}  # fmt: skip
+    # Batch 2: 0.65x Optuna's wall (bound 0.6) and 0.1 lower in every outer fold.
+    c2 = compared["parcv-tpe-hyperband-b2"]
+    assert (c2["wall_ratio"], c2["tied"], c2["target_met"]) == (0.65, False, False)
+    assert iterations.compare_tpe([b1, b2], 2, "tpe_hyperband") == {}  # no Optuna study
+
+    # The summary: two workloads, the second without the batch-2 row.
+    workloads = [
+        {"tpe_hyperband": compared},
+        {
+            "tpe_hyperband": {
+                "parcv-tpe-hyperband": {
+                    **compared["parcv-tpe-hyperband"],
+                    "same_trials": 3,
+                    "wall_ratio": 0.9,
+                }
+            }
+        },
+    ]
+    summary = iterations.summarize_tpe_hyperband(workloads)
+    s1, s2 = summary["parcv-tpe-hyperband"], summary["parcv-tpe-hyperband-b2"]
+    assert (s1["runs"], s1["equal"], s1["met"], s1["tied"]) == (2, 1, 1, 2)
+    assert (s1["median_wall_ratio"], s1["max_wall_ratio"]) == (pytest.approx(0.7), 0.9)
+    assert not s1["equal_everywhere"] and not s1["met_everywhere"]
+    assert (s2["runs"], s2["met"], s2["met_everywhere"]) == (1, 0, False)  # fmt: skip
+    assert iterations.summarize_tpe_hyperband(workloads[:1])["parcv-tpe-hyperband"][
+        "met_everywhere"
+    ]
+    iterations._print_tpe_hyperband_targets(summary, 2)
+    printed = capsys.readouterr().out
+    assert "target 5 (parcv-tpe-hyperband, batch 1: wall <= 0.7x optuna-tpe-hyperband's, " \
+           "outer tied): 1/2 workloads" in printed  # fmt: skip
+    assert "target 6 (parcv-tpe-hyperband-b2, batch 2: wall <= 0.6x" in printed
+    assert printed.count("met: False") == 2
+    # Equality with Optuna's study is counted for batch 1 only: batch 2 proposes others.
+    assert printed.count("Optuna's trials and winner in every outer fold: 1/2") == 1
+
+
+def test_study_trials_keeps_states_reports_and_a_pruned_trials_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    optuna = pytest.importorskip("optuna")
+    iterations = _bench_module(monkeypatch, "iterations")
+    study = optuna.create_study(direction="maximize", study_name="parcv")
+    space = {"a": optuna.distributions.CategoricalDistribution([1, 2])}
+    for a, reports, state in ((1, [(20, 0.7), (10, 0.5)], "COMPLETE"), (2, [(10, 0.4)], "PRUNED")):
+        study.enqueue_trial({"a": a})
+        trial = study.ask(space)
+        for step, value in reports:
+            trial.report(value, step)
+        if state == "PRUNED":
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        else:
+            study.tell(trial, 0.7)
+    assert iterations.study_trials(study) == {
+        "params": [{"a": 1}, {"a": 2}],
+        "states": ["COMPLETE", "PRUNED"],
+        "intermediate": [[[10, 0.5], [20, 0.7]], [[10, 0.4]]],  # by step
+        "values": [0.7, 0.4],  # Optuna gives a pruned trial its last report
+    }
 
 
 @pytest.mark.slow

@@ -19,11 +19,21 @@ the same outer folds:
 - ``dask-ml-hyperband``: ``dask_ml.model_selection.HyperbandSearchCV`` on a local cluster
   (2 single-threaded worker processes). It needs ``partial_fit`` (SGD only) and, by design,
   scores on one hold-out split of the outer-train rows instead of 5-fold CV.
-- ``optuna-tpe-hyperband``: Optuna with ``TPESampler(seed=0)`` and ``HyperbandPruner``,
-  as many trials as candidates; each trial trains its 5 fold models incrementally (warm
-  start, continued booster, ``partial_fit``) and reports the mean inner score at each of
-  the full grid's iteration values. Trials run one at a time (TPE is sequential; threads
-  would share the GIL and inflate the measured fit times).
+- ``optuna-tpe-hyperband``: Optuna's own ``study.optimize`` with ``TPESampler(seed=0)``,
+  ``HyperbandPruner(min_resource=first value, max_resource=max, reduction_factor=3)`` and
+  the study name ``"parcv"``, as many trials as candidates (:func:`optuna_pruned_study`).
+  Each trial grows its 5 fold models checkpoint by checkpoint, every first value (10
+  rounds, 5 epochs) up to the maximum: HGB by warm start, XGBoost by continuing its
+  booster, SGD fitted anew with that many epochs (epochs of ``partial_fit`` are another
+  model). At each checkpoint it reports the mean inner score with the iteration count as
+  the step and is pruned when told; a complete trial returns its last checkpoint's mean,
+  and the winner is refitted with the maximum. Trials run one at a time (TPE is
+  sequential; threads would share the GIL and inflate the measured fit times).
+- ``parcv-tpe-hyperband`` / ``parcv-tpe-hyperband-b2``: ``parcv.search(..., strategy=
+  parcv.Sampler("tpe", n_trials=<candidates>, seed=0, pruner=<the same HyperbandPruner>,
+  resource=parcv.Iterations(param, up_to=max, every=first value), batch=1 / 2))`` over
+  the same lists. At ``batch=1`` each outer fold's study (every trial's parameters, state,
+  intermediate values and value) and winner must equal ``optuna-tpe-hyperband``'s.
 - ``optuna``: Optuna's own ``study.optimize(objective, n_trials=N)``, ``TPESampler(seed=0)``
   fresh for each outer fold, no pruner. The objective suggests every list of the space and
   the iteration parameter (over the full grid's values) as categoricals, in that order, and
@@ -57,6 +67,10 @@ trials on the space rather than search all of it, and are judged against Optuna'
 (3) ``parcv-tpe``'s trials and winner equal ``optuna``'s in every outer fold of every
 workload; (4) on every workload, ``parcv-tpe-b2``'s wall time is <= 0.6x ``optuna``'s
 (sequential) and its outer score is tied with ``optuna``'s by the paired rule above.
+Issue 51's TPE + Hyperband rows are judged against ``optuna-tpe-hyperband`` (the study
+they must equal at batch 1, counted per outer fold): (5) ``parcv-tpe-hyperband``'s wall
+time is <= 0.7x Optuna's and (6) ``parcv-tpe-hyperband-b2``'s <= 0.6x, on every workload,
+each at an outer score tied with Optuna's.
 
     python scripts/bench/iterations.py                       # 3 models x 5 data sets (long)
     python scripts/bench/iterations.py --model hgb --data breast_cancer
@@ -64,6 +78,8 @@ workload; (4) on every workload, ``parcv-tpe-b2``'s wall time is <= 0.6x ``optun
     python scripts/bench/iterations.py --json iterations.json
     python scripts/bench/iterations.py --model hgb --model xgb --no-full-grid \
         --method optuna --method parcv-tpe --method parcv-tpe-b2 --trials 30   # TPE rows only
+    python scripts/bench/iterations.py --no-full-grid --method optuna-tpe-hyperband \
+        --method parcv-tpe-hyperband --method parcv-tpe-hyperband-b2   # issue 51's rows
 """
 
 from __future__ import annotations
@@ -107,15 +123,39 @@ METHODS = [
     "sklearn-halving",
     "dask-ml-hyperband",
     "optuna-tpe-hyperband",
+    "parcv-tpe-hyperband",
+    "parcv-tpe-hyperband-b2",
     "optuna",
     "parcv-tpe",
     "parcv-tpe-b2",
 ]
-# Model-based search with a fixed budget of trials: judged against Optuna's own study.
+
+
+@dataclass(frozen=True)
+class Study:
+    """An Optuna study that parcv's sampler rows are compared with, outer fold by outer fold."""
+
+    reference: str  # the row of Optuna's own study
+    batches: dict[str, int]  # parcv's rows of the same study, and their batch
+    bounds: dict[str, float]  # a row's target: wall <= bound x the reference's, outer tied
+
+
+# Model-based search, judged against Optuna's own study (not by targets 1 and 2): TPE with a
+# fixed budget of trials (targets 3 and 4), and TPE with Hyperband pruning (issue 51).
+STUDIES = {
+    "tpe": Study("optuna", {"parcv-tpe": 1, "parcv-tpe-b2": 2}, {"parcv-tpe-b2": 0.6}),
+    "tpe_hyperband": Study(
+        "optuna-tpe-hyperband",
+        {"parcv-tpe-hyperband": 1, "parcv-tpe-hyperband-b2": 2},
+        {"parcv-tpe-hyperband": 0.7, "parcv-tpe-hyperband-b2": 0.6},
+    ),
+}
 TPE_METHODS = ["optuna", "parcv-tpe", "parcv-tpe-b2"]
-TPE_BATCH = {"parcv-tpe": 1, "parcv-tpe-b2": 2}
+TPE_BATCH = STUDIES["tpe"].batches
+PRUNED_BATCH = STUDIES["tpe_hyperband"].batches
 # Iterations as a resource: targets 1 and 2.
-PARCV_METHODS = [m for m in METHODS if m.startswith("parcv-") and m not in TPE_METHODS]
+PARCV_METHODS = [m for m in METHODS if m.startswith("parcv-")
+                 and m not in TPE_METHODS and m not in PRUNED_BATCH]  # fmt: skip
 NOT_IN_PARCV = "not available in this parcv"
 NEEDS_PARTIAL_FIT = "n/a (needs partial_fit)"
 
@@ -131,13 +171,19 @@ class Model:
     estimator: Any
     space: dict[str, list[Any]]
     param: str  # the iteration parameter: rounds or epochs
-    values: list[int]  # the full grid's iteration values (also Optuna's checkpoints)
-    every: int  # parcv's checkpoint spacing for early stopping
+    values: list[int]  # the full grid's iteration values
+    every: int  # the checkpoint spacing of early stopping and of the pruned TPE rows
     partial_fit: bool = False
+    grown_by: str = "separate"  # how the pruned TPE rows' Optuna objective grows it: GROWERS
 
     @property
     def n_candidates(self) -> int:
         return math.prod(len(v) for v in self.space.values())
+
+    @property
+    def path(self) -> parcv.Iterations:
+        """The checkpoints of the pruned TPE rows: every ``every`` up to the last value."""
+        return parcv.Iterations(self.param, up_to=self.values[-1], every=self.every)
 
 
 def _hgb(quick: bool) -> Model:
@@ -150,13 +196,15 @@ def _hgb(quick: bool) -> Model:
     values = [10, 20, 50, 100, 200, 500]
     if quick:
         space, values = {"learning_rate": [0.1, 0.3], "max_leaf_nodes": [3, 7]}, [2, 4, 8]
-    return Model("hgb", estimator, space, "max_iter", values, every=values[0])
+    return Model("hgb", estimator, space, "max_iter", values, every=values[0],
+                 grown_by="warm_start")  # fmt: skip
 
 
 def _sgd(quick: bool) -> Model:
     # tol=None: fit() runs exactly max_iter epochs. max_iter partial_fit calls do not give
     # the same weights (SGD's L2 penalty rescales them within one fit: parcv/plan/shortcuts.py),
-    # so parcv fits each max_iter separately; Optuna and dask-ml grow by partial_fit.
+    # so parcv fits each max_iter separately, and so does the Optuna objective that parcv's
+    # pruned TPE must equal; dask-ml grows by partial_fit.
     estimator = SGDClassifier(tol=None, random_state=0)
     space: dict[str, list[Any]] = {
         "alpha": [float(a) for a in np.logspace(-6, -1, 10)],
@@ -181,7 +229,8 @@ def _xgb(quick: bool) -> Model:
     values = [10, 20, 50, 100, 200, 500]
     if quick:
         space, values = {"learning_rate": [0.1, 0.3], "max_depth": [2, 3]}, [2, 4, 8]
-    return Model("xgb", estimator, space, "n_estimators", values, every=values[0])
+    return Model("xgb", estimator, space, "n_estimators", values, every=values[0],
+                 grown_by="booster")  # fmt: skip
 
 
 MODELS: dict[str, Callable[[bool], Model]] = {"hgb": _hgb, "sgd": _sgd, "xgb": _xgb}
@@ -311,58 +360,127 @@ def _dask_ml(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcom
 # ---------------------------------------------------------------- Optuna
 
 
-def _grow(model: Model, fitted: Any, params: dict[str, Any], X: Any, y: Any, start: int,
-          stop: int, classes: np.ndarray) -> Any:  # fmt: skip
-    """Train from ``start`` to ``stop`` iterations, continuing ``fitted`` (None at 0)."""
-    if model.name == "hgb":
-        est = fitted or clone(model.estimator).set_params(**params, warm_start=True)
-        return est.set_params(max_iter=stop).fit(X, y)
-    if model.name == "xgb":
-        est = clone(model.estimator).set_params(**params, n_estimators=stop - start)
-        return est.fit(X, y, xgb_model=None if fitted is None else fitted.get_booster())
-    est = fitted or clone(model.estimator).set_params(**params)
-    for _ in range(stop - start):
-        est.partial_fit(X, y, classes=classes)
-    return est
+def _warm_start(fitted: Any, template: Any, param: str, X: Any, y: Any, *, start: int,
+                stop: int) -> Any:  # fmt: skip
+    """Grow a fit by warm start (HistGradientBoosting), as parcv's continuation does."""
+    est = fitted or clone(template).set_params(warm_start=True)
+    return est.set_params(**{param: stop}).fit(X, y)
 
 
-def _optuna(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcome:
+def _booster(fitted: Any, template: Any, param: str, X: Any, y: Any, *, start: int,
+             stop: int) -> Any:  # fmt: skip
+    """Grow an XGBoost model by continuing its booster for ``stop - start`` more rounds."""
+    est = clone(template).set_params(**{param: stop - start})
+    return est.fit(X, y, xgb_model=None if fitted is None else fitted.get_booster())
+
+
+def _separate(fitted: Any, template: Any, param: str, X: Any, y: Any, *, start: int,
+              stop: int) -> Any:  # fmt: skip
+    """Fit from scratch with ``stop`` iterations (SGD: epochs are not exact partial fits)."""
+    return clone(template).set_params(**{param: stop}).fit(X, y)
+
+
+# How an Optuna user grows a trial's fold models from one checkpoint to the next: each gives
+# the model of a fit from scratch with that count, as parcv's path for the model scores it.
+GROWERS: dict[str, Callable[..., Any]] = {
+    "warm_start": _warm_start,
+    "booster": _booster,
+    "separate": _separate,
+}
+
+
+def hyperband(path: parcv.Iterations) -> Any:
+    """The pruner of both TPE + Hyperband rows: its rungs from the path's first checkpoint."""
     import optuna
 
-    folds = list(ctx.inner.split(X, y))
-    classes, spent = np.unique(y), [0.0]
+    return optuna.pruners.HyperbandPruner(min_resource=path.every, max_resource=path.up_to,
+                                          reduction_factor=3)  # fmt: skip
+
+
+def optuna_pruned_study(estimator: Any, suggest: Callable[[Any], dict[str, Any]], X: Any,
+                        y: Any, folds: list[Any], *, path: parcv.Iterations, grown_by: str,
+                        n_trials: int) -> tuple[Any, float]:  # fmt: skip
+    """Optuna's own TPE + Hyperband study, as its users write the objective; its fit time.
+
+    ``TPESampler(seed=0)``, :func:`hyperband` and the study name ``"parcv"`` (the pruner
+    draws a trial's bracket from the study's name and the trial's number), as
+    ``parcv.Sampler("tpe", seed=0, pruner=..., resource=path)`` names its studies. The
+    objective sets ``suggest(trial)`` on the estimator and, for each checkpoint of ``path``
+    in turn, grows every fold's model to that count (``GROWERS[grown_by]``), reports the mean
+    test score over the folds with the count as the step, and raises ``TrialPruned`` when
+    the pruner says so; a trial that reaches the last checkpoint returns its mean there.
+    Trials run one at a time, in this process; the fit time is every growth's, timed.
+    """
+    import optuna
+
+    grow, spent = GROWERS[grown_by], [0.0]
 
     def objective(trial: Any) -> float:
-        params = {k: trial.suggest_categorical(k, v) for k, v in model.space.items()}
+        template = clone(estimator).set_params(**suggest(trial))
         fitted: list[Any] = [None] * len(folds)
-        best, start = (-math.inf, 0), 0
-        for step in model.values:
+        mean, start = math.nan, 0
+        for count in path.all_checkpoints:
             scores = []
             for k, (train, test) in enumerate(folds):
                 began = time.perf_counter()
-                fitted[k] = _grow(model, fitted[k], params, X[train], y[train], start, step,
-                                  classes)  # fmt: skip
+                fitted[k] = grow(fitted[k], template, path.param, X[train], y[train],
+                                 start=start, stop=count)  # fmt: skip
                 spent[0] += time.perf_counter() - began
                 scores.append(fitted[k].score(X[test], y[test]))
-            start, mean = step, float(np.mean(scores))
-            best = max(best, (mean, step))
-            trial.report(mean, step)
+            start, mean = count, float(np.mean(scores))
+            trial.report(mean, count)
             if trial.should_prune():
                 raise optuna.TrialPruned
-        trial.set_user_attr(model.param, best[1])
-        return best[0]
+        return mean
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(
-        direction="maximize",
-        sampler=optuna.samplers.TPESampler(seed=0),
-        pruner=optuna.pruners.HyperbandPruner(
-            min_resource=model.values[0], max_resource=model.values[-1], reduction_factor=3
-        ),
-    )
-    wall, _ = _timed(lambda: study.optimize(objective, n_trials=model.n_candidates))
-    best = study.best_trial
-    return Outcome({**best.params, model.param: best.user_attrs[model.param]}, spent[0], wall)
+    study = optuna.create_study(direction="maximize", study_name="parcv", pruner=hyperband(path),
+                                sampler=optuna.samplers.TPESampler(seed=0))  # fmt: skip
+    study.optimize(objective, n_trials=n_trials)
+    return study, spent[0]
+
+
+def study_trials(study: Any) -> dict[str, list[Any]]:
+    """A study's trials as plain lists: parameters, states, intermediate values and values."""
+    trials = study.trials
+    return {
+        "params": [{k: _plain(v) for k, v in t.params.items()} for t in trials],
+        "states": [t.state.name for t in trials],
+        "intermediate": [[[int(s), float(v)] for s, v in sorted(t.intermediate_values.items())]
+                         for t in trials],
+        "values": [t.value for t in trials],  # a pruned trial's: its last report
+    }  # fmt: skip
+
+
+def _optuna(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcome:
+    """Optuna's TPE + Hyperband, one trial per candidate: the study the pruned rows equal."""
+    path = model.path
+
+    def suggest(trial: Any) -> dict[str, Any]:
+        return {k: trial.suggest_categorical(k, v) for k, v in model.space.items()}
+
+    folds = list(ctx.inner.split(X, y))
+    wall, (study, fit) = _timed(lambda: optuna_pruned_study(
+        model.estimator, suggest, X, y, folds, path=path, grown_by=model.grown_by,
+        n_trials=model.n_candidates))  # fmt: skip
+    return Outcome({**study.best_params, path.param: path.up_to}, fit, wall, study_trials(study))
+
+
+def _parcv_pruned(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context,
+                  batch: int) -> Outcome:  # fmt: skip
+    """parcv's TPE with the same pruner and path, ``batch`` trials side by side."""
+    from parcv.strategies.sampler import rebuild_pruned_study
+
+    path = model.path
+    strategy = parcv.Sampler("tpe", n_trials=model.n_candidates, seed=0, batch=batch,
+                             pruner=hyperband(path), resource=path)  # fmt: skip
+    inner, backend = ctx.inner, ctx.backend
+    wall, result = _timed(lambda: parcv.search(
+        model.estimator, model.space, X, y, cv=inner, refit=False, backend=backend,
+        strategy=strategy))  # fmt: skip
+    trials = study_trials(rebuild_pruned_study(result, space=model.space))
+    fit = _parcv_fit_time(result, ctx.inner.get_n_splits())
+    return Outcome(dict(result.best_params_), fit, wall, trials)
 
 
 def _tpe_space(model: Model) -> dict[str, list[Any]]:
@@ -460,7 +578,12 @@ def why_not(method: str, model: Model, ctx: Context) -> str:
             return "no dask cluster (--no-dask)"
     if method in TPE_BATCH and not hasattr(parcv, "Sampler"):
         return NOT_IN_PARCV
-    optuna_rows = ("optuna-tpe-hyperband", *TPE_METHODS)
+    sampler_fields = getattr(getattr(parcv, "Sampler", None), "__dataclass_fields__", {})
+    if method in PRUNED_BATCH and "pruner" not in sampler_fields:
+        return NOT_IN_PARCV
+    if method == "optuna-tpe-hyperband" and not hasattr(parcv, "Iterations"):
+        return NOT_IN_PARCV  # its checkpoints are parcv's path's
+    optuna_rows = {m for s in STUDIES.values() for m in (s.reference, *s.batches)}
     if method in optuna_rows and importlib.util.find_spec("optuna") is None:
         return "optuna not installed (pip install '.[bench]')"
     return ""
@@ -469,6 +592,8 @@ def why_not(method: str, model: Model, ctx: Context) -> str:
 def _search(method: str, model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -> Outcome:
     if method in TPE_BATCH:
         return _parcv_tpe(model, X, y, ctx, TPE_BATCH[method])
+    if method in PRUNED_BATCH:
+        return _parcv_pruned(model, X, y, ctx, PRUNED_BATCH[method])
     if method.startswith("parcv-"):
         return _parcv(model, X, y, ctx, method)
     run = {"full-grid": _full_grid, "sklearn-halving": _sklearn_halving,
@@ -536,35 +661,43 @@ def run_workload(model: Model, data: str, X: np.ndarray, y: np.ndarray, ctx: Con
     shape = f"{len(X)} x {X.shape[1]}, {len(np.unique(y))} classes"
     return {"model": model.name, "data": data, "shape": shape,
             "candidates": model.n_candidates, "iterations": model.values,
-            "rows": [asdict(r) for r in rows], "tpe": compare_tpe(rows, ctx.n_jobs)}  # fmt: skip
+            "rows": [asdict(r) for r in rows],
+            **{name: compare_tpe(rows, ctx.n_jobs, name) for name in STUDIES}}  # fmt: skip
 
 
-def compare_tpe(rows: list[Row], n_jobs: int) -> dict[str, Any]:
-    """parcv's TPE rows against Optuna's own study, outer fold by outer fold.
+def compare_tpe(rows: list[Row], n_jobs: int, study: str = "tpe") -> dict[str, Any]:
+    """parcv's rows of one of ``STUDIES`` against Optuna's own study, outer fold by outer fold.
 
-    ``same_trials``: outer folds where every trial's parameters and mean inner score are
-    equal, in order; ``same_winner``: where the winners are; the ratios are parcv's wall
-    and fit times over Optuna's; ``tied``: the outer scores, by :func:`tied`; ``busy``:
-    parcv's fit time over ``n_jobs`` x its wall time (how busy it kept the workers).
+    ``same_trials``: outer folds where every trial is equal, in order (its parameters and
+    mean inner score; with a pruner also its state and intermediate values); ``same_winner``:
+    where the winners are; the ratios are parcv's wall and fit times over Optuna's; ``tied``:
+    the outer scores, by :func:`tied`; ``busy``: parcv's fit time over ``n_jobs`` x its wall
+    time (how busy it kept the workers); ``target_met``: wall ratio <= ``bound`` and tied
+    (None for a row without a wall target).
     """
     by_method = {r.method: r for r in rows}
-    reference = by_method.get("optuna")
+    reference = by_method.get(STUDIES[study].reference)
     if reference is None or not reference.ran:
         return {}
     compared = {}
-    for method, batch in TPE_BATCH.items():
+    for method, batch in STUDIES[study].batches.items():
         row = by_method.get(method)
         if row is None or not row.ran:
             continue
+        wall_ratio = row.wall_time / reference.wall_time
+        is_tied = tied(row.outer_scores, reference.outer_scores)
+        bound = STUDIES[study].bounds.get(method)
         compared[method] = {
             "batch": batch,
             "n_outer": len(reference.trials),
             "same_trials": sum(map(operator.eq, row.trials, reference.trials)),
             "same_winner": sum(map(operator.eq, row.winners, reference.winners)),
-            "wall_ratio": row.wall_time / reference.wall_time,
+            "wall_ratio": wall_ratio,
             "fit_ratio": row.fit_time / reference.fit_time,
-            "tied": tied(row.outer_scores, reference.outer_scores),
+            "tied": is_tied,
             "busy": row.fit_time / (n_jobs * row.wall_time),
+            "bound": bound,
+            "target_met": None if bound is None else bool(wall_ratio <= bound and is_tied),
         }
     return compared
 
@@ -582,13 +715,20 @@ def print_workload(result: dict[str, Any]) -> None:
         ratio = "-" if math.isnan(r["ratio"]) else f"{r['ratio']:.2f}"
         print(f"{r['method']:<22} {r['fit_time']:>9.2f} {r['wall_time']:>8.2f} "
               f"{ratio:>7} {r['outer_score']:>7.4f} {tie:>5}")  # fmt: skip
-    for method, c in result.get("tpe", {}).items():
-        n = c["n_outer"]
-        tie = "yes" if c["tied"] else "no"
-        print(f"  vs optuna: {method} (batch {c['batch']}) same trials in {c['same_trials']}/{n} "
-              f"outer folds, same winner in {c['same_winner']}/{n}; wall {c['wall_ratio']:.2f}x, "
-              f"fit {c['fit_ratio']:.2f}x optuna's; outer tied: {tie}; "
-              f"busy {c.get('busy', math.nan):.2f}")  # fmt: skip
+    for name, study in STUDIES.items():
+        for method, c in result.get(name, {}).items():
+            _print_comparison(study.reference, method, c)
+
+
+def _print_comparison(reference: str, method: str, c: dict[str, Any]) -> None:
+    n, tie = c["n_outer"], "yes" if c["tied"] else "no"
+    target = "" if c.get("bound") is None else (
+        f"; target wall <= {c['bound']}x at a tied outer score: "
+        f"{'met' if c['target_met'] else 'missed'}")  # fmt: skip
+    print(f"  vs {reference}: {method} (batch {c['batch']}) same trials in {c['same_trials']}/{n} "
+          f"outer folds, same winner in {c['same_winner']}/{n}; wall {c['wall_ratio']:.2f}x, "
+          f"fit {c['fit_ratio']:.2f}x {reference}'s; outer tied: {tie}; "
+          f"busy {c.get('busy', math.nan):.2f}{target}")  # fmt: skip
 
 
 def summarize(results: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
@@ -608,32 +748,62 @@ def summarize(results: list[dict[str, Any]], methods: list[str]) -> dict[str, An
     pool = tied_everywhere or everywhere
     best = max(pool, key=lambda m: per_method[m]["median_ratio"]) if pool else None
     target1 = bool(best in tied_everywhere and per_method[best]["median_ratio"] >= 5)
-    others = [m for m in methods if m not in PARCV_METHODS and m not in TPE_METHODS]
+    sampler_rows = {*TPE_METHODS, *PRUNED_BATCH}  # judged against Optuna's studies instead
+    others = [m for m in methods if m not in PARCV_METHODS and m not in sampler_rows]
     beaten = {m: _beats(results, best, m) for m in others} if best else {}
     target2 = bool(best) and all(n == len(results) for n in beaten.values())
     return {"methods": per_method, "best_parcv": best, "target_ratio": target1,
             "beats": beaten, "target_beats_all": target2,
-            "tpe": summarize_tpe(results)}  # fmt: skip
+            "tpe": summarize_tpe(results),
+            "tpe_hyperband": summarize_tpe_hyperband(results)}  # fmt: skip
+
+
+def summarize_study_row(results: list[dict[str, Any]], study: str, method: str) -> dict[str, Any]:
+    """One parcv row of ``STUDIES[study]`` over the workloads: equality, wall ratios, ties.
+
+    ``equal``: workloads where its trials and winner are Optuna's in every outer fold;
+    ``met``: where its wall is <= the study's bound for it x Optuna's and the outer scores
+    are tied; ``*_everywhere``: on every workload (one the row did not run on counts against).
+    """
+    compared = [w[study][method] for w in results if method in w.get(study, {})]
+    bound = STUDIES[study].bounds.get(method, math.inf)
+    walls = [c["wall_ratio"] for c in compared]
+    fits = [c["fit_ratio"] for c in compared]
+    equal = sum(c["same_trials"] == c["same_winner"] == c["n_outer"] for c in compared)
+    met = sum(c["wall_ratio"] <= bound and c["tied"] for c in compared)
+    everywhere = len(compared) == len(results) > 0
+    return {
+        "runs": len(compared),
+        "equal": equal,
+        "median_wall_ratio": float(np.median(walls)) if walls else math.nan,
+        "max_wall_ratio": max(walls) if walls else math.nan,
+        "median_fit_ratio": float(np.median(fits)) if fits else math.nan,
+        "tied": sum(bool(c["tied"]) for c in compared),
+        "met": met,
+        "equal_everywhere": everywhere and equal == len(results),
+        "met_everywhere": everywhere and met == len(results),
+    }
 
 
 def summarize_tpe(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Targets 3 and 4: parcv's TPE equal to Optuna's at batch 1, faster and tied at batch 2."""
-    equal = [w["tpe"]["parcv-tpe"] for w in results if "parcv-tpe" in w.get("tpe", {})]
-    batched = [w["tpe"]["parcv-tpe-b2"] for w in results if "parcv-tpe-b2" in w.get("tpe", {})]
-    n_equal = sum(c["same_trials"] == c["same_winner"] == c["n_outer"] for c in equal)
-    n_fast = sum(c["wall_ratio"] <= 0.6 and c["tied"] for c in batched)
-    walls = [c["wall_ratio"] for c in batched]
+    equal, batched = (summarize_study_row(results, "tpe", m) for m in TPE_BATCH)
     return {
-        "equal_runs": len(equal),
-        "equal": n_equal,
-        "target_equal": len(equal) == len(results) > 0 and n_equal == len(results),
-        "batched_runs": len(batched),
-        "median_wall_ratio": float(np.median(walls)) if walls else math.nan,
-        "max_wall_ratio": max(walls) if walls else math.nan,
-        "fast_and_tied": n_fast,
-        "tied": sum(bool(c["tied"]) for c in batched),
-        "target_fast": len(batched) == len(results) > 0 and n_fast == len(results),
+        "equal_runs": equal["runs"],
+        "equal": equal["equal"],
+        "target_equal": equal["equal_everywhere"],
+        "batched_runs": batched["runs"],
+        "median_wall_ratio": batched["median_wall_ratio"],
+        "max_wall_ratio": batched["max_wall_ratio"],
+        "fast_and_tied": batched["met"],
+        "tied": batched["tied"],
+        "target_fast": batched["met_everywhere"],
     }
+
+
+def summarize_tpe_hyperband(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Issue 51's targets: parcv's TPE + Hyperband rows against Optuna's study, per row."""
+    return {m: summarize_study_row(results, "tpe_hyperband", m) for m in PRUNED_BATCH}
 
 
 def _beats(results: list[dict[str, Any]], best: str, other: str) -> int:
@@ -668,6 +838,9 @@ def print_summary(summary: dict[str, Any], n_workloads: int) -> None:
     tpe = summary.get("tpe", {})
     if tpe.get("equal_runs") or tpe.get("batched_runs"):
         _print_tpe_targets(tpe, n_workloads)
+    pruned = summary.get("tpe_hyperband", {})
+    if any(s["runs"] for s in pruned.values()):
+        _print_tpe_hyperband_targets(pruned, n_workloads)
 
 
 def _print_resource_targets(summary: dict[str, Any], n_workloads: int) -> None:
@@ -691,6 +864,21 @@ def _print_tpe_targets(tpe: dict[str, Any], n_workloads: int) -> None:
           f"{tpe['fast_and_tied']}/{n_workloads} workloads (wall ratio median "
           f"{tpe['median_wall_ratio']:.2f}, max {tpe['max_wall_ratio']:.2f}; tied "
           f"{tpe['tied']}/{tpe['batched_runs']}); met: {tpe['target_fast']}")  # fmt: skip
+
+
+def _print_tpe_hyperband_targets(rows: dict[str, Any], n_workloads: int) -> None:
+    study = STUDIES["tpe_hyperband"]
+    print()
+    for number, (method, s) in enumerate(rows.items(), start=5):
+        batch = study.batches[method]
+        # Only batch 1 must be Optuna's study: a batch of 2 proposes other trials.
+        equal = (f"; Optuna's trials and winner in every outer fold: {s['equal']}/{s['runs']}"
+                 if batch == 1 else "")  # fmt: skip
+        print(f"target {number} ({method}, batch {batch}: wall <= {study.bounds[method]}x "
+              f"{study.reference}'s, outer tied): {s['met']}/{n_workloads} workloads (wall "
+              f"ratio median {s['median_wall_ratio']:.2f}, max {s['max_wall_ratio']:.2f}; fit "
+              f"ratio median {s['median_fit_ratio']:.2f}; tied {s['tied']}/{s['runs']}{equal}); "
+              f"met: {s['met_everywhere']}")  # fmt: skip
 
 
 # ---------------------------------------------------------------- main
@@ -752,7 +940,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="parcv-early-stop's patience, in checkpoints")  # fmt: skip
     parser.add_argument("--no-dask", action="store_true", help="skip dask-ml")
     parser.add_argument("--trials", type=int, help="the TPE rows' trials per outer fold "
-                        "(default 30; 12 with --quick)")  # fmt: skip
+                        "(default 30; 12 with --quick; the TPE + Hyperband rows run one per "
+                        "candidate)")  # fmt: skip
     parser.add_argument("--no-full-grid", action="store_true",
                         help="skip the reference (then no 'x less' or 'tied' columns)")  # fmt: skip
     parser.add_argument("--json", help="write every measurement to this file")

@@ -23,6 +23,11 @@ and values) equal Optuna's. Issue 51's targets (computed, not asserted): batch 1
 <= 0.7x Optuna's and batch 2 <= 0.6x, at an outer score tied within one paired standard
 error.
 
+Optuna's study, the study record compared and the tie rule are ``iterations.py``'s
+(:func:`iterations.optuna_pruned_study`), whose ``optuna-tpe-hyperband`` and
+``parcv-tpe-hyperband`` rows run the same comparison on its models and data sets, with
+the space as lists; this one has a continuous space.
+
     python scripts/bench/pruning.py              # ~10 min on 2 cores
     python scripts/bench/pruning.py --quick      # a smoke run with tiny sizes
 """
@@ -31,23 +36,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 import warnings
 from pathlib import Path
 from typing import Any
 
+import _setup  # noqa: F401  (pins BLAS/OpenMP threads to 1 before numpy is imported)
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 import optuna
+from iterations import hyperband, optuna_pruned_study, study_trials, tied
 from scipy.stats import loguniform, uniform
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.model_selection import StratifiedKFold
+from threadpoolctl import threadpool_limits
 
 import parcv
 from parcv.strategies.sampler import rebuild_pruned_study
@@ -65,46 +69,6 @@ def suggest(trial: Any) -> dict[str, Any]:
     }
 
 
-def pruner(path: parcv.Iterations) -> Any:
-    return optuna.pruners.HyperbandPruner(min_resource=path.every, max_resource=path.up_to,
-                                          reduction_factor=3)  # fmt: skip
-
-
-def optuna_study(X: Any, y: Any, path: parcv.Iterations, n_trials: int) -> tuple[Any, float]:
-    """Optuna's own study on one outer fold's training rows; its summed fit time."""
-    folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, y))
-    spent = [0.0]
-    model = HistGradientBoostingClassifier(random_state=0, early_stopping=False)
-
-    def objective(trial: Any) -> float:
-        params = suggest(trial)
-        fitted = [clone(model).set_params(**params, warm_start=True) for _ in folds]
-        mean = math.nan
-        for count in path.all_checkpoints:
-            scores = []
-            for est, (train, test) in zip(fitted, folds, strict=True):
-                began = time.perf_counter()
-                est.set_params(max_iter=count).fit(X[train], y[train])
-                spent[0] += time.perf_counter() - began
-                scores.append(est.score(X[test], y[test]))
-            mean = float(np.mean(scores))
-            trial.report(mean, count)
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return mean
-
-    study = optuna.create_study(direction="maximize", study_name="parcv", pruner=pruner(path),
-                                sampler=optuna.samplers.TPESampler(seed=0))  # fmt: skip
-    study.optimize(objective, n_trials=n_trials)
-    return study, spent[0]
-
-
-def same_study(ours: Any, theirs: Any) -> bool:
-    return [(t.params, t.state, t.intermediate_values, t.value) for t in ours.trials] == [
-        (t.params, t.state, t.intermediate_values, t.value) for t in theirs.trials
-    ]
-
-
 def run(X: Any, y: Any, path: parcv.Iterations, n_trials: int, n_jobs: int) -> dict[str, Any]:
     outer = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
     model = HistGradientBoostingClassifier(random_state=0, early_stopping=False)
@@ -112,7 +76,9 @@ def run(X: Any, y: Any, path: parcv.Iterations, n_trials: int, n_jobs: int) -> d
     studies, fit, outer_scores = [], 0.0, []
     began = time.perf_counter()
     for train, test in outer:
-        study, spent = optuna_study(X[train], y[train], path, n_trials)
+        folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X[train], y[train]))
+        study, spent = optuna_pruned_study(model, suggest, X[train], y[train], folds, path=path,
+                                           grown_by="warm_start", n_trials=n_trials)  # fmt: skip
         studies.append(study)
         fit += spent
         best = {**study.best_params, "max_iter": path.up_to}
@@ -124,7 +90,7 @@ def run(X: Any, y: Any, path: parcv.Iterations, n_trials: int, n_jobs: int) -> d
     parcv.cross_validate(model, X, y, cv=2, backend="local", n_jobs=n_jobs)
     for method, batch in (("parcv-tpe-hyperband", 1), ("parcv-tpe-hyperband-b2", 2)):
         strategy = parcv.Sampler("tpe", n_trials=n_trials, seed=0, batch=batch,
-                                 pruner=pruner(path), resource=path)  # fmt: skip
+                                 pruner=hyperband(path), resource=path)  # fmt: skip
         began = time.perf_counter()
         result = parcv.nested_cv(model, SPACE, X, y, outer=StratifiedKFold(3, shuffle=True,
                                  random_state=0), inner=StratifiedKFold(3, shuffle=True,
@@ -132,17 +98,12 @@ def run(X: Any, y: Any, path: parcv.Iterations, n_trials: int, n_jobs: int) -> d
                                  refit=False, backend="local", n_jobs=n_jobs)  # fmt: skip
         wall = time.perf_counter() - began
         fits = sum(float(np.sum(s.cv_results_["mean_fit_time"])) * 3 for s in result.inner)
-        same = sum(same_study(rebuild_pruned_study(s, space=SPACE), study)
+        same = sum(study_trials(rebuild_pruned_study(s, space=SPACE)) == study_trials(study)
                    for s, study in zip(result.inner, studies, strict=True))  # fmt: skip
         rows[method] = {"fit": fits, "wall": wall,
                         "outer": [float(v) for v in result.outer_scores["score"]],
                         "same": same if batch == 1 else None}  # fmt: skip
     return rows
-
-
-def tied(a: list[float], b: list[float]) -> bool:
-    d = np.subtract(a, b)
-    return bool(np.all(d == 0) or abs(d.mean()) <= d.std(ddof=1) / math.sqrt(len(d)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     X, y = make_classification(n_samples=n, n_features=20, n_informative=8, random_state=0)
     path = parcv.Iterations("max_iter", up_to=up_to, every=every)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         rows = run(X, y, path, n_trials, args.n_jobs)
     reference = rows["optuna-tpe-hyperband"]
