@@ -199,8 +199,15 @@ __all__ = [
 ]
 
 
+# The public modules the API reference documents: ``parcv.gp.loo_gp`` after ``import
+# parcv`` works as ``from parcv.gp import loo_gp`` does, without importing them up front.
+_MODULES = frozenset({"bayes", "criteria", "fastloo", "gp", "report", "stats", "strategies"})
+
+
 def __getattr__(name: str) -> object:
-    """Import a public name's module on the first use of the name."""
+    """Import a public name's module (or a public module) on the first use of the name."""
+    if name in _MODULES:
+        return _importlib.import_module(f"{__name__}.{name}")  # importing sets the attribute
     if name not in _EXPORTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(_importlib.import_module(_EXPORTS[name]), name)
