@@ -61,8 +61,8 @@ def sigint_reaches_children():
 # The session's clusters idle through most of the run, beside the tests on the other
 # cores. Two of dask's defaults that change no result cost most of that: the workers'
 # statistical profiler (every 10 ms) and every server's event-loop tick (every 20 ms). An
-# idle 2-worker cluster took 0.117 of a core with them and 0.038 without (measured over
-# 30 s, workers and scheduler); each test process holds two clusters.
+# idle 2-worker cluster took 0.117 and 0.142 of a core with them (two runs) and 0.038
+# without (measured over 30 s, workers and scheduler); each test process holds two clusters.
 _IDLE_CHEAP = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s"}
 
 
