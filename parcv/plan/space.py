@@ -10,9 +10,10 @@ from typing import Any, TypeVar
 import numpy as np
 from sklearn import get_config
 from sklearn.base import clone
-from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.model_selection import ParameterGrid
 
 from parcv.errors import did_you_mean
+from parcv.plan.draws import draw_candidates
 from parcv.plan.tokens import values_hex
 
 try:  # what fit() runs first; scikit-learn has no public name for either
@@ -224,11 +225,7 @@ def check_space(space: Any) -> tuple[Candidate, ...]:
         return (Candidate(0, {}),)
     if isinstance(space, RandomSpace):
         try:
-            sampled = list(
-                ParameterSampler(
-                    space.distributions, n_iter=space.n_iter, random_state=space.random_state
-                )
-            )
+            sampled = draw_candidates(space.distributions, space.n_iter, space.random_state)
         except (TypeError, ValueError) as err:
             raise TypeError(f"RandomSpace.distributions is not valid: {err}") from err
         return tuple(Candidate(i, dict(p)) for i, p in enumerate(sampled))
