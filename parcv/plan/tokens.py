@@ -124,6 +124,8 @@ class TokenError(TypeError):
 
 
 _REGISTRY: dict[type, Normalizer] = {}
+# Numpy number types identified by _numpy_scalar: the atoms before a value's bytes.
+_SCALAR_PREFIX: dict[type, bytes] = {}
 # Types of libraries parcv does not import up front, registered when first met.
 _LAZY: dict[str, Callable[[], None]] = {}
 
@@ -163,6 +165,7 @@ def register_token(*classes: type) -> Callable[[Normalizer], Normalizer]:
     def decorate(function: Normalizer) -> Normalizer:
         for cls in classes:
             _REGISTRY[cls] = function
+        _SCALAR_PREFIX.clear()  # a numpy scalar type may be identified otherwise now
         return function
 
     return decorate
@@ -844,7 +847,12 @@ class _Walk:
             flat = value.c_contiguous and value.ndim == 1 and value.format == "B"
             self.atom(b"y", value if flat else value.tobytes())
         else:
-            self.nested(value, path)
+            prefix = _SCALAR_PREFIX.get(t)
+            if prefix is None:
+                self.nested(value, path)
+            else:  # a numpy number: the atoms its normal form writes, at once (see _numpy_scalar)
+                self.h.update(prefix)
+                self.atom(b"y", value.tobytes())
 
     def nested(self, value: Any, path: tuple[Any, ...]) -> None:
         depth = self.stack.get(id(value))
@@ -1019,7 +1027,31 @@ def _masked_array(array: np.ma.MaskedArray) -> Any:
 
 @register_token(np.generic)
 def _numpy_scalar(value: np.generic) -> Any:
+    t = type(value)
+    if t not in _SCALAR_PREFIX and _fixed_number(t) and _normalizer_of(t) is _numpy_scalar:
+        # _Walk.value writes the same atoms for the next ones: 10,000s of drawn candidates.
+        _SCALAR_PREFIX[t] = b"".join(
+            _atom_bytes(tag, payload)
+            for tag, payload in (
+                (b"T", _type_name(t).encode()),
+                (b"(", b"3"),
+                (b"s", value.dtype.str.encode()),
+                (b"(", b"0"),
+            )
+        )
     return _array(np.asarray(value))
+
+
+def _fixed_number(t: type) -> bool:
+    """A numpy number or bool of one dtype for every value and no padding bytes."""
+    return issubclass(t, (np.number, np.bool_)) and not issubclass(
+        t, (np.timedelta64, np.longdouble, np.clongdouble)
+    )
+
+
+def _atom_bytes(tag: bytes, payload: bytes) -> bytes:
+    """What :meth:`_Walk.atom` feeds the hash."""
+    return tag + struct.pack("<Q", len(payload)) + payload
 
 
 @register_token(np.dtype)

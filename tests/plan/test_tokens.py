@@ -237,3 +237,53 @@ def test_own_types_can_say_what_identifies_them():
         return value.size
 
     assert token(Other(threading.Lock(), 1)) == token(Other(threading.Lock(), 1))
+
+
+_NUMBER_TYPES = [np.float64, np.float32, np.float16, np.complex128, np.complex64, np.bool_,
+                 np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                 np.uint64, np.longdouble, np.timedelta64, np.datetime64, np.str_]  # fmt: skip
+
+
+class _NeverKept(dict):  # type: ignore[type-arg]
+    def __setitem__(self, key, value):
+        pass
+
+
+def _numpy_scalar(t, raw, unit):
+    if t is np.timedelta64:
+        return np.timedelta64(raw % 1000, unit)  # one type, a dtype per unit
+    if t is np.datetime64:
+        return np.datetime64(raw % 10**6, unit)
+    if t is np.str_:
+        return np.str_(str(raw))
+    if t is np.bool_:
+        return np.bool_(raw % 2)
+    info = np.iinfo(t) if issubclass(t, np.integer) else None
+    if info is not None:
+        return t(raw % (info.max - info.min + 1) + info.min)
+    return t(raw % 60000 / 7.0)
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(
+    kinds=st.lists(st.sampled_from(_NUMBER_TYPES), min_size=1, max_size=4),
+    raw=st.integers(-(2**70), 2**70),
+    special=st.sampled_from([None, 0.0, -0.0, float("nan"), float("inf")]),
+    units=st.lists(st.sampled_from(["s", "ms", "D"]), min_size=4, max_size=4),
+)
+def test_numpy_numbers_token_as_their_normal_form_whether_met_first_or_again(
+    monkeypatch, kinds, raw, special, units
+):
+    """The walk writes a numpy number's atoms at once once its type is met: the same bytes."""
+    from parcv.plan import tokens
+
+    values = [_numpy_scalar(t, raw, unit) for t, unit in zip(kinds, units, strict=False)]
+    if special is not None:
+        values.append(np.float64(special))
+    value = {"a": values, "b": tuple(values), "c": values[0]}
+    again = token(value), token(value)  # the second meets every type again
+    with monkeypatch.context() as patched:
+        patched.setattr(tokens, "_SCALAR_PREFIX", _NeverKept())
+        generic = token(value)  # every number through _numpy_scalar's normal form
+    assert again == (generic, generic)
