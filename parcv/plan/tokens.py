@@ -90,6 +90,7 @@ from parcv.plan.code import (
 
 __all__ = [
     "TOKEN_SIZE",
+    "EstimatorTemplate",
     "Identity",
     "TokenError",
     "Tokenizer",
@@ -292,6 +293,20 @@ class Tokenizer:
         walk.code(cls, ())
         walk.value((params, extra), ())
         return Identity(h.digest(), self._environment(walk))
+
+    def estimator_template(self, cls: type, params: dict[str, Any], extra: dict[str, Any],
+                           names: frozenset[str]) -> EstimatorTemplate:  # fmt: skip
+        """:meth:`identify_estimator` of ``cls``, with the parameters ``names`` left open.
+
+        See :class:`EstimatorTemplate`: the entries that stay are walked once here.
+        """
+        recorder = _Recorder()
+        walk = _Walk(recorder, self, top=True)
+        walk.atom(b"(", b"1")
+        walk.atom(b"T", _type_name(cls).encode())
+        walk.code(cls, ())
+        walk.value(({**params, **{name: _Slot(name) for name in names}}, extra), ())
+        return EstimatorTemplate(self, recorder.finished(), self._environment(walk))
 
     # Code ----------------------------------------------------------------------------
 
@@ -801,6 +816,85 @@ def estimator_token(
     return (tokenizer or Tokenizer()).identify_estimator(cls, params, extra).token
 
 
+class EstimatorTemplate:
+    """The identity of one estimator's candidates that set plain values of its own parameters.
+
+    :meth:`Tokenizer.identify_estimator` of ``{**params, **values}`` walks the
+    class, every parameter and the other attributes for each candidate; a
+    template walks them once, leaving the candidate's entries open, and writes
+    each candidate's values into the recorded atoms. A value whose atoms do not
+    depend on where it sits (``None``, a ``bool``, ``int``, ``float``, ``str`` or
+    ``bytes``, or a numpy number of a type already met, see ``_numpy_scalar``)
+    reaches no code and holds nothing that a cycle or an anonymous function's
+    rank could refer to, so the bytes hashed are the walk's, bit for bit, and the
+    code reached is the template's. :meth:`identify` answers None for any other
+    value: the caller walks that candidate whole.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> tokenizer = Tokenizer()
+    >>> params = Ridge().get_params(deep=False)
+    >>> template = tokenizer.estimator_template(Ridge, params, {}, frozenset({"alpha"}))
+    >>> whole = tokenizer.identify_estimator(Ridge, {**params, "alpha": 2.0}, {})
+    >>> template.identify({"alpha": 2.0}) == whole
+    True
+    >>> template.identify({"alpha": [2.0]}) is None
+    True
+    """
+
+    def __init__(self, tokenizer: Tokenizer, parts: tuple[bytes | _Slot, ...],
+                 environment: Environment) -> None:  # fmt: skip
+        self._tokenizer = tokenizer
+        self._parts = parts
+        self._environment = environment
+
+    def identify(self, values: dict[str, Any]) -> Identity | None:
+        """The identity with ``values`` in the open entries; None if one is not plain."""
+        h = _blake(digest_size=TOKEN_SIZE)
+        walk = _Walk(h, self._tokenizer, top=True)
+        for part in self._parts:
+            if isinstance(part, bytes):
+                h.update(part)
+                continue
+            value = values[part.name]
+            t = type(value)
+            if t not in _CONTEXT_FREE and t not in _SCALAR_PREFIX:
+                return None
+            walk.value(value, (0, 0, part.name))  # where it sits: (params, extra)[0][name]
+        return Identity(h.digest(), self._environment)
+
+
+_CONTEXT_FREE = frozenset({type(None), bool, int, float, str, bytes})
+
+
+class _Slot:
+    """An open entry of a template: the walk writes no atom for it, the recorder marks it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Recorder:
+    """Stands for the hash in a template's walk: keeps the bytes fed between open entries."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes | _Slot] = []
+        self.pending: list[bytes] = []
+
+    def update(self, data: bytes | memoryview) -> None:
+        self.pending.append(bytes(data))
+
+    def slot(self, slot: _Slot) -> None:
+        self.parts += [b"".join(self.pending), slot]
+        self.pending = []
+
+    def finished(self) -> tuple[bytes | _Slot, ...]:
+        return (*self.parts, b"".join(self.pending))
+
+
 def _path_text(path: tuple[Any, ...]) -> str:
     return (
         "the part " + "".join(f"[{p!r}]" for p in path) + " of the value" if path else "the value"
@@ -877,6 +971,8 @@ class _Walk:
                 self.atom(b"t", item)
         elif t is CodeRef:
             self.code(value.obj, path)
+        elif t is _Slot:
+            self.h.slot(value)
         else:
             self.atom(b"T", _type_name(t).encode())
             form, coded = _normal_form(value, path)

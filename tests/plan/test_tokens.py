@@ -287,3 +287,63 @@ def test_numpy_numbers_token_as_their_normal_form_whether_met_first_or_again(
         patched.setattr(tokens, "_SCALAR_PREFIX", _NeverKept())
         generic = token(value)  # every number through _numpy_scalar's normal form
     assert again == (generic, generic)
+
+
+class _Tunable(Ridge):
+    """A parameter holding code of the user's own, and an attribute besides the parameters."""
+
+    def __init__(self, alpha=1.0, func=None, name="x", flag=False):
+        super().__init__(alpha=alpha)
+        self.func = func
+        self.name = name
+        self.flag = flag
+
+
+_PLAIN_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=4),
+    st.binary(max_size=4),
+    st.floats(-1e6, 1e6).map(np.float64),
+    st.integers(-100, 100).map(np.int64),
+    st.floats(-1e3, 1e3, width=32).map(np.float32),
+    st.booleans().map(np.bool_),
+    st.lists(st.integers(0, 3), max_size=2),  # not plain: the whole walk
+    st.just(np.array([1.0, 2.0])),
+)
+_TEMPLATES = [
+    Ridge(),
+    _Tunable(func=lambda x: x + 1),
+    _Tunable(func=functools.partial(np.add, 1.0), name="y"),
+    StandardScaler().set_output(transform="pandas"),  # an attribute besides the parameters
+    LinearRegression(),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    which=st.integers(0, len(_TEMPLATES) - 1),
+    values=st.lists(_PLAIN_VALUES, min_size=1, max_size=4),
+    pick=st.randoms(use_true_random=False),
+)
+def test_an_estimator_template_identifies_candidates_as_the_whole_walk(which, values, pick):
+    """A candidate's identity through a template is the one of walking it whole, bit for bit."""
+    from parcv.plan.tokens import Tokenizer
+
+    estimator = _TEMPLATES[which]
+    base = estimator.get_params(deep=False)
+    extra = {k: v for k, v in vars(clone(estimator)).items() if k not in base}
+    names = pick.sample(sorted(base), min(len(values), len(base)))
+    params = dict(zip(names, values, strict=False))
+    tokenizer = Tokenizer()
+    whole = tokenizer.identify_estimator(type(estimator), {**base, **params}, extra)
+    template = tokenizer.estimator_template(type(estimator), base, extra, frozenset(params))
+    found = template.identify(params)
+    if found is None:  # a value that is not plain: the caller walks the candidate whole
+        assert any(isinstance(v, (list, np.ndarray)) for v in params.values())
+        return
+    assert found.values == whole.values
+    assert found.environment == whole.environment
+    assert found.token == token(clone(estimator).set_params(**params))
