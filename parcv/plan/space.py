@@ -74,18 +74,22 @@ class Candidate:
 
     index: int
     params: dict[str, Any] = field(hash=False, compare=True)
-    # Formatted once: a report of 20,000 candidates asked for labels 120,000 times.
+    # Formatted on first use, then kept: a report of 20,000 candidates asked for labels
+    # 120,000 times, and a plan of 100,000 drawn ones needs none before its first unit.
     _label: str = field(init=False, repr=False, compare=False, hash=False, default="")
     # Tokened on first use, then kept: a run of 20,000 candidates asked for ids 40,000 times.
     # A candidate lives for one call's plan, so the values it names are read within that call.
     _id: str = field(init=False, repr=False, compare=False, hash=False, default="")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_label", format_params(self.params))
+    def __reduce__(self) -> tuple[type[Candidate], tuple[int, dict[str, Any]]]:
+        # What identifies it: a worker formats or tokens again only what it reads.
+        return (Candidate, (self.index, self.params))
 
     @property
     def label(self) -> str:
         """Human-readable ``name=value`` label."""
+        if not self._label:
+            object.__setattr__(self, "_label", format_params(self.params))
         return self._label
 
     @property

@@ -43,3 +43,16 @@ def test_fingerprint_covers_numbers_not_backend():
     assert fingerprint(a, data) == fingerprint(b, data)
     assert fingerprint(a, data) != fingerprint(c, data)
     assert fingerprint(a, data) != fingerprint(d, d_data)
+
+
+def test_a_candidate_pickles_as_its_index_and_params_and_names_itself_the_same():
+    import pickle
+
+    from parcv.plan.space import Candidate
+
+    cand = Candidate(3, {"alpha": np.float64(0.25), "fit_intercept": False})
+    label, cid = cand.label, cand.id
+    back = pickle.loads(pickle.dumps(cand))
+    assert back == cand and back.index == 3 and back.params == cand.params
+    assert (back.label, back.id) == (label, cid) == ("alpha=0.25, fit_intercept=False", cid)
+    assert label.encode() not in pickle.dumps(cand)  # worked out again where it is read
