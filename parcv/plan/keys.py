@@ -42,8 +42,8 @@ from parcv.plan.records import Unit, unit_of
 from parcv.plan.splits import Fold
 from parcv.plan.tokens import (
     TOKEN_SIZE,
-    EstimatorTemplate,
     Identity,
+    Template,
     TokenError,
     Tokenizer,
     identify_of,
@@ -101,7 +101,7 @@ class _CandidateHasher:
     base: dict[str, Any] = field(init=False)
     extra: dict[str, Any] = field(init=False)
     # Per set of names a candidate sets: the rest walked once (a template's plain values).
-    templates: dict[frozenset[str], EstimatorTemplate] = field(init=False, default_factory=dict)
+    templates: dict[frozenset[str], Template] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         # First, so that a value that cannot be identified (nor copied) is named as such.

@@ -90,7 +90,7 @@ from parcv.plan.code import (
 
 __all__ = [
     "TOKEN_SIZE",
-    "EstimatorTemplate",
+    "Template",
     "Identity",
     "TokenError",
     "Tokenizer",
@@ -295,10 +295,10 @@ class Tokenizer:
         return Identity(h.digest(), self._environment(walk))
 
     def estimator_template(self, cls: type, params: dict[str, Any], extra: dict[str, Any],
-                           names: frozenset[str]) -> EstimatorTemplate:  # fmt: skip
+                           names: frozenset[str]) -> Template:  # fmt: skip
         """:meth:`identify_estimator` of ``cls``, with the parameters ``names`` left open.
 
-        See :class:`EstimatorTemplate`: the entries that stay are walked once here.
+        See :class:`Template`: the entries that stay are walked once here.
         """
         recorder = _Recorder()
         walk = _Walk(recorder, self, top=True)
@@ -306,7 +306,15 @@ class Tokenizer:
         walk.atom(b"T", _type_name(cls).encode())
         walk.code(cls, ())
         walk.value(({**params, **{name: _Slot(name) for name in names}}, extra), ())
-        return EstimatorTemplate(self, recorder.finished(), self._environment(walk))
+        return Template(self, recorder.finished(), self._environment(walk))
+
+    def values_template(self, names: frozenset[str]) -> Template:
+        """:meth:`values_token` of one dict, with the entries ``names`` open (all of them)."""
+        recorder = _Recorder()
+        walk = _Walk(recorder, self, top=True)
+        walk.atom(b"(", b"1")
+        walk.value({name: _Slot(name) for name in names}, ())
+        return Template(self, recorder.finished(), self._environment(walk))
 
     # Code ----------------------------------------------------------------------------
 
@@ -783,7 +791,22 @@ def values_hex(*values: Any) -> str:
     >>> values_hex({"alpha": 1.0}) == token_hex({"alpha": 1.0})  # no code: the same
     True
     """
+    if len(values) == 1 and type(values[0]) is dict:  # a candidate's parameters
+        params = values[0]
+        names = frozenset(params)
+        template = _NAMES_TEMPLATES.get(names)
+        if template is None and all(type(k) is str for k in params):
+            if len(_NAMES_TEMPLATES) > 1024:
+                _NAMES_TEMPLATES.clear()
+            template = _NAMES_TEMPLATES[names] = Tokenizer().values_template(names)
+        found = None if template is None else template.identify(params)
+        if found is not None:
+            return found.values.hex()
     return Tokenizer().values_token(*values).hex()
+
+
+# values_hex's templates per set of names: bytes only (a dict of open entries names no code).
+_NAMES_TEMPLATES: dict[frozenset[str], Template] = {}
 
 
 def token_hex(*values: Any) -> str:
@@ -816,8 +839,8 @@ def estimator_token(
     return (tokenizer or Tokenizer()).identify_estimator(cls, params, extra).token
 
 
-class EstimatorTemplate:
-    """The identity of one estimator's candidates that set plain values of its own parameters.
+class Template:
+    """The identity of values with some entries left open for plain values (candidates).
 
     :meth:`Tokenizer.identify_estimator` of ``{**params, **values}`` walks the
     class, every parameter and the other attributes for each candidate; a
@@ -828,7 +851,9 @@ class EstimatorTemplate:
     reaches no code and holds nothing that a cycle or an anonymous function's
     rank could refer to, so the bytes hashed are the walk's, bit for bit, and the
     code reached is the template's. :meth:`identify` answers None for any other
-    value: the caller walks that candidate whole.
+    value: the caller walks that candidate whole. :meth:`Tokenizer.values_template`
+    does the same for :meth:`Tokenizer.values_token` of a candidate's parameters
+    (its id, :func:`values_hex`).
 
     Examples
     --------
@@ -861,7 +886,7 @@ class EstimatorTemplate:
             t = type(value)
             if t not in _CONTEXT_FREE and t not in _SCALAR_PREFIX:
                 return None
-            walk.value(value, (0, 0, part.name))  # where it sits: (params, extra)[0][name]
+            walk.value(value, (part.name,))  # a plain value: the path names no error
         return Identity(h.digest(), self._environment)
 
 

@@ -25,7 +25,14 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from token_values import build, power
 
 from parcv.plan.keys import candidate_digest
-from parcv.plan.tokens import TokenError, estimator_token, register_token, token, token_hex
+from parcv.plan.tokens import (
+    TokenError,
+    estimator_token,
+    register_token,
+    token,
+    token_hex,
+    values_hex,
+)
 
 HERE = Path(__file__).parent
 
@@ -347,3 +354,8 @@ def test_an_estimator_template_identifies_candidates_as_the_whole_walk(which, va
     assert found.values == whole.values
     assert found.environment == whole.environment
     assert found.token == token(clone(estimator).set_params(**params))
+    # A candidate's id tokens its parameters alone, through a template of their names.
+    assert values_hex(params) == Tokenizer().values_token(params).hex()
+    assert Tokenizer().values_template(frozenset(params)).identify(params).values == (
+        Tokenizer().values_token(params)
+    )
