@@ -76,7 +76,7 @@ from parcv.store.checks import check_store
 from parcv.store.lock import lock_store
 from parcv.store.messages import kept_kinds
 from parcv.store.readers import read_kept, read_records, read_rounds, read_stored_kinds
-from parcv.store.rows import RoundRow, params_json
+from parcv.store.rows import RoundRow, params_json, params_plain
 from parcv.store.schema import reading
 from parcv.store.writer import Store, store_session
 from parcv.strategies.strategy import (
@@ -497,7 +497,7 @@ def _describe(plan: Plan, part: Any, rows_seed: Any = None) -> str:
             "resource": part.resource,
             "window": None if part.window is None else list(part.window),
             "label": part.label,
-            "candidates": [json.loads(params_json(c)) for c in part.candidates],
+            "candidates": [params_plain(c) for c in part.candidates],
         }
     return json.dumps(meta)
 

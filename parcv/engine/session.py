@@ -70,7 +70,7 @@ from parcv.store.readers import (
     read_store,
     read_unidentified,
 )
-from parcv.store.rows import params_json
+from parcv.store.rows import params_json, params_plain
 from parcv.store.trust import TAG_PREFIX, key_path, model_tag, user_key, verify_tag
 from parcv.store.writer import Store, retag_models, store_session
 
@@ -105,7 +105,7 @@ def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
     selection = plan.selection
     description = {
         "candidates": [
-            {"index": c.index, "id": c.id, "params": json.loads(params_json(c.params))}
+            {"index": c.index, "id": c.id, "params": params_plain(c.params)}
             for c in plan.candidates
         ],
         "metrics": list(plan.scoring.scorers),

@@ -1,8 +1,9 @@
 """The plan wing: what a run will compute, as plain data; nothing runs here but the
 tiny probe fits that find which step of a pipeline refuses the NaN of X (``missing``).
 
-It owns the candidate space (``space``), the CV schemes materialised as index
-arrays (``splits``, ``partition``), scorers and the checks that they can score
+It owns the candidate space (``space``) and its random draws (``draws``: scikit-learn's
+``ParameterSampler`` candidates, in one pass where that is exact), the CV schemes
+materialised as index arrays (``splits``, ``partition``), scorers and the checks that they can score
 the run (``scoring``), the checked data (``data``), the selection rule
 (``selection``), units and their records (``records``), a plan's units as a
 sequence that builds each unit only when read (``units``), the registry of unit

@@ -40,7 +40,13 @@ from parcv.plan.scoring import (
 )
 from parcv.plan.selection import Selection, check_selection
 from parcv.plan.shortcuts import log_fallbacks
-from parcv.plan.space import Candidate, check_candidate_params, check_candidate_values, check_space
+from parcv.plan.space import (
+    Candidate,
+    check_candidate_params,
+    check_candidate_values,
+    check_space,
+    shipped_candidates,
+)
 from parcv.plan.splits import Fold, ThreeWayHoldOut, check_scheme, materialize_folds
 from parcv.plan.tokens import Tokenizer, token_hex
 from parcv.plan.units import KeySequence, UnitArray, UnitGrid, as_units
@@ -208,9 +214,10 @@ class Plan:
         """The plan as workers need it: without the unit list (chunks carry their units).
 
         The list is most of the unpickling time of a plan, which every worker
-        pays once per run before its first fit.
+        pays once per run before its first fit. The candidates pickle in one
+        piece where their values are plain (:func:`~parcv.plan.space.shipped_candidates`).
         """
-        return replace(self, units=())
+        return replace(self, units=(), candidates=shipped_candidates(self.candidates))
 
     def rows_of(self, outer: int | None) -> NDArray[np.intp]:
         """Return the rows the inner folds of ``outer`` split (all rows for None)."""

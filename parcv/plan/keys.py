@@ -43,6 +43,7 @@ from parcv.plan.splits import Fold
 from parcv.plan.tokens import (
     TOKEN_SIZE,
     Identity,
+    Template,
     TokenError,
     Tokenizer,
     identify_of,
@@ -99,6 +100,8 @@ class _CandidateHasher:
     tokenizer: Tokenizer = field(default_factory=Tokenizer)
     base: dict[str, Any] = field(init=False)
     extra: dict[str, Any] = field(init=False)
+    # Per set of names a candidate sets: the rest walked once (a template's plain values).
+    templates: dict[frozenset[str], Template] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         # First, so that a value that cannot be identified (nor copied) is named as such.
@@ -120,6 +123,15 @@ class _CandidateHasher:
             for k, v in params.items()
         )
         if simple:
+            names = frozenset(params)
+            template = self.templates.get(names)
+            if template is None:
+                template = self.templates[names] = self.tokenizer.estimator_template(
+                    type(self.estimator), self.base, self.extra, names
+                )
+            found = template.identify(params)
+            if found is not None:
+                return found
             return self.tokenizer.identify_estimator(
                 type(self.estimator), {**self.base, **params}, self.extra
             )
@@ -599,7 +611,13 @@ def _environments(
             memo[key] = digest
         return digest
 
-    envs = [digest_of((f.environment,)) for f in found]
+    alone: dict[int, bytes] = {}  # by environment object: candidates of one template share it
+    envs = []
+    for f in found:
+        digest = alone.get(id(f.environment))
+        if digest is None:
+            digest = alone[id(f.environment)] = digest_of((f.environment,))
+        envs.append(digest)
     for batch in batches:
         together = digest_of([found[c].environment for c in batch])
         for c in batch:

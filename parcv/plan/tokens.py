@@ -90,6 +90,7 @@ from parcv.plan.code import (
 
 __all__ = [
     "TOKEN_SIZE",
+    "Template",
     "Identity",
     "TokenError",
     "Tokenizer",
@@ -124,6 +125,8 @@ class TokenError(TypeError):
 
 
 _REGISTRY: dict[type, Normalizer] = {}
+# Numpy number types identified by _numpy_scalar: the atoms before a value's bytes.
+_SCALAR_PREFIX: dict[type, bytes] = {}
 # Types of libraries parcv does not import up front, registered when first met.
 _LAZY: dict[str, Callable[[], None]] = {}
 
@@ -163,6 +166,7 @@ def register_token(*classes: type) -> Callable[[Normalizer], Normalizer]:
     def decorate(function: Normalizer) -> Normalizer:
         for cls in classes:
             _REGISTRY[cls] = function
+        _SCALAR_PREFIX.clear()  # a numpy scalar type may be identified otherwise now
         return function
 
     return decorate
@@ -289,6 +293,28 @@ class Tokenizer:
         walk.code(cls, ())
         walk.value((params, extra), ())
         return Identity(h.digest(), self._environment(walk))
+
+    def estimator_template(self, cls: type, params: dict[str, Any], extra: dict[str, Any],
+                           names: frozenset[str]) -> Template:  # fmt: skip
+        """:meth:`identify_estimator` of ``cls``, with the parameters ``names`` left open.
+
+        See :class:`Template`: the entries that stay are walked once here.
+        """
+        recorder = _Recorder()
+        walk = _Walk(recorder, self, top=True)
+        walk.atom(b"(", b"1")
+        walk.atom(b"T", _type_name(cls).encode())
+        walk.code(cls, ())
+        walk.value(({**params, **{name: _Slot(name) for name in names}}, extra), ())
+        return Template(self, recorder.finished(), self._environment(walk))
+
+    def values_template(self, names: frozenset[str]) -> Template:
+        """:meth:`values_token` of one dict, with the entries ``names`` open (all of them)."""
+        recorder = _Recorder()
+        walk = _Walk(recorder, self, top=True)
+        walk.atom(b"(", b"1")
+        walk.value({name: _Slot(name) for name in names}, ())
+        return Template(self, recorder.finished(), self._environment(walk))
 
     # Code ----------------------------------------------------------------------------
 
@@ -765,7 +791,22 @@ def values_hex(*values: Any) -> str:
     >>> values_hex({"alpha": 1.0}) == token_hex({"alpha": 1.0})  # no code: the same
     True
     """
+    if len(values) == 1 and type(values[0]) is dict:  # a candidate's parameters
+        params = values[0]
+        names = frozenset(params)
+        template = _NAMES_TEMPLATES.get(names)
+        if template is None and all(type(k) is str for k in params):
+            if len(_NAMES_TEMPLATES) > 1024:
+                _NAMES_TEMPLATES.clear()
+            template = _NAMES_TEMPLATES[names] = Tokenizer().values_template(names)
+        found = None if template is None else template.identify(params)
+        if found is not None:
+            return found.values.hex()
     return Tokenizer().values_token(*values).hex()
+
+
+# values_hex's templates per set of names: bytes only (a dict of open entries names no code).
+_NAMES_TEMPLATES: dict[frozenset[str], Template] = {}
 
 
 def token_hex(*values: Any) -> str:
@@ -796,6 +837,87 @@ def estimator_token(
     True
     """
     return (tokenizer or Tokenizer()).identify_estimator(cls, params, extra).token
+
+
+class Template:
+    """The identity of values with some entries left open for plain values (candidates).
+
+    :meth:`Tokenizer.identify_estimator` of ``{**params, **values}`` walks the
+    class, every parameter and the other attributes for each candidate; a
+    template walks them once, leaving the candidate's entries open, and writes
+    each candidate's values into the recorded atoms. A value whose atoms do not
+    depend on where it sits (``None``, a ``bool``, ``int``, ``float``, ``str`` or
+    ``bytes``, or a numpy number of a type already met, see ``_numpy_scalar``)
+    reaches no code and holds nothing that a cycle or an anonymous function's
+    rank could refer to, so the bytes hashed are the walk's, bit for bit, and the
+    code reached is the template's. :meth:`identify` answers None for any other
+    value: the caller walks that candidate whole. :meth:`Tokenizer.values_template`
+    does the same for :meth:`Tokenizer.values_token` of a candidate's parameters
+    (its id, :func:`values_hex`).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> tokenizer = Tokenizer()
+    >>> params = Ridge().get_params(deep=False)
+    >>> template = tokenizer.estimator_template(Ridge, params, {}, frozenset({"alpha"}))
+    >>> whole = tokenizer.identify_estimator(Ridge, {**params, "alpha": 2.0}, {})
+    >>> template.identify({"alpha": 2.0}) == whole
+    True
+    >>> template.identify({"alpha": [2.0]}) is None
+    True
+    """
+
+    def __init__(self, tokenizer: Tokenizer, parts: tuple[bytes | _Slot, ...],
+                 environment: Environment) -> None:  # fmt: skip
+        self._tokenizer = tokenizer
+        self._parts = parts
+        self._environment = environment
+
+    def identify(self, values: dict[str, Any]) -> Identity | None:
+        """The identity with ``values`` in the open entries; None if one is not plain."""
+        h = _blake(digest_size=TOKEN_SIZE)
+        walk = _Walk(h, self._tokenizer, top=True)
+        for part in self._parts:
+            if isinstance(part, bytes):
+                h.update(part)
+                continue
+            value = values[part.name]
+            t = type(value)
+            if t not in _CONTEXT_FREE and t not in _SCALAR_PREFIX:
+                return None
+            walk.value(value, (part.name,))  # a plain value: the path names no error
+        return Identity(h.digest(), self._environment)
+
+
+_CONTEXT_FREE = frozenset({type(None), bool, int, float, str, bytes})
+
+
+class _Slot:
+    """An open entry of a template: the walk writes no atom for it, the recorder marks it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Recorder:
+    """Stands for the hash in a template's walk: keeps the bytes fed between open entries."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes | _Slot] = []
+        self.pending: list[bytes] = []
+
+    def update(self, data: bytes | memoryview) -> None:
+        self.pending.append(bytes(data))
+
+    def slot(self, slot: _Slot) -> None:
+        self.parts += [b"".join(self.pending), slot]
+        self.pending = []
+
+    def finished(self) -> tuple[bytes | _Slot, ...]:
+        return (*self.parts, b"".join(self.pending))
 
 
 def _path_text(path: tuple[Any, ...]) -> str:
@@ -844,7 +966,12 @@ class _Walk:
             flat = value.c_contiguous and value.ndim == 1 and value.format == "B"
             self.atom(b"y", value if flat else value.tobytes())
         else:
-            self.nested(value, path)
+            prefix = _SCALAR_PREFIX.get(t)
+            if prefix is None:
+                self.nested(value, path)
+            else:  # a numpy number: the atoms its normal form writes, at once (see _numpy_scalar)
+                self.h.update(prefix)
+                self.atom(b"y", value.tobytes())
 
     def nested(self, value: Any, path: tuple[Any, ...]) -> None:
         depth = self.stack.get(id(value))
@@ -869,6 +996,8 @@ class _Walk:
                 self.atom(b"t", item)
         elif t is CodeRef:
             self.code(value.obj, path)
+        elif t is _Slot:
+            self.h.slot(value)
         else:
             self.atom(b"T", _type_name(t).encode())
             form, coded = _normal_form(value, path)
@@ -1019,7 +1148,31 @@ def _masked_array(array: np.ma.MaskedArray) -> Any:
 
 @register_token(np.generic)
 def _numpy_scalar(value: np.generic) -> Any:
+    t = type(value)
+    if t not in _SCALAR_PREFIX and _fixed_number(t) and _normalizer_of(t) is _numpy_scalar:
+        # _Walk.value writes the same atoms for the next ones: 10,000s of drawn candidates.
+        _SCALAR_PREFIX[t] = b"".join(
+            _atom_bytes(tag, payload)
+            for tag, payload in (
+                (b"T", _type_name(t).encode()),
+                (b"(", b"3"),
+                (b"s", value.dtype.str.encode()),
+                (b"(", b"0"),
+            )
+        )
     return _array(np.asarray(value))
+
+
+def _fixed_number(t: type) -> bool:
+    """A numpy number or bool of one dtype for every value and no padding bytes."""
+    return issubclass(t, (np.number, np.bool_)) and not issubclass(
+        t, (np.timedelta64, np.longdouble, np.clongdouble)
+    )
+
+
+def _atom_bytes(tag: bytes, payload: bytes) -> bytes:
+    """What :meth:`_Walk.atom` feeds the hash."""
+    return tag + struct.pack("<Q", len(payload)) + payload
 
 
 @register_token(np.dtype)

@@ -10,6 +10,7 @@ here, so that what a writer packs is what a reader unpacks.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import struct
 import time
@@ -23,7 +24,7 @@ from parcv.plan.kinds import Key
 from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
 from parcv.store.schema import _N_COLUMNS
 
-__all__ = ["RoundRow", "ckey_blob", "key_text", "params_json"]
+__all__ = ["RoundRow", "ckey_blob", "key_text", "params_json", "params_plain"]
 
 
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
@@ -56,15 +57,58 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, (str, bool, int)) or value is None:
         return value
     if isinstance(value, float):
-        return value if np.isfinite(value) else repr(value)
+        # The exact double: JSON writes a float (np.float64 too) by float.__repr__.
+        return float.__float__(value) if math.isfinite(value) else repr(value)
     if isinstance(value, np.generic):
         return _json_value(value.item())
     return repr(value)
 
 
+# One encoder for every candidate (json.dumps with sort_keys builds one per call).
+_SORTED = json.JSONEncoder(sort_keys=True)
+# What json.loads gives back: values of these types are their own round trip.
+_LOADED = frozenset({str, int, float, bool, type(None)})
+
+
+def _json_params(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: _json_value(v) for k, v in sorted(params.items())}
+
+
 def params_json(params: dict[str, Any]) -> str:
     """Parameters as JSON; objects (estimators, distributions) stored as their repr."""
-    return json.dumps({k: _json_value(v) for k, v in sorted(params.items())}, sort_keys=True)
+    plain = _json_params(params)
+    parts = []
+    for name, value in plain.items():  # sorted by name, as sort_keys writes them
+        write = _SCALAR_JSON.get(type(value))
+        if write is None or type(name) is not str:
+            return _SORTED.encode(plain)
+        parts.append(f"{_SORTED.encode(name)}: {write(value)}")
+    return "{" + ", ".join(parts) + "}"
+
+
+# How the JSON encoder writes each plain scalar (a finite float: float.__repr__), without
+# its per-call set-up: 100,000 candidates' labels are written when a store is opened.
+_SCALAR_JSON: dict[type, Callable[[Any], str]] = {
+    str: _SORTED.encode,
+    int: int.__repr__,
+    float: float.__repr__,
+    bool: lambda value: "true" if value else "false",
+    type(None): lambda value: "null",
+}
+
+
+def params_plain(params: dict[str, Any]) -> dict[str, Any]:
+    """``json.loads(params_json(params))``, without the round trip where it changes nothing.
+
+    Examples
+    --------
+    >>> params_plain({"b": np.float64(0.5), "a": float("nan")})
+    {'a': 'nan', 'b': 0.5}
+    """
+    plain = _json_params(params)
+    if all(type(k) is str and type(v) in _LOADED for k, v in plain.items()):
+        return plain
+    return dict(json.loads(_SORTED.encode(plain)))
 
 
 def ckey_blob(ckey: str) -> bytes:

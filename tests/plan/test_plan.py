@@ -43,3 +43,60 @@ def test_fingerprint_covers_numbers_not_backend():
     assert fingerprint(a, data) == fingerprint(b, data)
     assert fingerprint(a, data) != fingerprint(c, data)
     assert fingerprint(a, data) != fingerprint(d, d_data)
+
+
+def test_a_candidate_pickles_as_its_index_and_params_and_names_itself_the_same():
+    import pickle
+
+    from parcv.plan.space import Candidate
+
+    cand = Candidate(3, {"alpha": np.float64(0.25), "fit_intercept": False})
+    label, cid = cand.label, cand.id
+    back = pickle.loads(pickle.dumps(cand))
+    assert back == cand and back.index == 3 and back.params == cand.params
+    assert (back.label, back.id) == (label, cid) == ("alpha=0.25, fit_intercept=False", cid)
+    assert label.encode() not in pickle.dumps(cand)  # worked out again where it is read
+
+
+_SHIPPED_VALUES = st.one_of(
+    st.floats(allow_nan=True).map(np.float64),
+    st.floats(allow_nan=True),
+    st.integers(-5, 5),
+    st.integers(-5, 5).map(np.int32),
+    st.booleans().map(np.bool_),
+    st.text(max_size=2),
+    st.none(),
+    st.just(Ridge(alpha=2.0)),  # not plain: pickled candidate by candidate
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=st.lists(
+        st.dictionaries(st.sampled_from(["b", "a", "c"]), _SHIPPED_VALUES, max_size=3),
+        max_size=6,
+    ),
+    same_names=st.booleans(),
+)
+def test_shipped_candidates_unpickle_as_the_same_candidates_bit_for_bit(rows, same_names):
+    import pickle
+
+    import cloudpickle
+
+    from parcv.plan.space import Candidate, shipped_candidates
+
+    if same_names and rows:  # the columns path: every candidate names the same, in one order
+        rows = [{k: row.get(k, np.float64(i)) for k in rows[0]} for i, row in enumerate(rows)]
+    cands = tuple(Candidate(i * 2, row) for i, row in enumerate(rows))
+    for dumps in (pickle.dumps, cloudpickle.dumps):
+        back = pickle.loads(dumps(shipped_candidates(cands)))
+        assert type(back) is tuple and len(back) == len(cands)
+        for got, want in zip(back, cands, strict=True):
+            assert type(got) is Candidate and got.index == want.index
+            assert list(got.params) == list(want.params)
+            for name, value in want.params.items():
+                assert type(got.params[name]) is type(value)
+                if isinstance(value, (float, np.generic)):
+                    assert np.asarray(got.params[name]).tobytes() == np.asarray(value).tobytes()
+                elif not isinstance(value, Ridge):
+                    assert got.params[name] == value

@@ -25,7 +25,14 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from token_values import build, power
 
 from parcv.plan.keys import candidate_digest
-from parcv.plan.tokens import TokenError, estimator_token, register_token, token, token_hex
+from parcv.plan.tokens import (
+    TokenError,
+    estimator_token,
+    register_token,
+    token,
+    token_hex,
+    values_hex,
+)
 
 HERE = Path(__file__).parent
 
@@ -237,3 +244,118 @@ def test_own_types_can_say_what_identifies_them():
         return value.size
 
     assert token(Other(threading.Lock(), 1)) == token(Other(threading.Lock(), 1))
+
+
+_NUMBER_TYPES = [np.float64, np.float32, np.float16, np.complex128, np.complex64, np.bool_,
+                 np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                 np.uint64, np.longdouble, np.timedelta64, np.datetime64, np.str_]  # fmt: skip
+
+
+class _NeverKept(dict):  # type: ignore[type-arg]
+    def __setitem__(self, key, value):
+        pass
+
+
+def _numpy_scalar(t, raw, unit):
+    if t is np.timedelta64:
+        return np.timedelta64(raw % 1000, unit)  # one type, a dtype per unit
+    if t is np.datetime64:
+        return np.datetime64(raw % 10**6, unit)
+    if t is np.str_:
+        return np.str_(str(raw))
+    if t is np.bool_:
+        return np.bool_(raw % 2)
+    info = np.iinfo(t) if issubclass(t, np.integer) else None
+    if info is not None:
+        return t(raw % (info.max - info.min + 1) + info.min)
+    return t(raw % 60000 / 7.0)
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(
+    kinds=st.lists(st.sampled_from(_NUMBER_TYPES), min_size=1, max_size=4),
+    raw=st.integers(-(2**70), 2**70),
+    special=st.sampled_from([None, 0.0, -0.0, float("nan"), float("inf")]),
+    units=st.lists(st.sampled_from(["s", "ms", "D"]), min_size=4, max_size=4),
+)
+def test_numpy_numbers_token_as_their_normal_form_whether_met_first_or_again(
+    monkeypatch, kinds, raw, special, units
+):
+    """The walk writes a numpy number's atoms at once once its type is met: the same bytes."""
+    from parcv.plan import tokens
+
+    values = [_numpy_scalar(t, raw, unit) for t, unit in zip(kinds, units, strict=False)]
+    if special is not None:
+        values.append(np.float64(special))
+    value = {"a": values, "b": tuple(values), "c": values[0]}
+    again = token(value), token(value)  # the second meets every type again
+    with monkeypatch.context() as patched:
+        patched.setattr(tokens, "_SCALAR_PREFIX", _NeverKept())
+        generic = token(value)  # every number through _numpy_scalar's normal form
+    assert again == (generic, generic)
+
+
+class _Tunable(Ridge):
+    """A parameter holding code of the user's own, and an attribute besides the parameters."""
+
+    def __init__(self, alpha=1.0, func=None, name="x", flag=False):
+        super().__init__(alpha=alpha)
+        self.func = func
+        self.name = name
+        self.flag = flag
+
+
+_PLAIN_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=4),
+    st.binary(max_size=4),
+    st.floats(-1e6, 1e6).map(np.float64),
+    st.integers(-100, 100).map(np.int64),
+    st.floats(-1e3, 1e3, width=32).map(np.float32),
+    st.booleans().map(np.bool_),
+    st.lists(st.integers(0, 3), max_size=2),  # not plain: the whole walk
+    st.just(np.array([1.0, 2.0])),
+)
+_TEMPLATES = [
+    Ridge(),
+    _Tunable(func=lambda x: x + 1),
+    _Tunable(func=functools.partial(np.add, 1.0), name="y"),
+    StandardScaler().set_output(transform="pandas"),  # an attribute besides the parameters
+    LinearRegression(),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    which=st.integers(0, len(_TEMPLATES) - 1),
+    values=st.lists(_PLAIN_VALUES, min_size=1, max_size=4),
+    pick=st.randoms(use_true_random=False),
+)
+def test_an_estimator_template_identifies_candidates_as_the_whole_walk(which, values, pick):
+    """A candidate's identity through a template is the one of walking it whole, bit for bit."""
+    from parcv.plan.tokens import Tokenizer
+
+    estimator = _TEMPLATES[which]
+    base = estimator.get_params(deep=False)
+    extra = {k: v for k, v in vars(clone(estimator)).items() if k not in base}
+    names = pick.sample(sorted(base), min(len(values), len(base)))
+    params = dict(zip(names, values, strict=False))
+    tokenizer = Tokenizer()
+    whole = tokenizer.identify_estimator(type(estimator), {**base, **params}, extra)
+    template = tokenizer.estimator_template(type(estimator), base, extra, frozenset(params))
+    found = template.identify(params)
+    if found is None:  # a value that is not plain: the caller walks the candidate whole
+        assert any(isinstance(v, (list, np.ndarray)) for v in params.values())
+        return
+    assert found.values == whole.values
+    assert found.environment == whole.environment
+    assert found.token == token(clone(estimator).set_params(**params))
+    # A candidate's id tokens its parameters alone, through a template of their names.
+    assert values_hex(params) == Tokenizer().values_token(params).hex()
+    assert Tokenizer().values_template(frozenset(params)).identify(params).values == (
+        Tokenizer().values_token(params)
+    )

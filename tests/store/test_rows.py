@@ -1,0 +1,67 @@
+"""A candidate's parameters as the store keeps them: the JSON text, and its plain values."""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from parcv.store.rows import params_json, params_plain
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+
+
+class _Named(str):
+    pass
+
+
+class _Weird(float):
+    def __float__(self) -> float:  # a subclass may say otherwise; JSON writes its double
+        return 0.0
+
+
+def _json_value_before(value: Any) -> Any:
+    """The conversion the stores written before this one used (their text must not change)."""
+    if isinstance(value, (str, bool, int)) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if np.isfinite(value) else repr(value)
+    if isinstance(value, np.generic):
+        return _json_value_before(value.item())
+    return repr(value)
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(allow_nan=True).map(np.float64),
+    st.floats(-1e3, 1e3, width=32).map(np.float32),
+    st.integers(-100, 100).map(np.int64),
+    st.booleans().map(np.bool_),
+    st.text(max_size=3),
+    st.text(max_size=3).map(_Named),
+    st.floats(-1.0, 1.0).map(_Weird),
+    st.just(_Level.LOW),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.just(np.array([0.5])),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(params=st.dictionaries(st.text(max_size=4), _VALUES, max_size=4))
+def test_params_json_text_is_unchanged_and_plain_is_its_round_trip(params):
+    before = json.dumps({k: _json_value_before(v) for k, v in sorted(params.items())},
+                        sort_keys=True)  # fmt: skip
+    assert params_json(params) == before
+    loaded, plain = json.loads(before), params_plain(params)
+    assert list(plain) == list(loaded)
+    assert json.dumps(plain) == json.dumps(loaded)
+    assert [type(v) for v in plain.values()] == [type(v) for v in loaded.values()]
