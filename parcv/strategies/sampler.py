@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from parcv.plan.iterations import Iterations, path_method
+from parcv.plan.iterations import Iterations
 from parcv.plan.shortcuts import continues_exactly
 from parcv.plan.tokens import token_hex
 from parcv.strategies.early_stopping import doubling_windows
@@ -84,7 +84,6 @@ __all__ = [
     "prune_windows",
     "rebuild_pruned_study",
     "rebuild_study",
-    "trial_windows",
 ]
 
 #: The samplers a name gives (``Sampler("tpe", ...)``, ``kind = "tpe"`` in a spec).
@@ -640,24 +639,17 @@ def _check_path_param(space: OptunaSpace, resource: Iterations, estimator: Any) 
         )
 
 
-def prune_windows(iterations: Iterations, *, one_by_one: bool = False) -> list[tuple[int, ...]]:
+def prune_windows(iterations: Iterations) -> list[tuple[int, ...]]:
     """The checkpoints each round of a pruned trial scores: the first alone, then doubling.
 
-    Where one fit gives a whole window (an xgboost or lightgbm booster read at
-    earlier rounds, staged predictions), each window is fitted from scratch to
-    its last checkpoint and read at the others: a trial the pruner stops at
-    checkpoint ``t`` cost at most about ``4 t`` iterations, and a trial that
-    runs to the end about twice ``up_to``, in a few rounds.
-
-    ``one_by_one``: every checkpoint is a window of its own. A trial takes
-    these where a wider window saves no fit: where a warm start continues the
-    last window's fits exactly (the shortcut table's ``"continuation"`` rows:
-    GradientBoosting, HistGradientBoosting, forests), each window only grows
-    them; where the path is fitted anew at every checkpoint (``"separate"``),
-    each checkpoint is a fit of its own. There a doubling window would grow a
-    trial stopped at ``t`` up to ``2 t`` (the checkpoints past the prune,
-    which Optuna's objective never fits), so one checkpoint a round makes a
-    pruned trial cost only its checkpoints.
+    Where a warm start continues a path exactly (the shortcut table's
+    ``"continuation"`` rows: GradientBoosting, HistGradientBoosting, forests),
+    each window grows the last one's fits, so a trial the pruner stops at
+    checkpoint ``t`` grew each fold once, to its window's end (below ``2 t``).
+    Elsewhere (an xgboost or lightgbm booster, a fit read back from a store)
+    each window is fitted from scratch to its last checkpoint, the earlier ones
+    read from it where a shortcut allows: at most about ``4 t`` iterations, and
+    about twice ``up_to`` for a trial that runs to the end.
 
     Examples
     --------
@@ -665,29 +657,9 @@ def prune_windows(iterations: Iterations, *, one_by_one: bool = False) -> list[t
     [(1,), (2,), (3, 4), (5, 6, 7, 8), (9, 10, 11, 12, 13, 14, 15, 16)]
     >>> prune_windows(Iterations("n", up_to=20, every=5))
     [(5,), (10,), (15, 20)]
-    >>> prune_windows(Iterations("n", up_to=20, every=5), one_by_one=True)
-    [(5,), (10,), (15,), (20,)]
     """
     checkpoints = iterations.all_checkpoints
-    if one_by_one:
-        return [(c,) for c in checkpoints]
     return doubling_windows(checkpoints, checkpoints[0])
-
-
-def trial_windows(
-    estimator: Any, iterations: Iterations, params: dict[str, Any], *, n_samples: int | None
-) -> tuple[list[tuple[int, ...]], str | None]:
-    """A pruned trial's windows (:func:`prune_windows`) and its continuing warm start.
-
-    One checkpoint a window where a warm start continues the fits exactly
-    (the second value names its parameter) or where the path is fitted anew
-    at every checkpoint; else doubling windows.
-    """
-    grows = continues_exactly(estimator, [params], iterations.param, n_samples=n_samples)
-    separate = grows is None and path_method(
-        estimator, iterations, params, n_samples=n_samples
-    ) == "separate"  # fmt: skip
-    return prune_windows(iterations, one_by_one=grows is not None or separate), grows
 
 
 def _check_in_order(history: Sequence[FinishedRound], proposed: int) -> None:
@@ -796,13 +768,12 @@ class Sampler:
     the trial there, and a trial that reaches the last checkpoint returns its
     mean there: the trials, their states, intermediate values and values are
     the same. A round scores each running trial (a part each) over a window
-    of checkpoints (:func:`prune_windows`), each fold's path grown by the
-    exact shortcuts of the shortcut table where they apply: where a warm
-    start continues the last window's fits (kept in memory), or where each
-    checkpoint is a fit of its own, a window is one checkpoint, so a pruned
-    trial is fitted to its checkpoints only; where one fit from scratch gives
-    a window (a booster read at earlier rounds, staged predictions), windows
-    double from the first checkpoint. The proposer then replays the reports checkpoint by
+    of checkpoints (:func:`prune_windows`: the first alone, then doubling),
+    each fold's path grown by the exact shortcuts of the shortcut table where
+    they apply: a window continues the last one's fits by a warm start (kept
+    in memory), and a window fitted from scratch is one fit to its last
+    checkpoint read at the others (a booster at earlier rounds, staged
+    predictions). The proposer then replays the reports checkpoint by
     checkpoint up to the pruner's first yes; the checkpoints scored after it
     are in ``cv_results_`` but never reported.
     ``cv_results_`` has a row per (trial, checkpoint) scored, with ``trial``
@@ -1142,13 +1113,10 @@ class Sampler:
         """A bound: every trial scored over every window (a pruned trial stops sooner).
 
         A window's paths are fitted once to its last checkpoint where a shortcut
-        grows them (one fit per trial and fold), else once per checkpoint. The
-        windows are those of the estimator as given (:func:`trial_windows`); a
-        trial whose parameters change how its path grows has the other windows,
-        over the same checkpoints and so the same units.
+        grows them (one fit per trial and fold), else once per checkpoint.
         """
         it, k = self.resource, context.n_splits
-        plan, _ = trial_windows(context.estimator, it, {}, n_samples=context.n_samples)
+        plan = prune_windows(it)
         rounds = []
         for first in range(0, self.n_trials, self.batch):
             n = min(self.batch, self.n_trials - first)
@@ -1457,7 +1425,6 @@ class _Running:
     """A trial asked and not yet told: the window of the path it scores next."""
 
     trial: Any
-    windows: list[tuple[int, ...]]  # its rounds' checkpoints (prune_windows)
     window: int = 0
     step: int | None = None  # the last step it reported
     grows: str | None = None  # the warm_start parameter that continues its windows exactly
@@ -1497,6 +1464,7 @@ class _PruningProposer:
         self._context = context
         self._optuna = import_optuna()
         self._iterations: Iterations = strategy.resource
+        self._windows = prune_windows(self._iterations)
         self._study: Any = None
         self._rounds: list[Round] = []
         self._running: dict[int, _Running] = {}
@@ -1578,7 +1546,10 @@ class _PruningProposer:
         asked = []
         while len(self._running) < s.batch and self._asked < s.n_trials:
             trial = self._study.ask(distributions)
-            self._running[int(trial.number)] = self._start(trial)
+            grows = continues_exactly(self._context.estimator, [self._space.decode(trial.params)],
+                                      self._iterations.param,
+                                      n_samples=self._context.n_samples)  # fmt: skip
+            self._running[int(trial.number)] = _Running(trial, grows=grows)
             self._asked += 1
             asked.append(trial)
         if not self._running:
@@ -1596,13 +1567,6 @@ class _PruningProposer:
         self._rounds.append(Round(tuple(parts), decision))
         return self._rounds[-1]
 
-    def _start(self, trial: Any) -> _Running:
-        """A new trial: its windows, and the warm start that continues them, if any."""
-        params = self._space.decode(trial.params)
-        windows, grows = trial_windows(self._context.estimator, self._iterations, params,
-                                       n_samples=self._context.n_samples)  # fmt: skip
-        return _Running(trial, windows, grows=grows)
-
     def _part(self, number: int, running: _Running) -> Part:
         """A trial's next window: one part per trial, so its next one continues its fits.
 
@@ -1612,10 +1576,10 @@ class _PruningProposer:
         the trial's fits grow to its last window's end once. Elsewhere (a booster,
         a fit read back from a store) each window fits from scratch.
         """
-        w, grows, windows = running.window, running.grows, running.windows
-        window = windows[w]
-        last = w == len(windows) - 1
-        before = None if w == 0 or grows is None else (len(windows[w - 1]) - 1,)
+        w, grows = running.window, running.grows
+        window = self._windows[w]
+        last = w == len(self._windows) - 1
+        before = None if w == 0 or grows is None else (len(self._windows[w - 1]) - 1,)
         return Part((self._space.decode(running.trial.params),), (number,), resource=window[-1],
                     window=window, label=f"trial {number}", grows=grows, continues=before,
                     keep_fitted=grows is not None and not last)  # fmt: skip

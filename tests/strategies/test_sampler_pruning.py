@@ -34,17 +34,11 @@ from scipy import stats
 from sklearn.base import clone
 from sklearn.datasets import make_regression
 from sklearn.ensemble import HistGradientBoostingRegressor
-from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
-from sklearn.linear_model import SGDRegressor
+from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import KFold, cross_val_score
 
 import parcv
-from parcv.strategies.sampler import (
-    Sampler,
-    prune_windows,
-    rebuild_pruned_study,
-    trial_windows,
-)
+from parcv.strategies.sampler import Sampler, prune_windows, rebuild_pruned_study
 from parcv.strategies.strategy import (
     FinishedPart,
     FinishedRound,
@@ -344,15 +338,13 @@ def test_a_search_with_every_trial_pruned_says_what_to_loosen():
 
 
 @pytest.mark.parametrize("pruner", ["hyperband", "median"])
-def test_a_pruned_trial_grows_each_fold_once_to_its_last_checkpoint(monkeypatch, pruner):
-    # HistGradientBoosting: the first checkpoint is fitted from scratch, and each next one
-    # continues the last one's fits by a warm start (exact, says the shortcut table): a fit
-    # call per checkpoint, each adding only its new iterations. A trial the pruner stops at
-    # step t grew no further than t, as Optuna's objective does. (The median pruner stops a
-    # trial at step 3, inside a doubling window (3, 4) that would have grown it to 4.)
+def test_a_pruned_trial_grows_each_fold_once_to_its_last_window(monkeypatch, pruner):
+    # HistGradientBoosting: the first window is fitted from scratch (its other checkpoints
+    # read from the stages), and each next window continues the last one's fits by a warm
+    # start (exact, says the shortcut table): a fit call per checkpoint, each adding only
+    # its new iterations. A trial pruned at step t grew no further than its window's end
+    # (the median pruner stops a trial at step 3, inside the window (3, 4)).
     study = reference(pruner)  # before fit is counted: the reference fits too
-    assert trial_windows(HGB, PATH, {}, n_samples=32) == (
-        [(c,) for c in PATH.all_checkpoints], "warm_start")  # fmt: skip
     fitted = []
     real = HistGradientBoostingRegressor.fit
 
@@ -362,55 +354,14 @@ def test_a_pruned_trial_grows_each_fold_once_to_its_last_checkpoint(monkeypatch,
 
     monkeypatch.setattr(HistGradientBoostingRegressor, "fit", fit)
     search(pruned(pruner), backend="serial", refit=False)
-    first, *rest = PATH.all_checkpoints
+    windows = prune_windows(PATH)
     expected = []
     for trial in study.trials:
-        last = max(trial.intermediate_values, default=first)
-        expected += [(first, False)] * len(FOLDS)  # from scratch
-        expected += [(c, True) for c in rest if c <= last for _ in FOLDS]
-    assert sorted(fitted) == sorted(expected)
-
-
-def test_a_path_fitted_anew_at_each_checkpoint_fits_a_pruned_trial_to_its_last_step(monkeypatch):
-    # SGD with an L2 penalty: no exact shortcut grows max_iter (partial_fit epochs are another
-    # model), so every checkpoint is a fit from scratch, and a window wider than one
-    # checkpoint would fit the ones past the prune, which Optuna's objective never fits.
-    # The median pruner with 3 warm-up steps stops trials at step 3, inside the doubling
-    # window (3, 4).
-    model = SGDRegressor(tol=None, random_state=0)
-    path = parcv.Iterations("max_iter", up_to=8, every=1)
-    assert trial_windows(model, path, {}, n_samples=32)[0] == [(c,) for c in range(1, 9)]
-
-    def pruner():
-        return optuna.pruners.MedianPruner(n_startup_trials=1, n_warmup_steps=3)
-
-    def suggest(trial):
-        return {"alpha": trial.suggest_float("alpha", 1e-5, 10.0, log=True)}
-
-    optuna.logging.set_verbosity(optuna.logging.ERROR)
-    study = optuna.create_study(direction="maximize", sampler=tpe(), pruner=pruner(),
-                                study_name="parcv")  # fmt: skip
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        study.optimize(make_objective(X, y, FOLDS, model, path, suggest), n_trials=N_TRIALS)
-    assert {max(t.intermediate_values) for t in study.trials if t.state == State.PRUNED} == {3}
-    fitted = []
-    real = SGDRegressor.fit
-
-    def fit(self, *args, **kwargs):
-        fitted.append((self.alpha, self.max_iter))
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(SGDRegressor, "fit", fit)
-    strategy = Sampler(tpe(), n_trials=N_TRIALS, pruner=pruner(), resource=path)
-    space = {"alpha": stats.loguniform(1e-5, 10.0)}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        result = parcv.search(model, space, X, y, cv=FOLDS, strategy=strategy,
-                              backend="serial", refit=False)  # fmt: skip
-    assert_same_study(rebuild_pruned_study(result, space=space), study)
-    expected = [(t.params["alpha"], c) for t in study.trials
-                for c in sorted(t.intermediate_values) for _ in FOLDS]  # fmt: skip
+        last = max(trial.intermediate_values, default=PATH.all_checkpoints[0])
+        reached = next(w for w, window in enumerate(windows) if last in window)
+        expected += [(windows[0][-1], False)] * len(FOLDS)  # from scratch
+        expected += [(c, True) for window in windows[1 : reached + 1] for c in window
+                     for _ in FOLDS]  # fmt: skip
     assert sorted(fitted) == sorted(expected)
 
 
