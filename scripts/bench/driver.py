@@ -39,6 +39,8 @@ Run: git worktree add /tmp/before b2d12fc
      python scripts/bench/driver.py --candidates 2000 --backends local --no-plan \\
          --profile /tmp/prof                 (a cProfile of each driver, its top printed)
      python scripts/bench/driver.py --show before.json now.json    (tables of --json files)
+     python scripts/bench/driver.py --plan-only --checkout before=/tmp/before --checkout now=.
+                    (issue 50: the 11M-unit plan alone, inspect and the first unit stored)
      python scripts/bench/driver.py --call search --split --candidates 20000 220000 \\
          --no-plan --checkout before=/tmp/before --checkout now=.
                     (issue 50: the whole call, its driver CPU split into plan, keys, store,
@@ -847,6 +849,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("--plan-candidates", type=int, default=100_000, help="the big plan's draws")
     add("--no-plan", dest="plan", action="store_false", help="leave the big plan out")
+    add("--plan-only", action="store_true", help="only the big plan: no sweep")
     add(
         "--memory-limit",
         type=float,
@@ -926,6 +929,8 @@ def main() -> int:
         return 0
     if args.quick:
         args.candidates, args.plan_candidates = [4], 20
+    if args.plan_only:
+        args.candidates, args.plan = [], True
     checkouts = _checkouts(args.checkout)
     names = [n for n, _ in checkouts]
     work = (args.keep or Path(tempfile.mkdtemp(prefix="parcv-driver-"))).resolve()
