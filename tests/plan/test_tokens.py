@@ -329,7 +329,7 @@ _TEMPLATES = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     which=st.integers(0, len(_TEMPLATES) - 1),
     values=st.lists(_PLAIN_VALUES, min_size=1, max_size=4),
