@@ -15,7 +15,7 @@ from sklearn.model_selection import ParameterGrid
 
 from parcv.errors import did_you_mean
 from parcv.plan.draws import draw_candidates
-from parcv.plan.tokens import values_hex
+from parcv.plan.tokens import fixed_number_type, values_hex
 
 try:  # what fit() runs first; scikit-learn has no public name for either
     from sklearn.base import BaseEstimator
@@ -151,16 +151,9 @@ def _plain_value(value: Any) -> bool:
 
 def _column(values: list[Any]) -> Any:
     t = type(values[0])
-    if _fixed_number(t) and all(type(v) is t for v in values):
+    if fixed_number_type(t) and all(type(v) is t for v in values):
         return np.array(values, dtype=t)
     return values
-
-
-def _fixed_number(t: type) -> bool:
-    """A numpy number type whose array holds its scalars as they are (one dtype, no padding)."""
-    return issubclass(t, (np.number, np.bool_)) and not issubclass(
-        t, (np.timedelta64, np.longdouble, np.clongdouble)
-    )
 
 
 _PLAIN_TYPES = frozenset({type(None), bool, int, float, str, bytes})

@@ -95,6 +95,7 @@ __all__ = [
     "TokenError",
     "Tokenizer",
     "estimator_token",
+    "fixed_number_type",
     "identify",
     "identify_of",
     "register_token",
@@ -1149,7 +1150,7 @@ def _masked_array(array: np.ma.MaskedArray) -> Any:
 @register_token(np.generic)
 def _numpy_scalar(value: np.generic) -> Any:
     t = type(value)
-    if t not in _SCALAR_PREFIX and _fixed_number(t) and _normalizer_of(t) is _numpy_scalar:
+    if t not in _SCALAR_PREFIX and fixed_number_type(t) and _normalizer_of(t) is _numpy_scalar:
         # _Walk.value writes the same atoms for the next ones: 10,000s of drawn candidates.
         _SCALAR_PREFIX[t] = b"".join(
             _atom_bytes(tag, payload)
@@ -1163,7 +1164,7 @@ def _numpy_scalar(value: np.generic) -> Any:
     return _array(np.asarray(value))
 
 
-def _fixed_number(t: type) -> bool:
+def fixed_number_type(t: type) -> bool:
     """A numpy number or bool of one dtype for every value and no padding bytes."""
     return issubclass(t, (np.number, np.bool_)) and not issubclass(
         t, (np.timedelta64, np.longdouble, np.clongdouble)
