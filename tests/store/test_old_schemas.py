@@ -11,7 +11,6 @@ candidates chosen) and for units a resume computes again.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
 from contextlib import closing
@@ -25,6 +24,7 @@ import parcv
 from parcv.plan.records import Unit
 from parcv.store.readers import read_counts, read_records, read_stored_kinds
 from tests.store.fixtures.make_fixtures import SPACE, sweep_data
+from tests.store.stored_scores import stored_scores
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -47,25 +47,9 @@ def _copy(schema, tmp_path):
 
 
 def _stored(store):
-    """Each unit's test scores as the writing run stored them, read by SQL alone."""
-    with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as conn:
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
-        rows = conn.execute(
-            "SELECT kind, outer, inner, candidate, test_scores"
-            + (", metrics" if "metrics" in columns else "")
-            + " FROM records"
-        )
-        rows = rows.fetchall()  # fmt: skip
-        if "metrics" not in columns:  # schemas 1 and 2: JSON text
-            return {Unit(*row[:4]).key: json.loads(row[4]) for row in rows}
-        names = {
-            i: json.loads(text)[0] for i, text in conn.execute("SELECT id, names FROM metrics")
-        }
-    return {  # schemas 3 to 5: the metrics' names, and their scores as little-endian doubles
-        Unit(*row[:4]).key: dict(zip(names[row[5]], np.frombuffer(row[4], "<f8").tolist(),
-                                     strict=True))
-        for row in rows
-    }  # fmt: skip
+    pairs = stored_scores(store)
+    assert len({key for key, _ in pairs}) == len(pairs)  # one run: a row per unit
+    return dict(pairs)
 
 
 def _scores(result):
