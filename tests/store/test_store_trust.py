@@ -166,21 +166,23 @@ def _reads_as_written(result, fresh, stored):
 
     Every record's test scores are a stored row's of its kind, read by SQL (a search in
     rounds keeps its final refit as its fitted estimator, not as a record): the writer's
-    CPU's numbers, which a run here need not give in the last bit. Everything else the result says (its
-    rounds, candidates, parameters, choices and counts) is the fresh run's; the numbers that
-    follow from the scores (means, deviations, intervals) are left out of that comparison.
+    CPU's numbers, which a run here need not give in the last bit. Everything else the
+    result says (its rounds, candidates, parameters, choices and counts) is the fresh run's;
+    the numbers that follow from the scores (means, deviations, intervals) are left out of
+    that comparison.
     """
     assert type(result) is type(fresh)
     # A row's unit key is its part's (a rung's candidates from 0), a record's the search's.
     rows = Counter((key[0], tuple(sorted(scores.items()))) for key, scores in stored
                    if key[0] != "final")  # fmt: skip
     assert Counter((r.key[0], tuple(sorted(r.test_scores.items()))) for r in result.records) == rows
-    assert _without_scores(signature(result)) == _without_scores(signature(fresh))
+    assert _without_scores(json.loads(signature(result))) == _without_scores(
+        json.loads(signature(fresh))
+    )
 
 
-def _without_scores(text, path=()):
-    """A signature with every float but a parameter's value left out."""
-    value = json.loads(text) if not path else text
+def _without_scores(value, path=()):
+    """A parsed signature with every float but a parameter's value left out."""
     if isinstance(value, dict):
         return {k: _without_scores(v, (*path, k)) for k, v in value.items()}
     if isinstance(value, list):
