@@ -528,9 +528,14 @@ def _drop_in_run(case: Case, nested: bool, backend: str, store: Path | None, see
 
 
 def spec_text(
-    case: Case, nested: bool, folder: Path, scoring: str = "", *, user_code: bool = False
+    case: Case, nested: bool, folder: Path, scoring: str = "", *, user_code: bool = False,
+    plots: bool = True,
 ) -> str:
-    """The spec of a case: the data as a ``python:`` source beside it, the case's tables."""
+    """The spec of a case: the data as a ``python:`` source beside it, the case's tables.
+
+    ``plots=False``: the report without its plots, for a run whose report nobody reads
+    (drawing them is a third of a small spec run).
+    """
     if case.spec is None:
         raise NotApplicable(case.no_spec)
     # A table, as a user's own data: ``inspect`` counts its units (it calls no code).
@@ -543,18 +548,19 @@ def spec_text(
     cv = (f"[cv]\nouter = {folds(OUTER)}\ninner = {folds(INNER)}\n" if nested
           else f"[cv]\ncv = {folds(INNER)}\n")  # fmt: skip
     tables = spec_estimator(case, user_code=user_code) + case.spec
-    return (f'[data]\nsource = "matrix.csv"\ntarget = "y"\n{tables}{cv}'
+    report = "" if plots else "[report]\nplots = false\n"
+    return (f'[data]\nsource = "matrix.csv"\ntarget = "y"\n{tables}{cv}{report}'
             f"[scoring]\n{case.metrics}{scoring}")  # fmt: skip
 
 
 def _spec_run(case: Case, nested: bool, backend: str, out: Path, seed: int | None,
-              *extra: str, scoring: str = "", user_code: bool = False
+              *extra: str, scoring: str = "", user_code: bool = False, plots: bool = True
               ) -> tuple[int, str]:  # fmt: skip
     from parcv.cli import main
 
     folder = out.parent
     spec = folder / f"{out.name}.toml"
-    spec.write_text(spec_text(case, nested, folder, scoring, user_code=user_code))
+    spec.write_text(spec_text(case, nested, folder, scoring, user_code=user_code, plots=plots))
     words = ["run", str(spec), "--out", str(out), "--backend", backend, *extra]
     if seed is not None:
         words += ["--seed", str(seed)]
@@ -577,7 +583,8 @@ def run_entry(case: Case, entry: str, backend: str, where: Path, *, seed: int | 
     """Run a case through an entry point into a store under ``where``.
 
     A parcv error raised before any unit is stored (a spec error, a ``ValueError``,
-    ``TypeError`` or ``ImportError`` of the call) is a refusal: :class:`Refused`.
+    ``TypeError`` or ``ImportError`` of the call) is a refusal: :class:`Refused`. A spec's
+    report draws its plots only with ``plots=True``.
     """
     try:
         return _run_entry(case, entry, backend, where, seed=seed, **run)
@@ -597,10 +604,11 @@ def _run_entry(case: Case, entry: str, backend: str, where: Path, *, seed: int |
     where.mkdir(parents=True, exist_ok=True)
     nested = entry in NESTED
     user_code = bool(run.pop("user_code", False))
+    plots = bool(run.pop("plots", False))
     if entry.startswith("spec"):
         out = where / "run"
         extra = run.pop("extra", ())
-        code, said = _spec_run(case, nested, backend, out, seed, *extra,
+        code, said = _spec_run(case, nested, backend, out, seed, *extra, plots=plots,
                                scoring=run.pop("scoring", ""), user_code=user_code)  # fmt: skip
         if code != 0:
             raise AssertionError(f"parcv run exited {code}:\n{said}")
@@ -686,10 +694,14 @@ class Cell:
         return self.entry in NESTED
 
     def run(self, name: str = "main", **options: Any) -> Run:
-        """Run the cell's case (once per name: consumers share the main run)."""
+        """Run the cell's case (once per name: consumers share the main run).
+
+        A spec's main run draws its report's plots (the report consumer reads them);
+        every other run of a cell writes its report without them.
+        """
         if name not in self.runs:
-            self.runs[name] = run_entry(self.case, self.entry, self.backend,
-                                        self.where / name, **options)  # fmt: skip
+            self.runs[name] = run_entry(self.case, self.entry, self.backend, self.where / name,
+                                        plots=name == "main", **options)  # fmt: skip
         return self.runs[name]
 
     def reference(self) -> Run:
