@@ -527,10 +527,8 @@ def _drop_in_run(case: Case, nested: bool, backend: str, store: Path | None, see
     return est.fit(X, Y).result_
 
 
-def spec_text(
-    case: Case, nested: bool, folder: Path, scoring: str = "", *, user_code: bool = False,
-    plots: bool = True,
-) -> str:
+def spec_text(case: Case, nested: bool, folder: Path, scoring: str = "", *,
+              user_code: bool = False, plots: bool = True) -> str:  # fmt: skip
     """The spec of a case: the data as a ``python:`` source beside it, the case's tables.
 
     ``plots=False``: the report without its plots, for a run whose report nobody reads
