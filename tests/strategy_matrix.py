@@ -528,7 +528,7 @@ def _drop_in_run(case: Case, nested: bool, backend: str, store: Path | None, see
 
 
 def spec_text(case: Case, nested: bool, folder: Path, scoring: str = "", *,
-              user_code: bool = False, plots: bool = True) -> str:  # fmt: skip
+              user_code: bool = False, plots: bool) -> str:  # fmt: skip
     """The spec of a case: the data as a ``python:`` source beside it, the case's tables.
 
     ``plots=False``: the report without its plots, for a run whose report nobody reads
@@ -552,7 +552,7 @@ def spec_text(case: Case, nested: bool, folder: Path, scoring: str = "", *,
 
 
 def _spec_run(case: Case, nested: bool, backend: str, out: Path, seed: int | None,
-              *extra: str, scoring: str = "", user_code: bool = False, plots: bool = True
+              *extra: str, scoring: str = "", user_code: bool = False, plots: bool
               ) -> tuple[int, str]:  # fmt: skip
     from parcv.cli import main
 
