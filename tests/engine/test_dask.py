@@ -17,7 +17,6 @@ from functools import partial
 import numpy as np
 import psutil
 import pytest
-from conftest import start_loopback_cluster
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import Ridge
@@ -32,6 +31,7 @@ from parcv.engine.work import run_units
 from parcv.plan.build import build_plan
 from parcv.plan.data import check_dataset
 from parcv.plan.records import Unit
+from tests.conftest import start_loopback_cluster
 
 GRID = {"C": [0.1, 1.0, 10.0], "gamma": ["scale", 0.05]}
 X_REG = np.random.default_rng(0).normal(size=(90, 4))

@@ -12,6 +12,7 @@ from sklearn.datasets import make_regression
 from sklearn.linear_model import Ridge
 
 import parcv
+from parcv.engine.backends import _local_cluster
 
 pytestmark = pytest.mark.cluster
 
@@ -21,6 +22,13 @@ GRID = {"alpha": [0.1, 1.0, 10.0]}
 
 def NoSecondCluster(*args, **kwargs):
     raise AssertionError("parcv started a LocalCluster although a client was given")
+
+
+def _refuse_a_second_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where parcv starts its cluster, looked up at each start. (Patching
+    # distributed.LocalCluster caught nothing once parcv's module had imported it, and
+    # broke that import, in a class statement, when this file ran first.)
+    monkeypatch.setattr(_local_cluster, "start_local_cluster", NoSecondCluster)
 
 
 def _parcv_tasks(dask_scheduler):
@@ -36,7 +44,7 @@ def _reference():
 
 @pytest.fixture
 def client(dask_cluster_1, monkeypatch):
-    monkeypatch.setattr(distributed, "LocalCluster", NoSecondCluster)
+    _refuse_a_second_cluster(monkeypatch)
     with distributed.Client(dask_cluster_1) as c:  # the default client, as a user makes it
         yield c
 
@@ -51,7 +59,7 @@ def test_backend_dask_runs_on_the_current_default_client(client):
 
 
 def test_a_client_object_is_a_backend(dask_cluster_1, monkeypatch):
-    monkeypatch.setattr(distributed, "LocalCluster", NoSecondCluster)
+    _refuse_a_second_cluster(monkeypatch)
     with distributed.Client(dask_cluster_1, set_as_default=False) as c:
         before = c.run_on_scheduler(_parcv_tasks)
         got = parcv.search(Ridge(), GRID, X, Y, cv=3, backend=c)

@@ -18,7 +18,6 @@ from contextlib import contextmanager
 import dask
 import numpy as np
 import pytest
-from conftest import start_loopback_cluster
 from distributed import Client
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge
@@ -26,6 +25,7 @@ from sklearn.linear_model import Ridge
 import parcv
 from parcv.engine.backends import DaskBackend, LocalBackend
 from parcv.store.readers import read_store
+from tests.conftest import start_loopback_cluster
 from tests.dask_survival import CASES, CRASH, ERROR, CrashingRidge, run_trial
 from tests.dask_survival import KillAfter as _KillAfter
 from tests.sweep_script import sweep_data
