@@ -63,14 +63,20 @@ def _load_plan(path: str) -> Plan:
     return _PLANS[path]
 
 
-def _exit_with_parent(parent: int) -> None:
-    """Worker initializer: exit when the driver dies, even by SIGKILL (no orphans)."""
-    import os
-    import threading
+def _exit_with_parent() -> None:
+    """Worker initializer: exit when the driver dies, even by SIGKILL (no orphans).
+
+    The worker's parent is the server it was forked from; its sentinel of the driver
+    (``multiprocessing.parent_process()``) reads end-of-file once the driver is gone.
+    """
+    import multiprocessing
     import time
 
+    driver = multiprocessing.parent_process()
+    assert driver is not None  # a worker of parcv's pool
+
     def watch() -> None:
-        while os.getppid() == parent:
+        while driver.is_alive():
             time.sleep(0.5)
         os._exit(1)
 
@@ -149,12 +155,14 @@ class _Kept:
 def _start_pool(n_workers: int) -> Any:
     from joblib.externals.loky import ProcessPoolExecutor
 
+    from parcv.engine.backends._forkserver import worker_context
+
     try:
         return ProcessPoolExecutor(
             max_workers=n_workers,
             timeout=None,  # the pool's timer ends idle workers (above)
+            context=worker_context(),
             initializer=_exit_with_parent,
-            initargs=(os.getpid(),),
         )
     except Exception as err:
         raise BackendError(f"cannot start a local pool of {n_workers} workers: {err}") from err
