@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.base import is_classifier
 
+from parcv.engine.backends.local import LocalBackend, prepare_workers
 from parcv.engine.options import (
     FinalRunKeywords,
     RunKeywords,
@@ -112,6 +113,8 @@ def _run(
 
     ``plan_options`` go to :func:`build_plan`.
     """
+    if isinstance(options.resolved_backend, LocalBackend):
+        prepare_workers()  # their imports run while the plan is built
     plan = build_plan(estimator, space, data, **plan_options)
     return plan, _execute(plan, data, kind, options)
 

@@ -88,6 +88,17 @@ def _workers(n_jobs: int | None) -> str:
     return "all cores as workers" if n_jobs is None else f"{check_n_jobs(n_jobs)} workers"
 
 
+def _backend_name(spec: Spec) -> str:
+    """The spec's ``run.backend``, or the one its scheduler options imply."""
+    run = spec.run
+    return run.backend or ("dask" if run.scheduler or run.scheduler_file else "local")
+
+
+def runs_on_local_pool(spec: Spec) -> bool:
+    """Whether the spec's units run on a local pool (no cluster, backend "local")."""
+    return not spec.table("cluster") and _backend_name(spec) == "local"
+
+
 def make_backend(
     spec: Spec, *, connect_timeout: float | None = None
 ) -> tuple[Any, int | None, str]:
@@ -104,8 +115,7 @@ def make_backend(
     ('local', 2, 'local (2 workers)')
     """
     run, security = spec.run, _security(spec)
-    remote = run.scheduler or run.scheduler_file
-    backend = run.backend or ("dask" if remote else "local")
+    backend = _backend_name(spec)
     if connect_timeout is not None and (spec.table("cluster") or backend != "dask"):
         raise UsageError(
             f"--connect-timeout {connect_timeout:g} is for a Dask scheduler or cluster; the "

@@ -16,7 +16,7 @@ from typing import Any
 from sklearn.base import is_classifier
 
 from parcv.api import cross_validate, load, nested_cv, run_built_plan, search
-from parcv.cli.backend import make_backend
+from parcv.cli.backend import make_backend, runs_on_local_pool
 from parcv.cli.build import (
     build_estimator,
     build_halving,
@@ -35,6 +35,7 @@ from parcv.cli.build import (
 from parcv.cli.data_sources import LoadedData, MissingValues, load_data
 from parcv.cli.spec import Spec, SpecError, UsageError, check_out
 from parcv.criteria.tasks import CriteriaRequest, CriteriaUndefinedError, check_criteria
+from parcv.engine.backends.local import prepare_workers
 from parcv.engine.options import RunOptions
 from parcv.engine.progress import start_lines_to
 from parcv.engine.rounds import plan_rounds, stored_rounds_message, takes_distributions
@@ -740,6 +741,8 @@ def run_spec(
     if out is None:
         check_out(spec)  # the spec's run.out: inside the folder this runs from
     job = build_job(spec)
+    if runs_on_local_pool(spec):
+        prepare_workers()  # their imports run while the plan is built
     plan, data, (backend, n_jobs, where) = _check_run(job, connect_timeout)
     if job.data.text is not None and job.data.text.summary() and announce is not None:
         announce(f"the features hold {job.data.text.summary()} (the estimator's steps take them)")

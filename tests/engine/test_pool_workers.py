@@ -87,9 +87,15 @@ def test_workers_start_in_the_drivers_environment_each_with_its_own_random_numbe
         import os
         import sys
 
-        from parcv.engine.backends._forkserver import worker_context
+        import psutil
+
+        from parcv.engine.backends._forkserver import start_server, worker_context
         from tests.engine.pool_probe import report
 
+        start_server()
+        start_server()  # one server: started once
+        children = psutil.Process().children()
+        servers = [p.pid for p in children if "forkserver" in " ".join(p.cmdline())]
         context = worker_context()
         for name in ("first", "second"):
             os.environ["PARCV_PROBE"] = name  # changed after the server started
@@ -97,14 +103,14 @@ def test_workers_start_in_the_drivers_environment_each_with_its_own_random_numbe
             worker.start()
             worker.join()
             assert worker.exitcode == 0, worker.exitcode
-        print(json.dumps({"driver": os.getpid()}))
+        print(json.dumps({"driver": os.getpid(), "servers": servers}))
     """)
     )
     proc = _run(script)
-    driver = json.loads(proc.stdout.splitlines()[-1])["driver"]
+    started = json.loads(proc.stdout.splitlines()[-1])
     first, second = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("first", "second"))
     assert [first["environment"], second["environment"]] == ["first", "second"]
     assert first["draw"] != second["draw"]  # forked, both would draw the server's next number
     assert first["main_script"] is None and second["main_script"] is None  # not driver.py
-    # Both forked from one server, which the driver started.
-    assert first["parent"] == second["parent"] != driver
+    # Both forked from the one server the driver started before them (start_server).
+    assert started["servers"] == [first["parent"]] == [second["parent"]] != [started["driver"]]

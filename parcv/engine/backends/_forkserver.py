@@ -30,7 +30,7 @@ import os
 from multiprocessing import context, forkserver, popen_forkserver, reduction, spawn, util
 from typing import Any
 
-__all__ = ["worker_context"]
+__all__ = ["start_server", "worker_context"]
 
 # What a worker imports before its first unit: the worker's code and, through it, numpy,
 # scipy and scikit-learn's base. An estimator's own module (sklearn.ensemble, ...) is
@@ -111,3 +111,12 @@ _CONTEXT = _Context()
 def worker_context() -> Any:
     """The multiprocessing context the local pool starts its workers with."""
     return _CONTEXT
+
+
+def start_server() -> None:
+    """Start the server now (if not running), so that its imports run meanwhile.
+
+    The first pool would start it anyway; started while the driver builds a plan, it
+    has its modules imported by the time the pool forks its workers.
+    """
+    _SERVER.ensure_running()

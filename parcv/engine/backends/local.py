@@ -30,7 +30,7 @@ from parcv.plan.record_batch import RecordBatch
 from parcv.plan.records import ErrorInfo, Record, Unit
 from parcv.plan.units import PackedUnits, pack_units, unpack_units
 
-__all__ = ["LocalBackend", "check_n_jobs", "remove_stale_payloads"]
+__all__ = ["LocalBackend", "check_n_jobs", "prepare_workers", "remove_stale_payloads"]
 
 # Per worker process: the last payload it loaded, so each worker reads the data once per run,
 # and the plans added to that run (a strategy's rounds), each read once.
@@ -166,6 +166,18 @@ def _start_pool(n_workers: int) -> Any:
         )
     except Exception as err:
         raise BackendError(f"cannot start a local pool of {n_workers} workers: {err}") from err
+
+
+def prepare_workers() -> None:
+    """Start importing what the pool's workers need, while the driver plans.
+
+    The server the workers are forked from imports scikit-learn and parcv's
+    worker code (seconds of CPU) on a core the driver leaves free; the pool,
+    started later, forks them ready. Nothing is started if it is running.
+    """
+    from parcv.engine.backends._forkserver import start_server
+
+    start_server()
 
 
 def _take_pool(n_workers: int, idle_timeout: float) -> Any:
@@ -427,10 +439,12 @@ class _LocalExecutor:
 
 @dataclass(frozen=True, slots=True)
 class LocalBackend:
-    """Run units on a pool of local worker processes (joblib's loky).
+    """Run units on a pool of local worker processes (joblib's loky executor).
 
     The plan and the data are written once to a temporary file that every
-    worker memory-maps; tasks carry only unit keys.
+    worker memory-maps; tasks carry only unit keys. The workers are forked
+    from a process that imported scikit-learn and parcv's worker code once,
+    when the first pool started.
 
     Parameters
     ----------
@@ -440,9 +454,8 @@ class LocalBackend:
         Cap on BLAS/OpenMP threads inside each worker.
     idle_timeout : float, default=300
         Seconds an idle worker pool lives on for the next call before it is
-        shut down and its processes exit, as joblib's (respawning the workers
-        costs ~1.5 s of imports each; with 30 s they exited during W1's
-        50 s serial reference run and every benchmark round paid 2.4-3.2 s).
+        shut down and its processes exit, as joblib's (new workers import the
+        estimator's own modules and read the data again).
         The pools of the last two sizes used are kept, so a session that
         alternates two values of ``n_jobs`` starts no worker again.
 
