@@ -3,24 +3,25 @@
 A spawned worker is a fresh interpreter: before its first unit it imports numpy, scipy,
 scikit-learn and parcv's worker code, about 3.8 s of CPU each (``python -X importtime``).
 Every pool started, and every worker restarted after a crash, paid it again. Here one
-server process per driver imports that code when the first pool starts, then forks each
-worker from itself, ready to run (the server of :mod:`multiprocessing.forkserver`, an
-instance of parcv's own, so that neither its modules nor its life are shared with a
-user's or Dask's).
+server process per driver imports that code once (started by the first call on the local
+pool, while it builds its plan: :func:`start_server`), then forks each worker from
+itself, ready to run (the server of :mod:`multiprocessing.forkserver`, an instance of
+parcv's own, so that neither its modules nor its life are shared with a user's or
+Dask's).
 
-A worker differs from a spawned one in two ways, both kept as spawn has them:
+Forked as the standard library forks, a worker would differ from the loky worker it
+replaces in three ways; each is kept as loky's was:
 
 - **It never imports the driver's ``__main__``.** The standard library's forkserver
-  imports the driver's script again in each worker, as ``spawn`` does; loky, which
-  parcv's pool ran on before, never did. A script that calls parcv without an
-  ``if __name__ == "__main__":`` guard would run its whole sweep again in every worker.
+  imports the driver's script again in each worker, as ``spawn`` does; loky never did.
+  A script that calls parcv without an ``if __name__ == "__main__":`` guard would run
+  its whole sweep again in every worker.
 - **Its environment is the driver's when the worker starts**, not the server's (the
-  driver's when the first pool started). Libraries read once at import (the BLAS's
-  thread count) read the driver's environment as it was when the first pool started.
-
-And one way in which it differs: numpy's global random generator is reseeded from the
-system's entropy in each worker, as a spawned worker's import of numpy seeds it;
-forked, every worker would have drawn the same numbers.
+  driver's when the server started). Only what a library reads once at import (the
+  BLAS's thread count) is read from the driver's environment of that earlier moment.
+- **numpy's global random generator is seeded from the system's entropy** in each
+  worker, as a fresh import of numpy seeds it; forked, every worker would have drawn the
+  server's numbers.
 """
 
 from __future__ import annotations

@@ -444,7 +444,7 @@ class LocalBackend:
     The plan and the data are written once to a temporary file that every
     worker memory-maps; tasks carry only unit keys. The workers are forked
     from a process that imported scikit-learn and parcv's worker code once,
-    when the first pool started.
+    started by the first call on a local pool.
 
     Parameters
     ----------
