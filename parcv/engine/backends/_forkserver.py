@@ -34,8 +34,9 @@ from typing import Any
 __all__ = ["start_server", "worker_context"]
 
 # What a worker imports before its first unit: the worker's code and, through it, numpy,
-# scipy and scikit-learn's base. An estimator's own module (sklearn.ensemble, ...) is
-# imported by each worker at its first unit, as before.
+# scipy, pandas and scikit-learn, its estimators' packages included (a worker forked fresh
+# holds 1,750 modules; a Ridge search imported none more). A user's own module is never
+# preloaded: after the user edits and reloads it, the server's copy would be stale.
 PRELOAD = (
     "parcv.engine.backends.local",
     "parcv.engine.work",
@@ -45,8 +46,8 @@ PRELOAD = (
     "sklearn.base",
 )
 
-# Per driver process: its server, started with the first pool and ended with the driver
-# (it exits when the driver's end of its pipe closes).
+# Per driver process: its server, started by the first call on a local pool (start_server)
+# and ended with the driver (it exits once the driver and every worker are gone).
 _SERVER = forkserver.ForkServer()
 _SERVER.set_forkserver_preload(list(PRELOAD))
 
