@@ -85,7 +85,6 @@ def test_workers_start_in_the_drivers_environment_each_with_its_own_random_numbe
         textwrap.dedent("""
         import json
         import os
-        import sys
 
         import psutil
 
