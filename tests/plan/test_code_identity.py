@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -223,6 +224,56 @@ def test_numpy_upgrade_reaches_a_scikit_learn_estimator(monkeypatch):
     monkeypatch.setattr(code, "distribution_version",
                         lambda name: "0.0" if name == "numpy" else real(name))  # fmt: skip
     assert token(Ridge()) != before
+
+
+def test_every_distribution_the_standard_library_maps_a_module_to_is_mapped():
+    import importlib.metadata
+
+    code._top_level_distributions.cache_clear()
+    ours = code._top_level_distributions()
+    for top, dists in importlib.metadata.packages_distributions().items():
+        assert set(dists) <= set(ours.get(top, ())), top
+
+
+@pytest.fixture
+def compiled_wheel(tmp_path, monkeypatch):
+    """A wheel's install ``fakec`` 1.0 whose one module is compiled, without ``top_level.txt``.
+
+    The module is a copy of numpy's ``_multiarray_tests`` extension at the top level: the
+    standard library's map of Python 3.10 and 3.11 names no distribution for it.
+    """
+    import numpy._core._multiarray_tests as source
+
+    site = tmp_path / "site-packages"
+    info = site / "fakec-1.0.dist-info"
+    info.mkdir(parents=True)
+    so = Path(source.__file__)
+    (site / so.name).write_bytes(so.read_bytes())
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakec\nVersion: 1.0\n")
+    (info / "RECORD").write_text(f"{so.name},,\nfakec-1.0.dist-info/METADATA,,\n"
+                                 "fakec-1.0.dist-info/RECORD,,\n")  # fmt: skip
+    monkeypatch.syspath_prepend(str(site))
+    code._top_level_distributions.cache_clear()
+    monkeypatch.setattr(code, "_ORIGINS", {})
+    monkeypatch.delitem(sys.modules, "_multiarray_tests", raising=False)
+    import _multiarray_tests
+
+    yield _multiarray_tests
+    sys.modules.pop("_multiarray_tests", None)
+    code._top_level_distributions.cache_clear()
+
+
+def test_an_upgrade_of_a_distribution_whose_top_level_module_is_compiled_changes_the_key(
+    compiled_wheel, monkeypatch
+):
+    assert origin_of("_multiarray_tests").distributions == ("fakec",)
+    before = identify(FunctionTransformer(compiled_wheel.IsPythonScalar))
+    assert "fakec" in before.names()
+    real = code.distribution_version
+    monkeypatch.setattr(code, "distribution_version",
+                        lambda name: "2.0" if name == "fakec" else real(name))  # fmt: skip
+    after = identify(FunctionTransformer(compiled_wheel.IsPythonScalar))
+    assert after.values == before.values and after.token != before.token
 
 
 def test_ufuncs_are_identified_by_their_importable_name_and_version():
