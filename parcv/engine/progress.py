@@ -166,7 +166,8 @@ class Progress:
         self._sums: dict[tuple[int | None, int], list[float]] = {}
         self.best = ""
         self._best: tuple[tuple[float, ...], float] | None = None
-        self._track_best(list(done), None)
+        if metric is not None:
+            self._track_best(list(done), None)
         self._bar: Any = None
         if enabled:
             self._bar = _bar_class()(

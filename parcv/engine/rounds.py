@@ -566,7 +566,7 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
     with store_session(st):
         # The strategy's bound and each search's refit: the bar ends at the units run.
         bound = job.bound + sum(j.refit for j in job.searches)
-        bar = Progress(bound, show, metric=base.scoring.refit)
+        bar = Progress(bound, show, metric=base.scoring.refit if show else None)
         n_stored = st.n_records()
         if n_stored and before is not None:
             _log.info("%s", rounds_reuse_message(kept_kinds(before), job.bound))

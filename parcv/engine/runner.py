@@ -53,7 +53,7 @@ def _selecting_outers(records: Sequence[Record]) -> list[Any]:
     out: list[Any] = []
     for block in records.blocks:  # one kind each: its outer folds from the column
         if KINDS[block.kind].selects:
-            out += [outer for outer, _, _ in block.places()]
+            out += block.outers()
         else:
             out += [_NOT_SELECTING] * len(block)
     return out + _selecting_outers(list(records.others))
@@ -201,6 +201,33 @@ class _Pending:
         if not self.front:
             self._draw()
         return self.front[0]
+
+    def take(self, size: int, accept: Callable[[Unit], bool]) -> list[Unit]:
+        """Pop up to ``size`` units to send, in order, stopping before one ``accept`` refuses.
+
+        As ``popleft`` while ``first`` is accepted, in one pass over the plan's cursor.
+        """
+        out: list[Unit] = []
+        front = self.front
+        while front and len(out) < size:
+            if not accept(front[0]):
+                return out
+            out.append(front.popleft())
+        todo, dropped = self._todo, self._dropped
+        for unit in self._rest if len(out) < size else ():
+            self._next += 1
+            if todo is not None and not todo[self._next - 1]:
+                continue
+            self._n_rest -= 1
+            if dropped and any(rule(unit) for rule in dropped):
+                continue
+            if not accept(unit):
+                front.append(unit)
+                break
+            out.append(unit)
+            if len(out) >= size:
+                break
+        return out
 
     def popleft(self) -> Unit:
         if not self.front:
@@ -411,9 +438,7 @@ class _Schedule:
             return (pending.popleft(),)
         if self.races:
             return self._raced_chunk(size)
-        chunk: list[Unit] = []
-        while pending and len(chunk) < size and _independent(pending.first()):
-            chunk.append(pending.popleft())
+        chunk = pending.take(size, _independent)
         # Units that share a fitted Pipeline prefix go together: split, it is fitted twice.
         group = self.plan.share_group(chunk[-1]) if chunk else None
         while group is not None and pending and self.plan.share_group(pending.first()) == group:

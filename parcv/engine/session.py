@@ -831,7 +831,9 @@ def _execute_unlocked(
         if done:
             _say_unseeded(plan)
         n_folds = len(plan.inner_folds[None]) if None in plan.inner_folds else None
-        bar = Progress(plan.n_units, show, initial=len(done), metric=plan.scoring.refit,
+        # The best so far is only ever shown on the bar: without one, it is not tracked.
+        bar = Progress(plan.n_units, show, initial=len(done),
+                       metric=plan.scoring.refit if show else None,
                        n_folds=n_folds, done=done.values())  # fmt: skip
         log = FitLog(plan, options.verbose)
 

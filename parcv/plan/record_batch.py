@@ -63,6 +63,10 @@ class RecordBlock:
     def __len__(self) -> int:
         return len(self.folds)
 
+    def outers(self) -> list[int | None]:
+        """Each record's outer fold (None: all data)."""
+        return [None if o == _NONE else o for o in self.folds[:, 0].tolist()]
+
     def places(self) -> list[tuple[int | None, int | None, int]]:
         """Each record's outer fold, inner fold (None: all data) and candidate."""
         return [

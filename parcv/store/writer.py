@@ -106,6 +106,8 @@ class Store:
     # The run the store is open for: its chunks are its units (see parcv.store.chunks).
     run: int = 0
     _ids: dict[tuple[str, Any], int] = field(default_factory=dict, repr=False)
+    # Per plan id, each candidate's label id once known (-1: not yet): a chunk's from one take.
+    _label_of: dict[int, NDArray[np.int64]] = field(default_factory=dict, repr=False)
     _envs: dict[int, Environment | None] = field(default_factory=dict, repr=False)
     # Per plan id: its labels, content keys, identities and block keys (plan 0's: the fields
     # above).
@@ -130,6 +132,7 @@ class Store:
     ) -> None:
         """Describe another plan of the run (``pid`` > 0): its folds and its round."""
         self._plans[pid] = (labels, key_of, identity_of, block_keys)
+        self._label_of.pop(pid, None)
         if self.conn is None:
             return
         with self.conn:
@@ -188,7 +191,9 @@ class Store:
         try:
             self._add(self.conn, others, ckeys, pid, batch.blocks)
         except BaseException:
-            self._ids.clear()  # ids inserted by the rolled-back transaction do not exist
+            # ids inserted by the rolled-back transaction do not exist
+            self._ids.clear()
+            self._label_of.clear()
             raise
 
     def _add(
@@ -235,7 +240,7 @@ class Store:
         self, conn: sqlite3.Connection, block: RecordBlock, pid: int, now: float
     ) -> tuple[Any, ...]:
         """The row of ``chunks`` of a block of plain records (in a transaction)."""
-        labels, key_of, identity_of, block_keys = self._plans[pid]
+        _, key_of, identity_of, block_keys = self._plans[pid]
         identities: tuple[bytes, list[int | None]] | None = None
         if block_keys is not None:
             blobs, vkeys, codes = block_keys(block.kind, block.places())
@@ -249,13 +254,28 @@ class Store:
                 identities = (b"".join(ckey_blob(v) for v, _, _ in known),
                               self._env_ids(conn, [(d, e) for _, d, e in known]))  # fmt: skip
         candidates, at = np.unique(block.folds[:, 2], return_inverse=True)
-        label_ids = np.array(self._label_ids(conn, [labels[c] for c in candidates.tolist()]),
-                             dtype=np.int64)  # fmt: skip
+        label_ids = self._candidate_label_ids(conn, pid, candidates)
         ids = ChunkIds(
             self.run, pid, self._id(conn, "metrics", (block.test_names, block.train_names)),
             self._id(conn, "workers", block.worker), now,
         )  # fmt: skip
         return chunk_row(block, ids, b"".join(blobs), label_ids[at], identities)
+
+    def _candidate_label_ids(
+        self, conn: sqlite3.Connection, pid: int, candidates: NDArray[np.int64]
+    ) -> NDArray[np.int64]:
+        """The label ids of plan ``pid``'s candidates (by index), those not known yet inserted."""
+        labels = self._plans[pid][0]
+        known = self._label_of.get(pid)
+        if known is None:
+            known = self._label_of[pid] = np.full(len(labels), -1, dtype=np.int64)
+        ids = known[candidates]
+        missing = ids < 0
+        if missing.any():
+            new = candidates[missing].tolist()
+            known[new] = self._label_ids(conn, [labels[c] for c in new])
+            ids = known[candidates]
+        return ids
 
     def _label_ids(self, conn: sqlite3.Connection, labels: list[tuple[str, str]]) -> list[int]:
         """The ids of ``labels``, those not known yet inserted and read in one go each."""

@@ -180,3 +180,38 @@ def test_a_unit_stored_again_reads_as_the_one_stored_last_chunk_or_row(tmp_path)
             assert len(read_stored_keys(conn).keys) == 1
     finally:
         store.close()
+
+
+def test_a_batch_rolled_back_leaves_no_label_id_behind(tmp_path):
+    # The writer keeps each candidate's label id once inserted. A batch whose transaction
+    # fails after its chunk inserted new labels rolls them back: written again, its chunk
+    # must insert them again, not point at ids that no longer exist.
+    path, keys = tmp_path / "run.sqlite", {0: "ab" * 16, 1: "cd" * 16}
+    failed: list[int] = []
+
+    def identity_of(unit):
+        if unit.candidate == 1 and not failed:
+            failed.append(1)
+            raise RuntimeError("the disk is full")  # after the chunk, inside the transaction
+        return keys[unit.candidate], b"", None
+
+    store = open_store(path, {"fingerprint": "f"}, [], labels=(("c0", "{}"), ("c1", "{}")),
+                       key_of=lambda u: keys[u.candidate], identity_of=identity_of)  # fmt: skip
+
+    def record(c, status):
+        error = None if status == "ok" else ErrorInfo("ValueError", "no", "")
+        return Record(Unit("fit", 0, 0, c), status, {"score": 0.5}, {}, 0.5, 0.25, 8, 2,
+                      error=error, worker="w")  # fmt: skip
+
+    batch = RecordBatch.pack([record(0, "ok"), record(1, "failed")])
+    assert batch.blocks and batch.others  # a chunk, then a row of its own
+    try:
+        with pytest.raises(RuntimeError, match="disk is full"):
+            store.add(batch)
+        store.add(batch)
+    finally:
+        store.close()
+    with closing(sqlite3.connect(path)) as conn:
+        labels = dict(conn.execute("SELECT id, candidate_id FROM labels"))
+        (blob,) = conn.execute("SELECT labels FROM chunks").fetchone()
+    assert [labels[i] for i in np.frombuffer(blob, dtype="<i8").tolist()] == ["c0"]
