@@ -13,7 +13,15 @@ numpy step.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from typing import Any, overload
 
 import numpy as np
@@ -786,10 +794,34 @@ class RecordList(Sequence[Record]):
         built = self._shared.built
         return [built[r] for r in self._rows if r in built]
 
-    def of_units(self, keep: Callable[[Unit], bool]) -> list[Record]:
-        """The records whose unit ``keep`` accepts, in order; only those are built."""
+    def of_units(
+        self, keep: Callable[[Unit], bool], kinds: Collection[str] | None = None
+    ) -> list[Record]:
+        """The records whose unit ``keep`` accepts, in order; only those are built.
+
+        ``kinds``: only the units of these kinds are offered to ``keep``, the rows of
+        any other kind skipped from the kind column without building their units.
+        """
         unit, record = self._shared.unit, self._shared.record
-        return [record(r) for r in self._rows if keep(unit(r))]
+        rows = self._rows if kinds is None else self._of_kinds(kinds).tolist()
+        return [record(r) for r in rows if keep(unit(r))]
+
+    def of_fold(self, kinds: Collection[str], outer: int | None, candidate: int) -> list[Record]:
+        """The records of ``candidate`` in ``outer`` (None: all data) of these kinds, in order.
+
+        Found from the unit columns: a million rows are not built into units to keep a few.
+        """
+        shared, rows = self._shared, self._of_kinds(kinds)
+        at = (shared.outer[rows] == (-1 if outer is None else outer)) & (
+            shared.candidate[rows] == candidate
+        )
+        return [shared.record(r) for r in rows[at].tolist()]
+
+    def _of_kinds(self, kinds: Collection[str]) -> NDArray[np.intp]:
+        shared = self._shared
+        codes = [shared.codes[k] for k in kinds if k in shared.codes]
+        rows = np.asarray(self._rows, dtype=np.intp)
+        return rows[np.isin(shared.kind[rows], codes)]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (RecordList, list, tuple)):

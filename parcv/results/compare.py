@@ -51,7 +51,7 @@ def _fold_sizes(records: Sequence[Record], outer: int | None) -> tuple[float, fl
         return KINDS[unit.kind].selects and unit.outer == outer and unit.candidate == 0
 
     if isinstance(records, RecordList):  # read from a store: build only these records
-        fits = records.of_units(first_candidate)
+        fits = records.of_fold([k for k, kind in KINDS.items() if kind.selects], outer, 0)
     else:
         fits = [r for r in records if first_candidate(r.unit)]
     return (float(np.mean([r.n_train for r in fits])), float(np.mean([r.n_test for r in fits])))
@@ -400,7 +400,7 @@ def _outer_fold_sizes(result: NestedResult, metric: str) -> tuple[float, float]:
 
     records = result.records
     if isinstance(records, RecordList):  # read from a store: build only these records
-        refits = records.of_units(own_refit)
+        refits = records.of_units(own_refit, kinds=("refit",))
     else:
         refits = [r for r in records if own_refit(r.unit)]
     if not refits:

@@ -188,3 +188,32 @@ def test_repr_of_a_comparison_is_a_short_table(result):
 def test_repr_of_comparison_tables_is_short(result, table):
     text = repr(getattr(result, table)())
     assert text.startswith("ComparisonTable: ") and len(text.splitlines()) <= 5, text
+
+
+def test_fold_sizes_read_from_a_store_equal_those_of_its_records(tmp_path):
+    # A loaded result finds its first candidate's fits and its outer refits from the
+    # store's unit columns; the reference is the same records walked one by one.
+    from parcv.plan.record_table import RecordList
+    from parcv.results.compare import _fold_sizes, _outer_fold_sizes
+
+    store = tmp_path / "run.sqlite"
+    parcv.nested_cv(Ridge(), {"alpha": [0.1, 1.0, 10.0]}, X[:47], Y[:47], outer=3, inner=4,
+                    store=store, progress=False)  # fmt: skip
+    loaded = parcv.load(store)
+    assert isinstance(loaded.records, RecordList)
+    plain = list(loaded.records)
+    sizes = set()
+    for outer in (None, 0, 1, 2):
+        fits = [r for r in plain if r.unit.kind == "fit" and r.unit.outer == outer
+                and r.unit.candidate == 0]  # fmt: skip
+        expected = (float(np.mean([r.n_train for r in fits])),
+                    float(np.mean([r.n_test for r in fits])))  # fmt: skip
+        assert _fold_sizes(loaded.records, outer) == _fold_sizes(plain, outer) == expected
+        sizes.add(expected)
+    assert len(sizes) > 1  # 47 rows: the folds differ in size
+    refits = [r for r in plain if r.unit.kind == "refit" and r.unit.outer is not None]
+    assert len(refits) == 3
+    assert _outer_fold_sizes(loaded, "score") == (
+        float(np.mean([r.n_train for r in refits])),
+        float(np.mean([r.n_test for r in refits])),
+    )
