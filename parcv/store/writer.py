@@ -55,7 +55,6 @@ __all__ = ["Store", "prune_store", "store_session"]
 
 # The tables of shared strings: the columns an entry is found by, and its values.
 _SHARED: dict[str, Callable[[Any], tuple[tuple[str, ...], tuple[Any, ...]]]] = {
-    "labels": lambda label: (("candidate_id", "params"), tuple(label)),
     "workers": lambda name: (("name",), (name,)),
     "metrics": lambda names: (("names",), (json.dumps([list(n) for n in names]),)),
 }
@@ -167,7 +166,7 @@ class Store:
     def _row_ids(self, conn: sqlite3.Connection, record: Record, pid: int) -> tuple[int, int, int]:
         names = (tuple(record.test_scores), tuple(record.train_scores))
         return (
-            self._id(conn, "labels", self._plans[pid][0][record.unit.candidate]),
+            int(self._candidate_label_ids(conn, pid, np.array([record.unit.candidate]))[0]),
             self._id(conn, "metrics", names),
             self._id(conn, "workers", record.worker),
         )
@@ -278,21 +277,22 @@ class Store:
         return ids
 
     def _label_ids(self, conn: sqlite3.Connection, labels: list[tuple[str, str]]) -> list[int]:
-        """The ids of ``labels``, those not known yet inserted and read in one go each."""
-        ids = self._ids
-        new = [label for label in labels if ("labels", label) not in ids]
-        if new:  # a chunk's new candidates: two statements, not two per candidate
-            conn.executemany("INSERT OR IGNORE INTO labels (candidate_id, params) VALUES (?, ?)",
-                             new)  # fmt: skip
-            wanted = set(new)
-            for start in range(0, len(new), 500):
-                part = [c for c, _ in new[start : start + 500]]
-                query = (f"SELECT id, candidate_id, params FROM labels WHERE candidate_id "
-                         f"IN ({', '.join('?' * len(part))})")  # fmt: skip
-                for id_, candidate_id, params in conn.execute(query, part):
-                    if (candidate_id, params) in wanted:
-                        ids[("labels", (candidate_id, params))] = int(id_)
-        return [ids[("labels", label)] for label in labels]
+        """The ids of ``labels``, inserted where new: two statements a chunk, not two a label.
+
+        Kept by candidate index (:meth:`_candidate_label_ids`), not by their text: the
+        texts of a million-unit run's candidates are in its plan already.
+        """
+        conn.executemany("INSERT OR IGNORE INTO labels (candidate_id, params) VALUES (?, ?)",
+                         labels)  # fmt: skip
+        wanted, found = set(labels), {}
+        for start in range(0, len(labels), 500):
+            part = [c for c, _ in labels[start : start + 500]]
+            query = (f"SELECT id, candidate_id, params FROM labels WHERE candidate_id "
+                     f"IN ({', '.join('?' * len(part))})")  # fmt: skip
+            for id_, candidate_id, params in conn.execute(query, part):
+                if (candidate_id, params) in wanted:
+                    found[(candidate_id, params)] = int(id_)
+        return [found[label] for label in labels]
 
     def _env_ids(
         self, conn: sqlite3.Connection, codes: Sequence[tuple[bytes, Environment]]
