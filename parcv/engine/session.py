@@ -100,11 +100,21 @@ __all__ = [
 _log = START_LOG
 
 
-def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
-    """Describe a plan in plain JSON, enough to rebuild its results from a store."""
+def plan_meta(
+    plan: Plan, kind: str, digest: str, labels: Sequence[tuple[str, str]] | None = None
+) -> dict[str, str]:
+    """Describe a plan in plain JSON, enough to rebuild its results from a store.
+
+    ``labels``: the candidates' ids and parameters' JSON (:func:`params_json`), as the
+    store keeps them: their text is written into the description as it is, the same text
+    as the candidates' dicts would give, without building a dict per candidate (a million-
+    unit run's 220,000, whose memory the driver kept for the rest of the run).
+    """
     selection = plan.selection
     description = {
-        "candidates": [
+        "candidates": []
+        if labels is not None
+        else [
             {"index": c.index, "id": c.id, "params": params_plain(c.params)}
             for c in plan.candidates
         ],
@@ -148,8 +158,23 @@ def plan_meta(plan: Plan, kind: str, digest: str) -> dict[str, str]:
         "parcv_version": __version__,
         "kind": kind,
         "created": repr(time.time()),
-        "plan": json.dumps(description),
+        "plan": json.dumps(description)
+        if labels is None
+        else _with_candidates(json.dumps(description), plan.candidates, labels),
     }
+
+
+def _with_candidates(
+    text: str, candidates: Sequence[Any], labels: Sequence[tuple[str, str]]
+) -> str:
+    """A description's JSON with its (empty) candidates written from their labels' JSON."""
+    head = '{"candidates": []'
+    assert text.startswith(head)  # the first entry of plan_meta's description
+    entries = ", ".join(
+        f'{{"index": {c.index}, "id": {json.dumps(cid)}, "params": {params}}}'
+        for c, (cid, params) in zip(candidates, labels, strict=True)
+    )
+    return f'{{"candidates": [{entries}]' + text[len(head) :]
 
 
 def _plan_folds(plan: Plan) -> list[tuple[int | None, int | None, Any, Any]]:
@@ -549,7 +574,7 @@ def _open(
         return open_store(None, {}, [], labels=())
     labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
     meta = options.pop("meta", None) or plan_meta(
-        plan, kind, fingerprint(plan, data, tokenizer=tokenizer)
+        plan, kind, fingerprint(plan, data, tokenizer=tokenizer), labels
     )
     target = data.y if plan.predictions else None
     return open_store(store, meta, _plan_folds(plan), labels=labels, key_of=keys.key,

@@ -63,5 +63,30 @@ def test_params_json_text_is_unchanged_and_plain_is_its_round_trip(params):
     assert params_json(params) == before
     loaded, plain = json.loads(before), params_plain(params)
     assert list(plain) == list(loaded)
-    assert json.dumps(plain) == json.dumps(loaded)
+    assert json.dumps(plain) == json.dumps(loaded) == params_json(params)  # as plan_meta writes
     assert [type(v) for v in plain.values()] == [type(v) for v in loaded.values()]
+
+
+def test_a_plan_described_from_its_labels_json_is_the_text_its_candidates_dicts_give():
+    # A store's plan description writes each candidate's parameters from the JSON its
+    # labels already hold, without a dict per candidate: byte for byte the same text.
+    from sklearn.linear_model import Ridge
+
+    from parcv.engine.session import plan_meta
+    from parcv.plan.build import build_plan
+    from parcv.plan.data import check_dataset
+
+    rng = np.random.default_rng(0)
+    data = check_dataset(rng.normal(size=(30, 3)), rng.normal(size=30))
+    space = [{"alpha": [0.5, np.float64(1e-300), float("nan"), 2**70],
+              "solver": ["auto", "s\u00e9"]},
+             {"alpha": [np.float32(0.25)], "fit_intercept": [False, np.bool_(True)]},
+             {"alpha": [1.0], "positive": [None]}]  # fmt: skip
+    plan = build_plan(Ridge(), space, data, inner=3, outer=2)
+    labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
+    whole, spliced = plan_meta(plan, "nested", "d"), plan_meta(plan, "nested", "d", labels)
+    assert len(plan.candidates) == 11
+    assert spliced["plan"] == whole["plan"]
+    assert {k: v for k, v in spliced.items() if k != "created"} == {
+        k: v for k, v in whole.items() if k != "created"
+    }
