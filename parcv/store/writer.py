@@ -105,7 +105,7 @@ class Store:
     # The run the store is open for: its chunks are its units (see parcv.store.chunks).
     run: int = 0
     _ids: dict[tuple[str, Any], int] = field(default_factory=dict, repr=False)
-    # Per plan id, each candidate's label id once known (-1: not yet): a chunk's from one take.
+    # Per plan id, each candidate's label id once known (-1: not yet), by candidate index.
     _label_of: dict[int, NDArray[np.int64]] = field(default_factory=dict, repr=False)
     _envs: dict[int, Environment | None] = field(default_factory=dict, repr=False)
     # Per plan id: its labels, content keys, identities and block keys (plan 0's: the fields
