@@ -76,7 +76,7 @@ from parcv.store.checks import check_store
 from parcv.store.lock import lock_store
 from parcv.store.messages import kept_kinds
 from parcv.store.readers import read_kept, read_records, read_rounds, read_stored_kinds
-from parcv.store.rows import RoundRow, params_json, params_plain
+from parcv.store.rows import CandidateLabels, RoundRow, params_plain
 from parcv.store.schema import reading
 from parcv.store.writer import Store, store_session
 from parcv.strategies.strategy import (
@@ -197,7 +197,7 @@ class _Rounds:
         pid = self.driver.executor.add_plan(plan)
         run.pid = pid
         keys = content_keys(plan, data, tokenizer=self.tokenizer)
-        labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
+        labels = CandidateLabels(plan.candidates)
         self.st.add_plan(pid, labels=labels, key_of=keys.key, folds=_plan_folds(plan),
                          partitions=_plan_partitions(plan), round=round_row,
                          identity_of=keys.identity, block_keys=keys.block_keys)  # fmt: skip

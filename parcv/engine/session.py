@@ -70,7 +70,7 @@ from parcv.store.readers import (
     read_store,
     read_unidentified,
 )
-from parcv.store.rows import params_json, params_plain
+from parcv.store.rows import CandidateLabels, params_plain
 from parcv.store.trust import TAG_PREFIX, key_path, model_tag, user_key, verify_tag
 from parcv.store.writer import Store, retag_models, store_session
 
@@ -572,7 +572,7 @@ def _open(
 ) -> Store:  # fmt: skip
     if store is None:  # nothing persists: no fingerprint, description or fold blobs needed
         return open_store(None, {}, [], labels=())
-    labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
+    labels = CandidateLabels(plan.candidates)
     meta = options.pop("meta", None) or plan_meta(
         plan, kind, fingerprint(plan, data, tokenizer=tokenizer), labels
     )

