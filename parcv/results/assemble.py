@@ -25,7 +25,12 @@ from parcv.results.aggregate import (
 from parcv.results.criteria_table import build_criteria_table, criteria_choices
 from parcv.results.objects import CVResult, FinalModel, NestedResult, SearchResult
 from parcv.results.predictions import StoredPredictions, stored_predictions
-from parcv.results.summary import selection_stability, summarize_rows, summarize_scores
+from parcv.results.summary import (
+    ScoreSummary,
+    selection_stability,
+    summarize_rows,
+    summarize_scores,
+)
 from parcv.stats.intervals import CVInterval, bbc_cv, naive_cv_interval, ncv_interval
 
 __all__ = [
@@ -258,7 +263,8 @@ def make_search_result(
         else {k: r for k, r in records.items() if r.unit.outer is None}
     )
     n_splits = len(plan.inner_folds[None])
-    summaries = {  # from cv_results_'s split columns: fold_scores again would read every record
+    # From cv_results_'s split columns: fold_scores again would read every record.
+    summaries: dict[str, Sequence[ScoreSummary]] = {
         name: summarize_rows(_split_scores(cv_results, plan.scoring.suffix(name), n_splits))
         for name in plan.scoring.scorers
     }

@@ -394,7 +394,7 @@ class SearchResult(Exportable):
     final_model: FinalModel = field(repr=False)
     n_splits_: int
     refit_metric: str
-    summaries: dict[str, list[ScoreSummary]] = field(repr=False)
+    summaries: dict[str, Sequence[ScoreSummary]] = field(repr=False)
     records: Sequence[Record] = field(repr=False)
     failures: FailureSummary = field(repr=False)
     warning_counts: dict[str, dict[str, int]] = field(repr=False)

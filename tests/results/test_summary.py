@@ -1,12 +1,22 @@
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from parcv.results.summary import Selection, rank_means, select_candidate, summarize_scores
+from parcv.results.summary import (
+    ScoreSummary,
+    Selection,
+    rank_means,
+    select_candidate,
+    summarize_rows,
+    summarize_scores,
+)
 
 finite = st.floats(-1e6, 1e6, allow_nan=False)
 
@@ -22,6 +32,28 @@ def test_variance_of_mean_is_seed_004_formula_and_non_negative(scores):
     )
     assert s.var_mean == pytest.approx(np.var(scores, ddof=1) / k, rel=1e-9, abs=1e-9)
     assert s.std == pytest.approx(np.std(scores), rel=1e-9, abs=1e-9)
+
+
+@given(arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 4)),
+              elements=st.floats(-1e6, 1e6) | st.just(np.nan)))  # fmt: skip
+def test_summarized_rows_read_as_the_list_of_each_rows_summary(scores):
+    # The summaries a search result keeps per metric: one per candidate, as the list of
+    # summarize_scores() of each row, however read (index, slice, order, pickle, repr).
+    rows = summarize_rows(scores)
+    each = [summarize_scores(row) for row in scores]
+    as_text = [repr(s) for s in each]  # NaN != NaN: compared as text
+    assert len(rows) == len(each)
+    assert [repr(s) for s in rows] == as_text
+    assert [repr(rows[i]) for i in range(-len(rows), len(rows))] == as_text * 2
+    assert [repr(s) for s in rows[1::2]] == as_text[1::2]
+    assert all(type(s) is ScoreSummary and type(s.mean) is float for s in rows)
+    for back in (pickle.loads(pickle.dumps(rows)), copy.deepcopy(rows)):
+        assert type(back) is list and [repr(s) for s in back] == as_text
+    assert repr(rows) == repr(each)
+    if scores.shape[1] > 1 and not np.isnan(scores).any():  # NaN: unequal to itself
+        assert rows == each and each == rows
+    with pytest.raises(IndexError):
+        rows[len(rows)]
 
 
 def test_single_fold_has_undefined_variance():
