@@ -30,6 +30,39 @@ def start_loopback_cluster(n_workers: int, **options: object) -> object:
     )
 
 
+# What a Dask worker of the tests' clusters imports before its first task: distributed's
+# own list (distributed.utils.get_mp_context) and parcv's worker code with scikit-learn.
+_DASK_WORKER_PRELOAD = [
+    "distributed", "numpy", "pandas", "cloudpickle", "msgpack", "toolz", "tornado",
+    "sklearn.base", "parcv.engine.work", "parcv.engine.backends._dask_executor",
+]  # fmt: skip
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _dask_workers_forked_from_a_server():
+    """The Dask clusters a test starts in its process fork their workers from one server.
+
+    Spawned (Dask's default), each worker is a fresh interpreter that imports distributed,
+    scikit-learn and parcv's worker code: 4.8 to 6.7 s of CPU each on a 2-core machine,
+    for every worker a test starts, kills or restarts. Forked from a server that imported
+    them once (as Dask's own test suite does), a worker is ready at once; what the tests
+    check of workers (their deaths, restarts, memory limits, the data they receive) is
+    that of any worker process. ``tests/engine/test_dask.py`` alone took 139 s of CPU
+    spawned, 55 s forked. Clusters started by a process of their own (``parcv run``,
+    ``dask worker``) spawn theirs, as a user's do.
+    """
+    try:
+        import dask
+        from distributed.utils import get_mp_context
+    except ImportError:  # no Dask: its tests skip
+        yield
+        return
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        # distributed names its server's modules at its first call, and never again.
+        get_mp_context().set_forkserver_preload(_DASK_WORKER_PRELOAD)
+        yield
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _own_model_key(tmp_path_factory):
     """The session's model key in a folder of its own, never the user's (parcv.store.trust).
