@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import sqlite3
 import struct
 import time
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import Any, NoReturn
 
 import numpy as np
@@ -121,7 +124,7 @@ class CandidateLabels(Sequence[tuple[str, str]]):
         self.candidates = candidates
         texts = [params_json(c.params) for c in candidates]
         self._text = "".join(texts)
-        self._ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
+        self._ends = array("q", accumulate(len(t) for t in texts))  # read as Python ints
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -129,13 +132,16 @@ class CandidateLabels(Sequence[tuple[str, str]]):
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        i = range(len(self))[index]  # an IndexError past the end, as a tuple's
-        start = self._ends[i - 1] if i else 0
-        return self.candidates[i].id, self._text[start : self._ends[i]]
+        i, ends = operator.index(index), self._ends
+        if i < 0:
+            i += len(ends)
+        if not 0 <= i < len(ends):
+            raise IndexError(f"label index {index} out of range for {len(ends)} candidates")
+        return self.candidates[i].id, self._text[ends[i - 1] if i else 0 : ends[i]]
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
         start = 0
-        for c, end in zip(self.candidates, self._ends.tolist(), strict=True):
+        for c, end in zip(self.candidates, self._ends, strict=True):
             yield c.id, self._text[start:end]
             start = end
 
