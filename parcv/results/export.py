@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from parcv.results.summary import ScoreSummaries
+
 __all__ = ["Exportable", "jsonable"]
 
 
@@ -39,7 +41,7 @@ def jsonable(value: Any) -> Any:
         return value
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, ScoreSummaries)):  # a search's summaries: a list each
         return [jsonable(v) for v in value]
     if isinstance(value, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(value)

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from parcv.results.export import jsonable
 from parcv.results.summary import (
     ScoreSummary,
     Selection,
@@ -50,6 +51,7 @@ def test_summarized_rows_read_as_the_list_of_each_rows_summary(scores):
     for back in (pickle.loads(pickle.dumps(rows)), copy.deepcopy(rows)):
         assert type(back) is list and [repr(s) for s in back] == as_text
     assert repr(rows) == repr(each)
+    assert jsonable(rows) == jsonable(each)  # as results.json writes them
     if scores.shape[1] > 1 and not np.isnan(scores).any():  # NaN: unequal to itself
         assert rows == each and each == rows
     with pytest.raises(IndexError):
