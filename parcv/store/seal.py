@@ -73,11 +73,11 @@ def _table_digest(conn: sqlite3.Connection, table: str) -> str:
                     h.update(repr(value).encode() + b";")
             h.update(b"\n")
         return h.hexdigest()
-    if table == "meta":  # its plan description: a text of every candidate, read in pieces
-        _update_with_repr(h, cursor.fetchall())
-        return h.hexdigest()
     while batch := cursor.fetchmany(4096):
-        h.update(repr(batch).encode())  # a row's repr is exact: floats round-trip
+        if table == "meta":  # its plan description: a text of every candidate, in pieces
+            _update_with_repr(h, batch)
+        else:
+            h.update(repr(batch).encode())  # a row's repr is exact: floats round-trip
     return h.hexdigest()
 
 
