@@ -24,6 +24,7 @@ __all__ = [
     "readable_comparisons",
     "readable_criteria",
     "readable_failures",
+    "readable_candidate_labels",
     "readable_labels",
 ]
 
@@ -64,20 +65,43 @@ def readable_labels(params: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     exact: dict[str, Mapping[str, Any]] = {}
     for p in params:
         exact.setdefault(format_params(p), p)
+    return _readable(exact)
+
+
+def readable_candidate_labels(candidates: Iterable[Any]) -> dict[str, str]:
+    """:func:`readable_labels` of candidates (``label`` and ``params``), their labels as given."""
+    exact: dict[str, Mapping[str, Any]] = {}
+    for c in candidates:
+        exact.setdefault(c.label, c.params)
+    return _readable(exact)
+
+
+def _readable(exact: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Each label's readable text, ``exact`` mapping the labels to their parameters.
+
+    Each round gives one more digit to every label that reads as another, until
+    none does (exact at the end, so it ends). Only the texts a round touched can
+    read alike after it: a 220,000-candidate grid needs a few rounds, and
+    grouping every text again in each took seconds.
+    """
     digits = dict.fromkeys(exact, SIGNIFICANT_DIGITS)
     shown = {label: _label(p, SIGNIFICANT_DIGITS) for label, p in exact.items()}
-    while True:
-        alike: dict[str, list[str]] = {}
-        for label, text in shown.items():
-            alike.setdefault(text, []).append(label)
-        clashes = [labels for labels in alike.values() if len(labels) > 1]
-        if not clashes:
-            return shown
-        # One more digit for each label that reads as another; exact at the end, so it ends.
-        for labels in clashes:
+    alike: dict[str, list[str]] = {}
+    for label, text in shown.items():
+        alike.setdefault(text, []).append(label)
+    clashes = [text for text, labels in alike.items() if len(labels) > 1]
+    while clashes:
+        # Every label of a clash moves on at once, as in one pass over all the texts.
+        groups = [alike.pop(text) for text in clashes]
+        touched: dict[str, None] = {}
+        for labels in groups:
             for label in labels:
                 digits[label] = min(digits[label] + 1, _EXACT)
-                shown[label] = _label(exact[label], digits[label])
+                shown[label] = now = _label(exact[label], digits[label])
+                alike.setdefault(now, []).append(label)
+                touched[now] = None
+        clashes = [text for text in touched if len(alike[text]) > 1]
+    return shown
 
 
 def _label(params: Mapping[str, Any], digits: int) -> str:

@@ -483,7 +483,7 @@ class SearchResult(Exportable):
         >>> r.readable_labels
         {'alpha=0.123456789': 'alpha=0.1235', 'alpha=10.0': 'alpha=10.0'}
         """
-        return labels.readable_labels(c.params for c in self.candidates)
+        return labels.readable_candidate_labels(self.candidates)
 
     def readable_label(self, candidate: int) -> str:
         """The readable label of the candidate at index ``candidate`` (:attr:`readable_labels`)."""
