@@ -227,10 +227,7 @@ def load_saved_model(store: str | Path, ckey: str | None = None) -> Any:
     path = Path(store)
     entry = read_model_entry(path, ckey)
     if entry is None:
-        raise ModelNotAvailableError(
-            f"store {str(path)!r} keeps no fitted final model (the run did not save one). "
-            f"{_REFIT_HOW}"
-        )
+        raise _no_saved_model(path)
     file, tag = entry
     model = _models_dir(path) / file
     if not model.is_file():
@@ -242,6 +239,12 @@ def load_saved_model(store: str | Path, ckey: str | None = None) -> Any:
     import joblib
 
     return joblib.load(model)
+
+
+def _no_saved_model(path: Path) -> ModelNotAvailableError:
+    return ModelNotAvailableError(
+        f"store {str(path)!r} keeps no fitted final model (the run did not save one). {_REFIT_HOW}"
+    )
 
 
 def _unverified(path: Path, model: Path, file: str, tag: str) -> str | None:
@@ -1186,7 +1189,7 @@ def final_model(path: Path, *, load_models: bool) -> FinalModel:
 
 def _lazy_model(path: Path) -> FinalModel:
     if read_model_entry(path) is None:
-        load_saved_model(path)  # raises: says there is no model and how to get one
+        raise _no_saved_model(path)  # says there is no model and how to get one
     return FinalModel(loader=partial(load_saved_model, path))
 
 

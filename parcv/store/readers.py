@@ -31,6 +31,7 @@ from parcv.store.chunks import (
     StoredKeys,
     as_keys,
     find,
+    first_key_of_kind,
     read_chunks,
     read_run_units,
     read_started,
@@ -424,11 +425,10 @@ def read_model_entry(path: Path, ckey: str | None = None) -> tuple[str, str] | N
                 return None
             stored = row[0]
         elif ckey is None:
-            units = read_run_units(conn)
-            if "final" not in units.kinds:
+            final = first_key_of_kind(conn, "final")
+            if final is None:
                 return None
-            final = np.flatnonzero(units.kind == units.kinds.index("final"))
-            stored = units.keys[final[0]].tobytes()
+            stored = final
         else:
             stored = ckey if _is_schema_2(conn) else ckey_blob(ckey)
         row = conn.execute("SELECT file, sha256 FROM models WHERE ckey = ?", (stored,)).fetchone()

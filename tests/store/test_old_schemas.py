@@ -126,3 +126,25 @@ def test_a_store_of_a_newer_schema_is_refused_naming_its_version(tmp_path):
     with pytest.raises(parcv.PlanMismatchError, match=r"store schema 7"):
         _sweep(store, resume=True)
     assert store.read_bytes() == before
+
+
+@pytest.mark.parametrize("schema", ["3", "4", "4_halving", "4_nested_halving", "5", "now"])
+def test_the_first_unit_of_a_kind_is_the_one_read_with_every_unit(schema, tmp_path):
+    # read_model_entry finds a run's final unit by its kind alone: the key of the first
+    # unit of that kind among all the units read (a million units took half a second).
+    from parcv.store.chunks import first_key_of_kind, read_run_units
+
+    if schema == "now":
+        store = tmp_path / "run.sqlite"
+        _sweep(store=store)
+    else:
+        store = _copy(schema, tmp_path)
+    with closing(sqlite3.connect(store)) as conn:
+        units = read_run_units(conn)
+        assert "final" in units.kinds or schema.endswith("halving")
+        for kind in [*units.kinds, "no such kind"]:
+            at = (
+                np.flatnonzero(units.kind == units.kinds.index(kind)) if kind in units.kinds else []
+            )
+            expected = units.keys[at[0]].tobytes() if len(at) else None
+            assert first_key_of_kind(conn, kind) == expected, kind
