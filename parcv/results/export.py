@@ -41,8 +41,10 @@ def jsonable(value: Any) -> Any:
         return value
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, ScoreSummaries)):  # a search's summaries: a list each
+    if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
+    if isinstance(value, ScoreSummaries):  # a search's summaries: a list each
+        return value.json_rows()
     if isinstance(value, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(value)
         if value.ndim == 1:  # cv_results_ columns: convert the data in one call

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -141,6 +142,13 @@ class ScoreSummaries(Sequence[ScoreSummary]):
         n = self._n
         for m, s, v, e in zip(*(c.tolist() for c in columns), strict=True):
             yield ScoreSummary(m, s, v, e, n)
+
+    def json_rows(self) -> list[dict[str, float | int | None]]:
+        """Each summary's ``to_dict()``, NaN and infinity as None: as JSON writes the list."""
+        n = self._n
+        columns = [[v if math.isfinite(v) else None for v in c.tolist()] for c in self._columns]
+        return [{"mean": m, "std": s, "var_mean": v, "se": e, "n": n}
+                for m, s, v, e in zip(*columns, strict=True)]  # fmt: skip
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (ScoreSummaries, list, tuple)):
