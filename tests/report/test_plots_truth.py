@@ -94,6 +94,9 @@ def test_a_curve_of_many_candidates_draws_a_band_not_error_bars():
     assert not ax.containers  # no error bars ...
     assert any(isinstance(c, PolyCollection) for c in ax.collections)  # ... a ± se band
     assert any(t.get_text().endswith(", ± se") for t in ax.get_legend().get_texts())
+    # Its legend beside the axes: placed "best", it is tried against every point drawn.
+    FigureCanvasAgg(ax.figure).draw()
+    assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1
 
 
 def _drawn_figures(result):
