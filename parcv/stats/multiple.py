@@ -496,22 +496,23 @@ def _corrected_t_vs_best(
     quantile = t_quantile(0.5 + confidence / 2.0, float(n_folds - 1))  # as t_interval does
     low, high = mean - quantile * se, mean + quantile * se
     p_value = np.minimum(1.0, 2.0 * special.stdtr(n_folds - 1, -np.abs(statistic)))
+    columns = (statistic, p_value, mean, low, high, se)
     return [
         TestResult(
             test="corrected_t",
-            statistic=float(statistic[i]),
-            p_value=float(p_value[i]),
+            statistic=t,
+            p_value=p,
             probabilities=None,
-            mean_difference=float(mean[i]),
-            ci_low=float(low[i]),
-            ci_high=float(high[i]),
+            mean_difference=m,
+            ci_low=lo,
+            ci_high=hi,
             confidence=confidence,
             n=n_folds,
             df=float(n_folds - 1),
             assumptions=CORRECTED_T_ASSUMPTIONS,
             name_a=names[best],
             name_b=names[other],
-            details={"standard_error": float(se[i])},
-        )
-        for i, other in enumerate(others)
+            details={"standard_error": e},
+        )  # Python floats, as float() of each element gives
+        for other, t, p, m, lo, hi, e in zip(others, *(c.tolist() for c in columns), strict=True)
     ]
