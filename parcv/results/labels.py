@@ -108,6 +108,9 @@ def _label(params: Mapping[str, Any], digits: int) -> str:
     """The label of one candidate with its floats at ``digits`` significant digits."""
     if digits >= _EXACT or not params:
         return format_params(params)
+    if len(params) == 1:  # a grid of one parameter: 220,000 labels, each made in a few rounds
+        ((name, value),) = params.items()
+        return f"{name}={_text(value if type(value) is float else _plain(value), digits)}"
     return ", ".join(f"{name}={_text(_plain(params[name]), digits)}" for name in sorted(params))
 
 
@@ -118,7 +121,7 @@ def _plain(value: Any) -> Any:
 
 def _text(value: Any, digits: int) -> str:
     """``repr(value)`` with its floats (also in a tuple, list or dict) rounded."""
-    if isinstance(value, float):
+    if type(value) is float or isinstance(value, float):
         rounded = f"{value:.{digits}g}"
         exact = not math.isfinite(value) or float(rounded) == value
         return repr(value) if exact else rounded
