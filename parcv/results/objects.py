@@ -336,28 +336,6 @@ _COMPARISON_COLUMNS = (
 )  # fmt: skip
 
 
-def _columns(table: dict[str, Any]) -> dict[str, Any]:
-    """A best-vs-rest table as columns: one list per value, the shared values once.
-
-    With thousands of candidates, a dict per row repeating the test's
-    assumptions made up most of results.json.
-    """
-    if not table["rows"]:
-        return table
-    rows = table["rows"]["comparisons"]
-    tested = next((r for r in rows if r.get("p_value") is not None), rows[0])
-    return {
-        "test": table["test"],
-        "best": table["best"],
-        "alpha": table["rows"]["alpha"],
-        "confidence": tested.get("confidence"),
-        "n_folds": tested.get("n"),
-        "assumptions": tested.get("assumptions"),
-        **({"left_out": table["left_out"]} if table.get("left_out") else {}),
-        "columns": {name: [r.get(name) for r in rows] for name in _COMPARISON_COLUMNS},
-    }
-
-
 @dataclass(frozen=True, repr=False)
 class SearchResult(Exportable):
     """Select and refit: candidates scored by CV on all data, best refitted.
@@ -670,16 +648,50 @@ class SearchResult(Exportable):
             self._comparisons["text"] = named.to_text()
         return table if not table["rows"] else {**table, "text": self._comparisons["text"]}
 
+    def comparison_columns(self) -> dict[str, Any]:
+        """:meth:`comparison_table` as results.json writes it: each value of the rows as a
+        list, and the values every row shares (test, alpha, folds, assumptions) once.
+
+        ``{"test", "rows": [], "note"}`` when there is no table, as
+        ``comparison_table()``. Made from the tests without a dict per row: with
+        thousands of candidates, those rows took more memory than the tests.
+        """
+        found = self._found_comparisons()
+        if "table" not in found:
+            return {"test": "corrected_t", "rows": [], "note": found["note"]}
+        if "columns" not in found:
+            table = found["table"]
+            columns = table.columns([*_COMPARISON_COLUMNS, "confidence", "n", "assumptions"])
+            tested = next((i for i, p in enumerate(columns["p_value"]) if p is not None), 0)
+            found["columns"] = {
+                "test": "corrected_t",
+                "best": table.best,
+                "alpha": table.alpha,
+                "confidence": columns["confidence"][tested],
+                "n_folds": columns["n"][tested],
+                "assumptions": columns["assumptions"][tested],
+                **({"left_out": table.left_out} if table.left_out else {}),
+                "columns": {name: columns[name] for name in _COMPARISON_COLUMNS},
+            }
+        written: dict[str, Any] = found["columns"]
+        return written
+
     def _comparison_rows(self) -> dict[str, Any]:
-        """``comparison_table()`` without its text: results.json keeps the rows only."""
-        if "rows" not in self._comparisons:
-            self._comparisons.update(self._comparison_table())
-        rows = self._comparisons["rows"]
-        if not rows:
-            return {"test": "corrected_t", "rows": [], "note": self._comparisons["note"]}
-        table = self._comparisons["table"]
+        """``comparison_table()`` without its text."""
+        found = self._found_comparisons()
+        if "table" not in found:
+            return {"test": "corrected_t", "rows": [], "note": found["note"]}
+        table = found["table"]
+        if "rows" not in found:
+            found["rows"] = table.to_dict()
         left_out = {"left_out": table.left_out} if table.left_out else {}
-        return {"test": "corrected_t", "best": table.best, "rows": rows, **left_out}
+        return {"test": "corrected_t", "best": table.best, "rows": found["rows"], **left_out}
+
+    def _found_comparisons(self) -> dict[str, Any]:
+        """The best-vs-rest table (``"table"``), or why there is none (``"note"``), once."""
+        if "table" not in self._comparisons and "note" not in self._comparisons:
+            self._comparisons.update(self._comparison_table())
+        return self._comparisons
 
     def _comparison_table(self) -> dict[str, Any]:
         if len(self.candidates) < 2:
@@ -692,7 +704,7 @@ class SearchResult(Exportable):
             if marked is None:
                 return {"rows": [], "note": str(err)}
             table = marked
-        return {"table": table, "rows": table.to_dict()}
+        return {"table": table}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: per candidate scores, ranks and tests, and the selection.
@@ -705,7 +717,7 @@ class SearchResult(Exportable):
             "fast_cv": self.fast_cv,
             "notes": self.notes,
             "criteria": None if self.criteria_table is None else self.criteria_table.to_dict(),
-            "comparisons": _columns(self.comparison_table(text=False)),
+            "comparisons": self.comparison_columns(),
             "best_index": self.best_index_,
             "best_params": self.best_params_,
             "best_score": self.best_score_,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,6 +191,14 @@ class TestResult:
             "details": dict(self.details),
             "assumptions": self.assumptions,
         }
+
+
+# The keys of TestResult.to_dict(), and those it writes as the field itself.
+_TEST_RESULT_KEYS = frozenset({
+    "test", "name_a", "name_b", "statistic", "p_value", "probabilities", "mean_difference",
+    "ci_low", "ci_high", "confidence", "n", "df", "decision", "details", "assumptions",
+})  # fmt: skip
+_PLAIN_FIELDS = _TEST_RESULT_KEYS - {"probabilities", "df", "details"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -507,6 +515,36 @@ class ComparisonTable:
             "left_out": self.left_out,
             "comparisons": rows,
         }
+
+    def columns(self, names: Sequence[str]) -> dict[str, list[JsonValue]]:
+        """The rows of :meth:`to_dict` as columns: ``name`` to each row's ``row.get(name)``.
+
+        Read from the results without a dict per row: a table of 220,000 pairs
+        took 200 MB as rows.
+
+        Examples
+        --------
+        >>> from parcv.stats import compare_all
+        >>> compare_all({"a": [1.0, 2.0], "b": [0.0, 1.5]}).columns(["name_b", "rejected"])
+        {'name_b': ['b'], 'rejected': [False]}
+        """
+        undefined = [{**u.to_dict(), self.adjusted_column: None, "rejected": None}
+                     for u in self.undefined]  # fmt: skip
+        out: dict[str, list[JsonValue]] = {}
+        for name in names:
+            found: list[JsonValue]
+            if name == self.adjusted_column:
+                found = list(self.adjusted_p_values)
+            elif name == "rejected":
+                found = list(self.rejected)
+            elif name in _PLAIN_FIELDS:
+                found = [getattr(r, name) for r in self.results]
+            elif name in _TEST_RESULT_KEYS:  # the rest of a row as to_dict() writes it
+                found = [r.to_dict()[name] for r in self.results]
+            else:
+                found = [None] * len(self.results)
+            out[name] = found + [row.get(name) for row in undefined]
+        return out
 
     def to_frame(self) -> Any:
         """Return the table as a pandas DataFrame, one row per pair.

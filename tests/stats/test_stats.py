@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import itertools
 import json
@@ -810,3 +811,30 @@ def test_corrected_ttest_keeps_type_one_error_near_alpha_on_repeated_kfold(recor
     assert rates["naive"] >= 0.25
     assert rates["naive"] >= 3 * max(rates["corrected"], 0.01)
     assert abs(rates["corrected"] - 0.05) < abs(rates["naive"] - 0.05)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(2, 5).flatmap(lambda k: st.lists(
+        st.lists(st.floats(-10, 10), min_size=3, max_size=3), min_size=k, max_size=k)),
+    st.sampled_from(["paired_t", "corrected_t", "bayesian_correlated_t"]),
+    st.sampled_from(["holm", "bonferroni", None]),
+    st.integers(0, 2),
+)  # fmt: skip
+def test_a_tables_columns_are_its_rows_values(scores, test, correction, n_undefined):
+    # results.json and the report read a best-vs-rest table as columns, made without a
+    # dict per row: each column is what the rows of to_dict() hold, undefined rows too.
+    named = {f"c{i}": row for i, row in enumerate(scores)}
+    options = {"n_train": 8, "n_test": 2} if test != "paired_t" else {}
+    try:
+        table = parcv.stats.compare_all(named, test, correction=correction, **options)
+    except ValueError:
+        assume(False)  # a pair the test refuses (equal scores): not a table
+    undefined = tuple(parcv.stats.result.UndefinedComparison(test, "c0", f"u{i}", 0.0, 3,
+                                                             "identical fold scores")
+                      for i in range(n_undefined))  # fmt: skip
+    table = dataclasses.replace(table, undefined=undefined)
+    rows = table.to_dict()["comparisons"]
+    names = sorted({name for row in rows for name in row} | {"note", "p_holm", "not a key"})
+    want = {name: [row.get(name) for row in rows] for name in names}
+    assert json.dumps(table.columns(names), sort_keys=True) == json.dumps(want, sort_keys=True)
