@@ -6,10 +6,10 @@ import math
 import re
 import string
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 
@@ -427,11 +427,12 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
         ]
     if "columns" not in table:
         return [*lines, table.get("note", ""), ""]
-    rows = _Rows(table["columns"])
-    shown = list(rows)
-    if len(rows) > limit:  # the closest competitors: the rest is in results.json
-        difference = table["columns"]["mean_difference"]
-        shown = [rows[i] for i in sorted(range(len(rows)), key=difference.__getitem__)[:limit]]
+    columns = table["columns"]
+    n_rows = len(columns["name_b"])
+    order: Iterable[int] = range(n_rows)
+    if n_rows > limit:  # the closest competitors: the rest is in results.json
+        order = sorted(order, key=columns["mean_difference"].__getitem__)[:limit]
+    shown = [_row(columns, i) for i in order]
     # The best is named once: its label (a model family's can be long) on every row would
     # push the numbers off the page.
     names = _names(result)
@@ -453,36 +454,17 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
             f"[{num(r['ci_low'])}, {num(r['ci_high'])}] | {stat} | {p} | {holm} | "
             f"{_verdict(r)} |"
         )
-    if len(rows) > limit:
+    if n_rows > limit:
         lines.append(
-            f"| | | | | | | ... {len(rows) - limit} more (farther from the best) in results.json |"
+            f"| | | | | | | ... {n_rows - limit} more (farther from the best) in results.json |"
         )
     return [*lines, ""]
 
 
-class _Rows(Sequence[dict[str, Any]]):
-    """The rows of a best-vs-rest table's columns (``comparison_columns()``), each made when
-    read: a dict per row of 220,000 took 200 MB."""
-
-    def __init__(self, columns: dict[str, list[Any]]) -> None:
-        self._columns = columns
-        self._n = len(next(iter(columns.values())))
-
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, i: int) -> dict[str, Any]: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._n))]
-        if not -self._n <= i < self._n:
-            raise IndexError(i)
-        return {name: values[i] for name, values in self._columns.items()}
+def _row(columns: dict[str, list[Any]], i: int) -> dict[str, Any]:
+    """Row ``i`` of a best-vs-rest table's columns (``comparison_columns()``): made only for
+    the rows a text shows, where a dict per row of 220,000 took 200 MB."""
+    return {name: values[i] for name, values in columns.items()}
 
 
 def _labels(result: Result) -> list[str]:
@@ -851,7 +833,7 @@ def render_summary(result: CVResult | SearchResult | NestedResult, info: RunInfo
                     if is_tie(d, scale)]  # fmt: skip
             tested = [i for i, p in enumerate(columns["p_value"]) if p is not None]
             closest = min(tested or range(len(difference)), key=lambda i: abs(difference[i]))
-            first = _Rows(columns)[closest]
+            first = _row(columns, closest)
             holm = first["p_holm"]
             if tied:
                 lines.append(f"best is tied with {', '.join(tied)} (equal mean score)")

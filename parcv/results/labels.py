@@ -121,7 +121,7 @@ def _plain(value: Any) -> Any:
 
 def _text(value: Any, digits: int) -> str:
     """``repr(value)`` with its floats (also in a tuple, list or dict) rounded."""
-    if type(value) is float or isinstance(value, float):
+    if isinstance(value, float):
         rounded = f"{value:.{digits}g}"
         exact = not math.isfinite(value) or float(rounded) == value
         return repr(value) if exact else rounded
