@@ -427,6 +427,12 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
         ]
     if "columns" not in table:
         return [*lines, table.get("note", ""), ""]
+    return [*lines, *_best_vs_rest_rows(table, _names(result), limit), ""]
+
+
+def _best_vs_rest_rows(table: dict[str, Any], names: dict[str, str], limit: int) -> list[str]:
+    """The table of the best against the others (``comparison_columns()``), readable names:
+    at most ``limit`` rows, the closest competitors."""
     columns = table["columns"]
     n_rows = len(columns["name_b"])
     order: Iterable[int] = range(n_rows)
@@ -435,8 +441,7 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
     shown = [_row(columns, i) for i in order]
     # The best is named once: its label (a model family's can be long) on every row would
     # push the numbers off the page.
-    names = _names(result)
-    lines += [
+    lines = [
         f"Best: {names.get(table['best'], table['best'])}. Each row tests it against "
         "another candidate "
         "(mean diff: best minus other).",
@@ -458,7 +463,7 @@ def _significance(result: Result, limit: int = 15) -> list[str]:
         lines.append(
             f"| | | | | | | ... {n_rows - limit} more (farther from the best) in results.json |"
         )
-    return [*lines, ""]
+    return lines
 
 
 def _row(columns: dict[str, list[Any]], i: int) -> dict[str, Any]:
