@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = [
@@ -193,11 +193,8 @@ class TestResult:
         }
 
 
-# The keys of TestResult.to_dict(), and those it writes as the field itself.
-_TEST_RESULT_KEYS = frozenset({
-    "test", "name_a", "name_b", "statistic", "p_value", "probabilities", "mean_difference",
-    "ci_low", "ci_high", "confidence", "n", "df", "decision", "details", "assumptions",
-})  # fmt: skip
+# The keys of TestResult.to_dict() (every field), and those it writes as the field itself.
+_TEST_RESULT_KEYS = frozenset(f.name for f in fields(TestResult))
 _PLAIN_FIELDS = _TEST_RESULT_KEYS - {"probabilities", "df", "details"}
 
 
