@@ -401,10 +401,14 @@ def module_of(obj: Any) -> str | None:
 def _holding_module(obj: Any) -> str | None:
     """A loaded module that holds the object: under its name (public modules first), else
     under any name in the user's own modules."""
-    modules = [(m, mod) for m, mod in list(sys.modules.items()) if mod is not None]
+    # What a module's namespace holds, read from its dict: ``getattr`` would run a module's
+    # ``__getattr__`` (a lazy import, a deprecation shim) for every loaded module, milliseconds
+    # each and side effects besides, to find what its namespace does not hold.
+    modules = [(m, mod) for m, mod in list(sys.modules.items())
+               if isinstance(mod, types.ModuleType)]  # fmt: skip
     name = getattr(obj, "__name__", None)
     found = [m for m, mod in modules
-             if isinstance(name, str) and getattr(mod, name, None) is obj]  # fmt: skip
+             if isinstance(name, str) and vars(mod).get(name) is obj]  # fmt: skip
     found.sort(key=lambda m: (any(p.startswith("_") for p in m.split(".")), m.count("."), m))
     if found:
         return found[0]

@@ -488,8 +488,9 @@ class Tokenizer:
                 if id(obj) in seen:
                     continue
                 seen.add(id(obj))
-                modules += _homes(obj)
-                homes.update(_homes(obj))
+                found = _homes(obj)
+                modules += found
+                homes.update(found)
                 code_of = getattr(obj, "__code__", None)
                 if isinstance(code_of, types.CodeType):
                     names |= code_names(code_of)

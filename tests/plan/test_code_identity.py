@@ -286,6 +286,16 @@ def test_ufuncs_are_identified_by_their_importable_name_and_version():
     )
 
 
+def test_the_module_holding_a_ufunc_is_found_without_running_any_modules_getattr(monkeypatch):
+    asked: list[str] = []
+    lazy = types.ModuleType("parcv_test_lazy")  # a module whose __getattr__ makes anything
+    lazy.__getattr__ = lambda name: asked.append(name) or scipy.special.expit  # type: ignore
+    monkeypatch.setitem(sys.modules, "parcv_test_lazy", lazy)
+    # A ufunc has no __module__: it is found in the modules that hold it, not made by one.
+    assert code.module_of(scipy.special.expit) == "scipy.special"
+    assert asked == []
+
+
 def test_compiled_code_outside_any_distribution_is_refused_by_name(user_modules):
     loose = np.frompyfunc(lambda v: v, 1, 1)  # a ufunc no module holds
     with pytest.raises(TokenError, match=r"names no module it comes from"):
