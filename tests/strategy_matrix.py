@@ -23,7 +23,6 @@ runs every cell and prints the table.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
 import json
 import logging
@@ -31,6 +30,7 @@ import math
 import re
 import sys
 import time
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +40,8 @@ import numpy as np
 from scipy import stats as scipy_stats
 from scipy.stats import loguniform, uniform
 from sklearn.datasets import make_regression
+from sklearn.ensemble import GradientBoostingRegressor
+from sklearn.linear_model import ElasticNet, Ridge
 from sklearn.model_selection import KFold
 
 import parcv
@@ -102,10 +104,22 @@ USER_CLASSES = {
 }
 
 
+_SKLEARN_CLASSES = {"Ridge": Ridge, "ElasticNet": ElasticNet,
+                    "GradientBoostingRegressor": GradientBoostingRegressor}  # fmt: skip
+
+
 def estimator(name: str, *, user_code: bool = False, **params: Any) -> Any:
-    """A case's estimator: scikit-learn's class, or its subclass in the user's module."""
-    module, _, attr = (USER_CLASSES if user_code else CLASSES)[name].rpartition(".")
-    return getattr(importlib.import_module(module), attr)(**params)
+    """A case's estimator: scikit-learn's class, or its subclass in the user's module.
+
+    Both by plain imports: a module of the ``tests`` package that imported by computed
+    names would make every run whose code reaches the package count every loaded module
+    of the tests (parcv's identity analysis), seconds per run in a test process.
+    """
+    if not user_code:
+        return _SKLEARN_CLASSES[name](**params)
+    import matrixmod  # the user's module beside their spec (see write_module)
+
+    return getattr(matrixmod, USER_CLASSES[name].rpartition(".")[2])(**params)
 
 
 def spec_estimator(case: Any, *, user_code: bool = False) -> str:
@@ -429,16 +443,11 @@ def own_cases() -> list[Case]:
     ]
 
 
-def strategy_classes() -> dict[str, type]:
-    """Every strategy class parcv ships: the classes of ``parcv.strategies`` that implement
-    the contract (``start``, ``schedule``, ``config`` and a ``name``)."""
-    import pkgutil
-
-    import parcv.strategies as package
-
+def strategy_classes(modules: list[types.ModuleType]) -> dict[str, type]:
+    """The strategy classes ``modules`` (those of ``parcv.strategies``) define: the classes
+    that implement the contract (``start``, ``schedule``, ``config`` and a ``name``)."""
     found: dict[str, type] = {}
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+    for module in modules:
         for name, value in vars(module).items():
             if (isinstance(value, type) and value.__module__ == module.__name__
                     and not getattr(value, "_is_protocol", False)
@@ -448,10 +457,11 @@ def strategy_classes() -> dict[str, type]:
     return found
 
 
-def uncovered_strategies(cases: list[Case]) -> list[str]:
-    """Strategy classes of parcv that no case runs (each needs a row)."""
+def uncovered_strategies(cases: list[Case], modules: list[types.ModuleType]) -> list[str]:
+    """Strategy classes of parcv (in ``modules``: every module of ``parcv.strategies``,
+    imported by the caller) that no case runs (each needs a row)."""
     covered = {c for case in cases for c in case.covers}
-    return sorted(set(strategy_classes()) - covered)
+    return sorted(set(strategy_classes(modules)) - covered)
 
 
 # --- columns: the entry points ------------------------------------------------------
@@ -957,7 +967,7 @@ def consume_notes(cell: Cell) -> None:
     run = cell.run("notes", user_code=True)
     write_module(_module_folder(), edit=1)
     try:
-        importlib.reload(sys.modules["matrixmod"])
+        _import_again()
         spec = cell.entry.startswith("spec")
         where = run.store.parent.parent if spec else run.store.parent
         extra = ({"extra": ("--resume", "--rerun-triggers", "values")} if spec
@@ -965,11 +975,17 @@ def consume_notes(cell: Cell) -> None:
         resumed = run_entry(cell.case, cell.entry, cell.backend, where, user_code=True, **extra)
     finally:
         write_module(_module_folder(), edit=0)
-        importlib.reload(sys.modules["matrixmod"])
+        _import_again()
     notes = list(resumed.result.notes)
     assert notes, "a resume that kept records across a code change says so"
     if not spec:  # a spec's result is the one load gives
         assert list(parcv.load(resumed.store).notes) == notes
+
+
+def _import_again() -> None:
+    """The user's module imported afresh from its file, as the next process would."""
+    sys.modules.pop("matrixmod", None)
+    import matrixmod  # noqa: F401
 
 
 def _module_folder() -> Path:
