@@ -125,7 +125,8 @@ def test_console_problems_tell_theme_notes_from_errors():
     assert console_problems("\n".join([note, error, logged, other])) == [error, logged, other]
 
 
-def _open_in_chromium(page: Path, shot: Path) -> None:
+def _open_in_chromium(page: Path, shot: Path) -> str:
+    """Open the page and screenshot it; its DOM after its scripts ran."""
     url = page.as_uri()
     dom = dump_dom(url)
     assert dom.returncode == 0, dom.stderr
@@ -142,6 +143,7 @@ def _open_in_chromium(page: Path, shot: Path) -> None:
         assert path.is_file() and path.stat().st_size > 0, f"{page}: broken image {src}"
     done = screenshot(url, shot, "1300,1800")
     assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr
+    return dom.stdout
 
 
 def _run_in_page(page: Path, script: str, width: int = 1300) -> object:
@@ -249,6 +251,7 @@ def test_the_site_builds_with_warnings_as_errors_and_its_pages_open_cleanly(tmp_
     ) in api
     shots = keep / "docs-screenshots"
     shots.mkdir(parents=True, exist_ok=True)
+    doms = {}
     for page in (
         out / "index.html",
         out / "api" / "generated" / "parcv.search.html",
@@ -258,9 +261,10 @@ def test_the_site_builds_with_warnings_as_errors_and_its_pages_open_cleanly(tmp_
         guides[0],
         out / "theory.html",
     ):
-        _open_in_chromium(page, shots / f"{page.relative_to(out).as_posix().replace('/', '_')}.png")
+        name = page.relative_to(out).as_posix()
+        doms[name] = _open_in_chromium(page, shots / f"{name.replace('/', '_')}.png")
     # The formulas are typeset by the MathJax the site carries, with no internet.
-    assert dump_dom((out / "theory.html").as_uri()).stdout.count("<mjx-container") > 50
+    assert doms["theory.html"].count("<mjx-container") > 50
     # Copy buttons copy code without its prompts and output: a paste runs.
     _check_copy_buttons(out / "getting_started.html")
     # At 1300 px no code scrolls sideways and no equation is cut, on the pages a user reads.
