@@ -92,20 +92,16 @@ def write_module(folder: Path, edit: int = 0) -> str:
 
 #: The estimators of the cases: scikit-learn's own classes (the shortcut table holds for
 #: them), or their subclasses in the user's module (``user_code``) where a consumer edits it.
-CLASSES = {
-    "Ridge": "sklearn.linear_model.Ridge",
-    "ElasticNet": "sklearn.linear_model.ElasticNet",
-    "GradientBoostingRegressor": "sklearn.ensemble.GradientBoostingRegressor",
+CLASSES: dict[str, type] = {
+    "Ridge": Ridge,
+    "ElasticNet": ElasticNet,
+    "GradientBoostingRegressor": GradientBoostingRegressor,
 }
 USER_CLASSES = {
     "Ridge": "matrixmod.MatrixRidge",
     "ElasticNet": "matrixmod.MatrixNet",
     "GradientBoostingRegressor": "matrixmod.MatrixBoost",
 }
-
-
-_SKLEARN_CLASSES = {"Ridge": Ridge, "ElasticNet": ElasticNet,
-                    "GradientBoostingRegressor": GradientBoostingRegressor}  # fmt: skip
 
 
 def estimator(name: str, *, user_code: bool = False, **params: Any) -> Any:
@@ -116,16 +112,23 @@ def estimator(name: str, *, user_code: bool = False, **params: Any) -> Any:
     of the tests (parcv's identity analysis), seconds per run in a test process.
     """
     if not user_code:
-        return _SKLEARN_CLASSES[name](**params)
+        return CLASSES[name](**params)
     import matrixmod  # the user's module beside their spec (see write_module)
 
     return getattr(matrixmod, USER_CLASSES[name].rpartition(".")[2])(**params)
 
 
+def _public_path(cls: type) -> str:
+    """The dotted path a user writes for a scikit-learn class: its module's public part
+    (``sklearn.linear_model``, not ``sklearn.linear_model._ridge``) and its name."""
+    public = [p for p in cls.__module__.split(".") if not p.startswith("_")]
+    return ".".join([*public, cls.__name__])
+
+
 def spec_estimator(case: Any, *, user_code: bool = False) -> str:
     """The ``[estimator]`` table of a case's spec."""
     name, params = case.estimator
-    path = (USER_CLASSES if user_code else CLASSES)[name]
+    path = USER_CLASSES[name] if user_code else _public_path(CLASSES[name])
     given = ", ".join(f"{k} = {v!r}" for k, v in params.items())
     return f'[estimator]\nclass = "{path}"\n' + (f"params = {{ {given} }}\n" if given else "")
 
