@@ -8,7 +8,8 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Hashable, Iterator, Sequence
+import time
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -431,10 +432,30 @@ class _LocalExecutor:
         """Forget the chunks in flight without cancelling them: their pool is being killed.
 
         loky fails each pending future of a pool shut down with ``kill_workers=True``; one
-        cancelled meanwhile makes its manager thread raise ``InvalidStateError``.
+        cancelled meanwhile makes its manager thread raise ``InvalidStateError``. A chunk
+        its manager thread has not yet moved to the workers' queue makes it raise
+        ``KeyError`` (it drops the future but keeps the chunk's id, then looks the id up),
+        so this first waits until every chunk sent is queued or done. The manager moves a
+        chunk as soon as it wakes while the queue has room, and the queue holds more
+        chunks (2 per worker, and one) than this executor keeps in flight (``depth``).
         """
+        _wait_until_queued(self._futures)
         self._futures.clear()
         self._chunks.clear()
+
+
+def _wait_until_queued(futures: Iterable[Future[Any]], limit: float = 5.0) -> None:
+    """Wait (at most ``limit`` seconds) until no future is pending in its pool's own queue.
+
+    Past ``limit`` (a pool shared with another run, whose chunks fill the workers'
+    queue) the kill goes ahead: loky's manager thread may then print a ``KeyError``,
+    and the pool it belongs to is gone either way.
+    """
+    waiting = [f for f in futures if not (f.running() or f.done())]
+    deadline = time.monotonic() + limit
+    while waiting and time.monotonic() < deadline:
+        time.sleep(0.001)
+        waiting = [f for f in waiting if not (f.running() or f.done())]
 
 
 @dataclass(frozen=True, slots=True)
