@@ -6,10 +6,8 @@ The quick test reads docs/api.rst only. The slow one builds the whole site as CI
 
 from __future__ import annotations
 
-import html
 import importlib
 import importlib.util
-import json
 import os
 import re
 import shlex
@@ -25,7 +23,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 import parcv
-from tests.browser import CHROMIUM, FLAGS, console_problems, dump_dom, screenshot
+from tests.browser import CHROMIUM, Opened, console_problems, open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -125,15 +123,13 @@ def test_console_problems_tell_theme_notes_from_errors():
     assert console_problems("\n".join([note, error, logged, other])) == [error, logged, other]
 
 
-def _open_in_chromium(page: Path, shot: Path) -> str:
-    """Open the page and screenshot it; its DOM after its scripts ran."""
-    url = page.as_uri()
-    dom = dump_dom(url)
-    assert dom.returncode == 0, dom.stderr
-    assert not console_problems(dom.stderr), (page, console_problems(dom.stderr))
-    assert "</html>" in dom.stdout and 'class="bd-header' in dom.stdout, page  # the navbar
+def _check_opened(page: Path, opened: Opened) -> None:
+    """The page opened cleanly: no console error, its navbar, every image local and there."""
+    assert opened.returncode == 0, opened.stderr
+    assert not console_problems(opened.stderr), (page, console_problems(opened.stderr))
+    assert "</html>" in opened.dom and 'class="bd-header' in opened.dom, page  # the navbar
     images = _Images()
-    images.feed(dom.stdout)
+    images.feed(opened.dom)
     for src in images.sources:
         if src.startswith("data:"):
             continue
@@ -141,37 +137,6 @@ def _open_in_chromium(page: Path, shot: Path) -> str:
         assert parsed.scheme in ("", "file"), f"{page}: image from the internet: {src}"
         path = Path(unquote(parsed.path)) if parsed.scheme else page.parent / unquote(parsed.path)
         assert path.is_file() and path.stat().st_size > 0, f"{page}: broken image {src}"
-    done = screenshot(url, shot, "1300,1800")
-    assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr
-    return dom.stdout
-
-
-def _run_in_page(page: Path, script: str, width: int = 1300) -> object:
-    """The JSON value ``script`` (the body of a function) returns in ``page``, once loaded.
-
-    A copy of the page beside it gets the script, which runs a second after the page's
-    own (the copy buttons are added then); its value is read from the dumped DOM.
-    """
-    harness = page.with_name(f"_probe_{page.name}")
-    probe = (
-        "<script>window.addEventListener('load', () => setTimeout(() => {"
-        "const out = document.createElement('pre'); out.id = 'probe-result';"
-        f"out.textContent = JSON.stringify((() => {{ {script} }})());"
-        "document.body.appendChild(out); }, 1000));</script>"
-    )
-    harness.write_text(page.read_text(encoding="utf-8").replace("</body>", probe + "</body>"))
-    try:
-        assert CHROMIUM is not None
-        dom = subprocess.run(
-            [CHROMIUM, *FLAGS, f"--window-size={width},1800", "--virtual-time-budget=10000",
-             "--dump-dom", harness.as_uri()],
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
-    finally:
-        harness.unlink()
-    found = re.search(r'<pre id="probe-result"[^>]*>(.*?)</pre>', dom.stdout, re.S)
-    assert found is not None, (page, dom.stderr[-2000:])
-    return json.loads(html.unescape(found.group(1)))
 
 
 # Click every copy button and keep what it would put on the clipboard (the copy itself is
@@ -198,9 +163,8 @@ return {
 """
 
 
-def _check_copy_buttons(page: Path) -> None:
+def _check_copy_buttons(found: object) -> None:
     """Every code block of getting started copies as the reader would type it."""
-    found = _run_in_page(page, _COPIED)
     assert isinstance(found, dict)
     assert found["buttons"] == found["blocks"] >= 6, found
     copied = found["copied"]
@@ -249,27 +213,38 @@ def test_the_site_builds_with_warnings_as_errors_and_its_pages_open_cleanly(tmp_
         'href="https://scikit-learn.org/stable/modules/generated/'
         'sklearn.model_selection.GridSearchCV.html#sklearn.model_selection.GridSearchCV"'
     ) in api
-    shots = keep / "docs-screenshots"
+    _open_the_pages(out, examples[0], guides, keep / "docs-screenshots")
+
+
+def _open_the_pages(out: Path, example: Path, guides: list[Path], shots: Path) -> None:
+    """Open the site's pages a user meets first or reads through, each once, in Chromium."""
     shots.mkdir(parents=True, exist_ok=True)
-    doms = {}
-    for page in (
-        out / "index.html",
-        out / "api" / "generated" / "parcv.search.html",
-        out / "cli.html",
-        out / "auto_examples" / "index.html",  # the thumbnails
-        examples[0],
-        guides[0],
-        out / "theory.html",
-    ):
+    getting_started, theory = out / "getting_started.html", out / "theory.html"
+    shown = [out / "index.html", out / "api" / "generated" / "parcv.search.html",
+             out / "cli.html", out / "auto_examples" / "index.html",  # the thumbnails
+             example, guides[0], theory]  # fmt: skip
+    read = [getting_started, theory, *guides]  # the pages a user reads through
+    # Copy buttons copy code without its prompts and output (a paste runs); they are
+    # clicked after the widths are measured, as a click may show a tooltip.
+    both = f"return {{wide: (() => {{ {_TOO_WIDE} }})(), copy: (() => {{ {_COPIED} }})()}};"
+    probes = {page: _TOO_WIDE for page in read} | {getting_started: both}
+    for page in dict.fromkeys([*shown, *read]):  # each page opened once
         name = page.relative_to(out).as_posix()
-        doms[name] = _open_in_chromium(page, shots / f"{name.replace('/', '_')}.png")
-    # The formulas are typeset by the MathJax the site carries, with no internet.
-    assert doms["theory.html"].count("<mjx-container") > 50
-    # Copy buttons copy code without its prompts and output: a paste runs.
-    _check_copy_buttons(out / "getting_started.html")
-    # At 1300 px no code scrolls sideways and no equation is cut, on the pages a user reads.
-    for page in [out / "getting_started.html", out / "theory.html", *guides]:
-        assert _run_in_page(page, _TOO_WIDE) == {"code": [], "math": 0}, page
+        shot = shots / f"{name.replace('/', '_')}.png" if page in shown else None
+        opened = open_page(page, shot=shot, probe=probes.get(page))
+        _check_opened(page, opened)
+        if shot is not None:
+            assert shot.stat().st_size > 10_000, opened.stderr
+        if page == theory:  # typeset by the MathJax the site carries, with no internet
+            assert opened.dom.count("<mjx-container") > 50
+        if page == getting_started:
+            assert isinstance(opened.probe, dict)
+            _check_copy_buttons(opened.probe["copy"])
+            wide = opened.probe["wide"]
+        else:
+            wide = opened.probe
+        # At 1300 px no code scrolls sideways and no equation is cut.
+        assert page not in read or wide == {"code": [], "math": 0}, (page, wide)
 
 
 # -- The pages' claims and examples (items of issue 41) ------------------------------------

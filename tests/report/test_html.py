@@ -14,7 +14,7 @@ import parcv
 from parcv.cli import main
 from parcv.report.run_dir import RunInfo, write_outputs
 from parcv.report.text import num, small
-from tests.browser import CHROMIUM, console_problems, dump_dom, screenshot
+from tests.browser import CHROMIUM, console_problems, open_page
 
 
 def _result():
@@ -42,16 +42,14 @@ def test_report_html_is_one_file_with_the_estimate_first_and_plots_embedded(tmp_
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium)")
 def test_report_html_loads_without_errors_in_headless_chromium(tmp_path):
     write_outputs(tmp_path, _result(), RunInfo("ridge", mode="nested"))
-    url = (tmp_path / "report.html").as_uri()
     shot = tmp_path / "shot.png"
-    dom = dump_dom(url)
-    assert dom.returncode == 0, dom.stderr
-    assert not console_problems(dom.stderr), dom.stderr
-    assert 'class="headline"' in dom.stdout
-    assert dom.stdout.count("<img ") == 4
-    assert dom.stdout.count('class="sortable"') >= 3
-    done = screenshot(url, shot, "1200,2000")
-    assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr
+    opened = open_page(tmp_path / "report.html", shot=shot, width=1200, height=2000)
+    assert opened.returncode == 0, opened.stderr
+    assert not console_problems(opened.stderr), opened.stderr
+    assert 'class="headline"' in opened.dom
+    assert opened.dom.count("<img ") == 4
+    assert opened.dom.count('class="sortable"') >= 3
+    assert shot.stat().st_size > 10_000, opened.stderr
 
 
 def _run_with(tmp_path, description):

@@ -14,7 +14,7 @@ from sklearn.linear_model import Ridge
 
 import parcv
 from parcv.cli import main
-from tests.browser import CHROMIUM, console_problems, dump_dom
+from tests.browser import CHROMIUM, console_problems, open_page
 
 X, Y = make_regression(n_samples=45, n_features=3, noise=10.0, random_state=0)
 PLOTS = {"fold_scores.png", "paired_differences.png", "selection_frequency.png",
@@ -103,11 +103,11 @@ def test_write_report_says_what_it_takes(tmp_path):
 def test_a_report_written_from_python_loads_without_errors_in_headless_chromium(tmp_path):
     cv = parcv.cross_validate(Ridge(), X, Y, cv=3, backend="serial")
     files = parcv.write_report(cv, tmp_path, title="ridge from a script")
-    dom = dump_dom((tmp_path / "report.html").as_uri())
-    assert dom.returncode == 0, dom.stderr
-    assert not console_problems(dom.stderr), dom.stderr
-    assert "<title>ridge from a script</title>" in dom.stdout
-    assert 'class="headline"' in dom.stdout
+    opened = open_page(tmp_path / "report.html")
+    assert opened.returncode == 0, opened.stderr
+    assert not console_problems(opened.stderr), opened.stderr
+    assert "<title>ridge from a script</title>" in opened.dom
+    assert 'class="headline"' in opened.dom
     pngs = [f for f in files if f.suffix == ".png"]
     assert [f.name for f in pngs] == ["fold_scores.png"]
-    assert dom.stdout.count('<img alt="fold scores" src="data:image/png;base64,') == 1
+    assert opened.dom.count('<img alt="fold scores" src="data:image/png;base64,') == 1
