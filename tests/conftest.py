@@ -92,11 +92,22 @@ def sigint_reaches_children():
 
 
 # The session's clusters idle through most of the run, beside the tests on the other
-# cores. Two of dask's defaults that change no result cost most of that: the workers'
+# cores. Some of dask's defaults that change no result cost most of that: the workers'
 # statistical profiler (every 10 ms) and every server's event-loop tick (every 20 ms). An
 # idle 2-worker cluster took 0.117 and 0.142 of a core with them (two runs) and 0.038
 # without (measured over 30 s, workers and scheduler); each test process holds two clusters.
-_IDLE_CHEAP = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s"}
+# Then every server's system monitor (CPU, memory, disk and network counters read from
+# /proc every 500 ms, for the dashboard, which these clusters do not serve) and the nannies'
+# check of their workers' memory (every 100 ms; every 1 s here, for no test fills a worker of
+# these clusters): 0.063 and 0.061 of a core with them, 0.021 and 0.020 without (over 60 s).
+# In a profile of the whole suite (py-spy), the two were 245 of 5,709 busy seconds sampled.
+_IDLE_CHEAP = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "1h",
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+}
 
 
 def _session_cluster(n_workers: int) -> object:
