@@ -698,6 +698,7 @@ class Cell:
     entry: str
     backend: str
     where: Path
+    plots: bool = True  # a spec's main run draws its report's plots (False: no consumer reads them)
     runs: dict[str, Run] = field(default_factory=dict)
 
     @property
@@ -707,12 +708,12 @@ class Cell:
     def run(self, name: str = "main", **options: Any) -> Run:
         """Run the cell's case (once per name: consumers share the main run).
 
-        A spec's main run draws its report's plots (the report consumer reads them);
-        every other run of a cell writes its report without them.
+        A spec's main run draws its report's plots (the report consumer reads them) unless
+        ``plots`` is false; every other run of a cell writes its report without them.
         """
         if name not in self.runs:
             self.runs[name] = run_entry(self.case, self.entry, self.backend, self.where / name,
-                                        plots=name == "main", **options)  # fmt: skip
+                                        plots=self.plots and name == "main", **options)  # fmt: skip
         return self.runs[name]
 
     def reference(self) -> Run:

@@ -39,7 +39,7 @@ def test_every_strategy_class_has_a_row():
      for cell in matrix.ci_slice(CASES)],
 )  # fmt: skip
 def test_cell(case, entry, backend, consumers, user_code):
-    cell = matrix.Cell(case, entry, backend, user_code / "cell")
+    cell = matrix.Cell(case, entry, backend, user_code / "cell", plots="report" in consumers)
     outcomes = [matrix.check_cell(cell, consumer) for consumer in consumers]
     failed = [f"{o.consumer}: {o.detail}" for o in outcomes if o.status == "failed"]
     assert not failed, "\n\n".join(failed)
