@@ -615,6 +615,7 @@ def test_a_halving_spec_reports_every_rung_and_resumes_them_all(tmp_path, capsys
         '[estimator]\nclass = "sklearn.linear_model.Ridge"\n'
         "[space]\nalpha = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]\n"
         "[search]\nhalving = { factor = 3 }\n[cv]\ncv = 3\n"
+        "[report]\nplots = false\n"  # the rungs' plot is checked in tests/report
     )
     run = ["run", str(spec), "--out", str(tmp_path / "run"), "--backend", "serial"]
     assert main(run) == 0

@@ -40,6 +40,9 @@ cv = 3
 [run]
 backend = "serial"
 """
+# The same run, its report without plots: for the tests that look at something else (the
+# plots of SMALL's report are checked by the two tests of the terminal and off it).
+UNPLOTTED = SMALL + "\n[report]\nplots = false\n"
 
 
 def _run_on_a_terminal(args, cwd):
@@ -188,7 +191,7 @@ def _parcv(*args, cwd, timeout=120, **kw):
 
 def test_report_into_a_closed_pipe_exits_quietly(tmp_path):
     spec = tmp_path / "spec.toml"
-    spec.write_text(SMALL)
+    spec.write_text(UNPLOTTED)
     assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--quiet"]) == 0
     cmd = f"{sys.executable} -m parcv.cli report {tmp_path / 'run'} | head -1"
     done = subprocess.run(
@@ -271,7 +274,7 @@ def test_init_writes_a_starter_spec_that_runs(tmp_path, capsys):
 def test_resume_reuses_every_unit_and_says_so_in_inspect_and_run(tmp_path, capsys):
     # The run saves its final model, so a resume redoes nothing: the counts agree.
     spec = tmp_path / "spec.toml"
-    spec.write_text(SMALL)
+    spec.write_text(UNPLOTTED)
     run = ["run", str(spec), "--out", str(tmp_path / "run"), "--quiet"]
     assert main(run) == 0
     assert main(["inspect", str(spec), "--out", str(tmp_path / "run")]) == 0
@@ -284,7 +287,7 @@ def test_resume_reuses_every_unit_and_says_so_in_inspect_and_run(tmp_path, capsy
 
 def test_a_directory_parcv_did_not_create_is_refused_unless_overwrite(tmp_path, capsys):
     spec = tmp_path / "spec.toml"
-    spec.write_text(SMALL)
+    spec.write_text(UNPLOTTED)
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "report.md").write_text("my own notes")
@@ -305,7 +308,7 @@ def test_a_clean_run_leaves_no_wal_files_and_records_times_and_versions(tmp_path
     import sklearn
 
     spec = tmp_path / "spec.toml"
-    spec.write_text(SMALL)
+    spec.write_text(UNPLOTTED)
     out = tmp_path / "run"
     assert main(["run", str(spec), "--out", str(out), "--quiet"]) == 0
     assert main(["report", str(out)]) == 0

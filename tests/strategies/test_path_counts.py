@@ -40,7 +40,9 @@ PATHS = {
 
 def _spec(tmp_path, path, cv):
     spec = tmp_path / "spec.toml"
-    spec.write_text(DATA + BOOSTING + PATHS[path] + CV[cv])
+    spec.write_text(
+        DATA + BOOSTING + PATHS[path] + CV[cv] + "[report]\nplots = false\n"
+    )  # counts only
     return spec
 
 
