@@ -40,9 +40,8 @@ PATHS = {
 
 def _spec(tmp_path, path, cv):
     spec = tmp_path / "spec.toml"
-    spec.write_text(
-        DATA + BOOSTING + PATHS[path] + CV[cv] + "[report]\nplots = false\n"
-    )  # counts only
+    report = "[report]\nplots = false\n"  # the tests count units: no plots to draw
+    spec.write_text(DATA + BOOSTING + PATHS[path] + CV[cv] + report)
     return spec
 
 
