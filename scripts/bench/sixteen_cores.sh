@@ -9,6 +9,9 @@
 #     2. nested.py: W2 and W1 against scikit-learn, dask-ml and joblib-dask, one round each.
 #   bash scripts/bench/sixteen_cores.sh full [OUTDIR]
 #     3. driver.py, this checkout: the same sweeps whole, with their report and load.
+#   bash scripts/bench/sixteen_cores.sh workloads [OUTDIR]
+#     4. nested.py: W1, W2 and W3 against scikit-learn, joblib-dask and dask-ml, one round
+#        (a call of its own: with `full` it would outlast one device command's 10 minutes).
 #
 # START is a checkout holding parcv/ (e.g. `git archive COMMIT parcv | tar -x -C .start`, a
 # folder git ignores, carried along). Run from the repository root.
@@ -32,6 +35,9 @@ if [ "$part" = compare ]; then
         --json "$out/w2.json" 2>&1 | tee "$out/w2.log"
     timeout 200 python3 scripts/bench/nested.py --workload W1 --repeats 1 \
         --json "$out/w1.json" 2>&1 | tee "$out/w1.log"
+elif [ "$part" = workloads ]; then
+    timeout 330 python3 scripts/bench/nested.py --workload all --repeats 1 \
+        --json "$out/workloads.json" 2>&1 | tee "$out/workloads.log"
 else
     timeout 420 python3 "${sweep[@]}" --timeout 170 --json "$out/driver16.json" 2>&1 |
         tee "$out/driver16.log"
