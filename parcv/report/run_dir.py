@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -120,7 +121,7 @@ def check_run_files(run_dir: str | Path) -> None:
             raise _refuse_link(folder, name, target)
 
 
-def write_private(path: Path, content: str | bytes) -> Path:
+def write_private(path: Path, content: str | bytes | Iterable[str]) -> Path:
     """Write a file readable and writable by the user only (mode 0600), never through a link.
 
     The content goes into a new file beside ``path`` (created 0600 by
@@ -128,7 +129,8 @@ def write_private(path: Path, content: str | bytes) -> Path:
     what was at ``path`` (a link included) is replaced, never opened, and its
     target is neither written nor chmod-ed. A link at ``path`` that leads out
     of its folder is refused: it was put there by someone, and replacing it
-    silently would hide that.
+    silently would hide that. ``content`` may be an iterable of texts, written
+    one after the other, so that a large file is never held whole in memory.
 
     Raises
     ------
@@ -139,11 +141,12 @@ def write_private(path: Path, content: str | bytes) -> Path:
     target = _leaves(folder, name)
     if target is not None:
         raise _refuse_link(folder, name, target)
-    data = content.encode("utf-8") if isinstance(content, str) else content
+    parts = [content] if isinstance(content, (str, bytes)) else content
     fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for part in parts:
+                fh.write(part.encode("utf-8") if isinstance(part, str) else part)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
@@ -219,11 +222,42 @@ def summary_json(result: Result) -> str:
     encoder: with thousands of candidates an indented file took longer to
     write than the rest of the report.
     """
+    return "".join(_summary_json_parts(result))
+
+
+def _summary_json_parts(result: Result) -> Iterator[str]:
+    """The text of :func:`summary_json` in pieces: each entry's, a table's column at a time.
+
+    Written to results.json as they come, the pieces of a run with 220,000 candidates are
+    never one 66 MB text, held with its list of entries and then its bytes.
+    """
     # One entry made JSON-ready at a time: the summaries of 220,000 candidates as dicts took
     # 80 MB, held until the whole file was written.
     data = _summary(result.to_dict())
-    entries = (f"  {json.dumps(str(k))}: {json.dumps(jsonable(v))}" for k, v in data.items())
-    return "{\n" + ",\n".join(entries) + "\n}\n"
+    yield "{\n"
+    before = "  "
+    for key, value in data.items():
+        yield f"{before}{json.dumps(str(key))}: "
+        yield from _json_parts(value, depth=2)
+        before = ",\n  "
+    yield "\n}\n"
+
+
+def _json_parts(value: Any, *, depth: int) -> Iterator[str]:
+    """``json.dumps(jsonable(value))`` in pieces: a dict's entries apart, ``depth`` levels down.
+
+    The same text as one call gives (its separators ``", "`` and ``": "``), so
+    results.json is byte for byte what it was.
+    """
+    if not depth or type(value) is not dict:
+        yield json.dumps(jsonable(value))
+        return
+    before = "{"
+    for key, item in value.items():
+        yield f"{before}{json.dumps(str(key))}: "
+        yield from _json_parts(item, depth=depth - 1)
+        before = ", "
+    yield "}" if value else "{}"
 
 
 def cv_results_csv(result: Result) -> str:
@@ -285,7 +319,7 @@ def write_outputs(
     """
     out = Path(run_dir)
     shown = info if cv_results is None else replace(info, cv_results=cv_results)
-    files = [write_private(out / "results.json", summary_json(result))]
+    files = [write_private(out / "results.json", _summary_json_parts(result))]
     if shown.cv_results:
         files.append(write_private(out / "cv_results.csv", cv_results_csv(result)))
     files.append(write_private(out / "run.json", json.dumps(info.to_dict(), indent=2) + "\n"))
