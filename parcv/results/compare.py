@@ -26,6 +26,7 @@ from parcv.stats import (
     holm_best_vs_rest,
 )
 from parcv.stats.mcnemar import CochranQResult, cochran_q_test, mcnemar_test
+from parcv.stats.multiple import best_vs_rest_columns as _best_vs_rest_columns
 from parcv.stats.result import UndefinedComparison
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ __all__ = [
     "compare_candidates",
     "compare_all_candidates",
     "best_vs_rest",
+    "best_vs_rest_columns",
     "best_vs_rest_marked",
     "compare_procedures",
 ]
@@ -334,16 +336,40 @@ def best_vs_rest(
     """The best-mean candidate against each other one, adjusted by ``correction``."""
     if test in ("5x2cv_t", "5x2cv_f"):
         _check_five_by_two_folds(result.splits, test)
+    scores, names, left_out, sizes = _best_and_rest(result, metric)
+    table = holm_best_vs_rest(
+        scores.T, names, test=test, correction=correction, **_options(test, sizes, options)
+    )
+    return replace(table, left_out=left_out)
+
+
+def _best_and_rest(
+    result: SearchResult, metric: str | None
+) -> tuple[NDArray[np.float64], list[str], str, tuple[float, float]]:
+    """What a best-vs-rest table compares: the scores and names of the candidates it
+    reads, what it leaves out (in words), and the mean train and test fold sizes."""
     scores = candidate_scores(result, metric)
     names = [c.label for c in result.candidates]
     rows, left_out = _compared_rows(result, "best_vs_rest")
     if rows is not None:
         scores, names = scores[rows], [names[r] for r in rows]
-    sizes = _fold_sizes(result.records, None)
-    table = holm_best_vs_rest(
-        scores.T, names, test=test, correction=correction, **_options(test, sizes, options)
-    )
-    return replace(table, left_out=left_out)
+    return scores, names, left_out, _fold_sizes(result.records, None)
+
+
+def best_vs_rest_columns(result: SearchResult) -> dict[str, Any] | None:
+    """:func:`best_vs_rest` at its defaults (the corrected t-test, the refit metric, Holm),
+    as columns, without a :class:`TestResult` per candidate; None where the table must be
+    made pair by pair (:func:`parcv.stats.multiple.best_vs_rest_columns` says when).
+
+    Raises
+    ------
+    ValueError
+        Where :func:`best_vs_rest` raises before any test: fewer than two candidates
+        (or complete trials) to compare.
+    """
+    scores, names, left_out, sizes = _best_and_rest(result, None)
+    found = _best_vs_rest_columns(scores.T, names, **_options("corrected_t", sizes, {}))
+    return None if found is None else {**found, "left_out": left_out}
 
 
 def compare_procedures(

@@ -20,6 +20,7 @@ from parcv.results import labels
 from parcv.results.aggregate import FailureSummary
 from parcv.results.compare import (
     best_vs_rest,
+    best_vs_rest_columns,
     best_vs_rest_marked,
     candidate_index,
     cochran_q_candidates,
@@ -656,8 +657,10 @@ class SearchResult(Exportable):
         ``comparison_table()``. Made from the tests without a dict per row: with
         thousands of candidates, those rows took more memory than the tests.
         """
-        found = self._found_comparisons()
-        if "table" not in found:
+        if not {"columns", "table", "note"} & set(self._comparisons):
+            self._comparisons.update(self._comparison_columns_at_once())
+        found = self._comparisons if "columns" in self._comparisons else self._found_comparisons()
+        if "columns" not in found and "table" not in found:
             return {"test": "corrected_t", "rows": [], "note": found["note"]}
         if "columns" not in found:
             table = found["table"]
@@ -675,6 +678,35 @@ class SearchResult(Exportable):
             }
         written: dict[str, Any] = found["columns"]
         return written
+
+    def _comparison_columns_at_once(self) -> dict[str, Any]:
+        """``{"columns": ...}`` made in one numpy pass, or ``{}`` where the table must be
+        made test by test (or says why there is none): as :meth:`comparison_columns` has
+        them from the table, without 220,000 :class:`TestResult` first."""
+        if len(self.candidates) < 2:
+            return {}
+        try:
+            found = best_vs_rest_columns(self)
+        except ValueError:  # too few to compare: the table's path says so, with its note
+            return {}
+        if found is None:
+            return {}
+        columns = found["columns"]
+        return {
+            "columns": {
+                "test": "corrected_t",
+                "best": found["best"],
+                "alpha": found["alpha"],
+                "confidence": found["confidence"],
+                "n_folds": found["n"],
+                "assumptions": found["assumptions"],
+                **({"left_out": found["left_out"]} if found["left_out"] else {}),
+                "columns": {
+                    name: columns[name] if name in columns else [None] * len(columns["name_b"])
+                    for name in _COMPARISON_COLUMNS
+                },
+            }
+        }
 
     def _comparison_rows(self) -> dict[str, Any]:
         """``comparison_table()`` without its text."""

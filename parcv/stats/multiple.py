@@ -476,6 +476,42 @@ def _corrected_t_vs_best(
     option, or a pair it refuses (fewer than 2 folds, a constant difference),
     so that its message is the one raised.
     """
+    found = _corrected_t_columns(table, best, test, options)
+    if found is None:
+        return None
+    others, confidence, columns = found
+    n_folds = table.shape[0]
+    return [
+        TestResult(
+            test="corrected_t",
+            statistic=t,
+            p_value=p,
+            probabilities=None,
+            mean_difference=m,
+            ci_low=lo,
+            ci_high=hi,
+            confidence=confidence,
+            n=n_folds,
+            df=float(n_folds - 1),
+            assumptions=CORRECTED_T_ASSUMPTIONS,
+            name_a=names[best],
+            name_b=names[other],
+            details={"standard_error": e},
+        )
+        for other, t, p, m, lo, hi, e in zip(others, *columns.values(), strict=True)
+    ]
+
+
+def _corrected_t_columns(
+    table: NDArray[np.float64],
+    best: int,
+    test: str | PairwiseTest,
+    options: Mapping[str, object],
+) -> tuple[list[int], float, dict[str, list[float]]] | None:
+    """:func:`_corrected_t_vs_best` as columns: the other candidates, the confidence, and
+    each test's statistic, p-value, mean difference, interval and standard error (Python
+    floats, as each result holds them). None where :func:`_corrected_t_vs_best` is.
+    """
     if test != "corrected_t" or not set(options) <= {"n_train", "n_test", "confidence"}:
         return None
     hint = "Pass the number of samples in each training/test fold."
@@ -496,23 +532,58 @@ def _corrected_t_vs_best(
     quantile = t_quantile(0.5 + confidence / 2.0, float(n_folds - 1))  # as t_interval does
     low, high = mean - quantile * se, mean + quantile * se
     p_value = np.minimum(1.0, 2.0 * special.stdtr(n_folds - 1, -np.abs(statistic)))
-    columns = (statistic, p_value, mean, low, high, se)
-    return [
-        TestResult(
-            test="corrected_t",
-            statistic=t,
-            p_value=p,
-            probabilities=None,
-            mean_difference=m,
-            ci_low=lo,
-            ci_high=hi,
-            confidence=confidence,
-            n=n_folds,
-            df=float(n_folds - 1),
-            assumptions=CORRECTED_T_ASSUMPTIONS,
-            name_a=names[best],
-            name_b=names[other],
-            details={"standard_error": e},
-        )  # Python floats, as float() of each element gives
-        for other, t, p, m, lo, hi, e in zip(others, *(c.tolist() for c in columns), strict=True)
-    ]
+    columns = {"statistic": statistic, "p_value": p_value, "mean_difference": mean,
+               "ci_low": low, "ci_high": high, "standard_error": se}  # fmt: skip
+    return others, confidence, {name: c.tolist() for name, c in columns.items()}
+
+
+def best_vs_rest_columns(
+    scores: ArrayLike,
+    names: Sequence[str],
+    *,
+    alpha: float = 0.05,
+    correction: str | None = "holm",
+    **options: object,
+) -> dict[str, object] | None:
+    """:func:`holm_best_vs_rest` with the corrected t-test, as columns, without a result
+    per pair.
+
+    The values are those of ``holm_best_vs_rest(scores, names, test="corrected_t",
+    ...)``: its best candidate, and for every other one the fields of its
+    :class:`TestResult` (``name_b``, ``statistic``, ``p_value``, ``mean_difference``,
+    ``ci_low``, ``ci_high``), the adjusted p-value and whether it is rejected, each a
+    list. With 220,000 candidates the table's results took 3 s to make. None where
+    that table must be made pair by pair (fewer than 2 folds, a constant difference, an
+    option of another test): call :func:`holm_best_vs_rest` then.
+
+    Returns
+    -------
+    dict or None
+        ``best``, ``alpha``, ``correction``, ``confidence``, ``n`` (folds),
+        ``assumptions`` and ``columns``, the adjusted p-values under
+        ``p_holm``, ``p_bonferroni`` or ``p_unadjusted``.
+    """
+    alpha = check_probability(alpha, "alpha", "Use e.g. alpha=0.05.")
+    check_correction(correction)
+    table, checked_names = check_score_table(scores, names)
+    _check_at_least_two(table.shape[1], "scores")
+    best = int(np.argmax(table.mean(axis=0)))
+    found = _corrected_t_columns(table, best, "corrected_t", options)
+    if found is None:
+        return None
+    others, confidence, columns = found
+    adjusted = adjust_p_values(columns["p_value"], correction).tolist()
+    return {
+        "best": checked_names[best],
+        "alpha": alpha,
+        "correction": correction,
+        "confidence": confidence,
+        "n": table.shape[0],
+        "assumptions": CORRECTED_T_ASSUMPTIONS,
+        "columns": {
+            "name_b": [checked_names[c] for c in others],
+            **{k: v for k, v in columns.items() if k != "standard_error"},
+            f"p_{correction or 'unadjusted'}": adjusted,
+            "rejected": [p <= alpha for p in adjusted],
+        },
+    }

@@ -523,6 +523,42 @@ def test_holm_best_vs_rest_in_one_pass_equals_the_test_pair_by_pair(
         assert mine.assumptions == theirs.assumptions and mine.df == theirs.df
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    n_folds=st.integers(2, 12),
+    n_candidates=st.integers(2, 20),
+    seed=st.integers(0, 2**16),
+    correction=st.sampled_from(["holm", "bonferroni", None]),
+    alpha=st.sampled_from([0.01, 0.05, 0.2]),
+    confidence=st.sampled_from([0.9, 0.95]),
+)
+def test_best_vs_rest_as_columns_are_the_columns_of_holm_best_vs_rest(
+    n_folds, n_candidates, seed, correction, alpha, confidence
+):
+    # A report of 220,000 candidates reads these columns, made without a TestResult per
+    # candidate: the same values, bit for bit, as the table's.
+    from parcv.stats.multiple import best_vs_rest_columns
+
+    table = np.random.default_rng(seed).normal(size=(n_folds, n_candidates))
+    names = [f"c{i}" for i in range(n_candidates)]
+    options = {"n_train": 90, "n_test": 10, "confidence": confidence}
+    got = best_vs_rest_columns(table, names, alpha=alpha, correction=correction, **options)
+    want = holm_best_vs_rest(table, names, test="corrected_t", alpha=alpha,
+                             correction=correction, **options)  # fmt: skip
+    assert (got["best"], got["alpha"], got["correction"]) == (want.best, want.alpha, correction)
+    assert got["columns"] == want.columns(list(got["columns"]))
+    assert {(got["confidence"], got["n"], got["assumptions"])} == {
+        (r.confidence, r.n, r.assumptions) for r in want
+    }
+
+
+def test_best_vs_rest_as_columns_leaves_a_constant_difference_to_the_table():
+    from parcv.stats.multiple import best_vs_rest_columns
+
+    table = np.column_stack([[1.0, 2.0, 3.0], [0.5, 1.5, 2.5], [0.0, 1.9, 2.2]])
+    assert best_vs_rest_columns(table, ["a", "b", "c"], n_train=9, n_test=3) is None
+
+
 def test_holm_best_vs_rest_refuses_a_constant_difference_pair_by_pair():
     table = np.column_stack([[1.0, 2.0, 3.0], [0.5, 1.5, 2.5], [0.0, 1.9, 2.2]])
     with pytest.raises(ValueError, match="differ by the same amount on every fold"):

@@ -38,6 +38,7 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import KFold, cross_val_score
 
 import parcv
+from parcv.results.compare import best_vs_rest_columns
 from parcv.strategies.sampler import Sampler, prune_windows, rebuild_pruned_study
 from parcv.strategies.strategy import (
     FinishedPart,
@@ -430,6 +431,9 @@ def test_comparisons_read_the_complete_trials_each_at_its_value():
     pairs = result.compare_all()
     assert len(pairs) == math.comb(len(others) + 1, 2) and pairs.left_out == table.left_out
     assert table.left_out in result.to_text()
+    at_once = best_vs_rest_columns(result)  # results.json's columns, made without the table
+    assert (at_once["best"], at_once["left_out"]) == (table.best, table.left_out)
+    assert at_once["columns"] == table.columns(list(at_once["columns"]))
     runner_up = max(others, key=lambda t: t.value)
     assert PairedDifferencesDisplay(result).pair == (row(best), row(runner_up))
 
