@@ -7,6 +7,7 @@ fit brought its process down.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -179,16 +180,6 @@ def _external_workers(address):
         workers.kill_all()
 
 
-def _wait_until_registered(client, n_seen):
-    """Wait until the scheduler has seen ``n_seen`` workers join since it started."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if client.run_on_scheduler(_added_workers) >= n_seen:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{n_seen} workers never joined")
-
-
 def _added_workers(dask_scheduler):
     events = dask_scheduler.get_events("all")
     return sum(event.get("action") == "add-worker" for _, event in events)
@@ -214,8 +205,12 @@ def test_sigkill_of_every_external_worker_waits_for_others_within_the_timeout(tm
             client.wait_for_workers(2, timeout=60)
 
             def come_back():
-                workers.start("--preload", str(preload))
-                _wait_until_registered(client, 3)
+                # The healthy one starts once the first is gone: started as soon as the first
+                # had joined, it could join before the data was sent again, get it, and leave
+                # the first alive until the end (killed: -9, seen once in a loaded suite).
+                dying = workers.start("--preload", str(preload))
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    dying.wait(timeout=60)
                 workers.start()
 
             def kill(_):
