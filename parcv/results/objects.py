@@ -337,6 +337,23 @@ _COMPARISON_COLUMNS = (
 )  # fmt: skip
 
 
+def _written_comparisons(found: dict[str, Any]) -> dict[str, Any]:
+    """results.json's best-vs-rest entry, from a table's shared values (``best``,
+    ``alpha``, ``confidence``, ``n``, ``assumptions``, ``left_out``) and its ``columns``;
+    a column it has not (``note``, where every pair was tested) is None in every row."""
+    columns, rows = found["columns"], len(found["columns"]["name_b"])
+    return {
+        "test": "corrected_t",
+        "best": found["best"],
+        "alpha": found["alpha"],
+        "confidence": found["confidence"],
+        "n_folds": found["n"],
+        "assumptions": found["assumptions"],
+        **({"left_out": found["left_out"]} if found["left_out"] else {}),
+        "columns": {name: columns.get(name, [None] * rows) for name in _COMPARISON_COLUMNS},
+    }
+
+
 @dataclass(frozen=True, repr=False)
 class SearchResult(Exportable):
     """Select and refit: candidates scored by CV on all data, best refitted.
@@ -666,16 +683,9 @@ class SearchResult(Exportable):
             table = found["table"]
             columns = table.columns([*_COMPARISON_COLUMNS, "confidence", "n", "assumptions"])
             tested = next((i for i, p in enumerate(columns["p_value"]) if p is not None), 0)
-            found["columns"] = {
-                "test": "corrected_t",
-                "best": table.best,
-                "alpha": table.alpha,
-                "confidence": columns["confidence"][tested],
-                "n_folds": columns["n"][tested],
-                "assumptions": columns["assumptions"][tested],
-                **({"left_out": table.left_out} if table.left_out else {}),
-                "columns": {name: columns[name] for name in _COMPARISON_COLUMNS},
-            }
+            shared = {k: columns.pop(k)[tested] for k in ("confidence", "n", "assumptions")}
+            tables = {"best": table.best, "alpha": table.alpha, "left_out": table.left_out}
+            found["columns"] = _written_comparisons({**tables, **shared, "columns": columns})
         written: dict[str, Any] = found["columns"]
         return written
 
@@ -689,24 +699,7 @@ class SearchResult(Exportable):
             found = best_vs_rest_columns(self)
         except ValueError:  # too few to compare: the table's path says so, with its note
             return {}
-        if found is None:
-            return {}
-        columns = found["columns"]
-        return {
-            "columns": {
-                "test": "corrected_t",
-                "best": found["best"],
-                "alpha": found["alpha"],
-                "confidence": found["confidence"],
-                "n_folds": found["n"],
-                "assumptions": found["assumptions"],
-                **({"left_out": found["left_out"]} if found["left_out"] else {}),
-                "columns": {
-                    name: columns[name] if name in columns else [None] * len(columns["name_b"])
-                    for name in _COMPARISON_COLUMNS
-                },
-            }
-        }
+        return {} if found is None else {"columns": _written_comparisons(found)}
 
     def _comparison_rows(self) -> dict[str, Any]:
         """``comparison_table()`` without its text."""
