@@ -63,6 +63,21 @@ def _selecting_outers(records: Sequence[Record]) -> list[Any]:
 # each is a dependency whose result the refit's worker fetches, often from another worker.
 _CHAIN_AFTER = 2
 
+# A fold with more fits than this is not chained: its refit is selected and sent by the
+# driver once the fits are back, a round trip later. The chained task carries the fold's
+# fit records in Dask's graph (about 88 bytes each: a search of 220,000 candidates x 5
+# folds sent a 92 MiB graph, the driver's peak at 1.1M units), and the scheduler
+# unpickles and pickles every task it runs.
+_CHAIN_MOST_FITS = 10_000
+
+# The most units one chunk holds, however short its fits. The driver keeps each unit in
+# flight as an object (about 100 bytes) and takes a chunk's records back in one message,
+# and the sizing counts fit and score times only: with fits of microseconds a unit costs
+# its worker far more than that (unpacking, its key, its record; 100 us of a worker's CPU
+# for a null fit), so chunks grew to 93,000 units, seconds of a worker each, with most of
+# a 1.1M-unit Dask run's units in flight at once.
+_CHUNK_MOST_UNITS = 2048
+
 
 # Records timed before chunks are sized: the first few estimate a unit's cost well enough,
 # and the factoring cap bounds what a wrong guess costs. Waiting for one record per worker
@@ -80,8 +95,8 @@ class _ChunkSizer:
     about ``target`` seconds, or longer where the workers would otherwise send
     back more than ``rate`` chunks a second (``n_workers / rate`` seconds), but
     never holds more than 1/(2 x workers) of the units still to send
-    (factoring): tiny units go out in few tasks, and chunks shrink towards the
-    end so the last wave stays balanced.
+    (factoring) nor more than ``_CHUNK_MOST_UNITS``: tiny units go out in few
+    tasks, and chunks shrink towards the end so the last wave stays balanced.
 
     ``rate`` bounds what the one driver (and a Dask scheduler) spends per chunk
     as workers are added: each chunk costs them a round trip, a commit and a
@@ -123,7 +138,8 @@ class _ChunkSizer:
             return 1
         per_unit = max(self.total_time / self.n_seen, 1e-6)
         wanted = math.ceil(self.seconds / per_unit)
-        return max(1, min(wanted, math.ceil(n_pending / (2 * self.n_workers))))
+        factored = math.ceil(n_pending / (2 * self.n_workers))
+        return max(1, min(wanted, factored, _CHUNK_MOST_UNITS))
 
 
 def estimate_chunks(
@@ -387,15 +403,19 @@ class _Schedule:
         unsent = self.pending.unsent_outers()
         return [o for o in outers if o not in unsent]
 
-    def chain(self, outer: int | None) -> Sequence[Record]:
+    def chain(self, outer: int | None) -> Sequence[Record] | None:
         """Mark the refit of ``outer`` chained; return the fold's fit records known so far.
 
         As a batch read from the table's columns: the task that selects carries
         them, and the Dask scheduler unpickles and pickles every task it runs.
+        None, and not chained, where the fold has more than ``_CHAIN_MOST_FITS`` fits.
         """
         self.chain_tried.add(outer)
+        keys = self.plan.fit_record_keys(outer)
+        if len(keys) > _CHAIN_MOST_FITS:
+            return None
         self.speculation.chained.add(outer)
-        return self.records.batch(self.plan.fit_record_keys(outer))
+        return self.records.batch(keys)
 
     def chain_finished(self, outer: int | None, records: Sequence[Record]) -> None:
         """A chained refit came back (no record: it failed): use it, or run the refit."""
@@ -742,6 +762,8 @@ class Driver:
                 if len(fits) > _CHAIN_AFTER:
                     continue
                 known = entry.schedule.chain(outer)
+                if known is None:
+                    continue
                 args = (outer, fits, known)
                 ticket = self._chain(*args) if pid == 0 else self._chain(*args, plan=pid)
                 self.in_flight[ticket], self.chains[ticket] = (pid, ()), outer

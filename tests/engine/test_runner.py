@@ -16,8 +16,9 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import Pipeline
 
 import parcv
+from parcv.engine import runner
 from parcv.engine.backends.serial import SerialBackend
-from parcv.engine.runner import _ChunkSizer, estimate_chunks, run_plan
+from parcv.engine.runner import _CHUNK_MOST_UNITS, _ChunkSizer, estimate_chunks, run_plan
 from parcv.engine.work import run_units
 from parcv.plan.build import build_plan
 from parcv.plan.data import check_dataset
@@ -342,6 +343,24 @@ def test_chained_refits_select_on_the_worker_and_change_nothing(broken):
     }
 
 
+def test_a_fold_with_more_fits_than_the_bound_is_refit_by_the_driver_not_chained(monkeypatch):
+    # A chained task carries every fit record of its fold through Dask's graph: 1.1M of
+    # them made a 92 MiB graph. Each fold here has 5 candidates x 3 inner folds: 15 fits.
+    monkeypatch.setattr(runner, "_CHAIN_MOST_FITS", 14)
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": [0.1, 1.0, 10.0, 100.0, 1000.0]}, data, inner=3, outer=3)
+    ref = run_plan(plan, data, SerialBackend())
+    backend = ChainingBackend(broken=False)
+    got = run_plan(plan, data, backend)
+    [executor] = backend.executors
+    # Every refit (and the final one) went through submit: none was chained.
+    refits = [u for u in executor.submitted if u.kind in ("refit", "final")]
+    assert sorted(u.key for u in refits) == sorted(k for k in ref if k[0] != "fit")
+    assert {k: (r.unit, r.test_scores) for k, r in got.items()} == {
+        k: (r.unit, r.test_scores) for k, r in ref.items()
+    }
+
+
 class FifoExecutor(ShuffledExecutor):
     """Sixteen workers; finishes the oldest chunk at each wait, recording what was out."""
 
@@ -405,6 +424,31 @@ def test_chunks_lengthen_past_the_rate_the_driver_side_takes():
     assert estimate_chunks(n, 2, 2.0**-4, 2.0**-10, 128.0) == estimate_chunks(
         n, 2, 2.0**-4, 2.0**-10
     )
+
+
+def test_no_chunk_holds_more_than_the_most_units_however_short_its_fits(monkeypatch):
+    # Fits of a microsecond in chunks of a second would make chunks of a million units,
+    # each held by the driver while out and its records taken back in one message.
+    sizer = _ChunkSizer(1.0, 2)
+    sizer.n_seen, sizer.total_time = 4, 4e-6
+    assert sizer.size(10**9) == _CHUNK_MOST_UNITS
+    assert sizer.size(4 * 100) == 100  # factoring still shrinks the last ones
+    n = 10**7  # parcv inspect's estimate runs the same sizing
+    assert estimate_chunks(n, 2, 1.0, None) >= n / _CHUNK_MOST_UNITS
+    # A run sends no chunk over the bound, and gives the serial run's records.
+    monkeypatch.setattr(runner, "_CHUNK_MOST_UNITS", 3)
+    data = check_dataset(X, Y)
+    plan = build_plan(Ridge(), {"alpha": list(np.logspace(-3, 3, 12))}, data, inner=3, outer=3)
+    executor = FifoExecutor(plan, data)  # chunks of 10 s: Ridge's fits ask for thousands
+
+    @contextmanager
+    def open_(plan, data):
+        yield executor
+
+    ref = run_plan(plan, data, SerialBackend())
+    got = run_plan(plan, data, type("B", (), {"open": staticmethod(open_)})())
+    assert max(executor.sizes) == 3
+    assert {k: r.test_scores for k, r in got.items()} == {k: r.test_scores for k, r in ref.items()}
 
 
 def test_a_cluster_of_batch_jobs_sizes_chunks_as_its_dask_executor_does():
