@@ -38,6 +38,7 @@ from parcv.engine.work import (
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
 from parcv.plan.iterations import booster_library
+from parcv.plan.kept import KeptFit
 from parcv.plan.records import PREDICT_METHODS, ErrorInfo, Record, Unit
 
 __all__ = ["run_path_unit"]
@@ -277,7 +278,8 @@ def run_path_unit(plan: Plan, data: Dataset, unit: Unit) -> list[Record]:
         fold.records.append(_stamp(record, caught, started))
     if plan.keep_fitted and fold.grower is not None and fold.records[-1].ok:
         # The estimator at the window's last checkpoint, for the next window to continue.
-        fold.records[-1] = replace(fold.records[-1], estimator=fold.grower.estimator)
+        kept = KeptFit.of(fold.grower.estimator)
+        fold.records[-1] = replace(fold.records[-1], estimator=kept)
     return fold.records
 
 
@@ -294,9 +296,9 @@ def _start_fold(
     if start is not None:
         # A window continuing the last one's fit (Part.continues): grown by a warm start from
         # its count on, where the shortcut table says that is the fit from scratch.
-        grower.estimator = copy.deepcopy(start)
+        grower.estimator = start.estimator()
         grower.grown = "warm_start"
-        grower.done = int(start.get_params()[plan.iterations.param])  # type: ignore[union-attr]
+        grower.done = int(grower.estimator.get_params()[plan.iterations.param])  # type: ignore[union-attr]
     return _FoldPath(record_unit, grower, (fold.train.size, fold.test.size))
 
 

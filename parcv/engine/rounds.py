@@ -64,6 +64,7 @@ from parcv.errors import (
 )
 from parcv.plan.build import Plan, fingerprint
 from parcv.plan.data import Dataset
+from parcv.plan.kept import KeptFit
 from parcv.plan.keys import content_keys
 from parcv.plan.kinds import Key
 from parcv.plan.parts import PartBuilder, RoundOptions, base_plan, continued, refit_plan
@@ -263,7 +264,7 @@ class _Rounds:
         self.bar.set_best(float(chosen.means[choice.row]), _bar_level(chosen.part)["where"])
 
     @staticmethod
-    def _starts(search: _Search, part: Part) -> dict[Key, Any]:
+    def _starts(search: _Search, part: Part) -> dict[Key, KeptFit]:
         """The fits a part continues: the kept ones of its label's part of the round before."""
         if part.continues is None or part.grows is None or search.index == 0:
             return {}

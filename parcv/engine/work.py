@@ -38,6 +38,7 @@ from parcv.fastcv.scoring import score_folds
 from parcv.fastcv.smoothers import held_out_predictions
 from parcv.plan.build import Plan
 from parcv.plan.data import Dataset
+from parcv.plan.kept import KeptFit
 from parcv.plan.kinds import kind_of
 from parcv.plan.partition import PartitionFolds, as_partition, relative_blocks
 from parcv.plan.records import SPARSE_PREFIX, ErrorInfo, FoldScores, Predictions, Record, Unit
@@ -261,7 +262,7 @@ def run_unit(plan: Plan, data: Dataset, unit: Unit, cache: PrefixCache | None = 
     estimator, pairwise = _fresh_estimator(plan, unit.candidate)
     start = plan.starts.get(unit.key) if plan.starts else None
     if start is not None:  # continue a fit of the rung before by a warm start: same numbers
-        estimator = copy.deepcopy(start)
+        estimator = start.estimator()
         estimator.set_params(**clone(plan.candidates[unit.candidate].params, safe=False))
         cache = None
     shared: PrefixFit | None = None
@@ -392,8 +393,12 @@ def _keep_model(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[s
 
 
 def _keep_estimator(plan: Plan, unit: Unit, estimator: Any, split: _Split) -> dict[str, Any]:
-    """The fitted estimator of a fit, when the plan asks (``return_estimator``, or a rung's)."""
-    return {"estimator": estimator} if plan.estimators or plan.keep_fitted else {}
+    """The fitted estimator of a fit, when the plan asks: ``return_estimator``'s, or a rung's
+    kept for the next rung to continue (pickled here, once: :class:`~parcv.plan.kept.KeptFit`).
+    """
+    if plan.estimators:
+        return {"estimator": estimator}
+    return {"estimator": KeptFit.of(estimator)} if plan.keep_fitted else {}
 
 
 def _fit_shared(

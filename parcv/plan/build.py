@@ -25,6 +25,7 @@ from parcv.plan.iterations import (
     choose_path,
     expand_paths,
 )
+from parcv.plan.kept import KeptFit
 from parcv.plan.kinds import KINDS, Key, kind_of
 from parcv.plan.partition import PartitionFolds, as_partition, leave_one_out_folds
 from parcv.plan.prefix import prefix_ids, sharing_problem
@@ -136,15 +137,17 @@ class Plan:
         a shortcut where :mod:`parcv.plan.shortcuts` finds it exact, else
         ``"separate"``, whose candidates are ordinary ``fit`` units (with
         early stopping, a ``path`` unit that fits each checkpoint anew).
-    starts : dict of key to estimator, default={}
+    starts : dict of key to KeptFit, default={}
         Fitted estimators that ``fit`` units continue by a warm start instead
         of fitting from scratch, by the unit's key: a successive-halving rung
-        on an iteration parameter grows the fits of the rung before. Only for
+        on an iteration parameter grows the fits of the rung before, a window
+        of a pruned trial's path those of the window before. Only for
         growth that equals a fit from scratch bit for bit
         (:func:`parcv.plan.shortcuts.continues_exactly`), so no key covers it.
     keep_fitted : bool, default=False
         Whether ``fit`` units return their fitted estimators to the driver
-        (for the next rung to continue), without storing them.
+        (for the next rung to continue), pickled once by their worker
+        (:class:`~parcv.plan.kept.KeptFit`), without storing them.
     permutations : Permutations or None, default=None
         The permuted targets of a permutation test, whose fits are the
         ``perm`` units. A bias-variance decomposition's ``boot`` units fit
@@ -179,7 +182,7 @@ class Plan:
     iterations: Iterations | None = None
     paths: tuple[tuple[int, ...], ...] = ()
     path_methods: tuple[str, ...] = ()
-    starts: dict[Key, Any] = field(default_factory=dict, repr=False, compare=False)
+    starts: dict[Key, KeptFit] = field(default_factory=dict, repr=False, compare=False)
     keep_fitted: bool = False
 
     def __post_init__(self) -> None:
@@ -376,7 +379,7 @@ def build_plan(
     predictions: Any = False,
     estimators: Any = False,
     iterations: Any = None,
-    starts: dict[Key, Any] | None = None,
+    starts: dict[Key, KeptFit] | None = None,
     keep_fitted: bool = False,
     part: bool = False,
 ) -> Plan:

@@ -14,7 +14,6 @@ same content keys, as the refits of a one-round nested CV: a store shares them.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,6 +24,7 @@ from parcv.plan.build import Plan, build_plan
 from parcv.plan.data import Dataset
 from parcv.plan.halving import subsample_folds
 from parcv.plan.iterations import Iterations
+from parcv.plan.kept import KeptFit
 from parcv.plan.kinds import Key
 from parcv.plan.records import Record
 from parcv.plan.space import Candidate
@@ -129,7 +129,7 @@ class PartBuilder:
         n_rows: int | None = None,
         subsample_seed: int | np.random.RandomState | None = None,
         window: tuple[int, ...] | None = None,
-        starts: dict[Key, Any] | None = None,
+        starts: dict[Key, KeptFit] | None = None,
         keep_fitted: bool = False,
     ) -> Plan:
         """The plan of one part: ``candidates`` on this search's folds.
@@ -172,24 +172,23 @@ def continued(
     records: Mapping[Key, Record],
     continues: Sequence[int],
     warm_start: str,
-) -> dict[Key, Any]:
+) -> dict[Key, KeptFit]:
     """The starts of a part whose row ``j`` continues row ``continues[j]`` of ``previous``.
 
-    Each kept fit of the previous part (its estimator, returned with
-    ``keep_fitted``) is copied and set to grow by a warm start (``warm_start``
-    names the parameter, as :func:`~parcv.plan.shortcuts.continues_exactly`
-    gave it where the growth is exact); a fit read back from a store has no
-    estimator and starts from scratch, with the same numbers.
+    Each kept fit of the previous part (a :class:`~parcv.plan.kept.KeptFit`,
+    returned with ``keep_fitted``) is set to grow by a warm start
+    (``warm_start`` names the parameter, as
+    :func:`~parcv.plan.shortcuts.continues_exactly` gave it where the growth is
+    exact), its bytes handed on unread; a fit read back from a store has no
+    kept fit and starts from scratch, with the same numbers.
     """
-    starts: dict[Key, Any] = {}
+    starts: dict[Key, KeptFit] = {}
     n_folds = len(previous.inner_folds[None])
     for new, old in enumerate(continues):
         for i in range(n_folds):
             record = records.get(("fit", None, i, int(old)))
-            if record is not None and record.estimator is not None:
-                model = copy.deepcopy(record.estimator)
-                model.set_params(**{warm_start: True})
-                starts[("fit", None, i, new)] = model
+            if record is not None and isinstance(record.estimator, KeptFit):
+                starts[("fit", None, i, new)] = record.estimator.grown_by(warm_start)
     return starts
 
 
