@@ -175,7 +175,7 @@ class _Grower:
     @property
     def fitted_ahead(self) -> bool:
         """Whether checkpoints are read from one fit to a later count (staged, booster)."""
-        return self.grown in ("staged", "booster")
+        return self.grown in ("staged", "booster", "continued")
 
     def advance(self, t: int) -> float:
         """Grow the estimator to ``t`` iterations; return the seconds spent fitting."""
@@ -194,10 +194,29 @@ class _Grower:
             for _ in range(t - self.done):
                 self.estimator.partial_fit(X, y, **extra, **self.fit_params)
                 extra = {}
+        elif self.grown == "continued":
+            if t > self.horizon:
+                self._continue_ahead()
         elif t > self.horizon:
             self._fit_ahead(t)
         self.done = t
         return time.perf_counter() - t0
+
+    def _continue_ahead(self) -> None:
+        """Grow a kept fit by one warm start to the last checkpoint; read the others' stages.
+
+        The warm start gives the fit from scratch to the last count and a stage
+        ``t`` of that fit is the fit to ``t`` (the shortcut table's
+        ``"continuation"`` and ``"staged"`` rows, both exact for this path): one
+        fit and one pass of staged outputs, where a warm start and a scoring at
+        every checkpoint grew and read the trees before each checkpoint again.
+        """
+        horizon = self._checkpoints[-1]
+        warm = {self._param: horizon, self._prefixed("warm_start"): True}
+        self.estimator.set_params(**warm)
+        self.estimator.fit(self.split.X_train, self.split.y_train, **self.fit_params)
+        self.horizon = horizon
+        self.outputs = _Staged(self.estimator, self._checkpoints).outputs
 
     def _fit_ahead(self, t: int) -> None:
         """Fit from scratch to the last checkpoint and read the others from its stages.
@@ -244,6 +263,7 @@ class _FoldPath:
     records: list[Record] = field(default_factory=list)
     failure: Record | None = None
     elapsed: float = 0.0
+    base: int = 0  # the count it starts from: a kept fit's, or 0
 
 
 def run_path_unit(plan: Plan, data: Dataset, unit: Unit) -> list[Record]:
@@ -297,9 +317,11 @@ def _start_fold(
         # A window continuing the last one's fit (Part.continues): grown by a warm start from
         # its count on, where the shortcut table says that is the fit from scratch.
         grower.estimator = start.estimator()
-        grower.grown = "warm_start"
+        # Where the path reads its checkpoints from stages, one warm start to the window's
+        # end; elsewhere (a forest) a warm start to each checkpoint.
+        grower.grown = "continued" if method == "staged" else "warm_start"
         grower.done = int(grower.estimator.get_params()[plan.iterations.param])  # type: ignore[union-attr]
-    return _FoldPath(record_unit, grower, (fold.train.size, fold.test.size))
+    return _FoldPath(record_unit, grower, (fold.train.size, fold.test.size), base=grower.done)
 
 
 def _step(
@@ -318,7 +340,8 @@ def _step(
         if grower.fitted_ahead:
             if j == 0:
                 fold.elapsed = took  # one fit to the last checkpoint: shared by iterations
-            took = fold.elapsed * (t - (checkpoints[j - 1] if j else 0)) / checkpoints[-1]
+            before = checkpoints[j - 1] if j else fold.base
+            took = fold.elapsed * (t - before) / (checkpoints[-1] - fold.base)
         t1 = time.perf_counter()
         test, train, errors = _score(plan, grower.view(t), grower.split)
         score_time = time.perf_counter() - t1

@@ -770,12 +770,13 @@ class Sampler:
     the same. A round scores each running trial (a part each) over a window
     of checkpoints (:func:`prune_windows`: the first alone, then doubling),
     each fold's path grown by the exact shortcuts of the shortcut table where
-    they apply: a window continues the last one's fits by a warm start (kept
-    in memory), and a window fitted from scratch is one fit to its last
-    checkpoint read at the others (a booster at earlier rounds, staged
-    predictions). The proposer then replays the reports checkpoint by
-    checkpoint up to the pruner's first yes; the checkpoints scored after it
-    are in ``cv_results_`` but never reported.
+    they apply: a window continues the last one's fits by a warm start (each
+    kept as its pickle's bytes, :class:`~parcv.plan.kept.KeptFit`), once to its
+    last checkpoint where the others are read from its stages, and a window
+    fitted from scratch is one fit to its last checkpoint read at the others (a
+    booster at earlier rounds, staged predictions). The proposer then replays
+    the reports checkpoint by checkpoint up to the pruner's first yes; the
+    checkpoints scored after it are in ``cv_results_`` but never reported.
     ``cv_results_`` has a row per (trial, checkpoint) scored, with ``trial``
     (its number), ``trial_state`` (``"COMPLETE"``, ``"PRUNED"`` or ``"FAIL"``)
     and ``reported``; :func:`rebuild_pruned_study` gives the study back. With
@@ -1572,8 +1573,8 @@ class _PruningProposer:
 
         Where a warm start continues the path exactly (the shortcut table's
         ``"continuation"`` rows), each fold's estimator at the window's last
-        checkpoint is kept in memory and the next window grows it from there:
-        the trial's fits grow to its last window's end once. Elsewhere (a booster,
+        checkpoint is kept (pickled by its worker) and the next window grows it
+        from there: the trial's fits grow to its last window's end once. Elsewhere (a booster,
         a fit read back from a store) each window fits from scratch.
         """
         w, grows = running.window, running.grows

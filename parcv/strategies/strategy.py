@@ -147,7 +147,7 @@ class Part:
         The ``warm_start`` parameter that continues the fits of a resource
         parameter (``n_estimators``) exactly, where the shortcut table says so
         (:func:`~parcv.plan.shortcuts.continues_exactly`): the part keeps its
-        fitted estimators (in memory, never stored) when ``keep_fitted``, and a
+        fitted estimators (pickled, never stored) when ``keep_fitted``, and a
         part with ``continues`` grows them.
     continues : tuple of int or None, default=None
         Each candidate's fits continue those of row ``continues[j]`` of the

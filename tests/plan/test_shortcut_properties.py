@@ -25,10 +25,16 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from sklearn.base import is_classifier, is_regressor
+from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.datasets import make_classification, make_regression
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
-from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, KFold, StratifiedKFold
+from sklearn.model_selection import (
+    GridSearchCV,
+    HalvingGridSearchCV,
+    KFold,
+    StratifiedKFold,
+    cross_val_score,
+)
 
 import parcv
 from parcv.plan.iterations import choose_path, path_stopped
@@ -391,3 +397,35 @@ def test_halving_continues_a_fit_only_where_it_scores_as_a_fit_from_scratch(rule
     for k in range(2):
         np.testing.assert_array_equal(ours.cv_results_[f"split{k}_test_score"],
                                       theirs.cv_results_[f"split{k}_test_score"])  # fmt: skip
+
+
+@pytest.mark.parametrize("rule", CONTINUATION_RULES, ids=_rule_id)
+@PROPERTY
+@given(data=st.data())
+def test_a_pruned_trials_windows_continued_score_as_fits_from_scratch(rule, data):
+    # A pruned trial's windows (1), (2), (3, 4), (5, 6): each continues the last one's kept
+    # fits by a warm start, to each checkpoint (a forest) or once to the window's end with
+    # the others read from the stages (HistGradientBoosting, GradientBoosting).
+    optuna = pytest.importorskip("optuna")
+    drawn = data.draw(drawn_for(rule))
+    estimator, param = drawn.estimator, drawn.param
+    grows = continues_exactly(estimator, [], param, n_samples=N_SAMPLES)
+    method = choose_path(estimator, parcv.Iterations(param, 6), {}, n_samples=N_SAMPLES).method
+    event(f"{type(estimator).__name__}: {method}, {'continued' if grows else 'from scratch'}")
+    if not _comparable(estimator):
+        return  # separate fits differ from each other: nothing to compare with
+    X, y = DATA[drawn.task]
+    space = {k: v[:2] for k, v in _space(estimator).items()}
+    strategy = parcv.Sampler("random", n_trials=2, seed=0, pruner=optuna.pruners.NopPruner(),
+                             resource=parcv.Iterations(param, up_to=6))  # fmt: skip
+    ours = _quiet(lambda: parcv.search(estimator, space, X, y, cv=KFold(2), refit=False,
+                                       scoring=drawn.scoring, strategy=strategy,
+                                       backend="serial"))  # fmt: skip
+    cv = ours.cv_results_
+    assert sorted(int(p[param]) for p in cv["params"]) == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]
+    for row, params in enumerate(cv["params"]):
+        model = clone(estimator).set_params(**params)
+        theirs = _quiet(lambda m=model: cross_val_score(m, X, y, cv=KFold(2),
+                                                        scoring=drawn.scoring))  # fmt: skip
+        for k in range(2):
+            assert cv[f"split{k}_test_score"][row] == theirs[k], (params, k)

@@ -341,10 +341,11 @@ def test_a_search_with_every_trial_pruned_says_what_to_loosen():
 @pytest.mark.parametrize("pruner", ["hyperband", "median"])
 def test_a_pruned_trial_grows_each_fold_once_to_its_last_window(monkeypatch, pruner):
     # HistGradientBoosting: the first window is fitted from scratch (its other checkpoints
-    # read from the stages), and each next window continues the last one's fits by a warm
-    # start (exact, says the shortcut table): a fit call per checkpoint, each adding only
-    # its new iterations. A trial pruned at step t grew no further than its window's end
-    # (the median pruner stops a trial at step 3, inside the window (3, 4)).
+    # read from the stages), and each next window continues the last one's fits by one warm
+    # start to the window's end (exact, says the shortcut table), adding only its new
+    # iterations, its checkpoints read from the stages too. A trial pruned at step t grew no
+    # further than its window's end (the median pruner stops a trial at step 3, inside the
+    # window (3, 4)).
     study = reference(pruner)  # before fit is counted: the reference fits too
     fitted = []
     real = HistGradientBoostingRegressor.fit
@@ -361,8 +362,7 @@ def test_a_pruned_trial_grows_each_fold_once_to_its_last_window(monkeypatch, pru
         last = max(trial.intermediate_values, default=PATH.all_checkpoints[0])
         reached = next(w for w, window in enumerate(windows) if last in window)
         expected += [(windows[0][-1], False)] * len(FOLDS)  # from scratch
-        expected += [(c, True) for window in windows[1 : reached + 1] for c in window
-                     for _ in FOLDS]  # fmt: skip
+        expected += [(window[-1], True) for window in windows[1 : reached + 1] for _ in FOLDS]
     assert sorted(fitted) == sorted(expected)
 
 
