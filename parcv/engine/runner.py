@@ -609,15 +609,20 @@ class _FirstWave:
     candidate, if fewer) and every one failed with the very same error, the
     run stops with one message instead of a failure per fit. A failure that
     names its candidate's value differs from the others' and never stops a run.
-    Those failures are not stored, so the fixed run computes them.
+    Those failures are not stored, so the fixed run computes them. The
+    checkpoints of one iteration path are one candidate here: a point that
+    fails at every count of its path (a pruned trial's window) is that point's
+    fault.
     """
 
     plan: Plan
     failed: list[Record] = field(default_factory=list)
     open: bool = True
+    points: dict[int, int] = field(default_factory=dict)  # a path's candidates: its first
 
     def __post_init__(self) -> None:
-        self.open = len(self.plan.candidates) >= 2
+        self.points = {c: path[0] for path in self.plan.paths for c in path}
+        self.open = self.plan.n_points >= 2
 
     def release(self, records: Sequence[Record], *, last: bool = False) -> Sequence[Record]:
         """The records to store now: failures are held while they may still stop the run.
@@ -644,12 +649,12 @@ class _FirstWave:
         ):
             self.open = False
             return None
-        candidates = {r.unit.candidate for r in self.failed}
-        if len(candidates) < min(_SYSTEMATIC_AFTER, len(self.plan.candidates)):
+        candidates = {self.points.get(c, c) for c in (r.unit.candidate for r in self.failed)}
+        if len(candidates) < min(_SYSTEMATIC_AFTER, self.plan.n_points):
             return None
         self.open = False
         ((kind, _),) = errors  # type: ignore[misc]
-        n_fits = sum(1 for u in self.plan.units if _selects(u))
+        n_fits = sum(map(len, self.plan.fit_record_keys_by_outer().values()))
         n_run = len(self.failed)
         # scikit-learn's words first ("All the N fits failed"), as its error is matched by them.
         return FitFailedError(Worded((

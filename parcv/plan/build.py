@@ -195,6 +195,11 @@ class Plan:
         return self.n_fit_records + len(self.refit_outers) + int(self.final)
 
     @property
+    def n_points(self) -> int:
+        """Candidates, the checkpoints of one iteration path counted as one point."""
+        return len(self.candidates) - sum(map(len, self.paths)) + len(self.paths)
+
+    @property
     def n_fit_records(self) -> int:
         """Number of records the units make before the refits (a grid's: one per unit)."""
         units = as_units(self.units)

@@ -424,8 +424,11 @@ def _warning_category(path: str) -> type[Warning]:
 
 
 def _warn_nothing_finite(plan: Plan, records: Mapping[Key, Record], outer: int | None) -> None:
-    """Say so when every candidate's mean score is NaN: :func:`select_for` took the first."""
-    if len(plan.candidates) < 2:
+    """Say so when every candidate's mean score is NaN: :func:`select_for` took the first.
+
+    Not for one point (a pruned trial's window of checkpoints): nothing was chosen.
+    """
+    if plan.n_points < 2:
         return
     scores = fold_scores(plan, records, outer, plan.scoring.refit)
     if not np.isnan(scores.mean(axis=1)).all():

@@ -97,18 +97,12 @@ def _row_ids(plan: Plan, part: Part) -> tuple[int, ...]:
     return tuple(ids)
 
 
-def _quiet_search(plan: Plan, records: Mapping[Key, Record]) -> SearchResult:
-    """The part's SearchResult, its warnings left to the whole result (said once)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return make_search_result(plan, records)
-
-
 def _part_search(plan: Plan, records: Mapping[Key, Record]) -> SearchResult:
     """One part's SearchResult; a part whose every fit failed (a failed trial) selects nothing.
 
     Its search chooses over all its rounds: only a search with nothing to
-    select is an error (``parcv.engine.rounds``).
+    select is an error (``parcv.engine.rounds``). Its warnings are left to the
+    whole result (said once).
     """
     failed = len(failed_everywhere(plan, records, None)) == len(plan.candidates)
     with warnings.catch_warnings():
@@ -384,7 +378,7 @@ def _joined_table(
         path_methods=first.path_methods[:1] * len(paths) if paths else (),
         prefixes=(),
     )  # fmt: skip
-    return _quiet_search(view, _after_stops(view, records)), where
+    return _part_search(view, _after_stops(view, records)), where
 
 
 def _iterations_of(config: Mapping[str, Any]) -> Iterations | None:

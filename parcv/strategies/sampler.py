@@ -51,7 +51,6 @@ import numpy as np
 from parcv.plan.iterations import Iterations
 from parcv.plan.shortcuts import continues_exactly
 from parcv.plan.tokens import token_hex
-from parcv.strategies.early_stopping import doubling_windows
 from parcv.strategies.pareto import (
     TIMES,
     ParetoFront,
@@ -59,6 +58,7 @@ from parcv.strategies.pareto import (
     nondominated,
     select_from,
 )
+from parcv.strategies.rungs import TrialWindows, prune_windows
 from parcv.strategies.strategy import (
     Choice,
     FinishedPart,
@@ -639,29 +639,6 @@ def _check_path_param(space: OptunaSpace, resource: Iterations, estimator: Any) 
         )
 
 
-def prune_windows(iterations: Iterations) -> list[tuple[int, ...]]:
-    """The checkpoints each round of a pruned trial scores: the first alone, then doubling.
-
-    Where a warm start continues a path exactly (the shortcut table's
-    ``"continuation"`` rows: GradientBoosting, HistGradientBoosting, forests),
-    each window grows the last one's fits, so a trial the pruner stops at
-    checkpoint ``t`` grew each fold once, to its window's end (below ``2 t``).
-    Elsewhere (an xgboost or lightgbm booster, a fit read back from a store)
-    each window is fitted from scratch to its last checkpoint, the earlier ones
-    read from it where a shortcut allows: at most about ``4 t`` iterations, and
-    about twice ``up_to`` for a trial that runs to the end.
-
-    Examples
-    --------
-    >>> prune_windows(Iterations("n", up_to=16))
-    [(1,), (2,), (3, 4), (5, 6, 7, 8), (9, 10, 11, 12, 13, 14, 15, 16)]
-    >>> prune_windows(Iterations("n", up_to=20, every=5))
-    [(5,), (10,), (15, 20)]
-    """
-    checkpoints = iterations.all_checkpoints
-    return doubling_windows(checkpoints, checkpoints[0])
-
-
 def _check_in_order(history: Sequence[FinishedRound], proposed: int) -> None:
     """Refuse a history shorter than the rounds a proposer has proposed."""
     if len(history) < proposed:
@@ -768,7 +745,9 @@ class Sampler:
     the trial there, and a trial that reaches the last checkpoint returns its
     mean there: the trials, their states, intermediate values and values are
     the same. A round scores each running trial (a part each) over a window
-    of checkpoints (:func:`prune_windows`: the first alone, then doubling),
+    of checkpoints, ending at the trial's next rung where its pruner decides
+    only there (successive halving, Hyperband), else the first alone, then
+    doubling (:mod:`parcv.strategies.rungs`),
     each fold's path grown by the exact shortcuts of the shortcut table where
     they apply: a window continues the last one's fits by a warm start (each
     kept as its pickle's bytes, :class:`~parcv.plan.kept.KeptFit`), once to its
@@ -1113,21 +1092,27 @@ class Sampler:
     def _pruning_schedule(self, context: SearchContext, label: str) -> Schedule:
         """A bound: every trial scored over every window (a pruned trial stops sooner).
 
-        A window's paths are fitted once to its last checkpoint where a shortcut
-        grows them (one fit per trial and fold), else once per checkpoint.
+        Each trial's windows end at its pruner's rungs, or double
+        (:mod:`parcv.strategies.rungs`). A window's paths are fitted once to
+        its last checkpoint where a shortcut grows them (one fit per trial and
+        fold), else once per checkpoint.
         """
-        it, k = self.resource, context.n_splits
-        plan = prune_windows(it)
+        it, k, param = self.resource, context.n_splits, self.resource.param
+        windows = TrialWindows(self.pruner, self.study_name, it)
         rounds = []
         for first in range(0, self.n_trials, self.batch):
             n = min(self.batch, self.n_trials - first)
             trials = f"trial {first}" if n == 1 else f"trials {first}-{first + n - 1}"
-            for w, window in enumerate(plan):
-                counts = str(window[0]) if len(window) == 1 else f"{window[0]}..{window[-1]}"
+            each = [windows.of(number) for number in range(first, first + n)]
+            for w in range(max(map(len, each))):
+                at = [t[w] for t in each if w < len(t)]
+                counts = ", ".join(dict.fromkeys(
+                    str(c[0]) if len(c) == 1 else f"{c[0]}..{c[-1]}" for c in at))  # fmt: skip
+                n_paths = len(at)
                 text = (f"{trials} ({label}, {type(self.pruner).__name__}): window {w}, "
-                        f"{self.resource.param}={counts}, {n} path{'s' * (n > 1)} x {k} folds, "
+                        f"{param}={counts}, {n_paths} path{'s' * (n_paths > 1)} x {k} folds, "
                         "unless pruned before")  # fmt: skip
-                rounds.append(RoundBound(n, n * len(window) * k, text))
+                rounds.append(RoundBound(n_paths, sum(map(len, at)) * k, text))
         return Schedule(tuple(rounds), exact=False, n_candidates=self.n_trials)
 
     def new_pruner(self) -> Any:
@@ -1426,6 +1411,7 @@ class _Running:
     """A trial asked and not yet told: the window of the path it scores next."""
 
     trial: Any
+    windows: list[tuple[int, ...]]  # the checkpoints of each of its rounds (rungs.py)
     window: int = 0
     step: int | None = None  # the last step it reported
     grows: str | None = None  # the warm_start parameter that continues its windows exactly
@@ -1465,7 +1451,7 @@ class _PruningProposer:
         self._context = context
         self._optuna = import_optuna()
         self._iterations: Iterations = strategy.resource
-        self._windows = prune_windows(self._iterations)
+        self._windows = TrialWindows(strategy.pruner, strategy.study_name, self._iterations)
         self._study: Any = None
         self._rounds: list[Round] = []
         self._running: dict[int, _Running] = {}
@@ -1550,7 +1536,8 @@ class _PruningProposer:
             grows = continues_exactly(self._context.estimator, [self._space.decode(trial.params)],
                                       self._iterations.param,
                                       n_samples=self._context.n_samples)  # fmt: skip
-            self._running[int(trial.number)] = _Running(trial, grows=grows)
+            number = int(trial.number)
+            self._running[number] = _Running(trial, self._windows.of(number), grows=grows)
             self._asked += 1
             asked.append(trial)
         if not self._running:
@@ -1577,10 +1564,10 @@ class _PruningProposer:
         from there: the trial's fits grow to its last window's end once. Elsewhere (a booster,
         a fit read back from a store) each window fits from scratch.
         """
-        w, grows = running.window, running.grows
-        window = self._windows[w]
-        last = w == len(self._windows) - 1
-        before = None if w == 0 or grows is None else (len(self._windows[w - 1]) - 1,)
+        w, grows, windows = running.window, running.grows, running.windows
+        window = windows[w]
+        last = w == len(windows) - 1
+        before = None if w == 0 or grows is None else (len(windows[w - 1]) - 1,)
         return Part((self._space.decode(running.trial.params),), (number,), resource=window[-1],
                     window=window, label=f"trial {number}", grows=grows, continues=before,
                     keep_fitted=grows is not None and not last)  # fmt: skip

@@ -39,6 +39,7 @@ from sklearn.model_selection import KFold, cross_val_score
 
 import parcv
 from parcv.results.compare import best_vs_rest_columns
+from parcv.strategies.rungs import TrialWindows
 from parcv.strategies.sampler import Sampler, prune_windows, rebuild_pruned_study
 from parcv.strategies.strategy import (
     FinishedPart,
@@ -212,6 +213,27 @@ def test_search_equals_optuna_study_optimize_with_the_pruner(pruner, backend):
     assert pruned_trials == {t.number for t in study.trials if t.state == State.PRUNED}
 
 
+def test_no_checkpoint_is_scored_past_a_rung_where_the_trial_was_pruned():
+    # Rungs 1 and 3 of 8 (reduction factor 3), where doubling windows, (3, 4), would score
+    # step 4 of a trial pruned at 3. The windows end at the rungs, where successive halving
+    # decides: every row scored is reported, but those after a failed fold (the trial fails
+    # there, mid-window). The study is still Optuna's.
+    def sh():
+        return optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    study = optuna.create_study(direction="maximize", sampler=tpe(), pruner=sh(),
+                                study_name="parcv")  # fmt: skip
+    study.optimize(make_objective(X, y, FOLDS), n_trials=N_TRIALS, catch=(ValueError,))
+    assert 3 in {t.last_step for t in study.trials if t.state == State.PRUNED}
+    result = search(Sampler(tpe(), n_trials=N_TRIALS, pruner=sh(), resource=PATH),
+                    backend="serial")  # fmt: skip
+    assert_same_study(rebuild_pruned_study(result, space=SPACE), study)
+    cv = result.cv_results_
+    unreported = ~np.asarray(cv["reported"], dtype=bool)
+    assert set(np.asarray(cv["trial_state"])[unreported]) <= {"FAIL"}
+
+
 def test_nested_cv_runs_one_study_per_outer_fold_each_equal_to_optuna():
     outer, inner = KFold(2, shuffle=True, random_state=1), KFold(3, shuffle=True, random_state=0)
     with warnings.catch_warnings():
@@ -345,7 +367,7 @@ def test_a_pruned_trial_grows_each_fold_once_to_its_last_window(monkeypatch, pru
     # start to the window's end (exact, says the shortcut table), adding only its new
     # iterations, its checkpoints read from the stages too. A trial pruned at step t grew no
     # further than its window's end (the median pruner stops a trial at step 3, inside the
-    # window (3, 4)).
+    # doubling window (3, 4); Hyperband's windows end at its rungs, where it decides).
     study = reference(pruner)  # before fit is counted: the reference fits too
     fitted = []
     real = HistGradientBoostingRegressor.fit
@@ -356,9 +378,9 @@ def test_a_pruned_trial_grows_each_fold_once_to_its_last_window(monkeypatch, pru
 
     monkeypatch.setattr(HistGradientBoostingRegressor, "fit", fit)
     search(pruned(pruner), backend="serial", refit=False)
-    windows = prune_windows(PATH)
     expected = []
-    for trial in study.trials:
+    for trial in study.trials:  # its windows end at its rungs (Hyperband), or double (median)
+        windows = TrialWindows(PRUNERS[pruner](), "parcv", PATH).of(trial.number)
         last = max(trial.intermediate_values, default=PATH.all_checkpoints[0])
         reached = next(w for w, window in enumerate(windows) if last in window)
         expected += [(windows[0][-1], False)] * len(FOLDS)  # from scratch
