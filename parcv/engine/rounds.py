@@ -65,7 +65,7 @@ from parcv.errors import (
 from parcv.plan.build import Plan, fingerprint
 from parcv.plan.data import Dataset
 from parcv.plan.kept import KeptFit
-from parcv.plan.keys import content_keys
+from parcv.plan.keys import KeysOfACall, content_keys
 from parcv.plan.kinds import Key
 from parcv.plan.parts import PartBuilder, RoundOptions, base_plan, continued, refit_plan
 from parcv.plan.records import Record, Unit
@@ -170,9 +170,9 @@ class _Rounds:
     bar: Progress
     options: RunOptions
     searches: list[_Search]
-    # The call's (its base plan's keys and fingerprint took it): every round's candidates
-    # are keyed with it, so the code they reach is read once per call.
-    tokenizer: Tokenizer
+    # The call's (its base plan's keys and fingerprint took its tokenizer): every round's
+    # candidates are keyed with it, so the code they reach and the data are read once.
+    keys: KeysOfACall
     by_pid: dict[int, tuple[_Search, PartRun]] = field(default_factory=dict)
     n_reused: int = 0
     n_units: int = 0
@@ -197,7 +197,7 @@ class _Rounds:
         plan, data = run.plan, self.data
         pid = self.driver.executor.add_plan(plan)
         run.pid = pid
-        keys = content_keys(plan, data, tokenizer=self.tokenizer)
+        keys = content_keys(plan, data, call=self.keys)
         labels = CandidateLabels(plan.candidates)
         self.st.add_plan(pid, labels=labels, key_of=keys.key, folds=_plan_folds(plan),
                          partitions=_plan_partitions(plan), round=round_row,
@@ -554,12 +554,12 @@ def execute_rounds(
 
 def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> list[SearchRun]:
     base = job.base
-    tokenizer = Tokenizer()
-    keys = content_keys(base, data, tokenizer=tokenizer)
+    call = KeysOfACall(Tokenizer())
+    keys = content_keys(base, data, call=call)
     before = _stored_before(options)  # the store's units of its last run, which _open forgets
     st = _open(base, data, kind, options.store, keys, resume=options.resume,
                overwrite=options.overwrite, journal=options.journal,
-               meta=_meta(job, data, kind, tokenizer))  # fmt: skip
+               meta=_meta(job, data, kind, call.tokenizer))  # fmt: skip
     show = check_progress(
         True if options.progress is None and options.verbose else options.progress
     )
@@ -573,7 +573,7 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
             _log.info("%s", rounds_reuse_message(kept_kinds(before), job.bound))
         try:
             with verbose_output(options.verbose), options.resolved_backend.open(base, data) as ex:
-                rounds = _Rounds(job, data, st, Driver(ex), bar, options, searches, tokenizer)
+                rounds = _Rounds(job, data, st, Driver(ex), bar, options, searches, call)
                 for search in searches:
                     rounds.propose(search)
                 with frozen_heap(job.bound):

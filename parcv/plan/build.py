@@ -718,6 +718,8 @@ def _bbc_request(
             "bbc=True and racing do not go together: a dropped candidate has no "
             "out-of-fold prediction for most rows. Drop one of them."
         )
+    if bbc is False or bbc is None:
+        return None  # as check_bbc says, without reading the folds (a round's part, each)
     folds = inner_folds.get(None)
     partition = bool(folds) and as_partition(folds, np.arange(n_samples)) is not None  # type: ignore[arg-type]
     return check_bbc(bbc, metric=_metric_name(estimator, *metrics), confidence=confidence,

@@ -392,7 +392,8 @@ def check_data_for(
     each : bool, default=False
         Refuse the run when one candidate refuses the NaN (``error_score="raise"``).
     part : bool, default=False
-        ``params`` are one round of a search (see :func:`diagnose_missing`).
+        ``params`` are one round of a search (see :func:`diagnose_missing`);
+        ``y``, which no parameter changes, was checked with the search's plan.
 
     Raises
     ------
@@ -425,7 +426,8 @@ an estimator that handles NaN (e.g. HistGradientBoostingClassifier).
     verdict = diagnose_missing(estimator, data.X, data.y, params, each=each, part=part)
     if verdict is not None and verdict.refused:
         raise ValueError(verdict.message())
-    _check_y_for(estimator, data.y, name)
+    if not part:
+        _check_y_for(estimator, data.y, name)
 
 
 def _check_table_rows(X: Any, name: str) -> None:

@@ -55,6 +55,7 @@ from parcv.plan.units import UnitGrid, as_units
 __all__ = [
     "NUMBERS_VERSION",
     "ContentKeys",
+    "KeysOfACall",
     "candidate_digest",
     "content_keys",
     "unseeded_parameters",
@@ -154,6 +155,37 @@ def _folds_digest(folds: Sequence[Fold]) -> bytes:
     if isinstance(folds, PartitionFolds):
         return token("partition", *(_indices(p) for p in (folds.rows, folds.tests, folds.offsets)))
     return token("folds", *(_fold_digest(f) for f in folds))
+
+
+@dataclass
+class KeysOfACall:
+    """What the content keys of one call's plans share (a run in rounds keys a plan per part).
+
+    The estimator's template of candidates and the data's token are read once
+    per call, as the code the candidates reach is (the ``tokenizer`` of the
+    call), not once per round: the workers fit on the data as the run's first
+    plan shipped it, and a part's estimator is the search's own object. Each
+    is kept with the object it was read from, and read again for another.
+    """
+
+    tokenizer: Tokenizer = field(default_factory=Tokenizer)
+    _hashers: dict[int, tuple[Any, _CandidateHasher]] = field(default_factory=dict, repr=False)
+    _data: dict[int, tuple[Dataset, bytes]] = field(default_factory=dict, repr=False)
+
+    def hasher(self, estimator: Any) -> _CandidateHasher:
+        found = self._hashers.get(id(estimator))
+        if found is None or found[0] is not estimator:
+            found = self._hashers[id(estimator)] = (
+                estimator,
+                _CandidateHasher(estimator, self.tokenizer),
+            )
+        return found[1]
+
+    def data_token(self, data: Dataset) -> bytes:
+        found = self._data.get(id(data))
+        if found is None or found[0] is not data:
+            found = self._data[id(data)] = (data, data_token(data))
+        return found[1]
 
 
 @dataclass(frozen=True)
@@ -502,7 +534,13 @@ def _twins_of(chunks: Iterable[list[tuple[Key, str]]]) -> dict[Key, tuple[Unit, 
     return {k: tuple(v) for k, v in twins.items()}
 
 
-def content_keys(plan: Plan, data: Dataset, *, tokenizer: Tokenizer | None = None) -> ContentKeys:
+def content_keys(
+    plan: Plan,
+    data: Dataset,
+    *,
+    tokenizer: Tokenizer | None = None,
+    call: KeysOfACall | None = None,
+) -> ContentKeys:
     """Hash a plan's candidates and folds once; units then combine the digests.
 
     Parameters
@@ -514,6 +552,9 @@ def content_keys(plan: Plan, data: Dataset, *, tokenizer: Tokenizer | None = Non
         plan with the tokenizer of the whole call, so the code its candidates reach
         (the modules, their globals' values) is read once per call, as it is for one
         plan, not once per round. None: a new one, for this plan alone.
+    call : KeysOfACall, optional
+        What the plans of the call share, read once (its tokenizer is used, not
+        ``tokenizer``): a run in rounds passes the one of the whole call.
 
     Returns
     -------
@@ -532,7 +573,9 @@ def content_keys(plan: Plan, data: Dataset, *, tokenizer: Tokenizer | None = Non
     >>> keys.key(Unit("fit", None, 0, 0)) == keys.key(Unit("fit", None, 1, 0))
     False
     """
-    hasher = _CandidateHasher(plan.estimator, Tokenizer() if tokenizer is None else tokenizer)
+    if call is None:
+        call = KeysOfACall(Tokenizer() if tokenizer is None else tokenizer)
+    hasher = call.hasher(plan.estimator)
     found = [hasher.digest(c.params) for c in plan.candidates]
     candidates = tuple(f.values for f in found)
     folds: dict[tuple[Any, Any], bytes] = {}
@@ -548,7 +591,7 @@ def content_keys(plan: Plan, data: Dataset, *, tokenizer: Tokenizer | None = Non
     folds.setdefault((None, "rows"), token("rows", _indices(plan.rows_of(None))))
     scoring = identify_of("the scoring", dict(plan.scoring.scorers), tokenizer=hasher.tokenizer)
     context = token(
-        data_token(data),
+        call.data_token(data),
         scoring.values,
         plan.return_train_score,
         NUMBERS_VERSION,

@@ -239,6 +239,16 @@ def worker_imports(modules: Iterable[str]) -> WorkerImports:
     return WorkerImports(tuple(folders), tuple(own), driver=os.getpid())
 
 
+def _unpicklable(plan: Plan, err: Exception) -> TypeError:
+    name = type(plan.estimator).__name__
+    return TypeError(
+        f"the estimator {name} (or a value of its search space) cannot be sent to worker "
+        f"processes: it cannot be pickled ({type(err).__name__}: {err}). Create locks, "
+        "open files or connections inside fit() rather than in __init__, or run with "
+        "backend='serial', which needs no pickling."
+    )
+
+
 def shipped_for_workers(plan: Plan) -> Shipped:
     """The plan as worker processes receive it, with the folders of the user's code it names.
 
@@ -250,13 +260,7 @@ def shipped_for_workers(plan: Plan) -> Shipped:
     try:
         pickled, modules = _dumps(plan.for_workers())
     except Exception as err:
-        name = type(plan.estimator).__name__
-        raise TypeError(
-            f"the estimator {name} (or a value of its search space) cannot be sent to worker "
-            f"processes: it cannot be pickled ({type(err).__name__}: {err}). Create locks, "
-            "open files or connections inside fit() rather than in __init__, or run with "
-            "backend='serial', which needs no pickling."
-        ) from err
+        raise _unpicklable(plan, err) from err
     return Shipped(pickled, worker_imports(modules))
 
 
@@ -265,5 +269,13 @@ def pickled_for_workers(plan: Plan) -> bytes:
 
     Checked before anything is sent, so an estimator holding a lock, an open
     file or a connection is refused by name instead of failing every task.
+    The modules it names are not noted, as :func:`shipped_for_workers` notes
+    them (a Python call per object pickled): a round's part plan reaches
+    workers that imported the user's code with the run's first plan.
     """
-    return shipped_for_workers(plan).pickled
+    import cloudpickle
+
+    try:
+        return cloudpickle.dumps(plan.for_workers(), protocol=cloudpickle.DEFAULT_PROTOCOL)  # type: ignore[no-any-return]
+    except Exception as err:
+        raise _unpicklable(plan, err) from err
