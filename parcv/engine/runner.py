@@ -798,6 +798,10 @@ class Driver:
         try:
             for ticket, records in self.executor.wait():
                 pid, _ = self.in_flight.pop(ticket)
+                if pid not in self.entries:  # a guess for a plan already finished
+                    self.guesses.discard(ticket)
+                    self.chains.pop(ticket, None)
+                    continue
                 schedule = self.entries[pid].schedule
                 if ticket in self.chains:
                     self.guesses.discard(ticket)
@@ -851,8 +855,12 @@ class Driver:
             raise self._stop
 
     def finish(self, pid: int) -> Sequence[Record]:
-        """The records plan ``pid`` held back while its first fits might all fail alike."""
-        return self.entries[pid].first_wave.release([], last=True)
+        """The records plan ``pid`` held back while its first fits might all fail alike.
+
+        The plan is done with: the driver forgets it, so that a run of many plans (a
+        search's rounds) does not look over the finished ones at every step.
+        """
+        return self.entries.pop(pid).first_wave.release([], last=True)
 
 
 # Runs of fewer units leave the collector alone: they make too few objects for its full

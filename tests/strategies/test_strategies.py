@@ -249,6 +249,52 @@ def test_a_round_starts_as_soon_as_the_records_it_reads_are_in():
     assert events.index(("add", second_rung)) < events.index(("done", 2))
 
 
+class _TwoWorkers(_OrderedExecutor):
+    """Two workers, chunks done in the order sent: the driver speculates on idle ones."""
+
+    n_workers = 2
+
+    def wait(self):
+        ticket = min(self.queue)
+        plan, units = self.queue.pop(ticket)
+        yield ticket, run_units(self.plans[plan], self.data, units)
+
+
+def test_the_driver_forgets_each_finished_plan_of_a_run_in_rounds(monkeypatch):
+    # A run in rounds adds a plan per part of every round; the driver looks over its plans
+    # at every step, so it keeps only those not yet finished (a guess that comes back for
+    # a finished one is dropped).
+    import parcv.engine.rounds as rounds_module
+
+    sizes = []
+
+    class Counted(rounds_module.Driver):
+        def step(self):
+            sizes.append(len(self.entries))
+            return super().step()
+
+    monkeypatch.setattr(rounds_module, "Driver", Counted)
+
+    class Backend:
+        @contextmanager
+        def open(self, plan, data):
+            yield _TwoWorkers(plan, data)
+
+    def space():
+        return parcv.RandomSpace({"alpha": loguniform(1e-3, 1e5)}, random_state=0)
+
+    strategy = Hyperband("max_iter", 27, factor=3)
+    ours = parcv.search(FitLoggedIterations(), space(), XR, YR, cv=KFold(3), halving=strategy,
+                        backend=Backend())  # fmt: skip
+    serial = parcv.search(FitLoggedIterations(), space(), XR, YR, cv=KFold(3),
+                          halving=strategy, backend="serial")  # fmt: skip
+    np.testing.assert_array_equal(ours.cv_results_["mean_test_score"],
+                                  serial.cv_results_["mean_test_score"])  # fmt: skip
+    n_plans = sum(len(b.rungs) for b in ours.brackets) + 1  # every rung's part, the refit
+    assert n_plans >= 8 and max(sizes) < n_plans
+    assert max(sizes) <= len(ours.brackets) + 1  # a part per bracket in flight at most
+
+
 # --- a strategy of one's own: one file and its test --------------------------------------
 
 
