@@ -573,8 +573,7 @@ def content_keys(
     >>> keys.key(Unit("fit", None, 0, 0)) == keys.key(Unit("fit", None, 1, 0))
     False
     """
-    if call is None:
-        call = KeysOfACall(Tokenizer() if tokenizer is None else tokenizer)
+    call = call if call is not None else KeysOfACall(tokenizer or Tokenizer())
     hasher = call.hasher(plan.estimator)
     found = [hasher.digest(c.params) for c in plan.candidates]
     candidates = tuple(f.values for f in found)
