@@ -58,7 +58,7 @@ from parcv.strategies.pareto import (
     nondominated,
     select_from,
 )
-from parcv.strategies.rungs import TrialWindows, prune_windows
+from parcv.strategies.rungs import TrialWindows
 from parcv.strategies.strategy import (
     Choice,
     FinishedPart,
@@ -81,7 +81,6 @@ __all__ = [
     "Sampler",
     "check_optuna_space",
     "import_optuna",
-    "prune_windows",
     "rebuild_pruned_study",
     "rebuild_study",
 ]

@@ -39,8 +39,8 @@ from sklearn.model_selection import KFold, cross_val_score
 
 import parcv
 from parcv.results.compare import best_vs_rest_columns
-from parcv.strategies.rungs import TrialWindows
-from parcv.strategies.sampler import Sampler, prune_windows, rebuild_pruned_study
+from parcv.strategies.rungs import TrialWindows, prune_windows
+from parcv.strategies.sampler import Sampler, rebuild_pruned_study
 from parcv.strategies.strategy import (
     FinishedPart,
     FinishedRound,
