@@ -65,10 +65,10 @@ from parcv.errors import (
 from parcv.plan.build import Plan, fingerprint
 from parcv.plan.data import Dataset
 from parcv.plan.kept import KeptFit
-from parcv.plan.keys import KeysOfACall, content_keys
+from parcv.plan.keys import ContentKeys, KeysOfACall, content_keys
 from parcv.plan.kinds import Key
 from parcv.plan.parts import PartBuilder, RoundOptions, base_plan, continued, refit_plan
-from parcv.plan.records import Record, Unit
+from parcv.plan.records import Record, Unit, unit_of
 from parcv.plan.tokens import Tokenizer, token_hex
 from parcv.results.aggregate import failure_details, reemit_unit_warnings, report_fit_failures
 from parcv.results.partial import PartialResult
@@ -160,6 +160,57 @@ class _Search:
 
 
 @dataclass
+class _RunRecords:
+    """A run without a store: its rounds' finished records by content key, as a store holds them.
+
+    A sampler proposes a point again (TPE over a small space does, often), and the
+    fits of its trial are the same units, by content key, as those of the trial
+    that first had it. With a store, a later round finds them there, as a resume
+    does; without one, it finds them here. A content key changes whenever anything
+    the unit reads does, so a record taken is the record the fit would give.
+    Only a round's parts take and give records (a refit is its search's own), and
+    only records of fits that ran and scored: a failure is computed again.
+    """
+
+    by_key: dict[str, Record] = field(default_factory=dict)
+    # The content key of each record a part in flight still awaits, by plan id.
+    awaited: dict[int, dict[Key, str]] = field(default_factory=dict)
+
+    def take(self, pid: int, plan: Plan, keys: ContentKeys) -> dict[Key, Record]:
+        """The records of ``plan``'s units that the run has already: its ``done``.
+
+        A plan that returns each fold's fitted estimator takes none (its records
+        must hold them), as with a store.
+        """
+        if plan.estimators:
+            return {}
+        done: dict[Key, Record] = {}
+        awaited: dict[Key, str] = {}
+        for chunk in keys.graph_key_chunks(plan):
+            for key, ckey in chunk:
+                found = self.by_key.get(ckey)
+                if found is None:
+                    awaited[key] = ckey
+                else:
+                    done[key] = replace(found, unit=unit_of(key))
+        self.awaited[pid] = awaited
+        return done
+
+    def add(self, pid: int, records: Sequence[Record]) -> None:
+        """Keep a part's new records that ran and scored, by content key."""
+        awaited = self.awaited.get(pid)
+        if awaited is None:
+            return
+        for record in records:
+            ckey = awaited.pop(record.key, None)
+            if ckey is not None and record.ok and not record.score_errors:
+                self.by_key.setdefault(ckey, record)
+
+    def finished(self, pid: int) -> None:
+        self.awaited.pop(pid, None)
+
+
+@dataclass
 class _Rounds:
     """A run in rounds as it goes: the searches, their plans in flight, the store."""
 
@@ -177,6 +228,7 @@ class _Rounds:
     n_reused: int = 0
     n_units: int = 0
     changes: list[CodeChanges | None] = field(default_factory=list)
+    in_run: _RunRecords = field(default_factory=_RunRecords)
 
     def say_changes(self) -> None:
         """One line per cause of the records this run recomputed (or kept) for other code."""
@@ -206,6 +258,8 @@ class _Rounds:
         keep_code = self.options.resume == "values"
         reuse = _reuse(self.st, plan, keys, with_model=with_model, keep_code=keep_code, pid=pid)
         done = reuse.done
+        if self.st.path is None and run.round >= 0:  # no store: the run's own records
+            done = self.in_run.take(pid, plan, keys)
         if self.options.retry_failed:  # failed units run again (as a plan's run does)
             done = {k: r for k, r in done.items() if r.ok}
         self.changes.append(reuse.changes)
@@ -294,6 +348,7 @@ class _Rounds:
         """A plan's records are all in: advance its search if its round (or refit) is done."""
         search, run = self.by_pid.pop(pid)
         search.running.remove(run)
+        self.in_run.finished(pid)
         if search.running:
             return  # another part of the round still runs
         if run.round < 0:
@@ -309,6 +364,7 @@ class _Rounds:
     def store(self, pid: int, records: Sequence[Record]) -> None:
         """Commit a batch of plan ``pid``'s new records; advance the bar."""
         self.st.add(records, pid)
+        self.in_run.add(pid, records)
         self.bar.update(records, pid)
 
 

@@ -11,9 +11,11 @@ import pytest
 from scipy.stats import loguniform
 from sklearn.datasets import make_regression
 from sklearn.ensemble import GradientBoostingRegressor
-from sklearn.model_selection import KFold, RepeatedKFold
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import KFold, RepeatedKFold, cross_val_score
 
 import parcv
+import parcv.engine.work as work
 from parcv import Halving, Hyperband, Iterations
 from parcv.engine.work import run_units
 from parcv.strategies.strategy import Choice, Part, Round, RoundBound, Schedule, best_of
@@ -293,6 +295,36 @@ def test_the_driver_forgets_each_finished_plan_of_a_run_in_rounds(monkeypatch):
     n_plans = sum(len(b.rungs) for b in ours.brackets) + 1  # every rung's part, the refit
     assert n_plans >= 8 and max(sizes) < n_plans
     assert max(sizes) <= len(ours.brackets) + 1  # a part per bracket in flight at most
+
+
+@pytest.mark.parametrize("with_store", [False, True], ids=["no-store", "store"])
+def test_a_point_proposed_again_takes_the_records_of_its_first_trial(
+    monkeypatch, tmp_path, with_store
+):
+    # TPE over two points proposes each again and again. A trial of a point the run has
+    # scored takes those records by content key (from the store, or from the run without
+    # one) and fits nothing; every trial's scores are scikit-learn's on the same folds.
+    pytest.importorskip("optuna")
+    ran = []
+    run_unit = work.run_unit
+
+    def counted(plan, data, unit, cache):
+        ran.append((unit.kind, unit.inner, plan.candidates[unit.candidate].params["alpha"]))
+        return run_unit(plan, data, unit, cache)
+
+    monkeypatch.setattr(work, "run_unit", counted)
+    space = {"alpha": [0.1, 10.0]}
+    store = tmp_path / "s.sqlite" if with_store else None
+    strategy = parcv.Sampler("tpe", n_trials=8, seed=0)
+    result = parcv.search(Ridge(), space, XR, YR, cv=KFold(3), backend="serial", refit=False,
+                          strategy=strategy, store=store)  # fmt: skip
+    params = result.cv_results_["params"]
+    assert len(params) == 8 and {p["alpha"] for p in params} == {0.1, 10.0}
+    for row, p in enumerate(params):
+        expected = cross_val_score(Ridge(**p), XR, YR, cv=KFold(3))
+        scores = [result.cv_results_[f"split{k}_test_score"][row] for k in range(3)]
+        np.testing.assert_array_equal(scores, expected)
+    assert sorted(ran) == sorted(("fit", k, a) for k in range(3) for a in (0.1, 10.0))
 
 
 # --- a strategy of one's own: one file and its test --------------------------------------
