@@ -51,7 +51,9 @@ outer-train rows, its winner is refitted there from scratch and scored (accuracy
 outer-test rows. The outer score is the mean over outer folds.
 
 Columns: ``fit s`` is the total fit time (the sum of every fit's or partial fit's own
-time, over the inner searches of all outer folds; the winners' refits are not counted),
+time, over the inner searches of all outer folds; the winners' refits are not counted; a
+parcv unit that took the record of an equal one the run had already fitted, as a point a
+sampler proposed again does, is not counted again),
 ``wall s`` the wall time of those searches, ``x less`` = full grid's fit time / the
 method's, ``outer`` the outer score, and ``tied`` the paired comparison with the full
 grid's winner: with d the per-outer-fold differences of outer scores, the winners are
@@ -308,10 +310,16 @@ def _sklearn_halving(model: Model, X: np.ndarray, y: np.ndarray, ctx: Context) -
 
 
 def _parcv_fit_time(result: Any, n_splits: int) -> float:
-    """Summed fit time of the search's fit units, measured in the workers."""
+    """Summed fit time of the search's fits, measured in the workers, each fit run once.
+
+    A record a unit took from an earlier one of the run (a point a sampler proposed
+    again) is that record, with its worker and times: it counts once.
+    """
     records = getattr(result, "records", None)
     if records:
-        return float(sum(r.fit_time for r in records if r.unit.kind != "final"))
+        run = {(r.worker, r.started, r.finished, r.fit_time): r.fit_time
+               for r in records if r.unit.kind != "final"}  # fmt: skip
+        return float(sum(run.values()))
     return _sklearn_fit_time(result.cv_results_, n_splits)
 
 
