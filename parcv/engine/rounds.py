@@ -40,6 +40,7 @@ from parcv.engine.progress import (
 from parcv.engine.runner import Driver, distribution_versions, frozen_heap, start_schedule
 from parcv.engine.session import (
     CodeChanges,
+    StoreKeys,
     _interrupt_text,
     _open,
     _plan_folds,
@@ -76,7 +77,13 @@ from parcv.results.rounds import PartRun, SearchRun, finished_part, make_partial
 from parcv.store.checks import check_store
 from parcv.store.lock import lock_store
 from parcv.store.messages import kept_kinds
-from parcv.store.readers import read_kept, read_records, read_rounds, read_stored_kinds
+from parcv.store.readers import (
+    read_ckeys,
+    read_kept,
+    read_records,
+    read_rounds,
+    read_stored_kinds,
+)
 from parcv.store.rows import CandidateLabels, RoundRow, params_plain
 from parcv.store.schema import reading
 from parcv.store.writer import Store, store_session
@@ -161,34 +168,39 @@ class _Search:
 
 @dataclass
 class _RunRecords:
-    """A run without a store: its rounds' finished records by content key, as a store holds them.
+    """What a run in rounds has stored so far, by content key, for its later rounds to take.
 
     A sampler proposes a point again (TPE over a small space does, often), and the
     fits of its trial are the same units, by content key, as those of the trial
-    that first had it. With a store, a later round finds them there, as a resume
-    does; without one, it finds them here. A content key changes whenever anything
-    the unit reads does, so a record taken is the record the fit would give.
-    Only a round's parts take and give records (a refit is its search's own), and
-    only records of fits that ran and scored: a failure is computed again.
+    that first had it. ``by_key`` keeps the run's records of fits that ran and
+    scored, by content key. Without a store, a later round takes them from here (a
+    failure is fitted again); with one, it takes what the store holds, as a resume
+    does, and ``known`` keeps the store's keys as the run adds records, and these
+    records to take as they are. A content key changes whenever anything the unit
+    reads does, so a record taken is the record the fit would give. Only a round's
+    parts take and give records (a refit is its search's own).
     """
 
+    known: StoreKeys | None = None
     by_key: dict[str, Record] = field(default_factory=dict)
     # The content key of each record a part in flight still awaits, by plan id.
     awaited: dict[int, dict[Key, str]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.known is not None:
+            self.by_key = self.known.held
+
     def take(self, pid: int, plan: Plan, keys: ContentKeys) -> dict[Key, Record]:
-        """The records of ``plan``'s units that the run has already: its ``done``.
+        """The records of ``plan``'s units that a run without a store has already ({} with one).
 
         A plan that returns each fold's fitted estimator takes none (its records
         must hold them), as with a store.
         """
-        if plan.estimators:
-            return {}
         done: dict[Key, Record] = {}
         awaited: dict[Key, str] = {}
         for chunk in keys.graph_key_chunks(plan):
             for key, ckey in chunk:
-                found = self.by_key.get(ckey)
+                found = None if plan.estimators or self.known else self.by_key.get(ckey)
                 if found is None:
                     awaited[key] = ckey
                 else:
@@ -196,14 +208,22 @@ class _RunRecords:
         self.awaited[pid] = awaited
         return done
 
-    def add(self, pid: int, records: Sequence[Record]) -> None:
-        """Keep a part's new records that ran and scored, by content key."""
+    def add(self, pid: int, records: Sequence[Record], kept: Mapping[tuple[int, Key], str]) -> None:
+        """Keep a part's new records by content key (with a store: the keys it now holds).
+
+        ``kept``: the store's units that took a record of other code (``resume="values"``),
+        which it holds under that record's key, not their own.
+        """
         awaited = self.awaited.get(pid)
         if awaited is None:
             return
         for record in records:
             ckey = awaited.pop(record.key, None)
-            if ckey is not None and record.ok and not record.score_errors:
+            if ckey is None:
+                continue
+            if self.known is not None and (pid, record.key) not in kept:
+                self.known.present.add(ckey)
+            if record.ok and not record.score_errors:
                 self.by_key.setdefault(ckey, record)
 
     def finished(self, pid: int) -> None:
@@ -256,10 +276,11 @@ class _Rounds:
                          identity_of=keys.identity, block_keys=keys.block_keys)  # fmt: skip
         with_model = self.options.save_models and run.round < 0 and search.job.key is None
         keep_code = self.options.resume == "values"
-        reuse = _reuse(self.st, plan, keys, with_model=with_model, keep_code=keep_code, pid=pid)
+        reuse = _reuse(self.st, plan, keys, with_model=with_model, keep_code=keep_code, pid=pid,
+                       known=self.in_run.known)  # fmt: skip
         done = reuse.done
-        if self.st.path is None and run.round >= 0:  # no store: the run's own records
-            done = self.in_run.take(pid, plan, keys)
+        if run.round >= 0:  # a round's part: without a store, the run's own records too
+            done = {**done, **self.in_run.take(pid, plan, keys)}
         if self.options.retry_failed:  # failed units run again (as a plan's run does)
             done = {k: r for k, r in done.items() if r.ok}
         self.changes.append(reuse.changes)
@@ -364,7 +385,7 @@ class _Rounds:
     def store(self, pid: int, records: Sequence[Record]) -> None:
         """Commit a batch of plan ``pid``'s new records; advance the bar."""
         self.st.add(records, pid)
-        self.in_run.add(pid, records)
+        self.in_run.add(pid, records, self.st.kept)
         self.bar.update(records, pid)
 
 
@@ -629,7 +650,8 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
             _log.info("%s", rounds_reuse_message(kept_kinds(before), job.bound))
         try:
             with verbose_output(options.verbose), options.resolved_backend.open(base, data) as ex:
-                rounds = _Rounds(job, data, st, Driver(ex), bar, options, searches, call)
+                rounds = _Rounds(job, data, st, Driver(ex), bar, options, searches, call,
+                                 in_run=_RunRecords(_store_keys(st, n_stored)))  # fmt: skip
                 for search in searches:
                     rounds.propose(search)
                 with frozen_heap(job.bound):
@@ -693,6 +715,15 @@ def report_search_failures(search: SearchRun) -> None:
         report_fit_failures(run.plan, run.records, alone=False)
     if search.refit is not None:
         report_fit_failures(search.refit.plan, search.refit.records)
+
+
+def _store_keys(st: Store, n_stored: int) -> StoreKeys | None:
+    """The content keys the store holds as the run opens it (None: no store)."""
+    if st.path is None:
+        return None
+    present = read_ckeys(Path(st.path)) if n_stored else set()
+    return StoreKeys(present, earlier=n_stored > 0,
+                     unidentified=n_stored > 0 and st.n_unidentified() > 0)  # fmt: skip
 
 
 def _stored_before(options: RunOptions) -> dict[str, int] | None:

@@ -10,7 +10,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,7 @@ from parcv.store.writer import Store, retag_models, store_session
 
 __all__ = [
     "CodeChanges",
+    "StoreKeys",
     "StoreSurvey",
     "final_model",
     "plan_from_store",
@@ -337,6 +338,27 @@ class Reuse:
     changes: CodeChanges | None = None
 
 
+@dataclass
+class StoreKeys:
+    """The content keys a store holds, as the run in rounds that writes it keeps them.
+
+    Read once when the run opens the store, then each record the run stores is
+    added: a round's part is looked up among them, not among keys read from the
+    store anew for every part (a run in rounds adds a plan per part, and each read
+    takes as long as the store is large). ``earlier``: the store held records when
+    the run opened it. Without them, every record is the run's own, of its own
+    code, so no unit missing by content key has a record of other code to look
+    for. ``unidentified``: some of them are of a parcv before code identity (every
+    record the run stores has its values key). ``held``: the run's own records that
+    ran and scored, by content key, taken as they are rather than read back.
+    """
+
+    present: set[str]
+    earlier: bool
+    unidentified: bool
+    held: dict[str, Record] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class CodeChanges:
     """Units whose record a store holds for other code or versions, counted per cause.
@@ -480,6 +502,11 @@ def _scan(
     return _Scan(found, n_missing + len(missing), stale)
 
 
+def _none(vkeys: set[str]) -> dict[str, Stored]:
+    """No stored record of other code, for any values key."""
+    return {}
+
+
 def _reuse(
     st: Store,
     plan: Plan,
@@ -488,20 +515,28 @@ def _reuse(
     with_model: bool,
     keep_code: bool = False,
     pid: int = 0,
+    known: StoreKeys | None = None,
 ) -> Reuse:
     """Find plan ``pid``'s units among the store's records, by content key.
 
     A unit missing by content key whose values the store holds for other code
     is counted per cause in ``changes``; with ``keep_code`` (``resume="values"``)
-    it takes that record.
+    it takes that record. ``known``: the store's keys as the run keeps them (else
+    read from the store).
     """
     twins = keys.twins(plan)
-    if st.path is None or st.n_records() == 0 or plan.estimators:
+    if st.path is None or plan.estimators:
         # A store keeps no fold's fitted estimator: a run that returns them fits every fold.
-        # A fresh store: nothing to look up, so no unit's content key is computed.
         return Reuse({}, twins, None, 0)
-    scan = _scan(plan, keys, read_ckeys(Path(st.path)), st.by_values)
-    stored = st.stored({ckey for _, ckey in scan.found}) if scan.found else {}
+    n_stored = st.n_records() if known is None else len(known.present)
+    if n_stored == 0:  # a fresh store: nothing to look up, so no unit's content key is computed
+        return Reuse({}, twins, None, 0)
+    present = read_ckeys(Path(st.path)) if known is None else known.present
+    scan = _scan(plan, keys, present, st.by_values if known is None or known.earlier else _none)
+    held = {} if known is None else known.held
+    wanted = {ckey for _, ckey in scan.found if ckey not in held}
+    stored = st.stored(wanted) if wanted else {}
+    stored.update((ckey, held[ckey]) for _, ckey in scan.found if ckey in held)
     done = {}
     n_missing, stale = scan.n_missing, scan.stale
     for key, ckey in scan.found:
@@ -512,7 +547,7 @@ def _reuse(
         record = _rescored(replace(found, unit=unit_of(key)), plan)
         if record is not None:
             done[key] = record
-    n_old = st.n_unidentified()
+    n_old = st.n_unidentified() if known is None or known.unidentified else 0
     if n_old:  # records stored before parcv kept code identity: those taken by key get theirs
         st.identify(done.values(), pid)
         n_old = st.n_unidentified()
@@ -543,7 +578,7 @@ def _reuse(
             return kept.get(unit.key)
         return None if found is None else _rescored(replace(found, unit=unit), plan)
 
-    return Reuse(done, twins, lookup, st.n_records(), changes)
+    return Reuse(done, twins, lookup, n_stored, changes)
 
 
 def _keep(
