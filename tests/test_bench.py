@@ -309,6 +309,23 @@ def test_tpe_rows_are_compared_with_optuna_fold_by_fold(monkeypatch: pytest.Monk
     assert alone["target_equal"] and alone["target_fast"] and alone["median_wall_ratio"] == 0.55
 
 
+def test_one_outer_fold_apart_is_tied_whatever_the_rounding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With one outer fold of 3 apart by x (one test row of n), |mean(d)| = x / 3 is the
+    # paired standard error exactly: at the boundary, tied. Compared as floats, 282 of these
+    # 2,700 comparisons were not.
+    iterations = _bench_module(monkeypatch, "iterations")
+    for n in range(150, 600):
+        for fold in range(3):
+            a = [0.95, 0.96, 0.97]
+            b = list(a)
+            b[fold] += 1 / n
+            assert iterations.tied(a, b) and iterations.tied(b, a), (n, fold)
+    assert not iterations.tied([0.9421, 0.9684, 0.9683], [0.9474, 0.9737, 0.9683])
+    assert iterations.tied([0.9867, 0.99, 0.99], [0.9867, 0.9933, 0.99])
+
+
 def test_tpe_hyperband_rows_are_compared_with_optunas_pruned_study(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

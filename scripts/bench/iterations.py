@@ -650,11 +650,17 @@ def _plain(value: Any) -> Any:
 
 
 def tied(a: list[float], b: list[float]) -> bool:
-    """Paired outer-fold scores within one paired standard error of each other."""
+    """Paired outer-fold scores within one paired standard error of each other.
+
+    Where a single outer fold differs, |mean(d)| is that standard error exactly (both
+    are the difference over n): the comparison is made up to rounding there, or which
+    side of it the float arithmetic lands on would decide.
+    """
     d = np.asarray(a) - np.asarray(b)
     if np.all(d == 0):
         return True
-    return bool(abs(d.mean()) <= d.std(ddof=1) / math.sqrt(len(d)))
+    mean, se = abs(float(d.mean())), float(d.std(ddof=1)) / math.sqrt(len(d))
+    return mean <= se or math.isclose(mean, se, rel_tol=1e-9)
 
 
 def run_workload(model: Model, data: str, X: np.ndarray, y: np.ndarray, ctx: Context,
