@@ -66,10 +66,10 @@ from parcv.errors import (
 from parcv.plan.build import Plan, fingerprint
 from parcv.plan.data import Dataset
 from parcv.plan.kept import KeptFit
-from parcv.plan.keys import ContentKeys, KeysOfACall, content_keys
+from parcv.plan.keys import KeysOfACall, content_keys
 from parcv.plan.kinds import Key
 from parcv.plan.parts import PartBuilder, RoundOptions, base_plan, continued, refit_plan
-from parcv.plan.records import Record, Unit, unit_of
+from parcv.plan.records import Record, Unit
 from parcv.plan.tokens import Tokenizer, token_hex
 from parcv.results.aggregate import failure_details, reemit_unit_warnings, report_fit_failures
 from parcv.results.partial import PartialResult
@@ -167,70 +167,6 @@ class _Search:
 
 
 @dataclass
-class _RunRecords:
-    """What a run in rounds has stored so far, by content key, for its later rounds to take.
-
-    A sampler proposes a point again (TPE over a small space does, often), and the
-    fits of its trial are the same units, by content key, as those of the trial
-    that first had it. ``by_key`` keeps the run's records of fits that ran and
-    scored, by content key. Without a store, a later round takes them from here (a
-    failure is fitted again); with one, it takes what the store holds, as a resume
-    does, and ``known`` keeps the store's keys as the run adds records, and these
-    records to take as they are. A content key changes whenever anything the unit
-    reads does, so a record taken is the record the fit would give. Only a round's
-    parts take and give records (a refit is its search's own).
-    """
-
-    known: StoreKeys | None = None
-    by_key: dict[str, Record] = field(default_factory=dict)
-    # The content key of each record a part in flight still awaits, by plan id.
-    awaited: dict[int, dict[Key, str]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.known is not None:
-            self.by_key = self.known.held
-
-    def take(self, pid: int, plan: Plan, keys: ContentKeys) -> dict[Key, Record]:
-        """The records of ``plan``'s units that a run without a store has already ({} with one).
-
-        A plan that returns each fold's fitted estimator takes none (its records
-        must hold them), as with a store.
-        """
-        done: dict[Key, Record] = {}
-        awaited: dict[Key, str] = {}
-        for chunk in keys.graph_key_chunks(plan):
-            for key, ckey in chunk:
-                found = None if plan.estimators or self.known else self.by_key.get(ckey)
-                if found is None:
-                    awaited[key] = ckey
-                else:
-                    done[key] = replace(found, unit=unit_of(key))
-        self.awaited[pid] = awaited
-        return done
-
-    def add(self, pid: int, records: Sequence[Record], kept: Mapping[tuple[int, Key], str]) -> None:
-        """Keep a part's new records by content key (with a store: the keys it now holds).
-
-        ``kept``: the store's units that took a record of other code (``resume="values"``),
-        which it holds under that record's key, not their own.
-        """
-        awaited = self.awaited.get(pid)
-        if awaited is None:
-            return
-        for record in records:
-            ckey = awaited.pop(record.key, None)
-            if ckey is None:
-                continue
-            if self.known is not None and (pid, record.key) not in kept:
-                self.known.present.add(ckey)
-            if record.ok and not record.score_errors:
-                self.by_key.setdefault(ckey, record)
-
-    def finished(self, pid: int) -> None:
-        self.awaited.pop(pid, None)
-
-
-@dataclass
 class _Rounds:
     """A run in rounds as it goes: the searches, their plans in flight, the store."""
 
@@ -248,7 +184,9 @@ class _Rounds:
     n_reused: int = 0
     n_units: int = 0
     changes: list[CodeChanges | None] = field(default_factory=list)
-    in_run: _RunRecords = field(default_factory=_RunRecords)
+    # The content keys (and the run's own records) a round's part takes records of: a
+    # sampler proposes a point again, and its trial's fits are those of the first trial.
+    known: StoreKeys = field(default_factory=StoreKeys)
 
     def say_changes(self) -> None:
         """One line per cause of the records this run recomputed (or kept) for other code."""
@@ -277,10 +215,8 @@ class _Rounds:
         with_model = self.options.save_models and run.round < 0 and search.job.key is None
         keep_code = self.options.resume == "values"
         reuse = _reuse(self.st, plan, keys, with_model=with_model, keep_code=keep_code, pid=pid,
-                       known=self.in_run.known)  # fmt: skip
+                       known=self.known)  # fmt: skip
         done = reuse.done
-        if run.round >= 0:  # a round's part: without a store, the run's own records too
-            done = {**done, **self.in_run.take(pid, plan, keys)}
         if self.options.retry_failed:  # failed units run again (as a plan's run does)
             done = {k: r for k, r in done.items() if r.ok}
         self.changes.append(reuse.changes)
@@ -369,7 +305,6 @@ class _Rounds:
         """A plan's records are all in: advance its search if its round (or refit) is done."""
         search, run = self.by_pid.pop(pid)
         search.running.remove(run)
-        self.in_run.finished(pid)
         if search.running:
             return  # another part of the round still runs
         if run.round < 0:
@@ -385,7 +320,8 @@ class _Rounds:
     def store(self, pid: int, records: Sequence[Record]) -> None:
         """Commit a batch of plan ``pid``'s new records; advance the bar."""
         self.st.add(records, pid)
-        self.in_run.add(pid, records, self.st.kept)
+        if self.by_pid[pid][1].round >= 0:  # a round's part (a refit is its search's own)
+            self.known.add(records, partial(self.st.key, pid=pid), stored=self.st.path is not None)
         self.bar.update(records, pid)
 
 
@@ -651,7 +587,7 @@ def _execute(job: RoundsJob, data: Dataset, kind: str, options: RunOptions) -> l
         try:
             with verbose_output(options.verbose), options.resolved_backend.open(base, data) as ex:
                 rounds = _Rounds(job, data, st, Driver(ex), bar, options, searches, call,
-                                 in_run=_RunRecords(_store_keys(st, n_stored)))  # fmt: skip
+                                 known=_store_keys(st, n_stored))  # fmt: skip
                 for search in searches:
                     rounds.propose(search)
                 with frozen_heap(job.bound):
@@ -717,10 +653,10 @@ def report_search_failures(search: SearchRun) -> None:
         report_fit_failures(search.refit.plan, search.refit.records)
 
 
-def _store_keys(st: Store, n_stored: int) -> StoreKeys | None:
-    """The content keys the store holds as the run opens it (None: no store)."""
+def _store_keys(st: Store, n_stored: int) -> StoreKeys:
+    """The content keys the store holds as the run opens it (none without a store)."""
     if st.path is None:
-        return None
+        return StoreKeys()
     present = read_ckeys(Path(st.path)) if n_stored else set()
     return StoreKeys(present, earlier=n_stored > 0,
                      unidentified=n_stored > 0 and st.n_unidentified() > 0)  # fmt: skip

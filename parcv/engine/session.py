@@ -8,7 +8,7 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
@@ -340,23 +340,36 @@ class Reuse:
 
 @dataclass
 class StoreKeys:
-    """The content keys a store holds, as the run in rounds that writes it keeps them.
+    """The content keys whose records a run in rounds takes, as the run keeps them.
 
-    Read once when the run opens the store, then each record the run stores is
-    added: a round's part is looked up among them, not among keys read from the
-    store anew for every part (a run in rounds adds a plan per part, and each read
-    takes as long as the store is large). ``earlier``: the store held records when
-    the run opened it. Without them, every record is the run's own, of its own
-    code, so no unit missing by content key has a record of other code to look
-    for. ``unidentified``: some of them are of a parcv before code identity (every
-    record the run stores has its values key). ``held``: the run's own records that
-    ran and scored, by content key, taken as they are rather than read back.
+    With a store: every key it holds, read once when the run opens it, then each
+    record the run stores added. A round's part is looked up among them, not among
+    keys read from the store anew for every part (a run in rounds adds a plan per
+    part, and each read takes as long as the store is large). Without a store: the
+    keys of the run's own records of fits that ran and scored (a failure is fitted
+    again). ``held``: those records, taken as they are rather than read back.
+    ``earlier``: the store held records when the run opened it. Without them, every
+    record is the run's own, of its own code, so no unit missing by content key has
+    a record of other code to look for. ``unidentified``: some of them are of a
+    parcv before code identity (every record the run stores has its values key).
     """
 
-    present: set[str]
-    earlier: bool
-    unidentified: bool
+    present: set[str] = field(default_factory=set)
+    earlier: bool = False
+    unidentified: bool = False
     held: dict[str, Record] = field(default_factory=dict)
+
+    def add(
+        self, records: Iterable[Record], key_of: Callable[[Unit], str], *, stored: bool
+    ) -> None:
+        """Add the run's new records (``stored``: the store now holds each under its key)."""
+        for record in records:
+            ckey = key_of(record.unit)
+            scored = record.ok and not record.score_errors
+            if stored or scored:
+                self.present.add(ckey)
+            if scored:
+                self.held.setdefault(ckey, record)
 
 
 @dataclass(frozen=True)
@@ -521,19 +534,21 @@ def _reuse(
 
     A unit missing by content key whose values the store holds for other code
     is counted per cause in ``changes``; with ``keep_code`` (``resume="values"``)
-    it takes that record. ``known``: the store's keys as the run keeps them (else
-    read from the store).
+    it takes that record. ``known``: the keys a run in rounds keeps, with or
+    without a store (else read from the store).
     """
     twins = keys.twins(plan)
-    if st.path is None or plan.estimators:
+    if plan.estimators:
         # A store keeps no fold's fitted estimator: a run that returns them fits every fold.
         return Reuse({}, twins, None, 0)
-    n_stored = st.n_records() if known is None else len(known.present)
-    if n_stored == 0:  # a fresh store: nothing to look up, so no unit's content key is computed
+    if known is None:
+        if st.path is None or st.n_records() == 0:
+            return Reuse({}, twins, None, 0)
+        known = StoreKeys(read_ckeys(Path(st.path)), earlier=True, unidentified=True)
+    elif not known.present:  # nothing to look up, so no unit's content key is computed
         return Reuse({}, twins, None, 0)
-    present = read_ckeys(Path(st.path)) if known is None else known.present
-    scan = _scan(plan, keys, present, st.by_values if known is None or known.earlier else _none)
-    held = {} if known is None else known.held
+    scan = _scan(plan, keys, known.present, st.by_values if known.earlier else _none)
+    held = known.held
     wanted = {ckey for _, ckey in scan.found if ckey not in held}
     stored = st.stored(wanted) if wanted else {}
     stored.update((ckey, held[ckey]) for _, ckey in scan.found if ckey in held)
@@ -547,7 +562,7 @@ def _reuse(
         record = _rescored(replace(found, unit=unit_of(key)), plan)
         if record is not None:
             done[key] = record
-    n_old = st.n_unidentified() if known is None or known.unidentified else 0
+    n_old = st.n_unidentified() if known.unidentified else 0
     if n_old:  # records stored before parcv kept code identity: those taken by key get theirs
         st.identify(done.values(), pid)
         n_old = st.n_unidentified()
@@ -578,7 +593,7 @@ def _reuse(
             return kept.get(unit.key)
         return None if found is None else _rescored(replace(found, unit=unit), plan)
 
-    return Reuse(done, twins, lookup, n_stored, changes)
+    return Reuse(done, twins, None if st.path is None else lookup, len(known.present), changes)
 
 
 def _keep(
